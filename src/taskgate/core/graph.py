@@ -1,0 +1,170 @@
+"""The structural half of the task-state machine: steps V, prerequisites E, cancellations.
+
+Completion (which steps are DONE) is not kept here: it is derived from the receipts ledger by
+:class:`taskgate.TaskMachine`. This object only answers "what requires what" and "what was
+cancelled", and applies revisions atomically: a revision that names an unknown step or would close
+a cycle raises and leaves the graph exactly as it was.
+"""
+
+from __future__ import annotations
+
+import graphlib
+from collections.abc import Iterable, Mapping
+
+from ..errors import CycleError, PlanError, UnknownStepError
+from .ids import normalize_code
+from .plan import Plan, Revision, StepSpec
+
+
+class TaskGraph:
+    """Steps, prerequisites and cancellations of one plan, revised in place.
+
+    ``lenient=True`` accepts what a compiler may get wrong (an empty or duplicate completion code,
+    a prerequisite that names no step, a cycle) so that it flows into the state uncorrected, as in
+    the paper; a step behind such a defect simply stays BLOCKED or unbookable.
+    """
+
+    __slots__ = ("_by_code", "_cancelled", "_code", "_order", "_prereqs", "_text", "lenient")
+
+    def __init__(self, plan: Plan, *, lenient: bool = False) -> None:
+        self.lenient = lenient
+        self._order: tuple[str, ...] = tuple(plan.steps)
+        self._text = {sid: spec.text for sid, spec in plan.steps.items()}
+        self._code = {sid: spec.code.strip() for sid, spec in plan.steps.items()}
+        self._by_code: dict[str, str] = {}
+        for sid in self._order:
+            raw = self._code[sid]
+            code = normalize_code(raw)
+            if code is None:
+                if not lenient:
+                    raise PlanError(
+                        f"step {sid!r} has completion code {raw!r}; expected RC-<digits>"
+                    )
+                continue
+            if code in self._by_code and not lenient:
+                raise PlanError(
+                    f"completion code {code} is given to both {self._by_code[code]!r} and {sid!r}"
+                )
+            self._by_code.setdefault(code, sid)
+            self._code[sid] = code
+        self._prereqs: dict[str, frozenset[str]] = {}
+        new = {sid: frozenset(spec.deps) for sid, spec in plan.steps.items()}
+        self._check(new, "the plan")
+        self._prereqs = new
+        self._cancelled: set[str] = set()
+
+    # -- reading ---------------------------------------------------------------------------------
+    @property
+    def steps(self) -> tuple[str, ...]:
+        """Step ids in brief order."""
+        return self._order
+
+    def __contains__(self, step: object) -> bool:
+        return step in self._text
+
+    def prerequisites(self, step: str) -> frozenset[str]:
+        """The steps ``step`` requires (may name unknown steps in a lenient graph)."""
+        return self._prereqs[self._known(step, "prerequisites()")]
+
+    def code(self, step: str) -> str:
+        return self._code[self._known(step, "code()")]
+
+    def text(self, step: str) -> str:
+        return self._text[self._known(step, "text()")]
+
+    def step_for_code(self, code: str) -> str | None:
+        """The step whose completion code is ``code`` (normalized), or ``None``."""
+        return self._by_code.get(code)
+
+    def is_cancelled(self, step: str) -> bool:
+        return step in self._cancelled
+
+    @property
+    def cancelled(self) -> frozenset[str]:
+        return frozenset(self._cancelled)
+
+    def edges(self) -> frozenset[tuple[str, str]]:
+        """E as ``(u, v)`` pairs, meaning ``v`` requires ``u``."""
+        return frozenset((u, v) for v, ps in self._prereqs.items() for u in ps)
+
+    def to_plan(self) -> Plan:
+        """The current structure (after revisions) as a plan; cancellations are not part of it."""
+        return Plan(
+            steps={
+                sid: StepSpec(
+                    deps=tuple(sorted(self._prereqs[sid], key=step_sort_key)),
+                    code=self._code[sid],
+                    text=self._text[sid],
+                )
+                for sid in self._order
+            }
+        )
+
+    # -- revising --------------------------------------------------------------------------------
+    def apply(self, revision: Revision) -> None:
+        """Apply cancel, rewires and relax together, or raise and change nothing."""
+        if revision.cancel is not None:
+            self._known(revision.cancel, "the revision's cancel")
+        new = dict(self._prereqs)
+        for w, ps in revision.rewires.items():
+            self._known(w, "the revision's rewires")
+            if not self.lenient:
+                for u in ps:
+                    self._known(u, f"the rewire of {w!r}")
+            new[w] = frozenset(ps)
+        if revision.relax is not None:
+            w, u = revision.relax
+            self._known(w, "the revision's relax")
+            if u not in new[w]:
+                if not self.lenient:
+                    raise PlanError(
+                        f"the revision relaxes ({w!r}, {u!r}) but {w!r} does not require {u!r}"
+                    )
+            else:
+                new[w] = new[w] - {u}
+        self._check(new, "the revision")
+        self._prereqs = new
+        if revision.cancel is not None:
+            self._cancelled.add(revision.cancel)
+
+    def cancel(self, step: str) -> None:
+        self.apply(Revision(cancel=step))
+
+    def rewire(self, step: str, prerequisites: Iterable[str]) -> None:
+        self.apply(Revision(rewires={step: tuple(prerequisites)}))
+
+    def relax(self, step: str, prerequisite: str) -> None:
+        self.apply(Revision(relax=(step, prerequisite)))
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _known(self, step: str, where: str) -> str:
+        if step not in self._text:
+            raise UnknownStepError(step, where, self._order)
+        return step
+
+    def _check(self, prereqs: Mapping[str, frozenset[str]], where: str) -> None:
+        if self.lenient:
+            return
+        for v, ps in prereqs.items():
+            for u in ps:
+                if u not in self._text:
+                    raise UnknownStepError(u, f"{where} (prerequisite of {v!r})", self._order)
+        cycle = find_cycle(prereqs)
+        if cycle:
+            raise CycleError(cycle, where)
+
+
+def find_cycle(prereqs: Mapping[str, Iterable[str]]) -> tuple[str, ...]:
+    """A prerequisite cycle, each step a prerequisite of the next (the first repeated last)."""
+    try:
+        graphlib.TopologicalSorter(prereqs).prepare()
+    except graphlib.CycleError as exc:
+        return tuple(exc.args[1])
+    return ()
+
+
+def step_sort_key(step: str) -> tuple[str, int, str]:
+    """Natural order for step ids: s2 before s10."""
+    head = step.rstrip("0123456789")
+    tail = step[len(head) :]
+    return (head, int(tail) if tail else -1, step)

@@ -1,0 +1,259 @@
+"""The task-state machine G = (V, E, sigma, alpha), advanced only by receipts.
+
+Status is derived, never stored: CANCELLED if cancelled; DONE if an admitted booking (a receipt)
+exists; BLOCKED if some prerequisite is not DONE; TODO otherwise. alpha holds the DONE steps whose
+re-execution the user explicitly authorized for the current request, and lapses with it.
+
+Everything that changes the state goes through one method, :meth:`TaskMachine._apply`, fed by a
+ledger entry; the public methods build that entry, apply it and append it. So the state at any
+point is the fold of the ledger up to that point (:meth:`TaskMachine.from_ledger`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ..errors import PlanError, WorkOrderError
+from .booking import Booking
+from .graph import TaskGraph, step_sort_key
+from .ids import normalize_work_order
+from .ledger import AttemptEntry, LedgerEntry, PlanEntry, RequestEntry, RevisionEntry
+from .plan import Plan, Revision
+from .verdict import Policy, Reason, Verdict
+
+
+class Status(StrEnum):
+    TODO = "TODO"
+    BLOCKED = "BLOCKED"
+    DONE = "DONE"
+    CANCELLED = "CANCELLED"
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """The current request: its work order, the step it resolved to, and the redo flag."""
+
+    work_order: str
+    step: str | None = None
+    explicit_redo: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything that makes up the state, for comparing two machines."""
+
+    statuses: tuple[tuple[str, Status], ...]
+    edges: frozenset[tuple[str, str]]
+    done: frozenset[str]
+    request: Request | None
+    authorized: frozenset[str]
+    issued: frozenset[str]
+
+
+class TaskMachine:
+    """A plan's task state: graph, receipts ledger, and the current request."""
+
+    def __init__(self, plan: Plan, *, lenient: bool = False, seed: int | None = None) -> None:
+        self._graph = TaskGraph(plan, lenient=lenient)
+        self._ledger: list[LedgerEntry] = [PlanEntry(plan=plan, lenient=lenient)]
+        self._done: set[str] = set()
+        self._receipts: set[tuple[str, str]] = set()
+        self._issued: set[str] = set()
+        self._request: Request | None = None
+        self._rng = random.Random(seed)
+
+    @classmethod
+    def from_ledger(cls, entries: Sequence[LedgerEntry], *, seed: int | None = None) -> TaskMachine:
+        """Rebuild the state from a ledger (or any prefix of one that starts with its plan)."""
+        if not entries or not isinstance(entries[0], PlanEntry):
+            raise PlanError("a ledger must start with its plan entry")
+        machine = cls(entries[0].plan, lenient=entries[0].lenient, seed=seed)
+        for entry in entries[1:]:
+            machine._append(entry)
+        return machine
+
+    # -- reading ---------------------------------------------------------------------------------
+    @property
+    def graph(self) -> TaskGraph:
+        return self._graph
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return self._graph.steps
+
+    @property
+    def ledger(self) -> tuple[LedgerEntry, ...]:
+        return tuple(self._ledger)
+
+    @property
+    def request(self) -> Request | None:
+        return self._request
+
+    @property
+    def done(self) -> frozenset[str]:
+        """Steps with a receipt (cancelled ones included; ``status`` says CANCELLED for those)."""
+        return frozenset(self._done)
+
+    def status(self, step: str) -> Status:
+        graph = self._graph
+        if graph.is_cancelled(step):
+            return Status.CANCELLED
+        if step in self._done:
+            return Status.DONE
+        if self.missing(step):
+            return Status.BLOCKED
+        return Status.TODO
+
+    def statuses(self) -> dict[str, Status]:
+        return {s: self.status(s) for s in self._graph.steps}
+
+    def missing(self, step: str) -> tuple[str, ...]:
+        """Prerequisites of ``step`` that are not DONE, in natural order."""
+        graph, done = self._graph, self._done
+        out = [u for u in graph.prerequisites(step) if u not in done or graph.is_cancelled(u)]
+        return tuple(sorted(out, key=step_sort_key)) if len(out) > 1 else tuple(out)
+
+    @property
+    def authorized(self) -> frozenset[str]:
+        """alpha: the DONE steps whose re-execution the current request explicitly authorizes."""
+        req = self._request
+        if req is None or not req.explicit_redo or req.step is None:
+            return frozenset()
+        return frozenset({req.step}) if self.status(req.step) is Status.DONE else frozenset()
+
+    def eligible(self) -> tuple[str, ...]:
+        """Steps that are TODO now."""
+        return tuple(s for s in self._graph.steps if self.status(s) is Status.TODO)
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(
+            statuses=tuple(self.statuses().items()),
+            edges=self._graph.edges(),
+            done=frozenset(self._done),
+            request=self._request,
+            authorized=self.authorized,
+            issued=frozenset(self._issued),
+        )
+
+    # -- the gate --------------------------------------------------------------------------------
+    def judge(self, booking: Booking, policy: Policy = Policy.STATE_BOUND) -> Verdict:
+        """Decide on ``booking`` under ``policy`` without recording anything."""
+        step = self._graph.step_for_code(booking.code)
+        req = self._request
+        if req is None:
+            return Verdict("refuse", step, Reason.NO_REQUEST)
+        if booking.work_order != req.work_order:
+            if booking.work_order in self._issued:
+                return Verdict("refuse", step, Reason.STALE_WORK_ORDER)
+            return Verdict("refuse", step, Reason.UNKNOWN_WORK_ORDER)
+        if step is None:
+            return Verdict("refuse", None, Reason.UNKNOWN_CODE)
+        if (booking.code, booking.work_order) in self._receipts:
+            return Verdict("refuse", step, Reason.REPEATED_RECEIPT)
+        if policy is Policy.UNGATED:
+            return Verdict("admit", step)
+        status = self.status(step)
+        if status is Status.CANCELLED:
+            return Verdict("refuse", step, Reason.CANCELLED)
+        if status is Status.DONE and not (req.explicit_redo and req.step == step):
+            return Verdict("refuse", step, Reason.ALREADY_DONE)
+        if status is Status.BLOCKED:
+            return Verdict("refuse", step, Reason.BLOCKED, self.missing(step))
+        if policy is Policy.REQUEST_BOUND:
+            if req.step is None:
+                return Verdict("refuse", step, Reason.NO_RESOLVED_STEP)
+            if step != req.step:
+                return Verdict("refuse", step, Reason.NOT_REQUESTED)
+        return Verdict("admit", step)
+
+    # -- changing the state (each through one ledger entry) --------------------------------------
+    def open_request(
+        self, step: str | None = None, *, explicit_redo: bool = False, work_order: str | None = None
+    ) -> Request:
+        """Open the next request, issuing ``work_order`` (or a fresh nonce); the old one lapses."""
+        if step is not None and step not in self._graph:
+            self._graph.prerequisites(step)  # raises UnknownStepError naming the step
+        if work_order is None:
+            wo = self._fresh_work_order()
+        else:
+            norm = normalize_work_order(work_order)
+            if norm is None:
+                raise WorkOrderError(f"{work_order!r} is not a work order; expected #W<digits>")
+            if norm in self._issued:
+                raise WorkOrderError(
+                    f"work order {norm} was already issued; each request needs a fresh one"
+                )
+            wo = norm
+        self._append(RequestEntry(work_order=wo, step=step, explicit_redo=explicit_redo))
+        assert self._request is not None
+        return self._request
+
+    def submit(self, booking: Booking, policy: Policy = Policy.STATE_BOUND) -> Verdict:
+        """Judge ``booking``, record the attempt, and book it if admitted."""
+        v = self.judge(booking, policy)
+        self._append(
+            AttemptEntry(
+                code=booking.code,
+                work_order=booking.work_order,
+                policy=policy,
+                decision=v.decision,
+                step=v.step,
+                reason=v.reason,
+                missing=v.missing,
+            )
+        )
+        return v
+
+    def submit_all(self, bookings: Iterable[Booking], policy: Policy) -> list[Verdict]:
+        return [self.submit(b, policy) for b in bookings]
+
+    def revise(self, revision: Revision) -> None:
+        """Apply a revision in place; on error nothing changes and nothing is recorded."""
+        self._append(RevisionEntry(revision=revision))
+
+    # -- fault injection and repair (the corrupted-state ablation) -------------------------------
+    def corrupt_completion(self, step: str, done: bool) -> None:
+        """Set or clear a DONE bit behind the ledger's back (never recorded)."""
+        self._graph.prerequisites(step)
+        (self._done.add if done else self._done.discard)(step)
+
+    def repair_completions(self) -> int:
+        """Rebuild the completion set from the ledger's receipts; return how many bits changed."""
+        rebuilt = {
+            e.step for e in self._ledger if isinstance(e, AttemptEntry) and e.decision == "admit"
+        }
+        rebuilt.discard(None)
+        changed = len(self._done.symmetric_difference(rebuilt))
+        self._done = {s for s in rebuilt if s is not None}
+        return changed
+
+    # -- internals -------------------------------------------------------------------------------
+    def _append(self, entry: LedgerEntry) -> None:
+        self._apply(entry)
+        self._ledger.append(entry)
+
+    def _apply(self, entry: LedgerEntry) -> None:
+        if isinstance(entry, RequestEntry):
+            self._issued.add(entry.work_order)
+            self._request = Request(entry.work_order, entry.step, entry.explicit_redo)
+        elif isinstance(entry, AttemptEntry):
+            if entry.decision == "admit" and entry.step is not None:
+                self._done.add(entry.step)
+                self._receipts.add((entry.code, entry.work_order))
+        elif isinstance(entry, RevisionEntry):
+            self._graph.apply(entry.revision)
+        else:
+            raise PlanError("a plan entry can only start a ledger")
+
+    def _fresh_work_order(self) -> str:
+        for _ in range(1000):
+            wo = f"#W{self._rng.randint(1000, 9999)}"
+            if wo not in self._issued:
+                return wo
+        while True:  # the 4-digit space is nearly used up
+            wo = f"#W{self._rng.randint(100000, 999999)}"
+            if wo not in self._issued:
+                return wo

@@ -1,0 +1,52 @@
+"""The exceptions taskgate raises.
+
+Every error taskgate raises on purpose derives from one root, so a caller can catch them all::
+
+    TaskgateError
+    ├── PlanError            a plan or revision that cannot be applied (graph left unchanged)
+    │   ├── UnknownStepError     names a step the plan does not have
+    │   └── CycleError           would close a prerequisite cycle
+    ├── WorkOrderError       a work order that is malformed or already issued
+    └── LedgerFormatError    a serialized ledger line that is not a valid entry
+
+Each also derives from ``ValueError``: they all mean "this input was wrong", and the message names
+the bad value and what was expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class TaskgateError(Exception):
+    """Root of every exception taskgate raises on purpose."""
+
+
+class PlanError(TaskgateError, ValueError):
+    """A plan or revision is malformed or cannot be applied; nothing was changed."""
+
+
+class UnknownStepError(PlanError):
+    """A plan, revision or request names a step that is not in the plan."""
+
+    def __init__(self, step: str, where: str, known: Sequence[str]) -> None:
+        self.step = step
+        self.where = where
+        shown = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
+        super().__init__(f"{where} names unknown step {step!r}; the plan has: {shown or '(none)'}")
+
+
+class CycleError(PlanError):
+    """Applying a plan or revision would close a prerequisite cycle."""
+
+    def __init__(self, cycle: Sequence[str], where: str) -> None:
+        self.cycle = tuple(cycle)
+        super().__init__(f"{where} would close a prerequisite cycle: {' -> '.join(self.cycle)}")
+
+
+class WorkOrderError(TaskgateError, ValueError):
+    """A work order is malformed or was already issued."""
+
+
+class LedgerFormatError(TaskgateError, ValueError):
+    """A serialized ledger line is not a valid entry."""

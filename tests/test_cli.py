@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from typer.testing import CliRunner
+
+from taskgate import __version__
+from taskgate.cli import app
+
+runner = CliRunner()
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"taskgate {__version__}"
+
+
+def test_help_lists_commands() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    assert "demo" in result.output
+
+
+def test_demo_prints_verdicts_turn_by_turn() -> None:
+    result = runner.invoke(app, ["demo", "--seed", "7"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "[BOOKING REJECTED]" in out and "is BLOCKED" in out and "is already DONE" in out
+    assert out.count("admitted ref") == 5
+    assert "- s3: CANCELLED" in out
+
+
+def test_bad_flag_is_named() -> None:
+    result = runner.invoke(app, ["demo", "--policy", "lax"])
+    assert result.exit_code == 2
+    assert "lax" in result.output
+
+
+def test_console_script_entry_point() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "taskgate", "--version"], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == f"taskgate {__version__}"

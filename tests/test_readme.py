@@ -1,0 +1,30 @@
+"""The README's quick example runs and prints what its comments say."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_quick_example_runs() -> None:
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"## Quick example\n\n```python\n(.*?)```", text, re.S)
+    assert block is not None
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block.group(1), "README", "exec"), {})
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("[TASK-STATE] step s2 is BLOCKED -- missing prerequisites: s1.")
+    assert lines[1].startswith("[BOOKING REJECTED]") and "s2 is BLOCKED" in lines[1]
+    assert "BLOCKED" in lines[2]
+
+
+def test_readme_opens_with_the_two_commands() -> None:
+    head = README.read_text(encoding="utf-8").split("## ")[0]
+    assert "make run" in head and "make test" in head
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert ci.strip().splitlines()[-1] == "make test"
