@@ -197,3 +197,13 @@ def test_corruption_and_receipts_repair(chain: Plan) -> None:
     assert m.status("s1") is Status.TODO and m.status("s4") is Status.DONE
     assert m.repair_completions() == 2
     assert m.status("s1") is Status.DONE and m.status("s4") is Status.TODO
+
+
+def test_closing_a_request_makes_its_work_order_stale(chain: Plan) -> None:
+    m = TaskMachine(chain)
+    req = m.open_request("s1")
+    m.close_request()
+    assert m.request is None and m.authorized == frozenset()
+    assert m.submit(Booking("RC-1001", req.work_order)).reason is Reason.STALE_WORK_ORDER
+    assert m.submit(Booking("RC-1001", "#W1")).reason is Reason.NO_REQUEST
+    assert TaskMachine.from_ledger(m.ledger).snapshot() == m.snapshot()

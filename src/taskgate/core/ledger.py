@@ -3,7 +3,8 @@
 Four kinds of entry, in the order they happened:
 
 * ``plan``: the plan the machine was built from (always the first entry);
-* ``request``: a request was opened, with its work order, resolved step and redo flag;
+* ``request``: a request was opened, with its work order, resolved step and redo flag (or,
+  with no work order, the last request was closed);
 * ``attempt``: a booking was judged, with the policy, verdict and reason;
 * ``revision``: a revision (cancel, rewires, relax) was applied.
 
@@ -33,8 +34,10 @@ class PlanEntry(_Entry):
 
 
 class RequestEntry(_Entry):
+    """A request opened; ``work_order=None`` closes the last one (a turn that is no request)."""
+
     kind: Literal["request"] = "request"
-    work_order: str
+    work_order: str | None
     step: str | None = None
     explicit_redo: bool = False
 

@@ -143,11 +143,11 @@ class TaskMachine:
         """Decide on ``booking`` under ``policy`` without recording anything."""
         step = self._graph.step_for_code(booking.code)
         req = self._request
-        if req is None:
-            return Verdict("refuse", step, Reason.NO_REQUEST)
-        if booking.work_order != req.work_order:
+        if req is None or booking.work_order != req.work_order:
             if booking.work_order in self._issued:
                 return Verdict("refuse", step, Reason.STALE_WORK_ORDER)
+            if req is None:
+                return Verdict("refuse", step, Reason.NO_REQUEST)
             return Verdict("refuse", step, Reason.UNKNOWN_WORK_ORDER)
         if step is None:
             return Verdict("refuse", None, Reason.UNKNOWN_CODE)
@@ -190,6 +190,10 @@ class TaskMachine:
         self._append(RequestEntry(work_order=wo, step=step, explicit_redo=explicit_redo))
         assert self._request is not None
         return self._request
+
+    def close_request(self) -> None:
+        """End the current request without opening another (a filler or revision turn)."""
+        self._append(RequestEntry(work_order=None))
 
     def submit(self, booking: Booking, policy: Policy = Policy.STATE_BOUND) -> Verdict:
         """Judge ``booking``, record the attempt, and book it if admitted."""
@@ -237,6 +241,9 @@ class TaskMachine:
 
     def _apply(self, entry: LedgerEntry) -> None:
         if isinstance(entry, RequestEntry):
+            if entry.work_order is None:
+                self._request = None
+                return
             self._issued.add(entry.work_order)
             self._request = Request(entry.work_order, entry.step, entry.explicit_redo)
         elif isinstance(entry, AttemptEntry):
