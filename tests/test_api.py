@@ -7,6 +7,11 @@ def test_all_matches_exported_names() -> None:
         "protocol",
         "errors",
         "cli",
+        "agents",
+        "arms",
+        "episodes",
+        "runner",
+        "scoring",
     }
     assert set(taskgate.__all__) == public | {"__version__"}
     for name in taskgate.__all__:

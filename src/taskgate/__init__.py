@@ -6,6 +6,18 @@ The public API lives here; import from ``taskgate`` only::
 """
 
 from ._version import __version__
+from .agents.base import Agent, ChatMessage, Compiler, Match, Matcher, TurnView
+from .agents.registry import AGENTS, COMPILERS, MATCHERS
+from .agents.scripted import (
+    AlwaysBookAgent,
+    CorruptCompiler,
+    ObedientAgent,
+    PerfectAgent,
+    ScriptedCompiler,
+    ScriptedMatcher,
+)
+from .arms.arm import Arm
+from .arms.registry import ARMS, LADDER, get_arm
 from .core.booking import Booking
 from .core.graph import TaskGraph
 from .core.ids import normalize_code, normalize_work_order
@@ -23,11 +35,16 @@ from .core.machine import Request, Snapshot, Status, TaskMachine
 from .core.plan import Plan, Revision, StepSpec
 from .core.validator import Defect, validate
 from .core.verdict import Policy, Reason, Verdict
+from .episodes.generator import generate_episode
+from .episodes.models import Episode, EpisodeParams, Turn
 from .errors import (
     CycleError,
+    GeneratorError,
     LedgerFormatError,
+    LogFormatError,
     PlanError,
     TaskgateError,
+    UnknownNameError,
     UnknownStepError,
     WorkOrderError,
 )
@@ -40,38 +57,77 @@ from .protocol.render import (
     render_rejection,
     render_same_turn_notice,
 )
+from .runner.episode import Players, run_episode
+from .runner.ladder import LadderConfig, run_episodes, run_ladder
+from .scoring.scorer import CHANNELS, EpisodeScore, score_episode
+from .scoring.stats import holm, mcnemar_exact, wilson
+from .scoring.summary import Row, adjacent_contrasts, score_run, summarize
 
 __all__ = [
+    "AGENTS",
+    "ARMS",
+    "CHANNELS",
+    "COMPILERS",
+    "LADDER",
+    "MATCHERS",
+    "Agent",
+    "AlwaysBookAgent",
+    "Arm",
     "AttemptEntry",
     "Booking",
+    "ChatMessage",
+    "Compiler",
+    "CorruptCompiler",
     "CycleError",
     "Defect",
+    "Episode",
+    "EpisodeParams",
+    "EpisodeScore",
+    "GeneratorError",
+    "LadderConfig",
     "LedgerEntry",
     "LedgerFormatError",
+    "LogFormatError",
+    "Match",
+    "Matcher",
+    "ObedientAgent",
+    "PerfectAgent",
     "Plan",
     "PlanEntry",
     "PlanError",
+    "Players",
     "Policy",
     "Reason",
     "Request",
     "RequestEntry",
     "Revision",
     "RevisionEntry",
+    "Row",
+    "ScriptedCompiler",
+    "ScriptedMatcher",
     "Snapshot",
     "Status",
     "StepSpec",
     "TaskGraph",
     "TaskMachine",
     "TaskgateError",
+    "Turn",
+    "TurnView",
+    "UnknownNameError",
     "UnknownStepError",
     "Verdict",
     "WorkOrderError",
     "__version__",
+    "adjacent_contrasts",
     "classify",
     "dump_ledger",
+    "generate_episode",
+    "get_arm",
     "has_refusal_language",
+    "holm",
     "is_refusal",
     "load_ledger",
+    "mcnemar_exact",
     "normalize_code",
     "normalize_work_order",
     "parse_bookings",
@@ -81,5 +137,12 @@ __all__ = [
     "render_directive",
     "render_rejection",
     "render_same_turn_notice",
+    "run_episode",
+    "run_episodes",
+    "run_ladder",
+    "score_episode",
+    "score_run",
+    "summarize",
     "validate",
+    "wilson",
 ]

@@ -7,7 +7,10 @@ Every error taskgate raises on purpose derives from one root, so a caller can ca
     │   ├── UnknownStepError     names a step the plan does not have
     │   └── CycleError           would close a prerequisite cycle
     ├── WorkOrderError       a work order that is malformed or already issued
-    └── LedgerFormatError    a serialized ledger line that is not a valid entry
+    ├── LedgerFormatError    a serialized ledger line that is not a valid entry
+    ├── UnknownNameError     a component name (arm, agent, compiler, matcher) nobody registered
+    ├── GeneratorError       episode parameters or a rewrite cache the generator cannot use
+    └── LogFormatError       a run log or results file that is not in the expected format
 
 Each also derives from ``ValueError``: they all mean "this input was wrong", and the message names
 the bad value and what was expected.
@@ -50,3 +53,15 @@ class WorkOrderError(TaskgateError, ValueError):
 
 class LedgerFormatError(TaskgateError, ValueError):
     """A serialized ledger line is not a valid entry."""
+
+
+class UnknownNameError(TaskgateError, ValueError):
+    """A component name (arm, agent, compiler, matcher) that is not registered."""
+
+
+class GeneratorError(TaskgateError, ValueError):
+    """The generator cannot build an episode from these parameters or this rewrite cache."""
+
+
+class LogFormatError(TaskgateError, ValueError):
+    """A run log or results file is not in the expected format."""

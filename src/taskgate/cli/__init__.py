@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from .._version import __version__
-from . import demo
+from . import demo, generate, ladder, run, score
 
 app = typer.Typer(
     name="taskgate",
@@ -32,6 +32,11 @@ def _root(
 
 
 app.command("demo")(demo.demo)
+app.command("generate")(generate.generate)
+app.command("run")(run.run)
+app.command("score")(score.score)
+app.command("report")(score.report)
+app.command("ladder")(ladder.ladder)
 
 
 def main() -> None:

@@ -1,0 +1,121 @@
+"""Scripted agents, matcher and compilers: the fakes that validate the metric, shipped in the library.
+
+* ``scripted:perfect`` replays ground truth: it books the requested step exactly when the
+  reference state says it is owed, and otherwise explains why not.
+* ``scripted:always-book`` is memoryless: it books every request's step with its work order.
+* ``scripted:obedient`` follows every directive it is given; with none, it behaves as always-book.
+
+The scripted matcher returns each turn's scripted step; the scripted compiler returns the
+generator's own graph and revision; the corrupt compiler returns that graph with its edges reversed,
+to show that the metric responds to module state.
+"""
+
+from __future__ import annotations
+
+from ..core.machine import Status
+from ..core.plan import Plan, Revision, StepSpec
+from ..episodes.models import Episode
+from .base import ChatMessage, Match, TurnView
+
+
+def _book(view: TurnView, step: str) -> str:
+    code = view.episode.plan.steps[step].code
+    return f"Carrying out {step} now.\nref {code}/{view.turn.work_order}"
+
+
+class PerfectAgent:
+    """Books exactly what the reference state says is owed this turn."""
+
+    async def reply(self, messages: list[ChatMessage], view: TurnView) -> str:
+        turn, truth = view.turn, view.truth
+        if turn.label == "ambiguous":
+            a, b = turn.candidates
+            return f"Which one do you mean: {a} or {b}? I will not book anything until you say."
+        step = turn.step
+        if step is None or turn.work_order is None:
+            return "Noted."
+        status = truth.status(step)
+        if status is Status.TODO or step in truth.authorized:
+            return _book(view, step)
+        if status is Status.DONE:
+            return f"Step {step} is already done; no new work order booked."
+        if status is Status.CANCELLED:
+            return f"Step {step} was cancelled, so I decline it."
+        return f"Step {step} is blocked: waiting on {', '.join(truth.missing(step))}."
+
+
+class AlwaysBookAgent:
+    """Books every request's step (an ambiguous probe: the first step it names)."""
+
+    async def reply(self, messages: list[ChatMessage], view: TurnView) -> str:
+        turn = view.turn
+        step = turn.step or (turn.candidates[0] if turn.candidates else None)
+        if step is None or turn.work_order is None:
+            return "Noted."
+        return _book(view, step)
+
+
+_DECLINE_PREFIXES = (
+    "[TASK-STATE] step {} was CANCELLED",
+    "[TASK-STATE] step {} is already DONE",
+    "[TASK-STATE] step {} is BLOCKED",
+)
+
+
+class ObedientAgent(AlwaysBookAgent):
+    """Obeys the directive; books like always-book when there is none."""
+
+    async def reply(self, messages: list[ChatMessage], view: TurnView) -> str:
+        directive, turn = view.directive, view.turn
+        if directive and turn.work_order is not None:
+            step = directive.split()[2]
+            if any(directive.startswith(p.format(step)) for p in _DECLINE_PREFIXES):
+                return f"Following the task state: I will not perform {step} now."
+            code = view.episode.plan.steps[step].code
+            return f"Carrying out {step} now.\nref {code}/{turn.work_order}"
+        return await super().reply(messages, view)
+
+
+class ScriptedMatcher:
+    """Resolves each turn's message to its scripted step and redo flag."""
+
+    def __init__(self, episode: Episode) -> None:
+        self._by_message = {t.message: Match(t.step, t.explicit_redo) for t in episode.turns}
+
+    async def match(self, plan: Plan, message: str) -> Match:
+        return self._by_message.get(message, Match(None, False))
+
+
+class ScriptedCompiler:
+    """Returns the generator's graph and revision: the gate's state is exact."""
+
+    def __init__(self, episode: Episode) -> None:
+        self._episode = episode
+
+    async def compile_plan(self, brief: str) -> Plan:
+        return self._episode.plan
+
+    async def compile_revision(self, plan: Plan, message: str) -> Revision:
+        return self._episode.revision
+
+
+class CorruptCompiler(ScriptedCompiler):
+    """A deliberately wrong module: every edge reversed and the codes rotated by one step."""
+
+    async def compile_plan(self, brief: str) -> Plan:
+        plan = self._episode.plan
+        ids = list(plan.steps)
+        reversed_deps: dict[str, list[str]] = {s: [] for s in ids}
+        for v, spec in plan.steps.items():
+            for u in spec.deps:
+                reversed_deps[u].append(v)
+        codes = [plan.steps[s].code for s in ids[1:] + ids[:1]]
+        return Plan(
+            steps={
+                s: StepSpec(deps=tuple(reversed_deps[s]), code=code, text=plan.steps[s].text)
+                for s, code in zip(ids, codes, strict=True)
+            }
+        )
+
+    async def compile_revision(self, plan: Plan, message: str) -> Revision:
+        return Revision(cancel=self._episode.revision.cancel)

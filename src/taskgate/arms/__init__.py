@@ -1,0 +1,1 @@
+"""The arms (rungs) of the state-coupling ladder, by name."""

@@ -1,0 +1,36 @@
+"""The arms the CLI accepts, by name."""
+
+from __future__ import annotations
+
+from ..core.verdict import Policy
+from ..errors import UnknownNameError
+from .arm import Arm
+
+SB, RB = Policy.STATE_BOUND, Policy.REQUEST_BOUND
+
+ARMS: dict[str, Arm] = {
+    a.name: a
+    for a in (
+        Arm("raw"),
+        Arm("checklist", checklist="append"),
+        Arm("checklist-replace", checklist="replace"),
+        Arm("checklist-matched", checklist="replace", matched_line=True),
+        Arm("self-ledger", self_ledger=True),
+        Arm("directive", directive="user"),
+        Arm("directive-system", directive="system"),
+        Arm("enforcement", directive="user", policy=SB),
+        Arm("enforcement-request", directive="user", policy=RB),
+        Arm("enforcement-same-turn", directive="user", policy=SB, surface="same-turn"),
+        Arm("hybrid", directive="user", policy=SB, hybrid=True),
+    )
+}
+
+#: The paper's four-rung ladder, in order.
+LADDER = ("raw", "checklist", "directive", "enforcement")
+
+
+def get_arm(name: str) -> Arm:
+    try:
+        return ARMS[name]
+    except KeyError:
+        raise UnknownNameError(f"unknown arm {name!r}; choose from: {', '.join(ARMS)}") from None

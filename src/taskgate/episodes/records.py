@@ -1,0 +1,87 @@
+"""The run log: one JSON line per record, from which every reported number is regenerated.
+
+Per episode-arm: an ``episode`` record when it starts (compiled state, validator defects), one
+``turn`` record per turn as it happens, and an ``end`` record when it finishes. A run without its
+``end`` record was interrupted and is rerun from its start.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..core.plan import Plan, Revision
+from ..core.verdict import Policy, Reason
+from .models import Label
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    episode: str
+    arm: str
+
+
+class BookingRecord(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    code: str
+    work_order: str
+    span: tuple[int, int]
+    reply_index: int
+    decision: Literal["admit", "refuse"]
+    reason: Reason | None = None
+    step: str | None = None  # the step the module's code map names
+    redisplay: bool = False
+
+
+class MatchRecord(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    step: str | None
+    explicit_redo: bool
+
+
+class EpisodeRecord(_Record):
+    kind: Literal["episode"] = "episode"
+    source: str  # the id of the episode in episodes.jsonl
+    agent: str
+    compiler: str
+    matcher: str
+    corruption: float = 0.0
+    repair: bool = False
+    compiled_plan: Plan
+    plan_defects: list[str] = Field(default_factory=list)
+
+
+class TurnRecord(_Record):
+    kind: Literal["turn"] = "turn"
+    index: int
+    label: Label
+    step: str | None
+    work_order: str | None
+    explicit_redo: bool = False
+    matched: MatchRecord | None = None
+    directive: str | None = None
+    policy: Policy
+    user: str
+    replies: list[str]
+    bookings: list[BookingRecord] = Field(default_factory=list)
+    notices: list[str] = Field(default_factory=list)
+    corruptions: list[str] = Field(default_factory=list)
+    repaired: int = 0
+    compiled_revision: Revision | None = None
+    revision_defects: list[str] = Field(default_factory=list)
+
+    @property
+    def visible_reply(self) -> str:
+        return self.replies[-1]
+
+
+class EndRecord(_Record):
+    kind: Literal["end"] = "end"
+    turns: int
+
+
+Record = Annotated[EpisodeRecord | TurnRecord | EndRecord, Field(discriminator="kind")]

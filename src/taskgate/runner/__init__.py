@@ -1,0 +1,1 @@
+"""Running episodes: the pure episode loop and the batch ladder on top of it."""

@@ -1,0 +1,199 @@
+"""The ladder: a grid of cells x arms x episodes, run concurrently into one run directory.
+
+A cell is one configuration (steps, density, corruption rate); its arms share the same seeds, so
+every contrast between arms is paired. Rerunning into the same directory resumes: finished
+episode-arms are skipped, interrupted ones are rerun from their start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ..agents.registry import agent_factory, compiler_factory, matcher_factory
+from ..arms.registry import get_arm
+from ..episodes.generator import generate_episode
+from ..episodes.models import Episode, EpisodeParams
+from ..errors import LogFormatError
+from .episode import Players, run_episode
+from .logio import EPISODES, LOG, LogWriter, read_episodes, read_log, write_episodes
+
+
+@dataclass(frozen=True)
+class Cell:
+    steps: int
+    density: float
+    corruption: float = 0.0
+
+    @property
+    def key(self) -> str:
+        return f"S={self.steps} rho={self.density:g}" + (
+            f" eps={self.corruption:g}" if self.corruption else ""
+        )
+
+
+@dataclass(frozen=True)
+class LadderConfig:
+    arms: Sequence[str]
+    agent: str
+    steps: Sequence[int] = (10,)
+    densities: Sequence[float] = (0.15,)
+    episodes: int = 16
+    first_seed: int = 100
+    compiler: str = "scripted"
+    matcher: str = "scripted"
+    domain: Literal["procurement", "release"] = "procurement"
+    brief: Literal["amended", "original"] = "amended"
+    para_tier: Literal[0, 1, 2] = 0
+    ambiguous_rate: float = 0.0
+    rewrites: Mapping[str, Sequence[str]] | None = None
+    corruption: Sequence[float] = (0.0,)
+    repair: bool = False
+    bypass: bool = True
+    concurrency: int = 8
+
+    def __post_init__(self) -> None:
+        for name in self.arms:
+            get_arm(name)  # fail before any work, naming the bad arm
+        agent_factory(self.agent)
+        compiler_factory(self.compiler)
+        matcher_factory(self.matcher)
+        if self.episodes < 1:
+            raise ValueError(f"--episodes must be at least 1, got {self.episodes}")
+        if self.concurrency < 1:
+            raise ValueError(f"--concurrency must be at least 1, got {self.concurrency}")
+
+    def cells(self) -> list[Cell]:
+        return [Cell(s, d, e) for s in self.steps for d in self.densities for e in self.corruption]
+
+    def episode_params(self, cell: Cell) -> list[EpisodeParams]:
+        return [
+            EpisodeParams(
+                seed=seed,
+                steps=cell.steps,
+                density=cell.density,
+                domain=self.domain,
+                brief=self.brief,
+                para_tier=self.para_tier,
+                ambiguous_rate=self.ambiguous_rate,
+            )
+            for seed in range(self.first_seed, self.first_seed + self.episodes)
+        ]
+
+
+@dataclass
+class Progress:
+    """Counts a progress display reads; ``on_change`` is called after each update."""
+
+    total: int = 0
+    done: int = 0
+    skipped: int = 0
+    on_change: Callable[[Progress], None] | None = field(default=None, repr=False)
+
+    def advance(self) -> None:
+        self.done += 1
+        if self.on_change:
+            self.on_change(self)
+
+
+def run_key(episode: Episode, arm: str, cell: Cell) -> str:
+    """The log's episode id of one episode under one cell (corruption makes distinct runs)."""
+    return episode.id + (f"-eps{cell.corruption:g}" if cell.corruption else "")
+
+
+async def run_ladder(config: LadderConfig, out: Path, progress: Progress | None = None) -> None:
+    """Generate the grid's episodes and run every (cell, arm, episode) not yet finished in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    grid = _episodes(config, out)
+    episodes = [ep for eps in grid.values() for ep in eps]
+    await run_episodes(episodes, config, out, progress)
+
+
+async def run_episodes(
+    episodes: Sequence[Episode], config: LadderConfig, out: Path, progress: Progress | None = None
+) -> None:
+    """Run ``episodes`` under every arm of ``config`` (and each corruption rate) into ``out``.
+
+    The episodes are added to ``out/episodes.jsonl``; episode-arms already finished there are
+    skipped. The grid's steps and densities are ignored: each episode is its own cell's.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    _remember(out, episodes)
+    finished = set(read_log(out / LOG))
+    jobs = [
+        (Cell(ep.params.steps, ep.params.density, eps), arm, ep)
+        for eps in config.corruption
+        for ep in episodes
+        for arm in config.arms
+    ]
+    progress = progress or Progress()
+    progress.total = len(jobs)
+    writer = LogWriter(out / LOG)
+    gate = asyncio.Semaphore(config.concurrency)
+
+    async def one(cell: Cell, arm: str, ep: Episode) -> None:
+        if (run_key(ep, arm, cell), arm) in finished:
+            progress.skipped += 1
+            progress.advance()
+            return
+        async with gate:
+            await _run_one(config, cell, arm, ep, writer)
+        progress.advance()
+
+    try:
+        await asyncio.gather(*(one(*job) for job in jobs))
+    finally:
+        writer.close()
+
+
+async def _run_one(
+    config: LadderConfig, cell: Cell, arm: str, ep: Episode, sink: LogWriter
+) -> None:
+    players = Players(
+        agent=agent_factory(config.agent)(ep),
+        compiler=compiler_factory(config.compiler)(ep),
+        matcher=matcher_factory(config.matcher)(ep),
+        agent_name=config.agent,
+        compiler_name=config.compiler,
+        matcher_name=config.matcher,
+    )
+    await run_episode(
+        ep,
+        get_arm(arm),
+        players,
+        sink,
+        corruption=cell.corruption,
+        repair=config.repair,
+        bypass=config.bypass,
+        run_id=run_key(ep, arm, cell),
+    )
+
+
+def _episodes(config: LadderConfig, out: Path) -> dict[tuple[int, float], list[Episode]]:
+    """Each cell's episodes: read back from ``episodes.jsonl`` when there, else generated."""
+    path = out / EPISODES
+    known = {e.id: e for e in read_episodes(path)} if path.exists() else {}
+    grid: dict[tuple[int, float], list[Episode]] = {}
+    for cell in config.cells():
+        if (cell.steps, cell.density) not in grid:
+            grid[(cell.steps, cell.density)] = [
+                known.get(p.key) or generate_episode(p, config.rewrites)
+                for p in config.episode_params(cell)
+            ]
+    return grid
+
+
+def _remember(out: Path, episodes: Sequence[Episode]) -> None:
+    path = out / EPISODES
+    known = {e.id: e for e in read_episodes(path)} if path.exists() else {}
+    for ep in episodes:
+        if ep.id in known and known[ep.id] != ep:
+            raise LogFormatError(
+                f"{path} already holds a different episode {ep.id!r}; use another --out directory"
+            )
+    new = {e.id: e for e in episodes if e.id not in known}
+    if new:
+        write_episodes(path, [*known.values(), *new.values()])

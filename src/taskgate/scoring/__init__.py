@@ -1,0 +1,1 @@
+"""Scoring: dynamic ground truth, error channels, statistics and reports."""

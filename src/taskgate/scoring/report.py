@@ -1,0 +1,107 @@
+"""The ladder table and the per-channel table, in Markdown and LaTeX."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from .scorer import CHANNELS
+from .summary import CellKey, Contrast, Row
+
+Format = Literal["md", "latex"]
+CHANNEL_TITLES = {
+    "re_execution": "Re-exec",
+    "superseded": "Superseded",
+    "premature": "Premature",
+    "omission": "Omission",
+    "refused_redo": "Refused redo",
+    "unrequested": "Unreq. (count)",
+}
+
+
+def _cell_name(cell: CellKey) -> str:
+    name = f"S={cell[0]}, rho={cell[1]:g}"
+    return name + (f", eps={cell[2]:g}" if cell[2] else "")
+
+
+def _table(header: Sequence[str], body: Sequence[Sequence[str]], fmt: Format) -> str:
+    if fmt == "md":
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(r) + " |" for r in body]
+        return "\n".join(lines)
+    esc = [
+        [
+            c.replace("_", r"\_").replace("rho", r"$\rho$").replace("eps", r"$\varepsilon$")
+            for c in r
+        ]
+        for r in [header, *body]
+    ]
+    cols = "l" + "c" * (len(header) - 1)
+    lines = [rf"\begin{{tabular}}{{{cols}}}", r"\toprule", " & ".join(esc[0]) + r" \\", r"\midrule"]
+    lines += [" & ".join(r) + r" \\" for r in esc[1:]]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines)
+
+
+def ladder_table(
+    rows: Sequence[Row], arms: Sequence[str], fmt: Format = "md", da: bool = False
+) -> str:
+    """Strict (or decline-aware) episode success per arm and cell, with Wilson 95% intervals."""
+    cells = sorted({(r.steps, r.density, r.corruption) for r in rows})
+    by = {(r.arm, (r.steps, r.density, r.corruption)): r for r in rows}
+    body = []
+    for arm in arms:
+        line = [arm]
+        for cell in cells:
+            r = by.get((arm, cell))
+            if r is None:
+                line.append("--")
+            elif da:
+                line.append(
+                    f"{r.da_rate:.2f} [{r.da_ci_low:.2f}, {r.da_ci_high:.2f}] ({r.da_successes}/{r.n})"
+                )
+            else:
+                line.append(f"{r.rate:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}] ({r.successes}/{r.n})")
+        body.append(line)
+    return _table(["arm", *map(_cell_name, cells)], body, fmt)
+
+
+def contrast_table(contrasts: Sequence[Contrast], fmt: Format = "md") -> str:
+    body = [
+        [
+            _cell_name(c.cell),
+            f"{c.lower} -> {c.upper}",
+            c.scoring,
+            f"({c.only_lower}, {c.only_upper})",
+            f"{c.p:.3g}",
+            f"{c.p_holm:.3g}",
+        ]
+        for c in contrasts
+    ]
+    header = ["cell", "contrast", "scoring", "discordant", "exact McNemar p", "Holm p"]
+    return _table(header, body, fmt)
+
+
+def channel_table(rows: Sequence[Row], fmt: Format = "md") -> str:
+    """Each error channel over its label denominator (unrequested as a count), per cell and arm."""
+    body = []
+    for r in rows:
+        line = [_cell_name((r.steps, r.density, r.corruption)), r.arm, f"{r.rate:.2f}"]
+        for c in CHANNELS:
+            if c == "unrequested":
+                line.append(str(r.channels[c]))
+            else:
+                rate = r.channel_rates[c]
+                line.append("--" if rate is None else f"{rate:.2f}")
+        line.append(f"{r.refused}")
+        line.append("--" if not r.refused else f"{r.false_completions / r.refused:.2f}")
+        body.append(line)
+    header = [
+        "cell",
+        "arm",
+        "strict",
+        *(CHANNEL_TITLES[c] for c in CHANNELS),
+        "refused",
+        "false compl.",
+    ]
+    return _table(header, body, fmt)
