@@ -50,9 +50,13 @@ def read_episodes(path: Path) -> list[Episode]:
 
 
 class LogWriter:
-    """Appends records to ``log.jsonl``, one line each, flushed at once."""
+    """Appends records to ``log.jsonl``, one line each, flushed at once.
+
+    A torn last line (a write cut off by an interruption) is dropped before appending.
+    """
 
     def __init__(self, path: Path) -> None:
+        _drop_torn_tail(path)
         self._file: IO[str] = path.open("a", encoding="utf-8")
 
     def __call__(self, record: EpisodeRecord | TurnRecord | EndRecord) -> None:
@@ -89,3 +93,11 @@ def read_log(path: Path) -> dict[Key, tuple[EpisodeRecord, list[TurnRecord]]]:
             else:
                 done[key] = open_runs.pop(key)
     return done
+
+
+def _drop_torn_tail(path: Path) -> None:
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        path.write_bytes(data[: data.rfind(b"\n") + 1])

@@ -1,0 +1,91 @@
+"""The testbed's commands: generate, run, score, report, ladder; bad flags; resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from taskgate.cli import app
+from taskgate.runner.logio import LOG
+
+runner = CliRunner()
+KEYS = {"arm", "steps", "density", "n", "successes", "rate", "ci_low", "ci_high"}
+
+
+def invoke(*args: str) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_ladder_json_rows(tmp_path: Path) -> None:
+    out = tmp_path / "rows.json"
+    invoke(
+        "ladder", "--agent", "scripted:always-book", "--arms", "raw,checklist,directive,enforcement",
+        "--steps", "5,10", "--density", "0.15", "--episodes", "6", "--json", str(out),
+        "--out", str(tmp_path / "run"),
+    )  # fmt: skip
+    rows = json.loads(out.read_text())
+    assert len(rows) == 8 and all(set(r) >= KEYS for r in rows)
+    by = {(r["arm"], r["steps"]): r for r in rows}
+    assert by[("enforcement", 5)]["rate"] == by[("enforcement", 10)]["rate"] == 1.0
+    assert by[("raw", 10)]["rate"] == 0.0 and by[("raw", 10)]["n"] == 6
+
+
+def test_perfect_agent_prints_one_everywhere(tmp_path: Path) -> None:
+    output = invoke("ladder", "--episodes", "4", "--steps", "5,18", "--out", str(tmp_path / "r"))
+    assert output.count("1.00 [0.51, 1.00] (4/4)") == 16  # 4 arms x 2 cells x 2 scorings
+
+
+def test_generate_run_score_report(tmp_path: Path) -> None:
+    eps = tmp_path / "eps.json"
+    invoke("generate", "--seed", "100", "--episodes", "3", "--steps", "6", "--out", str(eps))
+    again = tmp_path / "again.json"
+    invoke("generate", "--seed", "100", "--episodes", "3", "--steps", "6", "--out", str(again))
+    assert eps.read_bytes() == again.read_bytes()
+    assert len(json.loads(eps.read_text())) == 3
+    run_dir = tmp_path / "run"
+    invoke("run", "--episodes", str(eps), "--out", str(run_dir), "--agent", "scripted:always-book")
+    scored = invoke("score", str(run_dir))
+    assert "enforcement" in scored and "strict=1.00" in scored and "strict=0.00" in scored
+    latex = invoke("report", str(run_dir), "--fmt", "latex")
+    assert r"\begin{tabular}" in latex and r"$\rho$" in latex
+
+
+def test_bad_flags_are_named(tmp_path: Path) -> None:
+    for args, named in [
+        (["ladder", "--arms", "raw,bogus"], "bogus"),
+        (["ladder", "--steps", "4"], "4"),
+        (["ladder", "--density", "x"], "'x'"),
+        (["ladder", "--agent", "gpt"], "gpt"),
+        (["ladder", "--corruption", "2"], "2"),
+        (["ladder", "--para-tier", "2"], "--rewrites"),
+        (["run", "--episodes", str(tmp_path / "none.json"), "--out", str(tmp_path)], "none.json"),
+    ]:
+        result = runner.invoke(app, args)
+        assert result.exit_code != 0
+        text = result.output + str(result.exception or "")
+        assert named in text, (args, text)
+
+
+def test_resume_gives_the_numbers_of_an_uninterrupted_run(tmp_path: Path) -> None:
+    args = ["ladder", "--agent", "scripted:obedient", "--episodes", "5", "--corruption", "0,0.01",
+            "--arms", "raw,enforcement"]  # fmt: skip
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    invoke(*args, "--out", str(whole), "--json", str(tmp_path / "whole.json"))
+    invoke(*args, "--out", str(cut))
+    log = (cut / LOG).read_text().splitlines(keepends=True)
+    # interrupt: keep a prefix that ends mid-episode-arm and mid-line
+    keep = log[: len(log) // 2]
+    keep[-1] = keep[-1][: len(keep[-1]) // 2]
+    (cut / LOG).write_text("".join(keep))
+    invoke(*args, "--out", str(cut), "--json", str(tmp_path / "cut.json"))
+    assert json.loads((tmp_path / "whole.json").read_text()) == json.loads(
+        (tmp_path / "cut.json").read_text()
+    )
+    # and a rerun of a finished directory runs nothing new
+    size = (cut / LOG).stat().st_size
+    invoke(*args, "--out", str(cut))
+    assert (cut / LOG).stat().st_size == size
