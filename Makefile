@@ -14,8 +14,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# the main job: a scripted ladder (the memoryless always-book agent on the four rungs)
 run: $(STAMP)
-	$(BIN)/taskgate demo
+	$(BIN)/taskgate ladder --agent scripted:always-book --arms raw,checklist,directive,enforcement \
+		--steps 5,10 --density 0.15 --episodes 32
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -31,6 +33,7 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_core.py
+	$(BIN)/python bench/bench_testbed.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
