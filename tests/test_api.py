@@ -12,6 +12,7 @@ def test_all_matches_exported_names() -> None:
         "episodes",
         "runner",
         "scoring",
+        "llm",
     }
     assert set(taskgate.__all__) == public | {"__version__"}
     for name in taskgate.__all__:
@@ -25,6 +26,7 @@ def test_exception_tree_has_one_root() -> None:
         taskgate.CycleError,
         taskgate.WorkOrderError,
         taskgate.LedgerFormatError,
+        taskgate.ModelError,
     ):
         assert issubclass(exc, taskgate.TaskgateError)
-        assert issubclass(exc, ValueError)
+        assert issubclass(exc, ValueError) or exc is taskgate.ModelError

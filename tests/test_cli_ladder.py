@@ -35,7 +35,10 @@ def test_ladder_json_rows(tmp_path: Path) -> None:
 
 
 def test_perfect_agent_prints_one_everywhere(tmp_path: Path) -> None:
-    output = invoke("ladder", "--episodes", "4", "--steps", "5,18", "--out", str(tmp_path / "r"))
+    output = invoke(
+        "ladder", "--agent", "scripted:perfect", "--episodes", "4", "--steps", "5,18",
+        "--out", str(tmp_path / "r"),
+    )  # fmt: skip
     assert output.count("1.00 [0.51, 1.00] (4/4)") == 16  # 4 arms x 2 cells x 2 scorings
 
 

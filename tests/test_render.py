@@ -106,3 +106,39 @@ def test_every_refusal_reason_has_a_notice(chain: Plan) -> None:
         assert not v.admitted
         notices.add(render_rejection(v, b))
     assert len(notices) == len(cases)
+
+
+def test_matcher_and_compiler_prompts_are_byte_exact() -> None:
+    from taskgate.llm.prompts import GRAPH_PROMPT, matcher_prompt, revision_prompt
+
+    steps = [
+        ("s1", "obtain the insurance certificate for the delivery"),
+        ("s2", "sign the master service agreement"),
+        ("s3", "negotiate final pricing with the selected vendor"),
+        ("s4", "set up the project budget code in the finance system"),
+        ("s5", "place the main equipment order"),
+    ]
+    assert matcher_prompt(
+        steps, "Send the RFQ out to the shortlisted vendors (#W4242)."
+    ) == paper_verbatim_after("Matcher prompt.")
+    graph, revision = _two_verbatims_after("Compiler prompts.")
+    assert graph == GRAPH_PROMPT
+    message = (
+        "Change of plan from the client: CANCEL the step 'sign the master service agreement' "
+        "entirely -- it is no longer needed."
+    )
+    assert revision_prompt(steps, message) == revision
+
+
+def _two_verbatims_after(marker: str) -> tuple[str, str]:
+    from conftest import PAPER
+
+    tex = PAPER.read_text(encoding="utf-8")
+    at = tex.index(marker)
+    blocks = []
+    for _ in range(2):
+        start = tex.index("\n", tex.index("\\begin{Verbatim}", at)) + 1
+        end = tex.index("\\end{Verbatim}", start)
+        blocks.append(tex[start:end].rstrip("\n"))
+        at = end
+    return blocks[0], blocks[1]

@@ -7,6 +7,8 @@ The public API lives here; import from ``taskgate`` only::
 
 from ._version import __version__
 from .agents.base import Agent, ChatMessage, Compiler, Match, Matcher, TurnView
+from .agents.briefparse import ParserCompiler, parse_brief, parse_revision
+from .agents.lexical import LexicalMatcher
 from .agents.registry import AGENTS, COMPILERS, MATCHERS
 from .agents.scripted import (
     AlwaysBookAgent,
@@ -42,12 +44,17 @@ from .errors import (
     GeneratorError,
     LedgerFormatError,
     LogFormatError,
+    ModelError,
     PlanError,
     TaskgateError,
     UnknownNameError,
     UnknownStepError,
     WorkOrderError,
 )
+from .llm.client import CallInfo, ChatClient, Completion, Endpoint
+from .llm.fake import FakeServer, Fault, Reply, protocol_responder, script
+from .llm.local import InProcessModel, LocalServer, gguf_path
+from .llm.roles import LLMAgent, LLMCompiler, LLMMatcher
 from .protocol.bookings import parse_bookings
 from .protocol.refusals import classify, has_refusal_language, is_refusal
 from .protocol.render import (
@@ -75,22 +82,36 @@ __all__ = [
     "Arm",
     "AttemptEntry",
     "Booking",
+    "CallInfo",
+    "ChatClient",
     "ChatMessage",
     "Compiler",
+    "Completion",
     "CorruptCompiler",
     "CycleError",
     "Defect",
+    "Endpoint",
     "Episode",
     "EpisodeParams",
     "EpisodeScore",
+    "FakeServer",
+    "Fault",
     "GeneratorError",
+    "InProcessModel",
+    "LLMAgent",
+    "LLMCompiler",
+    "LLMMatcher",
     "LadderConfig",
     "LedgerEntry",
     "LedgerFormatError",
+    "LexicalMatcher",
+    "LocalServer",
     "LogFormatError",
     "Match",
     "Matcher",
+    "ModelError",
     "ObedientAgent",
+    "ParserCompiler",
     "PerfectAgent",
     "Plan",
     "PlanEntry",
@@ -98,6 +119,7 @@ __all__ = [
     "Players",
     "Policy",
     "Reason",
+    "Reply",
     "Request",
     "RequestEntry",
     "Revision",
@@ -123,6 +145,7 @@ __all__ = [
     "dump_ledger",
     "generate_episode",
     "get_arm",
+    "gguf_path",
     "has_refusal_language",
     "holm",
     "is_refusal",
@@ -131,6 +154,9 @@ __all__ = [
     "normalize_code",
     "normalize_work_order",
     "parse_bookings",
+    "parse_brief",
+    "parse_revision",
+    "protocol_responder",
     "receipts",
     "render_brief",
     "render_checklist",
@@ -142,6 +168,7 @@ __all__ = [
     "run_ladder",
     "score_episode",
     "score_run",
+    "script",
     "summarize",
     "validate",
     "wilson",

@@ -10,10 +10,11 @@ Every error taskgate raises on purpose derives from one root, so a caller can ca
     ├── LedgerFormatError    a serialized ledger line that is not a valid entry
     ├── UnknownNameError     a component name (arm, agent, compiler, matcher) nobody registered
     ├── GeneratorError       episode parameters or a rewrite cache the generator cannot use
-    └── LogFormatError       a run log or results file that is not in the expected format
+    ├── LogFormatError       a run log or results file that is not in the expected format
+    └── ModelError           a model endpoint that failed after its retries, or replied unusably
 
-Each also derives from ``ValueError``: they all mean "this input was wrong", and the message names
-the bad value and what was expected.
+Each except ``ModelError`` also derives from ``ValueError``: they mean "this input was wrong", and
+the message names the bad value and what was expected. ``ModelError`` is a ``RuntimeError``.
 """
 
 from __future__ import annotations
@@ -65,3 +66,7 @@ class GeneratorError(TaskgateError, ValueError):
 
 class LogFormatError(TaskgateError, ValueError):
     """A run log or results file is not in the expected format."""
+
+
+class ModelError(TaskgateError, RuntimeError):
+    """A model call failed after its retries, or its reply could not be used."""

@@ -12,9 +12,9 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..agents.registry import AGENTS, COMPILERS, MATCHERS
 from ..arms.registry import ARMS, LADDER
 from ..runner.ladder import Progress as RunProgress
+from ..runner.roles import AGENT_NAMES, COMPILER_NAMES, MATCHER_NAMES
 from ..scoring.report import channel_table, contrast_table, ladder_table
 from ..scoring.summary import Row, adjacent_contrasts, score_run, summarize
 from .options import check_names, split_list
@@ -22,9 +22,19 @@ from .options import check_names, split_list
 ArmsOpt = Annotated[
     str, typer.Option(help=f"Comma-separated arms, lowest rung first: {', '.join(ARMS)}.")
 ]
-AgentOpt = Annotated[str, typer.Option(help=f"The agent: {', '.join(AGENTS)}.")]
-CompilerOpt = Annotated[str, typer.Option(help=f"The gate's compiler: {', '.join(COMPILERS)}.")]
-MatcherOpt = Annotated[str, typer.Option(help=f"The matcher: {', '.join(MATCHERS)}.")]
+AgentOpt = Annotated[str, typer.Option(help=f"The agent: {', '.join(AGENT_NAMES)}.")]
+CompilerOpt = Annotated[
+    str,
+    typer.Option(
+        help=f"The gate's compiler: {', '.join(COMPILER_NAMES)}; auto = llm with an llm agent, else scripted."
+    ),
+]
+MatcherOpt = Annotated[
+    str,
+    typer.Option(
+        help=f"The matcher: {', '.join(MATCHER_NAMES)}; auto = llm with an llm agent, else scripted."
+    ),
+]
 CorruptionOpt = Annotated[
     str, typer.Option(help="Comma-separated corruption rates of the gate's state, per step-turn.")
 ]
@@ -55,10 +65,15 @@ def parse_rates(value: str) -> list[float]:
     return rates
 
 
-def check_roles(agent: str, compiler: str, matcher: str) -> None:
-    check_names([agent], list(AGENTS), "--agent")
-    check_names([compiler], list(COMPILERS), "--compiler")
-    check_names([matcher], list(MATCHERS), "--matcher")
+def resolve_roles(agent: str, compiler: str, matcher: str) -> tuple[str, str, str]:
+    """Check the three names and resolve ``auto``."""
+    check_names([agent], list(AGENT_NAMES), "--agent")
+    default = "llm" if agent == "llm" else "scripted"
+    compiler = default if compiler == "auto" else compiler
+    matcher = default if matcher == "auto" else matcher
+    check_names([compiler], list(COMPILER_NAMES), "--compiler")
+    check_names([matcher], list(MATCHER_NAMES), "--matcher")
+    return agent, compiler, matcher
 
 
 def with_progress(
@@ -71,14 +86,26 @@ def with_progress(
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
+        TextColumn("{task.fields[calls]}"),
     )
+    progress = RunProgress()
     with Progress(*columns, console=console, disable=quiet) as bar:
-        task = bar.add_task(label, total=None)
+        task = bar.add_task(label, total=None, calls="")
 
         def update(p: RunProgress) -> None:
-            bar.update(task, total=p.total, completed=p.done)
+            calls = f"calls {p.calls}  tokens {p.tokens}  errors {p.call_errors}" if p.calls else ""
+            if p.failed:
+                calls += f"  failed episode-arms {p.failed}"
+            bar.update(task, total=p.total, completed=p.done, calls=calls)
 
-        asyncio.run(work(RunProgress(on_change=update)))
+        progress.on_change = update
+        asyncio.run(work(progress))
+    for failure in progress.failures[:10]:
+        console.print(f"[red]failed[/red] {failure}", markup=True, highlight=False)
+    if progress.failed:
+        console.print(
+            f"{progress.failed} episode-arm(s) failed; rerun with the same --out to retry them."
+        )
 
 
 def print_results(out: Path, arms: Sequence[str], fmt: str, json_path: Path | None) -> list[Row]:

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 import typer
 
+from ..llm.client import ChatClient
 from ..runner.ladder import LadderConfig, Progress, run_ladder
 from .common import (
     DEFAULT_ARMS,
@@ -21,24 +22,38 @@ from .common import (
     JsonOpt,
     MatcherOpt,
     RepairOpt,
-    check_roles,
     parse_arms,
     parse_rates,
     print_results,
+    resolve_roles,
     with_progress,
 )
+from .model import (
+    BaseUrlOpt,
+    MaxTokensOpt,
+    ModelOpt,
+    ModelOptions,
+    ThinkKwargOpt,
+    ThinkOpt,
+    TimeoutOpt,
+    endpoint_for,
+)
 from .options import load_rewrites, split_list
+from .usage import print_usage
+
+#: a small ladder for the embedded model, which is tiny and slow on a laptop
+EMBEDDED_STEPS, EMBEDDED_EPISODES, EMBEDDED_MAX_TOKENS = "5", 2, 96
 
 
 def ladder(
-    agent: AgentOpt = "scripted:perfect",
+    agent: AgentOpt = "llm",
     arms: ArmsOpt = DEFAULT_ARMS,
-    steps: Annotated[str, typer.Option(help="Comma-separated step counts S (5-18).")] = "10",
+    steps: Annotated[str | None, typer.Option(help="Comma-separated step counts S (5-18).")] = None,
     density: Annotated[str, typer.Option(help="Comma-separated extra-edge densities.")] = "0.15",
-    episodes: Annotated[int, typer.Option(min=1, help="Episodes per cell.")] = 16,
+    episodes: Annotated[int | None, typer.Option(min=1, help="Episodes per cell.")] = None,
     seed: Annotated[int, typer.Option(help="First seed; episodes use seed, seed+1, ...")] = 100,
-    compiler: CompilerOpt = "scripted",
-    matcher: MatcherOpt = "scripted",
+    compiler: CompilerOpt = "auto",
+    matcher: MatcherOpt = "auto",
     domain: Annotated[Literal["procurement", "release"], typer.Option()] = "procurement",
     brief: Annotated[Literal["amended", "original"], typer.Option()] = "amended",
     para_tier: Annotated[int, typer.Option(min=0, max=2)] = 0,
@@ -48,16 +63,39 @@ def ladder(
     repair: RepairOpt = False,
     bypass: BypassOpt = True,
     concurrency: ConcurrencyOpt = 8,
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    think: ThinkOpt = False,
+    think_kwarg: ThinkKwargOpt = False,
+    timeout: TimeoutOpt = 900.0,
+    max_tokens: MaxTokensOpt = None,
     out: Annotated[
         Path | None, typer.Option(help="Run directory; rerunning into it resumes.")
     ] = None,
     fmt: FormatOpt = "md",
     json: JsonOpt = None,
 ) -> None:
-    """Run the state-coupling ladder and print its tables."""
+    """Run the state-coupling ladder and print its tables.
+
+    With no model flags the agent, compiler and matcher are the embedded SmolLM2 model (a small
+    ladder: 2 episodes at S=5, replies capped at 96 tokens, unless you say otherwise).
+    """
     arm_list = parse_arms(arms)
-    check_roles(agent, compiler, matcher)
-    step_list = split_list(steps, int, "--steps")
+    agent, compiler, matcher = resolve_roles(agent, compiler, matcher)
+    opts = ModelOptions(base_url, model, think, think_kwarg, timeout, max_tokens, concurrency)
+    uses_model = "llm" in (agent, compiler, matcher)
+    if uses_model and opts.embedded:
+        steps = steps or EMBEDDED_STEPS
+        episodes = episodes or EMBEDDED_EPISODES
+        if max_tokens is None:  # and one request at a time: llama.cpp serves one slot
+            opts = ModelOptions(
+                base_url, model, think, think_kwarg, timeout, EMBEDDED_MAX_TOKENS, 1
+            )
+        typer.echo(
+            f"embedded model (SmolLM2-135M-Instruct via llama.cpp on loopback): {episodes} episode(s) "
+            f"per cell at S={steps}, agent replies capped at {opts.max_tokens} tokens"
+        )
+    step_list = split_list(steps or "10", int, "--steps")
     for s in step_list:
         if not 5 <= s <= 18:
             raise typer.BadParameter(f"{s} is outside 5-18", param_hint="--steps")
@@ -65,12 +103,14 @@ def ladder(
     for d in densities:
         if not 0.0 <= d <= 1.0:
             raise typer.BadParameter(f"{d} is not a density in [0, 1]", param_hint="--density")
+    if para_tier == 2 and rewrites is None:
+        raise typer.BadParameter("--para-tier 2 needs --rewrites FILE", param_hint="--rewrites")
     config = LadderConfig(
         arms=arm_list,
         agent=agent,
         steps=step_list,
         densities=densities,
-        episodes=episodes,
+        episodes=episodes or 16,
         first_seed=seed,
         compiler=compiler,
         matcher=matcher,
@@ -82,15 +122,27 @@ def ladder(
         corruption=parse_rates(corruption),
         repair=repair,
         bypass=bypass,
-        concurrency=concurrency,
+        concurrency=opts.concurrency,
     )
-    if para_tier == 2 and config.rewrites is None:
-        raise typer.BadParameter("--para-tier 2 needs --rewrites FILE", param_hint="--rewrites")
     run_dir = out or Path(tempfile.mkdtemp(prefix="taskgate-ladder-"))
+    if uses_model:
+        with endpoint_for(opts) as endpoint:
 
-    async def work(progress: Progress) -> None:
-        await run_ladder(config, run_dir, progress)
+            async def work(progress: Progress) -> None:
+                client = ChatClient(endpoint)
+                try:
+                    await run_ladder(config, run_dir, progress, client)
+                finally:
+                    await client.close()
 
-    with_progress(f"ladder ({agent})", work)
+            with_progress(f"ladder ({agent} on {endpoint.model})", work)
+    else:
+
+        async def work(progress: Progress) -> None:
+            await run_ladder(config, run_dir, progress)
+
+        with_progress(f"ladder ({agent})", work)
     typer.echo(f"run directory: {run_dir}")
     print_results(run_dir, arm_list, fmt, json)
+    if uses_model:
+        print_usage(run_dir, arm_list)

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..llm.client import ChatClient
 from ..runner.ladder import LadderConfig, Progress, run_episodes
 from ..runner.logio import read_episodes
 from .common import (
@@ -19,28 +20,44 @@ from .common import (
     CorruptionOpt,
     MatcherOpt,
     RepairOpt,
-    check_roles,
     parse_arms,
     parse_rates,
+    resolve_roles,
     with_progress,
+)
+from .model import (
+    BaseUrlOpt,
+    MaxTokensOpt,
+    ModelOpt,
+    ModelOptions,
+    ThinkKwargOpt,
+    ThinkOpt,
+    TimeoutOpt,
+    endpoint_for,
 )
 
 
 def run(
     episodes: Annotated[Path, typer.Option(help="Episodes file from `taskgate generate`.")],
     out: Annotated[Path, typer.Option(help="Run directory; rerunning into it resumes.")],
-    agent: AgentOpt = "scripted:perfect",
+    agent: AgentOpt = "llm",
     arms: ArmsOpt = DEFAULT_ARMS,
-    compiler: CompilerOpt = "scripted",
-    matcher: MatcherOpt = "scripted",
+    compiler: CompilerOpt = "auto",
+    matcher: MatcherOpt = "auto",
     corruption: CorruptionOpt = "0",
     repair: RepairOpt = False,
     bypass: BypassOpt = True,
     concurrency: ConcurrencyOpt = 8,
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    think: ThinkOpt = False,
+    think_kwarg: ThinkKwargOpt = False,
+    timeout: TimeoutOpt = 900.0,
+    max_tokens: MaxTokensOpt = None,
 ) -> None:
-    """Run episodes and log every turn to OUT/log.jsonl."""
+    """Run episodes and log every turn (and model call) to OUT/log.jsonl."""
     arm_list = parse_arms(arms)
-    check_roles(agent, compiler, matcher)
+    agent, compiler, matcher = resolve_roles(agent, compiler, matcher)
     eps = read_episodes(episodes)
     config = LadderConfig(
         arms=arm_list,
@@ -53,8 +70,22 @@ def run(
         concurrency=concurrency,
     )
 
-    async def work(progress: Progress) -> None:
-        await run_episodes(eps, config, out, progress)
+    if not config.needs_model:
 
-    with_progress(f"run ({agent})", work)
+        async def work(progress: Progress) -> None:
+            await run_episodes(eps, config, out, progress)
+
+        with_progress(f"run ({agent})", work)
+    else:
+        opts = ModelOptions(base_url, model, think, think_kwarg, timeout, max_tokens, concurrency)
+        with endpoint_for(opts) as endpoint:
+
+            async def work(progress: Progress) -> None:
+                client = ChatClient(endpoint)
+                try:
+                    await run_episodes(eps, config, out, progress, client)
+                finally:
+                    await client.close()
+
+            with_progress(f"run ({agent} on {endpoint.model})", work)
     typer.echo(f"logged {len(eps) * len(arm_list) * len(config.corruption)} episode-arms to {out}")

@@ -1,7 +1,8 @@
 """The run log: one JSON line per record, from which every reported number is regenerated.
 
 Per episode-arm: an ``episode`` record when it starts (compiled state, validator defects), one
-``turn`` record per turn as it happens, and an ``end`` record when it finishes. A run without its
+``turn`` record per turn and one ``call`` record per model call as they happen, and an ``end``
+record when it finishes. A run without its
 ``end`` record was interrupted and is rerun from its start.
 """
 
@@ -79,9 +80,26 @@ class TurnRecord(_Record):
         return self.replies[-1]
 
 
+class CallRecord(_Record):
+    """One model call made for this episode-arm (its compile calls included)."""
+
+    kind: Literal["call"] = "call"
+    purpose: Literal["agent", "matcher", "compiler"]
+    model: str
+    attempts: int
+    max_tokens: int
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    error: str | None = None
+    reasoning_chars: int = 0
+    events: list[str] = Field(default_factory=list)
+    reask: bool = False
+
+
 class EndRecord(_Record):
     kind: Literal["end"] = "end"
     turns: int
 
 
-Record = Annotated[EpisodeRecord | TurnRecord | EndRecord, Field(discriminator="kind")]
+Record = Annotated[EpisodeRecord | TurnRecord | CallRecord | EndRecord, Field(discriminator="kind")]

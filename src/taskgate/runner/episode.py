@@ -56,11 +56,13 @@ async def run_episode(
     repair: bool = False,
     bypass: bool = True,
     run_id: str | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> None:
     """Run ``episode`` under ``arm``; every record goes to ``sink`` as soon as it exists.
 
     Records carry ``run_id`` (default: the episode's id) so that one episode can run in several
-    cells (corruption rates) of one log.
+    cells (corruption rates) of one log. ``on_start`` is called once the episode record is out
+    (the call log holds compile calls until then).
     """
     rid = run_id or episode.id
     truth = TaskMachine(episode.plan)
@@ -85,6 +87,8 @@ async def run_episode(
             plan_defects=[d.detail for d in state.defects],
         )
     )
+    if on_start is not None:
+        on_start()
     corruptor = Corruptor(corruption, episode.params.seed) if arm.compiled else None
     for turn in episode.turns:
         record = await _run_turn(

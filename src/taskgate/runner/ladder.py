@@ -13,13 +13,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..agents.registry import agent_factory, compiler_factory, matcher_factory
 from ..arms.registry import get_arm
 from ..episodes.generator import generate_episode
 from ..episodes.models import Episode, EpisodeParams
-from ..errors import LogFormatError
+from ..errors import LogFormatError, ModelError
+from ..llm.client import CallInfo, ChatClient
 from .episode import Players, run_episode
 from .logio import EPISODES, LOG, LogWriter, read_episodes, read_log, write_episodes
+from .roles import (
+    AGENT_NAMES,
+    COMPILER_NAMES,
+    MATCHER_NAMES,
+    MODEL_ROLES,
+    CallLog,
+    CompileCache,
+    RoleBuilder,
+    check_name,
+)
+
+COMPILED = "compiled.jsonl"
 
 
 @dataclass(frozen=True)
@@ -58,13 +70,17 @@ class LadderConfig:
     def __post_init__(self) -> None:
         for name in self.arms:
             get_arm(name)  # fail before any work, naming the bad arm
-        agent_factory(self.agent)
-        compiler_factory(self.compiler)
-        matcher_factory(self.matcher)
+        check_name(self.agent, AGENT_NAMES, "agent")
+        check_name(self.compiler, COMPILER_NAMES, "compiler")
+        check_name(self.matcher, MATCHER_NAMES, "matcher")
         if self.episodes < 1:
             raise ValueError(f"--episodes must be at least 1, got {self.episodes}")
         if self.concurrency < 1:
             raise ValueError(f"--concurrency must be at least 1, got {self.concurrency}")
+
+    @property
+    def needs_model(self) -> bool:
+        return bool({self.agent, self.compiler, self.matcher} & MODEL_ROLES)
 
     def cells(self) -> list[Cell]:
         return [Cell(s, d, e) for s in self.steps for d in self.densities for e in self.corruption]
@@ -91,10 +107,29 @@ class Progress:
     total: int = 0
     done: int = 0
     skipped: int = 0
+    failed: int = 0
+    calls: int = 0
+    tokens: int = 0
+    call_errors: int = 0
+    failures: list[str] = field(default_factory=list)
     on_change: Callable[[Progress], None] | None = field(default=None, repr=False)
 
     def advance(self) -> None:
         self.done += 1
+        self._changed()
+
+    def fail(self, what: str) -> None:
+        self.failed += 1
+        self.failures.append(what)
+        self.advance()
+
+    def count_call(self, info: CallInfo) -> None:
+        self.calls += 1
+        self.tokens += info.prompt_tokens + info.completion_tokens
+        self.call_errors += info.error is not None
+        self._changed()
+
+    def _changed(self) -> None:
         if self.on_change:
             self.on_change(self)
 
@@ -104,22 +139,35 @@ def run_key(episode: Episode, arm: str, cell: Cell) -> str:
     return episode.id + (f"-eps{cell.corruption:g}" if cell.corruption else "")
 
 
-async def run_ladder(config: LadderConfig, out: Path, progress: Progress | None = None) -> None:
+async def run_ladder(
+    config: LadderConfig,
+    out: Path,
+    progress: Progress | None = None,
+    client: ChatClient | None = None,
+) -> Progress:
     """Generate the grid's episodes and run every (cell, arm, episode) not yet finished in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     grid = _episodes(config, out)
     episodes = [ep for eps in grid.values() for ep in eps]
-    await run_episodes(episodes, config, out, progress)
+    return await run_episodes(episodes, config, out, progress, client)
 
 
 async def run_episodes(
-    episodes: Sequence[Episode], config: LadderConfig, out: Path, progress: Progress | None = None
-) -> None:
+    episodes: Sequence[Episode],
+    config: LadderConfig,
+    out: Path,
+    progress: Progress | None = None,
+    client: ChatClient | None = None,
+) -> Progress:
     """Run ``episodes`` under every arm of ``config`` (and each corruption rate) into ``out``.
 
     The episodes are added to ``out/episodes.jsonl``; episode-arms already finished there are
-    skipped. The grid's steps and densities are ignored: each episode is its own cell's.
+    skipped. The grid's steps and densities are ignored: each episode is its own cell's. An
+    episode-arm whose model calls fail after their retries is left unfinished (a rerun retries it)
+    and counted in ``progress.failed``.
     """
+    if config.needs_model and client is None:
+        raise ModelError("the llm roles need a model client; none was given")
     out.mkdir(parents=True, exist_ok=True)
     _remember(out, episodes)
     finished = set(read_log(out / LOG))
@@ -133,29 +181,45 @@ async def run_episodes(
     progress.total = len(jobs)
     writer = LogWriter(out / LOG)
     gate = asyncio.Semaphore(config.concurrency)
+    builder = RoleBuilder(client, CompileCache(out / COMPILED))
+    tracker = progress
 
     async def one(cell: Cell, arm: str, ep: Episode) -> None:
         if (run_key(ep, arm, cell), arm) in finished:
-            progress.skipped += 1
-            progress.advance()
+            tracker.skipped += 1
+            tracker.advance()
             return
         async with gate:
-            await _run_one(config, cell, arm, ep, writer)
-        progress.advance()
+            try:
+                await _run_one(config, builder, cell, arm, ep, writer, tracker)
+            except ModelError as exc:
+                tracker.fail(f"{run_key(ep, arm, cell)} / {arm}: {exc}")
+                return
+        tracker.advance()
 
     try:
         await asyncio.gather(*(one(*job) for job in jobs))
     finally:
         writer.close()
+    return progress
 
 
 async def _run_one(
-    config: LadderConfig, cell: Cell, arm: str, ep: Episode, sink: LogWriter
+    config: LadderConfig,
+    builder: RoleBuilder,
+    cell: Cell,
+    arm: str,
+    ep: Episode,
+    sink: LogWriter,
+    progress: Progress,
 ) -> None:
+    run_id = run_key(ep, arm, cell)
+    calls = CallLog(sink, progress.count_call)
+    calls.bind(run_id, arm)
     players = Players(
-        agent=agent_factory(config.agent)(ep),
-        compiler=compiler_factory(config.compiler)(ep),
-        matcher=matcher_factory(config.matcher)(ep),
+        agent=builder.agent(config.agent, ep, calls),
+        compiler=builder.compiler(config.compiler, ep, calls),
+        matcher=builder.matcher(config.matcher, ep, calls),
         agent_name=config.agent,
         compiler_name=config.compiler,
         matcher_name=config.matcher,
@@ -168,7 +232,8 @@ async def _run_one(
         corruption=cell.corruption,
         repair=config.repair,
         bypass=config.bypass,
-        run_id=run_key(ep, arm, cell),
+        run_id=run_id,
+        on_start=calls.start,
     )
 
 

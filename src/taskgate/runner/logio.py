@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from pydantic import TypeAdapter, ValidationError
 
 from ..episodes.models import Episode
-from ..episodes.records import EndRecord, EpisodeRecord, Record, TurnRecord
+from ..episodes.records import CallRecord, EndRecord, EpisodeRecord, Record, TurnRecord
 from ..errors import LogFormatError
 
 EPISODES = "episodes.jsonl"
@@ -24,6 +25,16 @@ _RECORD: TypeAdapter[Record] = TypeAdapter(Record)
 _EPISODE = TypeAdapter(Episode)
 
 Key = tuple[str, str]  # (episode id, arm)
+AnyRecord = EpisodeRecord | TurnRecord | CallRecord | EndRecord
+
+
+@dataclass
+class Run:
+    """One finished episode-arm as logged."""
+
+    header: EpisodeRecord
+    turns: list[TurnRecord] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list)
 
 
 def write_episodes(path: Path, episodes: Iterable[Episode]) -> None:
@@ -59,7 +70,7 @@ class LogWriter:
         _drop_torn_tail(path)
         self._file: IO[str] = path.open("a", encoding="utf-8")
 
-    def __call__(self, record: EpisodeRecord | TurnRecord | EndRecord) -> None:
+    def __call__(self, record: AnyRecord) -> None:
         self._file.write(record.model_dump_json() + "\n")
         self._file.flush()
 
@@ -67,12 +78,12 @@ class LogWriter:
         self._file.close()
 
 
-def read_log(path: Path) -> dict[Key, tuple[EpisodeRecord, list[TurnRecord]]]:
+def read_log(path: Path) -> dict[Key, Run]:
     """The complete episode-arms of a log (interrupted ones are left out)."""
     if not path.exists():
         return {}
-    open_runs: dict[Key, tuple[EpisodeRecord, list[TurnRecord]]] = {}
-    done: dict[Key, tuple[EpisodeRecord, list[TurnRecord]]] = {}
+    open_runs: dict[Key, Run] = {}
+    done: dict[Key, Run] = {}
     with path.open(encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -85,11 +96,13 @@ def read_log(path: Path) -> dict[Key, tuple[EpisodeRecord, list[TurnRecord]]]:
                 raise LogFormatError(f"{path}:{n} is not a log record: {str(exc)[:300]}") from exc
             key = (rec.episode, rec.arm)
             if isinstance(rec, EpisodeRecord):
-                open_runs[key] = (rec, [])
+                open_runs[key] = Run(rec)
             elif key not in open_runs:
                 continue  # the tail of a run whose start was replaced
             elif isinstance(rec, TurnRecord):
-                open_runs[key][1].append(rec)
+                open_runs[key].turns.append(rec)
+            elif isinstance(rec, CallRecord):
+                open_runs[key].calls.append(rec)
             else:
                 done[key] = open_runs.pop(key)
     return done

@@ -31,7 +31,8 @@ def score_run(out: Path) -> list[Scored]:
     if not runs:
         raise LogFormatError(f"{out / LOG} holds no finished episode-arm")
     scored = []
-    for (_, _arm), (header, turns) in sorted(runs.items()):
+    for _key, run in sorted(runs.items()):
+        header, turns = run.header, run.turns
         ep: Episode | None = episodes.get(header.source)
         if ep is None:
             raise LogFormatError(f"the log names episode {header.source!r}, absent from {EPISODES}")

@@ -1,0 +1,217 @@
+"""One async chat client for any OpenAI-compatible endpoint, on the official ``openai`` SDK.
+
+Decoding follows Appendix B.4 of the paper: temperature 0; reply budgets per purpose and regime
+(agent 400 / 2,500, matcher 200 / 2,500, compiler 3,000 / 6,000 tokens without / with thinking);
+a thinking reply with empty content is retried with the budget doubled (up to 12,000); a
+context-overflow error halves it (floor 512). Timeouts, connection errors, 429 and 5xx are retried
+with exponential backoff, six attempts in all. Every call, retried or not, is reported to the
+caller's ``on_call`` with its token usage. Reasoning content never enters the transcript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import openai
+
+from ..errors import ModelError
+
+Purpose = Literal["agent", "matcher", "compiler"]
+BUDGETS: dict[Purpose, tuple[int, int]] = {
+    "agent": (400, 2500),
+    "matcher": (200, 2500),
+    "compiler": (3000, 6000),
+}
+MAX_BUDGET = 12000
+MIN_BUDGET = 512
+_OVERFLOW = re.compile(
+    r"context[ _](?:length|window)|maximum context|context_length_exceeded|too many tokens|"
+    r"exceeds? (?:the )?(?:available )?context",
+    re.IGNORECASE,
+)
+_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
+_RETRYABLE = (
+    openai.APITimeoutError,
+    openai.APIConnectionError,
+    openai.RateLimitError,
+    openai.InternalServerError,
+    openai.APIResponseValidationError,
+    json.JSONDecodeError,  # a 200 whose body is not JSON (a broken proxy or server)
+)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where and how to call a model. ``think`` selects the thinking regime's budgets;
+    ``think_kwarg`` also sends ``chat_template_kwargs: {enable_thinking}`` (hybrid models)."""
+
+    base_url: str
+    model: str
+    api_key: str = "EMPTY"
+    think: bool = False
+    think_kwarg: bool = False
+    timeout: float = 900.0
+    attempts: int = 6
+    backoff: float = 1.0
+    concurrency: int = 8
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+    reply_budget: int | None = None  # overrides the agent's reply budget (not the paper's)
+
+    @classmethod
+    def from_env(cls, base_url: str | None = None, model: str | None = None, **kw: Any) -> Endpoint:
+        """Flags first, then ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``TASKGATE_MODEL``."""
+        url = base_url or os.environ.get("OPENAI_BASE_URL")
+        name = model or os.environ.get("TASKGATE_MODEL")
+        if not url:
+            raise ModelError("no endpoint: pass --base-url or set OPENAI_BASE_URL")
+        if not name:
+            raise ModelError("no model: pass --model or set TASKGATE_MODEL")
+        kw.setdefault("api_key", os.environ.get("OPENAI_API_KEY") or "EMPTY")
+        return cls(base_url=url, model=name, **kw)
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """One model call (all its attempts): what a run log records."""
+
+    purpose: Purpose
+    model: str
+    attempts: int
+    max_tokens: int
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    error: str | None = None
+    reasoning_chars: int = 0
+    events: tuple[str, ...] = ()  # retries and budget changes, in order
+    reask: bool = False  # a corrective re-ask after a malformed reply
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    reasoning: str
+    info: CallInfo
+
+
+OnCall = Callable[[CallInfo], None]
+
+
+class ChatClient:
+    """Calls one endpoint; at most ``endpoint.concurrency`` requests in flight."""
+
+    def __init__(
+        self, endpoint: Endpoint, *, sleep: Callable[[float], Any] = asyncio.sleep
+    ) -> None:
+        self.endpoint = endpoint
+        self._sdk = openai.AsyncOpenAI(
+            base_url=endpoint.base_url,
+            api_key=endpoint.api_key,
+            timeout=endpoint.timeout,
+            max_retries=0,  # retries are ours: each one is logged and bounded
+        )
+        self._gate = asyncio.Semaphore(endpoint.concurrency)
+        self._sleep = sleep
+
+    @property
+    def model(self) -> str:
+        return self.endpoint.model
+
+    async def close(self) -> None:
+        await self._sdk.close()
+
+    async def complete(
+        self, messages: Sequence[Mapping[str, str]], purpose: Purpose, on_call: OnCall | None = None
+    ) -> Completion:
+        ep = self.endpoint
+        budget = BUDGETS[purpose][1 if ep.think else 0]
+        if purpose == "agent" and ep.reply_budget is not None:
+            budget = ep.reply_budget
+        events: list[str] = []
+        start = time.perf_counter()
+        prompt = completion = 0
+        last = ""
+        attempt = 0
+        for attempt in range(1, ep.attempts + 1):
+            try:
+                async with self._gate:
+                    resp = await self._sdk.chat.completions.create(
+                        model=ep.model,
+                        messages=list(messages),  # type: ignore[arg-type]
+                        temperature=0,
+                        max_tokens=budget,
+                        extra_body=self._extra_body(),
+                    )
+            except _RETRYABLE as exc:
+                last = _describe(exc)
+                events.append(f"retry after {last}")
+                if attempt < ep.attempts:
+                    await self._sleep(ep.backoff * 2 ** (attempt - 1))
+                continue
+            except openai.BadRequestError as exc:
+                last = _describe(exc)
+                if _OVERFLOW.search(str(exc)) and budget > MIN_BUDGET:
+                    budget = max(MIN_BUDGET, budget // 2)
+                    events.append(f"context overflow: budget halved to {budget}")
+                    continue
+                break
+            except openai.APIStatusError as exc:  # 4xx other than the above: not retryable
+                last = _describe(exc)
+                break
+            text, reasoning = _content(resp)
+            if resp.usage is not None:
+                prompt += resp.usage.prompt_tokens
+                completion += resp.usage.completion_tokens
+            if not text.strip() and ep.think and budget < MAX_BUDGET:
+                budget = min(MAX_BUDGET, budget * 2)
+                events.append(f"empty thinking reply: budget doubled to {budget}")
+                last = "empty content"
+                continue
+            info = CallInfo(
+                purpose, ep.model, attempt, budget, prompt, completion,
+                time.perf_counter() - start, None, len(reasoning), tuple(events),
+            )  # fmt: skip
+            if on_call:
+                on_call(info)
+            return Completion(text, reasoning, info)
+        info = CallInfo(
+            purpose, ep.model, attempt, budget, prompt, completion,
+            time.perf_counter() - start, last, 0, tuple(events),
+        )  # fmt: skip
+        if on_call:
+            on_call(info)
+        raise ModelError(f"{ep.model} at {ep.base_url}: {purpose} call failed: {last}")
+
+    def _extra_body(self) -> dict[str, Any]:
+        body = dict(self.endpoint.extra_body)
+        if self.endpoint.think_kwarg:
+            kwargs = dict(body.get("chat_template_kwargs") or {})
+            kwargs["enable_thinking"] = self.endpoint.think
+            body["chat_template_kwargs"] = kwargs
+        return body
+
+
+def _content(resp: Any) -> tuple[str, str]:
+    """The visible text and the reasoning, kept apart (reasoning_content, reasoning, <think>)."""
+    if not resp.choices:
+        return "", ""
+    msg = resp.choices[0].message
+    text = msg.content or ""
+    reasoning = getattr(msg, "reasoning_content", None) or getattr(msg, "reasoning", None) or ""
+    if "<think>" in text:
+        reasoning += "".join(_THINK.findall(text))
+        text = _THINK.sub("", text)
+    return text.strip(), str(reasoning)
+
+
+def _describe(exc: Exception) -> str:
+    status = getattr(exc, "status_code", None)
+    name = type(exc).__name__
+    return f"{status} {name}" if status else name

@@ -1,0 +1,278 @@
+"""A fake OpenAI-compatible server on loopback, for tests and benchmarks (shipped, like httpx's
+MockTransport, so users can test their own setups without a model).
+
+It is a real HTTP server (``http.server`` in a thread) answering ``POST /v1/chat/completions``
+and ``GET /v1/models``. Each request is answered by the next scripted :class:`Fault` if any are
+queued, else by the responder: ``script(...)`` replays given replies and fails loudly (HTTP 418)
+when they run out; :func:`protocol_responder` plays a protocol-following model (it compiles briefs
+with the structured parser, matches lexically, and books what the directive says).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from ..agents.briefparse import brief_steps, parse_brief, parse_revision
+from ..agents.lexical import LexicalMatcher
+from ..core.plan import Plan, StepSpec
+from .prompts import GRAPH_PROMPT
+
+
+@dataclass(frozen=True)
+class Reply:
+    content: str
+    reasoning: str | None = None
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One scripted misbehaviour: ``kind`` is slow, status, drop, malformed or empty."""
+
+    kind: str
+    seconds: float = 0.0
+    status: int = 500
+    message: str = "injected fault"
+
+    @classmethod
+    def none(cls) -> Fault:
+        """No fault: the responder answers (for spacing faults out in a queue)."""
+        return cls("slow", seconds=0.0)
+
+    @classmethod
+    def slow(cls, seconds: float) -> Fault:
+        return cls("slow", seconds=seconds)
+
+    @classmethod
+    def error(cls, status: int, message: str = "injected fault") -> Fault:
+        return cls("status", status=status, message=message)
+
+    @classmethod
+    def overflow(cls) -> Fault:
+        msg = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."
+        return cls("status", status=400, message=msg)
+
+    @classmethod
+    def drop(cls) -> Fault:
+        return cls("drop")
+
+    @classmethod
+    def malformed(cls) -> Fault:
+        return cls("malformed")
+
+    @classmethod
+    def empty(cls) -> Fault:
+        """A thinking model that spent its budget: reasoning but no content."""
+        return cls("empty")
+
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+
+class ScriptExhausted(Exception):
+    pass
+
+
+def script(replies: Iterable[str | Reply]) -> Responder:
+    queue = [r if isinstance(r, Reply) else Reply(r) for r in replies]
+
+    def respond(_: dict[str, Any]) -> Reply:
+        if not queue:
+            raise ScriptExhausted("the fake server's script ran out of replies")
+        return queue.pop(0)
+
+    return respond
+
+
+@dataclass
+class FakeServer:
+    """A context manager: ``with FakeServer(responder) as srv: ... srv.base_url``."""
+
+    responder: Responder
+    latency: float = 0.0
+    faults: list[Fault] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    port: int = 0
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> FakeServer:
+        handler = _handler(self)
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
+        self._server.daemon_threads = True
+        self.port = int(self._server.server_address[1])
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def _next(self, body: dict[str, Any]) -> tuple[Fault | None, Reply | None, str | None]:
+        with self._lock:
+            self.requests.append(body)
+            fault = self.faults.pop(0) if self.faults else None
+        if fault is not None and fault.kind != "slow":
+            return fault, None, None
+        try:
+            return fault, self.responder(body), None
+        except ScriptExhausted as exc:
+            return None, None, str(exc)
+
+
+def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # quiet
+            return
+
+        def do_GET(self) -> None:
+            self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            if server.latency:
+                time.sleep(server.latency)
+            fault, reply, exhausted = server._next(body)
+            if exhausted is not None:
+                self._json(418, {"error": {"message": exhausted, "type": "script_exhausted"}})
+                return
+            if fault is not None:
+                if fault.kind == "slow":
+                    time.sleep(fault.seconds)
+                elif fault.kind == "status":
+                    self._json(fault.status, {"error": {"message": fault.message, "type": "fault"}})
+                    return
+                elif fault.kind == "drop":
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
+                    return
+                elif fault.kind == "malformed":
+                    self._raw(200, b'{"id": "x", "choices": [{"message": ')
+                    return
+                elif fault.kind == "empty":
+                    reply = Reply("", reasoning="thinking... " * 50)
+            assert reply is not None
+            self._json(200, _completion(body, reply))
+
+        def _json(self, status: int, obj: dict[str, Any]) -> None:
+            self._raw(status, json.dumps(obj).encode())
+
+        def _raw(self, status: int, data: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.reasoning is not None:
+        message["reasoning_content"] = reply.reasoning
+    completion_tokens = max(1, len(reply.content) // 4)
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", "fake"),
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": prompt_chars // 4,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_chars // 4 + completion_tokens,
+        },
+    }
+
+
+# -- a protocol-following model ------------------------------------------------------------------
+_WO = re.compile(r"\(#W(\d+)\)")
+_DIRECTIVE = re.compile(
+    r"\[TASK-STATE\] step (\S+) (is ELIGIBLE|is DONE but|was CANCELLED|is already DONE|is BLOCKED)"
+)
+_STEP_LINE = re.compile(r"^- (\S+): (.*)$", re.MULTILINE)
+
+
+def protocol_responder(body: dict[str, Any]) -> Reply:
+    """Answer compiler, matcher and agent prompts the way a careful, obedient model would."""
+    messages = body.get("messages", [])
+    last = str(messages[-1].get("content", "")) if messages else ""
+    if GRAPH_PROMPT in last:
+        plan = parse_brief(last)
+        steps = {s: {"deps": list(spec.deps), "code": spec.code} for s, spec in plan.steps.items()}
+        return Reply(json.dumps({"steps": steps}))
+    if last.startswith("Known project steps:"):
+        head, _, rest = last.partition("\n\nPROJECT UPDATE:\n")
+        message = rest.split("\n\nExtract the update as JSON:")[0]
+        plan = _listed(head)
+        rev = parse_revision(plan, message)
+        relax = list(rev.relax) if rev.relax else None
+        return Reply(
+            json.dumps(
+                {
+                    "cancel": rev.cancel,
+                    "rewires": {w: list(p) for w, p in rev.rewires.items()},
+                    "relax": relax,
+                }
+            )
+        )
+    if last.startswith("You route user messages"):
+        head, _, rest = last.partition("\n\nUSER MESSAGE: ")
+        message = rest.split("\n\nWhich single step")[0]
+        m = LexicalMatcher().match_now(_listed(head), message)
+        return Reply(json.dumps({"step": m.step, "explicit_redo": m.explicit_redo}))
+    return Reply(_agent_reply(messages, last))
+
+
+def _listed(text: str) -> Plan:
+    return Plan(
+        steps={s: StepSpec(code="RC-0", text=t) for s, t in _STEP_LINE.findall(text)}
+        or {"s1": StepSpec(code="RC-0")}
+    )
+
+
+def _agent_reply(messages: list[dict[str, Any]], last: str) -> str:
+    system = str(messages[0].get("content", "")) if messages else ""
+    codes = {
+        s: c
+        for s, c in re.findall(r"^- (\S+): .*\[completion code (RC-\d+)\]$", system, re.MULTILINE)
+    }
+    wo = _WO.findall(last)
+    directive = _DIRECTIVE.search(system + "\n" + last)
+    if not wo:
+        return "Noted."
+    if directive is None:
+        steps = dict(brief_steps(system))
+        m = LexicalMatcher().match_now(
+            Plan(steps={s: StepSpec(code="RC-0", text=t) for s, t in steps.items()}), last
+        )
+        step = m.step
+    elif directive.group(2) in ("is ELIGIBLE", "is DONE but"):
+        step = directive.group(1)
+    else:
+        return f"Following the task state, I will not perform {directive.group(1)} now."
+    if step is None or step not in codes:
+        return "Which step do you mean?"
+    return f"Working on {step}.\nref {codes[step]}/#W{wo[-1]}"

@@ -1,0 +1,85 @@
+"""Reading a JSON object out of a model's reply, and validating it with pydantic."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+T = TypeVar("T", bound=BaseModel)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def extract_json(text: str) -> Any:
+    """The first JSON object in ``text`` (code fences and prose around it tolerated)."""
+    fenced = _FENCE.search(text)
+    body = fenced.group(1) if fenced else text
+    start = body.find("{")
+    if start == -1:
+        raise ValueError("no JSON object in the reply")
+    obj, _ = json.JSONDecoder().raw_decode(body[start:])
+    return obj
+
+
+def parse_reply(text: str, model: type[T]) -> T:
+    """Validate the reply against ``model``; raise ``ValueError`` saying what was wrong."""
+    try:
+        return model.model_validate(extract_json(text))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the JSON is malformed ({exc.msg} at character {exc.pos})") from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "the object"
+        raise ValueError(f"{where}: {first['msg']}") from exc
+
+
+class MatchReply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    step: str | None
+    explicit_redo: bool = False
+
+    @field_validator("step", mode="before")
+    @classmethod
+    def _norm(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = v.strip()
+            if v.lower() in ("", "null", "none"):
+                return None
+            return v.lower() if re.fullmatch(r"[sS]\d+", v) else v
+        return v
+
+
+class StepReply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    deps: list[str] = []
+    code: str = ""
+
+    @field_validator("code", mode="before")
+    @classmethod
+    def _code(cls, v: Any) -> Any:
+        return "" if v is None else v
+
+
+class GraphReply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    steps: dict[str, StepReply]
+
+
+class RevisionReply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    cancel: str | None = None
+    rewires: dict[str, list[str]] | None = None
+    relax: list[str] | None = None
+
+    @field_validator("relax")
+    @classmethod
+    def _pair(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and len(v) != 2:
+            raise ValueError("relax must be [step, dropped_prerequisite] or null")
+        return v

@@ -1,0 +1,56 @@
+"""The matcher and compiler prompts of Appendix B.1, byte for byte, and the re-ask wording."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+GRAPH_PROMPT = (
+    "Extract the project plan above as JSON, one entry per step:\n"
+    '{"steps": {"s1": {"deps": [], "code": "RC-1234"}, ...}}\n'
+    "deps = exactly the step ids in that step's 'requires:' list (empty list if none); code = that "
+    "step's completion code. Include every step. JSON only, no commentary."
+)
+
+_REVISION_TAIL = (
+    "Extract the update as JSON:\n"
+    '{"cancel": "sX", "rewires": {"sY": ["sA", "sB"]}, "relax": ["sZ", "sD"]}\n'
+    '"cancel" = the step cancelled entirely; "rewires" = for each step whose prerequisite list '
+    'changed because of the cancellation, its FULL remaining prerequisite list; "relax" = '
+    "[step, dropped_prerequisite] if one step separately dropped a single prerequisite, else null. "
+    "JSON only."
+)
+
+_MATCHER_TAIL = (
+    "Which single step (if any) is this message asking the agent to perform or asking about? "
+    "Is the user EXPLICITLY authorizing re-execution of an already-completed step (redo/again with "
+    "a stated reason)?\n"
+    'JSON only: {"step": "sX" or null, "explicit_redo": true or false}'
+)
+
+#: taskgate's own wording (the paper says only that the model is asked once to correct it).
+REASK = (
+    "Your reply could not be used: {problem}. Reply again with the JSON object only, in exactly "
+    "the requested form."
+)
+
+
+def _steps(steps: Iterable[tuple[str, str]]) -> str:
+    return "\n".join(f"- {sid}: {text}" for sid, text in steps)
+
+
+def graph_prompt(brief: str) -> str:
+    """The compiler's graph prompt, appended to the brief."""
+    return f"{brief}\n\n{GRAPH_PROMPT}"
+
+
+def revision_prompt(steps: Iterable[tuple[str, str]], message: str) -> str:
+    return (
+        f"Known project steps:\n{_steps(steps)}\n\nPROJECT UPDATE:\n{message}\n\n{_REVISION_TAIL}"
+    )
+
+
+def matcher_prompt(steps: Iterable[tuple[str, str]], message: str) -> str:
+    return (
+        f"You route user messages for a project agent. Steps:\n{_steps(steps)}\n\n"
+        f"USER MESSAGE: {message}\n\n{_MATCHER_TAIL}"
+    )

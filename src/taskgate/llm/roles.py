@@ -1,0 +1,125 @@
+"""The LLM compiler, matcher and agent: the protocols of :mod:`taskgate.agents.base` on a model.
+
+Each JSON reply is validated; a malformed one gets one corrective re-ask. What the model still gets
+wrong flows into the module's state uncorrected (the validator reports it): an unusable graph
+becomes the brief's steps with empty codes, an unusable revision an empty one, an unusable match
+no step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from ..agents.base import ChatMessage, Match, TurnView
+from ..agents.briefparse import brief_steps
+from ..core.plan import Plan, Revision, StepSpec
+from .client import ChatClient, OnCall, Purpose
+from .jsonreply import GraphReply, MatchReply, RevisionReply, parse_reply
+from .prompts import REASK, graph_prompt, matcher_prompt, revision_prompt
+
+T = TypeVar("T", bound=BaseModel)
+
+
+async def ask_json(
+    client: ChatClient, prompt: str, schema: type[T], purpose: Purpose, on_call: OnCall | None
+) -> tuple[T | None, str | None]:
+    """Ask, validate, re-ask once on a malformed reply. Returns (value or None, last problem)."""
+    messages: list[dict[str, str]] = [{"role": "user", "content": prompt}]
+    problem = None
+    for reask in (False, True):
+        sink = _tagged(on_call, reask)
+        reply = await client.complete(messages, purpose, sink)
+        try:
+            return parse_reply(reply.text, schema), None
+        except ValueError as exc:
+            problem = str(exc)
+        messages += [
+            {"role": "assistant", "content": reply.text},
+            {"role": "user", "content": REASK.format(problem=problem)},
+        ]
+    return None, problem
+
+
+def _tagged(on_call: OnCall | None, reask: bool) -> OnCall | None:
+    if on_call is None or not reask:
+        return on_call
+    return lambda info: on_call(dataclasses.replace(info, reask=True))
+
+
+class LLMAgent:
+    def __init__(self, client: ChatClient, on_call: OnCall | None = None) -> None:
+        self._client, self._on_call = client, on_call
+
+    async def reply(self, messages: list[ChatMessage], view: TurnView) -> str:
+        return (await self._client.complete(messages, "agent", self._on_call)).text  # type: ignore[arg-type]
+
+
+class LLMMatcher:
+    def __init__(self, client: ChatClient, on_call: OnCall | None = None) -> None:
+        self._client, self._on_call = client, on_call
+
+    async def match(self, plan: Plan, message: str) -> Match:
+        prompt = matcher_prompt(((s, spec.text) for s, spec in plan.steps.items()), message)
+        got, _ = await ask_json(self._client, prompt, MatchReply, "matcher", self._on_call)
+        if got is None:
+            return Match(None, False)
+        return Match(got.step, got.explicit_redo)
+
+
+class LLMCompiler:
+    """Brief to graph and revision message to revision, by the agent model."""
+
+    def __init__(
+        self,
+        client: ChatClient,
+        on_call: OnCall | None = None,
+        on_problem: Callable[[str], None] | None = None,
+    ) -> None:
+        self._client, self._on_call, self._on_problem = client, on_call, on_problem
+
+    async def compile_plan(self, brief: str) -> Plan:
+        texts = dict(brief_steps(brief))
+        got, problem = await ask_json(
+            self._client, graph_prompt(brief), GraphReply, "compiler", self._on_call
+        )
+        if got is None or not got.steps:
+            self._note(f"graph unusable after a re-ask: {problem or 'no steps'}")
+            return Plan(
+                steps={s: StepSpec(code="", text=t) for s, t in texts.items()}
+                or {"s1": StepSpec(code="")}
+            )
+        return Plan(
+            steps={
+                sid.strip(): StepSpec(
+                    deps=tuple(d.strip() for d in spec.deps),
+                    code=spec.code.strip(),
+                    text=texts.get(sid.strip(), ""),
+                )
+                for sid, spec in got.steps.items()
+                if sid.strip() and not any(c.isspace() for c in sid.strip())
+            }
+            or {"s1": StepSpec(code="")}
+        )
+
+    async def compile_revision(self, plan: Plan, message: str) -> Revision:
+        prompt = revision_prompt(((s, spec.text) for s, spec in plan.steps.items()), message)
+        got, problem = await ask_json(
+            self._client, prompt, RevisionReply, "compiler", self._on_call
+        )
+        if got is None:
+            self._note(f"revision unusable after a re-ask: {problem}")
+            return Revision()
+        relax = (got.relax[0], got.relax[1]) if got.relax else None
+        return Revision(
+            cancel=got.cancel,
+            rewires={w: tuple(ps) for w, ps in (got.rewires or {}).items()},
+            relax=relax,
+        )
+
+    def _note(self, problem: str) -> None:
+        if self._on_problem:
+            self._on_problem(problem)

@@ -1,0 +1,145 @@
+"""The chat client against a real HTTP server on loopback that injects faults."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from taskgate.errors import ModelError
+from taskgate.llm.client import CallInfo, ChatClient, Endpoint
+from taskgate.llm.fake import FakeServer, Fault, Reply, script
+
+
+def client(srv: FakeServer, **kw: object) -> tuple[ChatClient, list[float]]:
+    delays: list[float] = []
+
+    async def no_sleep(s: float) -> None:
+        delays.append(s)
+
+    ep = Endpoint(base_url=srv.base_url, model="fake", **kw)  # type: ignore[arg-type]
+    return ChatClient(ep, sleep=no_sleep), delays
+
+
+def ask(c: ChatClient, purpose: str = "agent") -> tuple[str, list[CallInfo]]:
+    calls: list[CallInfo] = []
+
+    async def go() -> str:
+        try:
+            r = await c.complete([{"role": "user", "content": "hi"}], purpose, calls.append)  # type: ignore[arg-type]
+            return r.text
+        finally:
+            await c.close()
+
+    return asyncio.run(go()), calls
+
+
+@pytest.mark.parametrize(
+    ("purpose", "think", "budget"),
+    [("agent", False, 400), ("matcher", False, 200), ("compiler", False, 3000),
+     ("agent", True, 2500), ("matcher", True, 2500), ("compiler", True, 6000)],
+)  # fmt: skip
+def test_decoding_and_budgets(purpose: str, think: bool, budget: int) -> None:
+    with FakeServer(script(["hello"])) as srv:
+        c, _ = client(srv, think=think)
+        text, calls = ask(c, purpose)
+    assert text == "hello"
+    (req,) = srv.requests
+    assert req["temperature"] == 0 and req["max_tokens"] == budget and req["model"] == "fake"
+    assert (
+        calls[0].prompt_tokens >= 0 and calls[0].completion_tokens >= 1 and calls[0].error is None
+    )
+
+
+def test_retries_with_backoff_on_transient_faults() -> None:
+    faults = [Fault.error(500), Fault.error(429), Fault.drop(), Fault.malformed(), Fault.error(503)]
+    with FakeServer(script(["finally"]), faults=faults) as srv:
+        c, delays = client(srv)
+        text, calls = ask(c)
+    assert text == "finally"
+    assert len(srv.requests) == 6 and calls[0].attempts == 6
+    assert delays == [1.0, 2.0, 4.0, 8.0, 16.0]
+    assert len(calls) == 1 and len(calls[0].events) == 5
+
+
+def test_a_slow_reply_past_the_timeout_is_retried() -> None:
+    with FakeServer(script(["late", "on time"]), faults=[Fault.slow(1.5)]) as srv:
+        c, _ = client(srv, timeout=0.5)
+        text, calls = ask(c)
+    assert text == "on time" and calls[0].attempts == 2 and "Timeout" in calls[0].events[0]
+
+
+def test_six_failures_raise_a_clear_error() -> None:
+    with FakeServer(script([]), faults=[Fault.error(500)] * 6) as srv:
+        c, _ = client(srv)
+        with pytest.raises(ModelError, match=r"fake at http://127\.0\.0\.1.*500"):
+            ask(c)
+    assert len(srv.requests) == 6
+
+
+def test_a_client_error_is_not_retried() -> None:
+    with FakeServer(script(["never"]), faults=[Fault.error(401, "bad key")]) as srv:
+        c, _ = client(srv)
+        with pytest.raises(ModelError, match="401"):
+            ask(c)
+    assert len(srv.requests) == 1
+
+
+def test_an_exhausted_script_fails_loudly() -> None:
+    with FakeServer(script(["one"])) as srv:
+        c, _ = client(srv)
+        ask(c)
+        c2, _ = client(srv)
+        with pytest.raises(ModelError, match="418"):
+            ask(c2)
+
+
+def test_empty_thinking_reply_doubles_the_budget() -> None:
+    with FakeServer(
+        script(["answer"]), faults=[Fault.empty(), Fault.empty(), Fault.empty()]
+    ) as srv:
+        c, _ = client(srv, think=True)
+        text, calls = ask(c, "agent")
+    assert text == "answer"
+    assert [r["max_tokens"] for r in srv.requests] == [2500, 5000, 10000, 12000]
+    assert calls[0].max_tokens == 12000
+
+
+def test_context_overflow_halves_the_budget_to_a_floor() -> None:
+    with FakeServer(script(["fits"]), faults=[Fault.overflow()] * 3) as srv:
+        c, _ = client(srv)
+        text, _ = ask(c, "compiler")
+    assert text == "fits"
+    assert [r["max_tokens"] for r in srv.requests] == [3000, 1500, 750, 512]
+
+
+def test_overflow_at_the_floor_is_an_error() -> None:
+    with FakeServer(script(["x"]), faults=[Fault.overflow()]) as srv:
+        c, _ = client(srv)
+        with pytest.raises(ModelError, match="400"):
+            ask(c, "matcher")  # 200 tokens: already below the floor
+
+
+def test_thinking_switch_and_reasoning_kept_out() -> None:
+    replies = [Reply("visible", reasoning="hidden chain"), Reply("<think>plan</think>answer")]
+    with FakeServer(script(replies)) as srv:
+        c, _ = client(srv, think=True, think_kwarg=True)
+        first, calls = ask(c)
+        c2, _ = client(srv, think=True, think_kwarg=True)
+        second, _ = ask(c2)
+    assert (first, second) == ("visible", "answer")
+    assert calls[0].reasoning_chars == len("hidden chain")
+    assert srv.requests[0]["chat_template_kwargs"] == {"enable_thinking": True}
+
+
+def test_endpoint_from_flags_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("TASKGATE_MODEL", raising=False)
+    with pytest.raises(ModelError, match="--base-url"):
+        Endpoint.from_env()
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("TASKGATE_MODEL", "m")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    ep = Endpoint.from_env()
+    assert (ep.base_url, ep.model, ep.api_key) == ("http://127.0.0.1:9/v1", "m", "k")
+    assert Endpoint.from_env(model="other").model == "other"

@@ -1,0 +1,90 @@
+"""The LLM compiler, matcher and agent: validated JSON, one corrective re-ask, uncorrected errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable
+from typing import TypeVar
+
+from taskgate import EpisodeParams, Plan, Revision, generate_episode
+from taskgate.llm.client import CallInfo, ChatClient, Endpoint
+from taskgate.llm.fake import FakeServer, script
+from taskgate.llm.prompts import GRAPH_PROMPT
+from taskgate.llm.roles import LLMCompiler, LLMMatcher
+
+EP = generate_episode(EpisodeParams(seed=100, steps=5))
+T = TypeVar("T")
+
+
+def run(srv: FakeServer, make: object) -> tuple[object, list[CallInfo]]:
+    calls: list[CallInfo] = []
+
+    async def go() -> object:
+        c = ChatClient(Endpoint(base_url=srv.base_url, model="fake"))
+        try:
+            coro: Awaitable[object] = make(c, calls.append)  # type: ignore[operator]
+            return await coro
+        finally:
+            await c.close()
+
+    return asyncio.run(go()), calls
+
+
+def test_matcher_reasks_once_on_malformed_json() -> None:
+    with FakeServer(
+        script(['{"step": s2', '```json\n{"step": "S2", "explicit_redo": false}\n```'])
+    ) as srv:
+        got, calls = run(srv, lambda c, cb: LLMMatcher(c, cb).match(EP.plan, "do it (#W1234)"))
+    assert got == ("s2", False)
+    assert [c.reask for c in calls] == [False, True]
+    assert "could not be used" in srv.requests[1]["messages"][-1]["content"]
+
+
+def test_matcher_gives_no_step_when_both_replies_are_unusable() -> None:
+    with FakeServer(script(["no idea", '{"explicit_redo": "maybe"}'])) as srv:
+        got, _ = run(srv, lambda c, cb: LLMMatcher(c, cb).match(EP.plan, "hello"))
+    assert got == (None, False)
+
+
+def test_compiler_graph_and_revision() -> None:
+    graph = {
+        "steps": {
+            s: {"deps": list(spec.deps), "code": spec.code} for s, spec in EP.plan.steps.items()
+        }
+    }
+    rev = EP.revision
+    rev_json = {
+        "cancel": rev.cancel,
+        "rewires": {w: list(p) for w, p in rev.rewires.items()},
+        "relax": list(rev.relax or []),
+    }
+    with FakeServer(script([json.dumps(graph), json.dumps(rev_json)])) as srv:
+
+        async def both(c: ChatClient, cb: object) -> tuple[Plan, Revision]:
+            comp = LLMCompiler(c, cb)  # type: ignore[arg-type]
+            plan = await comp.compile_plan(EP.brief)
+            return plan, await comp.compile_revision(plan, "update")
+
+        (plan, revision), calls = run(srv, both)  # type: ignore[misc]
+    assert plan == EP.plan  # texts come from the brief's plan lines
+    assert revision == EP.revision
+    assert srv.requests[0]["messages"][0]["content"].endswith(GRAPH_PROMPT)
+    assert [c.purpose for c in calls] == ["compiler", "compiler"]
+
+
+def test_an_unusable_graph_flows_in_as_empty_codes() -> None:
+    problems: list[str] = []
+    with FakeServer(script(["sorry", "still sorry"])) as srv:
+        plan, _ = run(srv, lambda c, cb: LLMCompiler(c, cb, problems.append).compile_plan(EP.brief))
+    assert isinstance(plan, Plan) and list(plan.steps) == list(EP.plan.steps)
+    assert all(spec.code == "" for spec in plan.steps.values())
+    assert problems and "graph unusable" in problems[0]
+
+
+def test_compile_errors_are_kept_not_corrected() -> None:
+    wrong = {"steps": {"s1": {"deps": ["s9"], "code": "RC-1"}, "s2": {"deps": [], "code": None}}}
+    with FakeServer(script([json.dumps(wrong)])) as srv:
+        plan, _ = run(srv, lambda c, cb: LLMCompiler(c, cb).compile_plan(EP.brief))
+    assert isinstance(plan, Plan)
+    assert plan.steps["s1"].deps == ("s9",) and plan.steps["s2"].code == ""
