@@ -14,10 +14,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
 	touch $(STAMP)
 
-# the main job: a scripted ladder (the memoryless always-book agent on the four rungs)
+# the main job: a small ladder on the embedded model (SmolLM2 via llama.cpp), a few minutes
 run: $(STAMP)
-	$(BIN)/taskgate ladder --agent scripted:always-book --arms raw,checklist,directive,enforcement \
-		--steps 5,10 --density 0.15 --episodes 32
+	$(BIN)/taskgate ladder
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -34,6 +33,7 @@ test: lint typecheck unit
 bench: $(STAMP)
 	$(BIN)/python bench/bench_core.py
 	$(BIN)/python bench/bench_testbed.py
+	$(BIN)/python bench/bench_runner.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -98,6 +98,6 @@ def test_fuzz_never_invents_a_booking(text: str) -> None:
 def test_fuzz_finds_embedded_bookings(
     before: str, code: int, wo: int, fmt: str, after: str
 ) -> None:
-    line = fmt.replace("4808", str(code)).replace("1941", str(wo))
+    line = fmt.replace("4808", "{c}").replace("1941", "{w}").format(c=code, w=wo)
     got = parse_bookings(before + "\n" + line + "\n" + after)
     assert (f"RC-{code}", f"#W{wo}") in [(b.code, b.work_order) for b in got]

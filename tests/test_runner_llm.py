@@ -87,7 +87,7 @@ def test_faults_change_nothing(tmp_path: Path) -> None:
 
 
 def test_a_dead_endpoint_leaves_runs_unfinished_and_a_rerun_completes(tmp_path: Path) -> None:
-    with FakeServer(protocol_responder, faults=[Fault.error(500)] * 400) as srv:
+    with FakeServer(protocol_responder, faults=[Fault.error(500)] * 40) as srv:
         ladder(srv, tmp_path, attempts=2)
     assert len(read_log(tmp_path / LOG)) < 8
     with FakeServer(protocol_responder) as srv:

@@ -8,7 +8,6 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..llm.client import ChatClient
 from ..runner.ladder import LadderConfig, Progress, run_ladder
 from .common import (
     DEFAULT_ARMS,
@@ -36,13 +35,14 @@ from .model import (
     ThinkKwargOpt,
     ThinkOpt,
     TimeoutOpt,
+    clients,
     endpoint_for,
 )
 from .options import load_rewrites, split_list
 from .usage import print_usage
 
 #: a small ladder for the embedded model, which is tiny and slow on a laptop
-EMBEDDED_STEPS, EMBEDDED_EPISODES, EMBEDDED_MAX_TOKENS = "5", 2, 96
+EMBEDDED_STEPS, EMBEDDED_EPISODES, EMBEDDED_MAX_TOKENS = "5", 1, 64
 
 
 def ladder(
@@ -78,7 +78,7 @@ def ladder(
     """Run the state-coupling ladder and print its tables.
 
     With no model flags the agent, compiler and matcher are the embedded SmolLM2 model (a small
-    ladder: 2 episodes at S=5, replies capped at 96 tokens, unless you say otherwise).
+    ladder: 1 episode at S=5, replies capped at 64 tokens, unless you say otherwise).
     """
     arm_list = parse_arms(arms)
     agent, compiler, matcher = resolve_roles(agent, compiler, matcher)
@@ -126,16 +126,13 @@ def ladder(
     )
     run_dir = out or Path(tempfile.mkdtemp(prefix="taskgate-ladder-"))
     if uses_model:
-        with endpoint_for(opts) as endpoint:
+        with endpoint_for(opts) as endpoints:
 
             async def work(progress: Progress) -> None:
-                client = ChatClient(endpoint)
-                try:
-                    await run_ladder(config, run_dir, progress, client)
-                finally:
-                    await client.close()
+                async with clients(endpoints) as (client, helper):
+                    await run_ladder(config, run_dir, progress, client, helper)
 
-            with_progress(f"ladder ({agent} on {endpoint.model})", work)
+            with_progress(f"ladder ({agent} on {endpoints[0].model})", work)
     else:
 
         async def work(progress: Progress) -> None:

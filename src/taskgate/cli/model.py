@@ -1,21 +1,23 @@
 """Model options (``--base-url``, ``--model``, ``--think``, ...) and the client they make.
 
 With no endpoint given (no ``--base-url``, no ``OPENAI_BASE_URL``), the ``llm`` roles run on the
-embedded SmolLM2 model, served by ``llama_cpp.server`` on loopback for the duration of the command.
+embedded SmolLM2 model, served by ``llama_cpp.server`` on loopback for the duration of the command:
+twice, one server for the agent and one for the matcher and compiler, so that each keeps the KV
+prefix of its own prompts (llama.cpp serves one sequence per server).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Annotated
 
 import typer
 
 from ..errors import ModelError
-from ..llm.client import Endpoint
+from ..llm.client import ChatClient, Endpoint
 from ..llm.local import MODEL_NAME, LocalServer
 
 BaseUrlOpt = Annotated[
@@ -51,8 +53,8 @@ class ModelOptions:
 
 
 @contextlib.contextmanager
-def endpoint_for(opts: ModelOptions) -> Iterator[Endpoint]:
-    """The endpoint to call; starts (and finally stops) the embedded model's server if needed."""
+def endpoint_for(opts: ModelOptions) -> Iterator[tuple[Endpoint, Endpoint | None]]:
+    """The agent's endpoint and a helper one (or None); starts the embedded model if needed."""
     common = {
         "think": opts.think,
         "think_kwarg": opts.think_kwarg,
@@ -62,9 +64,28 @@ def endpoint_for(opts: ModelOptions) -> Iterator[Endpoint]:
     }
     if not opts.embedded:
         try:
-            yield Endpoint.from_env(opts.base_url, opts.model, **common)
+            endpoint = Endpoint.from_env(opts.base_url, opts.model, **common)
         except ModelError as exc:
             raise typer.BadParameter(str(exc)) from None
+        yield endpoint, None
         return
-    with LocalServer() as server:
-        yield Endpoint(base_url=server.base_url, model=MODEL_NAME, **common)  # type: ignore[arg-type]
+    with LocalServer() as agent, LocalServer() as helper:
+        yield (
+            Endpoint(base_url=agent.base_url, model=MODEL_NAME, **common),  # type: ignore[arg-type]
+            Endpoint(base_url=helper.base_url, model=MODEL_NAME, **common),  # type: ignore[arg-type]
+        )
+
+
+@contextlib.asynccontextmanager
+async def clients(
+    endpoints: tuple[Endpoint, Endpoint | None],
+) -> AsyncIterator[tuple[ChatClient, ChatClient | None]]:
+    """Open the clients of ``endpoint_for``'s endpoints, and close them at the end."""
+    agent = ChatClient(endpoints[0])
+    helper = ChatClient(endpoints[1]) if endpoints[1] is not None else None
+    try:
+        yield agent, helper
+    finally:
+        await agent.close()
+        if helper is not None:
+            await helper.close()

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from ..llm.client import ChatClient
 from ..runner.ladder import LadderConfig, Progress, run_episodes
 from ..runner.logio import read_episodes
 from .common import (
@@ -33,6 +32,7 @@ from .model import (
     ThinkKwargOpt,
     ThinkOpt,
     TimeoutOpt,
+    clients,
     endpoint_for,
 )
 
@@ -78,14 +78,11 @@ def run(
         with_progress(f"run ({agent})", work)
     else:
         opts = ModelOptions(base_url, model, think, think_kwarg, timeout, max_tokens, concurrency)
-        with endpoint_for(opts) as endpoint:
+        with endpoint_for(opts) as endpoints:
 
             async def work(progress: Progress) -> None:
-                client = ChatClient(endpoint)
-                try:
-                    await run_episodes(eps, config, out, progress, client)
-                finally:
-                    await client.close()
+                async with clients(endpoints) as (client, helper):
+                    await run_episodes(eps, config, out, progress, client, helper)
 
-            with_progress(f"run ({agent} on {endpoint.model})", work)
+            with_progress(f"run ({agent} on {endpoints[0].model})", work)
     typer.echo(f"logged {len(eps) * len(arm_list) * len(config.corruption)} episode-arms to {out}")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from ..errors import ModelError
 
@@ -142,13 +143,7 @@ class ChatClient:
         for attempt in range(1, ep.attempts + 1):
             try:
                 async with self._gate:
-                    resp = await self._sdk.chat.completions.create(
-                        model=ep.model,
-                        messages=list(messages),  # type: ignore[arg-type]
-                        temperature=0,
-                        max_tokens=budget,
-                        extra_body=self._extra_body(),
-                    )
+                    resp = await self._post(messages, budget)
             except _RETRYABLE as exc:
                 last = _describe(exc)
                 events.append(f"retry after {last}")
@@ -189,6 +184,19 @@ class ChatClient:
             on_call(info)
         raise ModelError(f"{ep.model} at {ep.base_url}: {purpose} call failed: {last}")
 
+    async def _post(self, messages: Sequence[Mapping[str, str]], budget: int) -> ChatCompletion:
+        # The SDK's typed create() re-walks every message of the history through its TypedDict
+        # transform on every call (quadratic over an episode, most of the runner's CPU). Its
+        # low-level post() sends the same body through the same transport, errors and parsing.
+        body: dict[str, Any] = {
+            "model": self.endpoint.model,
+            "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
+            "temperature": 0,
+            "max_tokens": budget,
+            **self._extra_body(),
+        }
+        return await self._sdk.post("/chat/completions", body=body, cast_to=ChatCompletion)
+
     def _extra_body(self) -> dict[str, Any]:
         body = dict(self.endpoint.extra_body)
         if self.endpoint.think_kwarg:
@@ -212,6 +220,9 @@ def _content(resp: Any) -> tuple[str, str]:
 
 
 def _describe(exc: Exception) -> str:
+    """Status, exception name and the server's own message (cut short)."""
     status = getattr(exc, "status_code", None)
     name = type(exc).__name__
-    return f"{status} {name}" if status else name
+    detail = str(getattr(exc, "message", "") or "").strip().replace("\n", " ")[:200]
+    head = f"{status} {name}" if status else name
+    return f"{head}: {detail}" if detail and detail != name else head

@@ -56,9 +56,15 @@ class LocalServer:
     """``llama_cpp.server`` serving the embedded model on 127.0.0.1 (a context manager)."""
 
     def __init__(
-        self, *, n_ctx: int = 8192, threads: int | None = None, port: int | None = None
+        self,
+        *,
+        n_ctx: int = 8192,
+        threads: int | None = None,
+        port: int | None = None,
+        cache_bytes: int = 0,
     ) -> None:
         self.n_ctx = n_ctx
+        self.cache_bytes = cache_bytes
         self.threads = threads or max(1, os.cpu_count() or 1)
         self.port = port or _free_port()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -79,6 +85,8 @@ class LocalServer:
             "--host", "127.0.0.1", "--port", str(self.port),
             "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads),
         ]  # fmt: skip
+        if self.cache_bytes:  # snapshot KV prefixes of several prompts (costs a copy per call)
+            cmd += ["--cache", "true", "--cache_type", "ram", "--cache_size", str(self.cache_bytes)]
         self._proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -144,12 +144,13 @@ async def run_ladder(
     out: Path,
     progress: Progress | None = None,
     client: ChatClient | None = None,
+    helper: ChatClient | None = None,
 ) -> Progress:
     """Generate the grid's episodes and run every (cell, arm, episode) not yet finished in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     grid = _episodes(config, out)
     episodes = [ep for eps in grid.values() for ep in eps]
-    return await run_episodes(episodes, config, out, progress, client)
+    return await run_episodes(episodes, config, out, progress, client, helper)
 
 
 async def run_episodes(
@@ -158,11 +159,13 @@ async def run_episodes(
     out: Path,
     progress: Progress | None = None,
     client: ChatClient | None = None,
+    helper: ChatClient | None = None,
 ) -> Progress:
     """Run ``episodes`` under every arm of ``config`` (and each corruption rate) into ``out``.
 
     The episodes are added to ``out/episodes.jsonl``; episode-arms already finished there are
-    skipped. The grid's steps and densities are ignored: each episode is its own cell's. An
+    skipped. The grid's steps and densities are ignored: each episode is its own cell's. ``client``
+    serves the llm roles (``helper``, if given, the llm matcher and compiler). An
     episode-arm whose model calls fail after their retries is left unfinished (a rerun retries it)
     and counted in ``progress.failed``.
     """
@@ -181,7 +184,7 @@ async def run_episodes(
     progress.total = len(jobs)
     writer = LogWriter(out / LOG)
     gate = asyncio.Semaphore(config.concurrency)
-    builder = RoleBuilder(client, CompileCache(out / COMPILED))
+    builder = RoleBuilder(client, CompileCache(out / COMPILED), helper)
     tracker = progress
 
     async def one(cell: Cell, arm: str, ep: Episode) -> None:

@@ -143,10 +143,12 @@ class CachedCompiler:
 
 @dataclass
 class RoleBuilder:
-    """Makes the roles of each episode-arm; ``client`` serves every ``llm`` role."""
+    """Makes the roles of each episode-arm. ``client`` serves the ``llm`` agent; ``helper``, when
+    given, serves the ``llm`` matcher and compiler (else ``client`` does)."""
 
     client: ChatClient | None
     cache: CompileCache
+    helper: ChatClient | None = None
 
     def agent(self, name: str, ep: Episode, calls: CallLog) -> Agent:
         if name == "llm":
@@ -155,7 +157,7 @@ class RoleBuilder:
 
     def matcher(self, name: str, ep: Episode, calls: CallLog) -> Matcher:
         if name == "llm":
-            return LLMMatcher(self._client(name), calls)
+            return LLMMatcher(self.helper or self._client(name), calls)
         if name == "lexical":
             return LexicalMatcher()
         return MATCHERS[name](ep)
@@ -163,7 +165,7 @@ class RoleBuilder:
     def compiler(self, name: str, ep: Episode, calls: CallLog) -> Compiler:
         inner: Compiler
         if name == "llm":
-            inner = LLMCompiler(self._client(name), calls)
+            inner = LLMCompiler(self.helper or self._client(name), calls)
         elif name == "parser":
             inner = ParserCompiler()
         else:

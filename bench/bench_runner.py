@@ -1,0 +1,85 @@
+"""Runner overhead against a fake OpenAI-compatible server with a fixed per-request latency.
+
+A 32-episode x 4-arm cell (S=10) runs with the llm compiler, matcher and agent through real HTTP.
+The ideal wall time is the critical path of one gate episode-arm: its compile (graph and revision,
+two calls) plus 44 turns of a matcher call and an agent call, i.e. about 90 x latency. Target: the
+measured wall time within 1.2x of that. Also prints the runner's own CPU time per turn (the server
+runs in another process, so its work is not counted).
+
+Run: .venv/bin/python bench/bench_runner.py [latency_seconds]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from taskgate import ChatClient, Endpoint, FakeServer, LadderConfig, protocol_responder, run_ladder
+from taskgate.runner.logio import LOG, read_log
+
+
+def serve(port_out: multiprocessing.Queue, latency: float) -> None:  # type: ignore[type-arg]
+    with FakeServer(protocol_responder, latency=latency) as srv:
+        port_out.put(srv.port)
+        while True:
+            time.sleep(3600)
+
+
+def main() -> None:
+    latency = float(sys.argv[1]) if len(sys.argv) > 1 else 0.2
+    ports: multiprocessing.Queue = multiprocessing.Queue()  # type: ignore[type-arg]
+    server = multiprocessing.Process(target=serve, args=(ports, latency), daemon=True)
+    server.start()
+    port = ports.get(timeout=30)
+    arms = ("raw", "checklist", "directive", "enforcement")
+    config = LadderConfig(
+        arms=arms,
+        agent="llm",
+        compiler="llm",
+        matcher="llm",
+        steps=(10,),
+        episodes=32,
+        concurrency=128,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+
+        async def go() -> None:
+            endpoint = Endpoint(
+                base_url=f"http://127.0.0.1:{port}/v1", model="fake", concurrency=256
+            )
+            client = ChatClient(endpoint)
+            try:
+                await run_ladder(config, out, client=client)
+            finally:
+                await client.close()
+
+        cpu0 = time.process_time()
+        t0 = time.perf_counter()
+        asyncio.run(go())
+        wall = time.perf_counter() - t0
+        cpu = time.process_time() - cpu0
+        runs = read_log(out / LOG)
+        calls = sum(len(r.calls) for r in runs.values())
+    server.terminate()
+    turns = 44 * len(runs)
+    ideal = (2 + 44 * 2) * latency
+    print(
+        f"fake server latency {latency * 1000:.0f} ms per request; {len(runs)} episode-arms, {calls} calls"
+    )
+    print(
+        f"wall {wall:.2f} s; ideal critical path {ideal:.2f} s; ratio {wall / ideal:.3f} (target <= 1.2)"
+    )
+    print(f"runner CPU {cpu:.2f} s = {cpu / turns * 1000:.2f} ms per turn ({turns} turns)")
+    print(
+        f"peak resident memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
+    )
+
+
+if __name__ == "__main__":
+    main()

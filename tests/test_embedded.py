@@ -1,0 +1,47 @@
+"""End to end on the real embedded model (SmolLM2-135M via llama.cpp), through its local server."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from taskgate import ChatClient, Endpoint, LadderConfig, LocalServer, gguf_path, run_ladder
+from taskgate.llm.local import MODEL_NAME
+from taskgate.runner.logio import LOG, read_log
+from taskgate.scoring.summary import score_run, summarize
+
+
+def test_the_gguf_ships_in_a_wheel() -> None:
+    path = gguf_path()
+    assert path.suffix == ".gguf" and path.stat().st_size > 50_000_000
+
+
+def test_an_episode_on_the_real_model_through_the_local_server(tmp_path: Path) -> None:
+    config = LadderConfig(
+        arms=("enforcement",), agent="llm", compiler="parser", matcher="llm", steps=(5,), episodes=1
+    )
+    # one server for the agent, one for the matcher: each keeps its own KV prefix (as the CLI does)
+    with LocalServer() as agent_srv, LocalServer() as helper_srv:
+
+        async def go() -> None:
+            client = ChatClient(
+                Endpoint(base_url=agent_srv.base_url, model=MODEL_NAME, reply_budget=24)
+            )
+            helper = ChatClient(Endpoint(base_url=helper_srv.base_url, model=MODEL_NAME))
+            try:
+                await run_ladder(config, tmp_path, client=client, helper=helper)
+            finally:
+                await client.close()
+                await helper.close()
+
+        asyncio.run(go())
+    (run,) = read_log(tmp_path / LOG).values()
+    assert [t.index for t in run.turns] == list(range(44))
+    agent = [c for c in run.calls if c.purpose == "agent"]
+    matcher = [c for c in run.calls if c.purpose == "matcher"]
+    asked = [c for c in matcher if not c.reask]  # each matched turn: one call, maybe one re-ask
+    assert len(agent) >= 44 and len(asked) == sum(t.matched is not None for t in run.turns)
+    assert all(c.error is None and c.prompt_tokens > 0 for c in run.calls)
+    assert sum(bool(t.replies[-1].strip()) for t in run.turns) > 22  # the model answers
+    (row,) = summarize(score_run(tmp_path), ["enforcement"])
+    assert row.n == 1 and 0.0 <= row.rate <= 1.0
