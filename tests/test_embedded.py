@@ -45,3 +45,11 @@ def test_an_episode_on_the_real_model_through_the_local_server(tmp_path: Path) -
     assert sum(bool(t.replies[-1].strip()) for t in run.turns) > 22  # the model answers
     (row,) = summarize(score_run(tmp_path), ["enforcement"])
     assert row.n == 1 and 0.0 <= row.rate <= 1.0
+
+
+def test_the_model_in_process() -> None:
+    from taskgate import InProcessModel
+
+    model = InProcessModel(n_ctx=512)
+    text = asyncio.run(model.achat([{"role": "user", "content": "Say hello."}], max_tokens=8))
+    assert isinstance(text, str) and text.strip()

@@ -164,13 +164,16 @@ class RoleBuilder:
 
     def compiler(self, name: str, ep: Episode, calls: CallLog) -> Compiler:
         inner: Compiler
+        key = f"{ep.id}|{name}"
         if name == "llm":
-            inner = LLMCompiler(self.helper or self._client(name), calls)
+            client = self.helper or self._client(name)
+            inner = LLMCompiler(client, calls)
+            key += f"|{client.model}"  # cached per (episode parameters, compiler model)
         elif name == "parser":
             inner = ParserCompiler()
         else:
             inner = COMPILERS[name](ep)
-        return CachedCompiler(inner, self.cache, f"{ep.id}|{name}")
+        return CachedCompiler(inner, self.cache, key)
 
     def _client(self, name: str) -> ChatClient:
         if self.client is None:
