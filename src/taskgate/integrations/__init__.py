@@ -1,0 +1,1 @@
+"""Integrations with other people's agents and benchmarks (optional extras)."""

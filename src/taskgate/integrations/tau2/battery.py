@@ -1,0 +1,66 @@
+"""The rule battery: run a ruleset (reference or compiled) over cases and score it."""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .facts import DbView
+from .rules import Ruleset
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    rule: str
+    tool: str
+    args: dict[str, Any]
+    expect: Literal["allow", "deny"]
+    patch: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    case: Case
+    decision: Literal["allow", "deny"]
+    fired: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        return self.decision == self.case.expect
+
+
+def battery() -> list[Case]:
+    text = resources.files(__package__).joinpath("battery.toml").read_text("utf-8")
+    return [Case.model_validate(c) for c in tomllib.loads(text)["case"]]
+
+
+def patched(db: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of the touched tables with each dotted path set (the rest shared, read-only)."""
+    out = dict(db)
+    for path, value in patch.items():
+        keys = path.split(".")
+        out[keys[0]] = node = dict(out[keys[0]])
+        for k in keys[1:-1]:
+            node[k] = copy.deepcopy(node[k])
+            node = node[k]
+        node[keys[-1]] = value
+    return out
+
+
+def run_battery(
+    ruleset: Ruleset, db: Mapping[str, Any], cases: list[Case] | None = None
+) -> list[Outcome]:
+    out = []
+    for case in cases or battery():
+        view = DbView(patched(db, case.patch) if case.patch else db)
+        fired = tuple(r.id for r in ruleset.firing(view, case.tool, case.args))
+        out.append(Outcome(case, "deny" if fired else "allow", fired))
+    return out

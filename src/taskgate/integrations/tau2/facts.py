@@ -1,0 +1,185 @@
+"""Facts a rule can test: derived from the airline database and a WRITE call's arguments.
+
+Each fact is a small named function, so a reader can audit what a rule's condition means. The
+database is read through :class:`DbView`, built from the benchmark's ``db.json`` (a dict) or from a
+live ``FlightDB``; nothing here imports tau2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+#: tau2's airline tools run at this fixed "now" (``AirlineTools._get_datetime``).
+NOW = datetime(2024, 5, 15, 15, 0, 0)
+FLOWN = frozenset({"landed", "flying"})
+
+
+class DbView:
+    """Read access to the airline database, whatever holds it."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = data
+
+    @classmethod
+    def of(cls, db: Any) -> DbView:
+        """From a ``db.json`` dict, or from a tau2 ``FlightDB`` (read live, not copied)."""
+        if isinstance(db, Mapping):
+            return cls(db)
+        return _LiveView(db)
+
+    def reservation(self, rid: str) -> dict[str, Any] | None:
+        r = self._data["reservations"].get(rid)
+        return dict(r) if r is not None else None
+
+    def user(self, uid: str) -> dict[str, Any] | None:
+        u = self._data["users"].get(uid)
+        return dict(u) if u is not None else None
+
+    def flight_status(self, number: str, date: str) -> str | None:
+        flight = self._data["flights"].get(number)
+        if flight is None:
+            return None
+        day = flight["dates"].get(date)
+        return None if day is None else str(day["status"])
+
+    def route(self, number: str) -> tuple[str | None, str | None]:
+        flight = self._data["flights"].get(number)
+        return (flight["origin"], flight["destination"]) if flight else (None, None)
+
+
+class _LiveView(DbView):
+    def __init__(self, db: Any) -> None:
+        self._db = db
+
+    def reservation(self, rid: str) -> dict[str, Any] | None:
+        r = self._db.reservations.get(rid)
+        return r.model_dump(mode="json") if r is not None else None
+
+    def user(self, uid: str) -> dict[str, Any] | None:
+        u = self._db.users.get(uid)
+        return u.model_dump(mode="json") if u is not None else None
+
+    def flight_status(self, number: str, date: str) -> str | None:
+        flight = self._db.flights.get(number)
+        if flight is None or date not in flight.dates:
+            return None
+        return str(flight.dates[date].status)
+
+    def route(self, number: str) -> tuple[str | None, str | None]:
+        f = self._db.flights.get(number)
+        return (f.origin, f.destination) if f is not None else (None, None)
+
+
+Call = Mapping[str, Any]
+Fact = Callable[[DbView, Call], Any]
+
+
+def _res(db: DbView, args: Call) -> dict[str, Any]:
+    return db.reservation(str(args.get("reservation_id", ""))) or {}
+
+
+def _user(db: DbView, args: Call) -> dict[str, Any]:
+    uid = args.get("user_id") or _res(db, args).get("user_id", "")
+    return db.user(str(uid)) or {}
+
+
+def _segments_flown(db: DbView, res: Mapping[str, Any]) -> list[tuple[str, str]]:
+    return [
+        (f["flight_number"], f["date"])
+        for f in res.get("flights", [])
+        if db.flight_status(f["flight_number"], f["date"]) in FLOWN
+    ]
+
+
+def _new_flights(args: Call) -> list[tuple[str, str]]:
+    return [(f["flight_number"], f["date"]) for f in args.get("flights") or []]
+
+
+def _payments(db: DbView, args: Call) -> list[str]:
+    methods = args.get("payment_methods") or []
+    return [str(m.get("payment_id")) for m in methods]
+
+
+def _sources(db: DbView, args: Call) -> list[str]:
+    profile = _user(db, args).get("payment_methods", {})
+    return [profile.get(pid, {}).get("source", "unknown") for pid in _payments(db, args)]
+
+
+def _endpoints_changed(db: DbView, args: Call) -> bool:
+    """Do the new flights leave the reservation's origin, destination or trip type?"""
+    res = _res(db, args)
+    legs = [db.route(f["flight_number"]) for f in args.get("flights") or []]
+    if not legs or not res:
+        return False
+    start, end = legs[0][0], legs[-1][1]
+    if res.get("flight_type") == "round_trip":
+        dests = {d for _, d in legs}
+        return not (start == res.get("origin") == end and res.get("destination") in dests)
+    return not (start == res.get("origin") and end == res.get("destination"))
+
+
+def _created(res: Mapping[str, Any]) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(res.get("created_at")))
+    except ValueError:
+        return None
+
+
+def _user_reservations(db: DbView, args: Call) -> list[dict[str, Any]]:
+    return [r for rid in _user(db, args).get("reservations", []) if (r := db.reservation(rid))]
+
+
+FACTS: dict[str, Fact] = {
+    # the reservation named by the call
+    "reservation.exists": lambda db, a: bool(_res(db, a)),
+    "reservation.cancelled": lambda db, a: _res(db, a).get("status") == "cancelled",
+    "reservation.cabin": lambda db, a: _res(db, a).get("cabin"),
+    "reservation.insured": lambda db, a: _res(db, a).get("insurance") == "yes",
+    "reservation.passengers": lambda db, a: len(_res(db, a).get("passengers", [])),
+    "reservation.total_baggages": lambda db, a: _res(db, a).get("total_baggages", 0),
+    "reservation.any_flown": lambda db, a: bool(_segments_flown(db, _res(db, a))),
+    "reservation.airline_cancelled": lambda db, a: any(
+        db.flight_status(f["flight_number"], f["date"]) == "cancelled"
+        for f in _res(db, a).get("flights", [])
+    ),
+    "reservation.booked_within_24h": lambda db, a: (
+        (c := _created(_res(db, a))) is not None and NOW - c <= timedelta(hours=24)
+    ),
+    # the user (named by the call, or owning the reservation)
+    "user.membership": lambda db, a: _user(db, a).get("membership"),
+    "user.any_insured": lambda db, a: any(
+        r.get("insurance") == "yes" for r in _user_reservations(db, a)
+    ),
+    "user.any_business": lambda db, a: any(
+        r.get("cabin") == "business" for r in _user_reservations(db, a)
+    ),
+    "user.max_passengers": lambda db, a: max(
+        (len(r.get("passengers", [])) for r in _user_reservations(db, a)), default=0
+    ),
+    # the call's arguments
+    "args.cabin": lambda db, a: a.get("cabin"),
+    "args.cabin_changed": lambda db, a: "cabin" in a and a.get("cabin") != _res(db, a).get("cabin"),
+    "args.flights_changed": lambda db, a: (
+        sorted(_new_flights(a))
+        != sorted((f["flight_number"], f["date"]) for f in _res(db, a).get("flights", []))
+    ),
+    "args.flown_segment_dropped": lambda db, a: (
+        not set(_segments_flown(db, _res(db, a))) <= set(_new_flights(a))
+    ),
+    "args.endpoints_changed": _endpoints_changed,
+    "args.passengers": lambda db, a: len(a.get("passengers") or []),
+    "args.total_baggages": lambda db, a: a.get("total_baggages", 0),
+    "args.amount": lambda db, a: a.get("amount", 0),
+    "args.payment_in_profile": lambda db, a: (
+        str(a.get("payment_id")) in _user(db, a).get("payment_methods", {})
+    ),
+    "args.payment_source": lambda db, a: (
+        _user(db, a).get("payment_methods", {}).get(str(a.get("payment_id")), {}).get("source")
+    ),
+    "args.certificates": lambda db, a: _sources(db, a).count("certificate"),
+    "args.credit_cards": lambda db, a: _sources(db, a).count("credit_card"),
+    "args.gift_cards": lambda db, a: _sources(db, a).count("gift_card"),
+    "args.unknown_payments": lambda db, a: _sources(db, a).count("unknown"),
+}
