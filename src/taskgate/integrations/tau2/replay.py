@@ -1,0 +1,70 @@
+"""Gold replay: the benchmark's own reference solutions, asked of the gate.
+
+For each task, its gold actions run in order on a fresh database; the gate is asked about every
+WRITE and the write executes regardless, so the database stays on the gold path. A gold write the
+gate would refuse is an *overblock*; each needs a reason (or the rule is wrong).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...errors import LogFormatError
+from .facts import DbView
+from .gate import require_tau2
+from .rules import WRITE_TOOLS, Ruleset
+
+
+@dataclass(frozen=True)
+class Overblock:
+    action_id: str
+    tool: str
+    rules: tuple[str, ...]
+
+
+@dataclass
+class TaskReplay:
+    task_id: str
+    writes: int = 0
+    overblocks: list[Overblock] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # gold actions the tools themselves rejected
+
+
+def load_tasks(path: Path) -> list[dict[str, Any]]:
+    try:
+        tasks = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise LogFormatError(f"{path} is not a tau2 tasks file: {exc}") from None
+    if not isinstance(tasks, list) or not all(isinstance(t, dict) and "id" in t for t in tasks):
+        raise LogFormatError(f"{path} is not a tau2 tasks file: expected a list of tasks with ids")
+    return tasks
+
+
+def gold_replay(tasks: list[dict[str, Any]], ruleset: Ruleset, db_path: Path) -> list[TaskReplay]:
+    require_tau2()
+    from tau2.domains.airline.data_model import FlightDB
+    from tau2.domains.airline.environment import get_environment
+
+    out = []
+    for task in tasks:
+        env = get_environment(db=FlightDB.load(str(db_path)))
+        replay = TaskReplay(str(task["id"]))
+        for action in (task.get("evaluation_criteria") or {}).get("actions") or []:
+            name, args = action["name"], action.get("arguments") or {}
+            if name in WRITE_TOOLS:
+                replay.writes += 1
+                fired = ruleset.firing(DbView.of(env.tools.db), name, args)
+                if fired:
+                    replay.overblocks.append(
+                        Overblock(str(action.get("action_id")), name, tuple(r.id for r in fired))
+                    )
+            try:
+                env.make_tool_call(name, requestor=action.get("requestor", "assistant"), **args)
+                env.sync_tools()
+            except Exception as exc:  # the benchmark's own tools rejected a gold action
+                replay.errors.append(f"{action.get('action_id')} {name}: {exc}")
+        out.append(replay)
+    return out

@@ -1,0 +1,90 @@
+"""The gate inside tau2's real airline environment, and the gold replay (real tau2 code)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import SHARED
+from taskgate.errors import LogFormatError
+from taskgate.integrations.tau2.gate import gate_environment
+from taskgate.integrations.tau2.replay import gold_replay, load_tasks
+from taskgate.integrations.tau2.rules import reference_ruleset
+
+DATA = SHARED / "data" / "tau2-airline"
+pytest.importorskip("tau2", reason="needs the tau2 extra")  # installed by make; skipped elsewhere
+
+
+def environment():  # type: ignore[no-untyped-def]
+    from tau2.domains.airline.data_model import FlightDB
+    from tau2.domains.airline.environment import get_environment
+
+    return get_environment(db=FlightDB.load(str(DATA / "db.json")))
+
+
+def call(name: str, **arguments: object):  # type: ignore[no-untyped-def]
+    from tau2.data_model.message import ToolCall
+
+    return ToolCall(id="c1", name=name, arguments=arguments, requestor="assistant")
+
+
+def test_a_violating_cancellation_is_refused_and_the_database_untouched() -> None:
+    env = environment()
+    log = gate_environment(env, reference_ruleset())
+    before = env.tools.db.model_dump_json()
+    reply = env.get_response(call("cancel_reservation", reservation_id="VAAOXJ"))
+    assert reply.error is True
+    assert "cancel-eligibility" in reply.content and "not cancellable" in reply.content
+    assert env.tools.db.model_dump_json() == before  # byte-identical
+    assert [v.rules for v in log.vetoes] == [("cancel-eligibility",)] and log.checked == 1
+
+
+def test_allowed_writes_and_reads_pass_through() -> None:
+    env = environment()
+    gate_environment(env, reference_ruleset())
+    read = env.get_response(call("get_reservation_details", reservation_id="VAAOXJ"))
+    assert read.error is False and "VAAOXJ" in read.content
+    ok = env.get_response(call("cancel_reservation", reservation_id="8B92J5"))  # insured
+    assert ok.error is False
+    assert env.tools.db.reservations["8B92J5"].status == "cancelled"
+
+
+def test_advisory_returns_once_then_executes_the_identical_call() -> None:
+    env = environment()
+    log = gate_environment(env, reference_ruleset(), mode="advisory")
+    first = env.get_response(call("cancel_reservation", reservation_id="VAAOXJ"))
+    assert first.error and "identical call again, it will execute" in first.content
+    assert env.tools.db.reservations["VAAOXJ"].status is None
+    second = env.get_response(call("cancel_reservation", reservation_id="VAAOXJ"))
+    assert second.error is False and env.tools.db.reservations["VAAOXJ"].status == "cancelled"
+    assert [v.executed for v in log.vetoes] == [False, True]
+
+
+def test_gold_replay_current_task_set_has_no_overblock() -> None:
+    replays = gold_replay(load_tasks(DATA / "tasks.json"), reference_ruleset(), DATA / "db.json")
+    assert len(replays) == 50
+    assert sum(r.writes for r in replays) == 49
+    assert [o for r in replays for o in r.overblocks] == []
+    assert [e for r in replays for e in r.errors] == []
+
+
+def test_gold_replay_first_release_overblocks_only_policy_violations() -> None:
+    replays = gold_replay(
+        load_tasks(DATA / "tasks_release_37199f3.json"), reference_ruleset(), DATA / "db.json"
+    )
+    found = {(r.task_id, o.action_id, o.rules) for r in replays for o in r.overblocks}
+    # each is a gold action upstream later corrected (see the README's audit)
+    assert found == {
+        ("7", "7_3", ("cancel-eligibility",)),
+        ("9", "9_0", ("cancel-flown",)),
+        ("29", "29_1", ("flights-endpoints",)),
+        ("37", "37_0", ("cancel-flown",)),
+    }
+
+
+def test_a_file_that_is_not_a_task_set_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "x.json"
+    bad.write_text('{"not": "tasks"}')
+    with pytest.raises(LogFormatError, match=r"x\.json"):
+        load_tasks(bad)
