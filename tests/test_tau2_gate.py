@@ -88,3 +88,22 @@ def test_a_file_that_is_not_a_task_set_is_named(tmp_path: Path) -> None:
     bad.write_text('{"not": "tasks"}')
     with pytest.raises(LogFormatError, match=r"x\.json"):
         load_tasks(bad)
+
+
+def test_cli_battery_and_gold_replay(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from taskgate.cli import app
+
+    runner = CliRunner()
+    out = runner.invoke(app, ["tau2", "battery", "--db", str(DATA / "db.json")])
+    assert out.exit_code == 0 and "battery: 40/40 cases" in out.output
+    out = runner.invoke(app, ["tau2", "gold-replay", "--tasks", str(DATA / "tasks.json")])
+    assert out.exit_code == 0
+    assert "50 tasks, 26 with writes, 49 gold writes, 0 overblocked" in out.output
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        '[[rule]]\nid = "x"\ntool = "fly_plane"\nwhen = ["reservation.cancelled"]\nreason = "r"'
+    )
+    out = runner.invoke(app, ["tau2", "battery", "--ruleset", str(bad)])
+    assert out.exit_code == 2 and "fly_plane" in out.output

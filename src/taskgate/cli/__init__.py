@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from .._version import __version__
-from . import demo, generate, ladder, run, score
+from . import demo, generate, ladder, run, score, tau2
 
 app = typer.Typer(
     name="taskgate",
@@ -37,6 +37,7 @@ app.command("run")(run.run)
 app.command("score")(score.score)
 app.command("report")(score.report)
 app.command("ladder")(ladder.ladder)
+app.add_typer(tau2.app, name="tau2")
 
 
 def main() -> None:

