@@ -91,3 +91,19 @@ def gold_replay(
         f"gold replay: {len(results)} tasks, {sum(1 for r in results if r.writes)} with writes, "
         f"{writes} gold writes, {over} overblocked in {sum(1 for r in results if r.overblocks)} tasks"
     )
+
+
+@app.command("transcripts")
+def transcripts(
+    results: Annotated[list[Path], typer.Argument(help="tau2 results files (simulation JSON).")],
+    ruleset: RulesetOpt = None,
+    db: DbOpt = None,
+) -> None:
+    """Replay every WRITE of every simulation through the ruleset; print the report as JSON."""
+    from ..integrations.tau2.transcripts import dump_report, replay_results
+
+    try:
+        summary = replay_results(results, _ruleset(ruleset), _db_path(db))
+    except TaskgateError as exc:
+        raise typer.BadParameter(str(exc), param_hint="RESULTS") from None
+    typer.echo(dump_report(summary))

@@ -1,0 +1,184 @@
+"""Transcript replay: every WRITE of every simulation in tau2 results files, through the ruleset.
+
+Each simulation's tool calls are replayed in order on a fresh database: every WRITE is judged
+against the database state at that point, then executed if it executed in the transcript, so the
+database follows the transcript. Reported, per file or together:
+
+* executed state-violating writes (the ruleset denies them) and the *catchable* episodes (any);
+* wrongful writes: an executed WRITE outside the task's gold write multiset, by tool name and
+  normalized arguments; a wrongful episode has one, split into wrong-arguments (its tool is among
+  the gold writes), extra-only (it is not), or both;
+* the gate's precision against wrongful episodes: per episode (catchable episodes that are
+  wrongful) and per call (violating writes that are wrongful);
+* the refusal subset: tasks whose gold has no write, where any executed write is wrongful.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ...errors import LogFormatError
+from .facts import DbView
+from .gate import canonical, require_tau2
+from .rules import WRITE_TOOLS, Ruleset
+
+
+class _Call(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    id: str = ""
+    name: str
+    arguments: dict[str, Any]
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    role: str
+    id: str | None = None
+    tool_calls: list[_Call] | None = None
+    error: bool = False
+
+
+class _Simulation(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    id: str
+    task_id: str
+    messages: list[_Message]
+
+
+class _Results(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    tasks: list[dict[str, Any]]
+    simulations: list[_Simulation]
+
+
+def load_results(path: Path) -> _Results:
+    try:
+        return _Results.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise LogFormatError(
+            f"{path} is not a tau2 results file (expected tasks and simulations with messages): {detail}"
+        ) from None
+
+
+@dataclass
+class Episode:
+    simulation: str
+    task_id: str
+    writes: int = 0
+    violating: int = 0  # executed writes the ruleset denies
+    violating_wrongful: int = 0
+    wrong_args: int = 0
+    extra: int = 0
+    gold_has_writes: bool = True
+
+    @property
+    def catchable(self) -> bool:
+        return self.violating > 0
+
+    @property
+    def wrongful(self) -> bool:
+        return self.wrong_args + self.extra > 0
+
+    @property
+    def kind(self) -> str:
+        if self.wrong_args and self.extra:
+            return "both"
+        return "wrong-arguments" if self.wrong_args else "extra-only" if self.extra else "none"
+
+
+@dataclass
+class Summary:
+    episodes: list[Episode] = field(default_factory=list)
+
+    def report(self) -> dict[str, Any]:
+        eps = self.episodes
+        catch = [e for e in eps if e.catchable]
+        wrong = [e for e in eps if e.wrongful]
+        violating = sum(e.violating for e in eps)
+        refusal = [e for e in eps if not e.gold_has_writes]
+        return {
+            "episodes": len(eps),
+            "catchable_episodes": len(catch),
+            "executed_violating_writes": violating,
+            "wrongful_episodes": len(wrong),
+            "wrongful_split": dict(Counter(e.kind for e in wrong)),
+            "episode_precision": (sum(e.wrongful for e in catch) / len(catch)) if catch else None,
+            "call_precision": (sum(e.violating_wrongful for e in eps) / violating)
+            if violating
+            else None,
+            "refusal_subset": {
+                "episodes": len(refusal),
+                "with_executed_writes": sum(1 for e in refusal if e.writes),
+                "catchable": sum(1 for e in refusal if e.catchable),
+            },
+        }
+
+
+def _gold_writes(task: dict[str, Any]) -> Counter[tuple[str, str]]:
+    actions = (task.get("evaluation_criteria") or {}).get("actions") or []
+    return Counter(
+        (a["name"], canonical(a.get("arguments") or {}))
+        for a in actions
+        if a["name"] in WRITE_TOOLS
+    )
+
+
+def replay_results(paths: list[Path], ruleset: Ruleset, db_path: Path) -> Summary:
+    require_tau2()
+    from tau2.domains.airline.data_model import FlightDB
+    from tau2.domains.airline.environment import get_environment
+
+    summary = Summary()
+    pristine = FlightDB.load(str(db_path))
+    for path in paths:
+        results = load_results(path)
+        tasks = {str(t["id"]): t for t in results.tasks}
+        for sim in results.simulations:
+            task = tasks.get(sim.task_id)
+            if task is None:
+                raise LogFormatError(
+                    f"{path}: simulation {sim.id} names task {sim.task_id!r}, absent from the file"
+                )
+            env = get_environment(db=pristine.model_copy(deep=True))
+            summary.episodes.append(_replay(sim, task, ruleset, env))
+    return summary
+
+
+def _replay(sim: _Simulation, task: dict[str, Any], ruleset: Ruleset, env: Any) -> Episode:
+    gold = _gold_writes(task)
+    gold_tools = {name for name, _ in gold}
+    ep = Episode(sim.id, sim.task_id, gold_has_writes=bool(gold))
+    failed = {m.id for m in sim.messages if m.role == "tool" and m.error}
+    for msg in sim.messages:
+        for call in msg.tool_calls or []:
+            if call.name not in WRITE_TOOLS or call.id in failed:
+                continue  # reads change nothing; a failed write changed nothing
+            ep.writes += 1
+            denied = bool(ruleset.firing(DbView.of(env.tools.db), call.name, call.arguments))
+            key = (call.name, canonical(call.arguments))
+            wrongful = gold[key] <= 0
+            if not wrongful:
+                gold[key] -= 1
+            elif call.name in gold_tools:
+                ep.wrong_args += 1
+            else:
+                ep.extra += 1
+            ep.violating += denied
+            ep.violating_wrongful += denied and wrongful
+            try:
+                env.make_tool_call(call.name, **call.arguments)
+                env.sync_tools()
+            except Exception:
+                pass
+    return ep
+
+
+def dump_report(summary: Summary) -> str:
+    return json.dumps(summary.report(), indent=1)
