@@ -65,6 +65,7 @@ def test_transcript_replay_report(tmp_path: Path) -> None:
     assert report["wrongful_split"] == {"extra-only": 1, "wrong-arguments": 1}
     assert report["episode_precision"] == 1.0 and report["call_precision"] == 1.0
     assert report["refusal_subset"] == {"episodes": 1, "with_executed_writes": 1, "catchable": 1}
+    assert report["replay_divergences"] == 0
 
 
 def test_a_file_in_another_format_is_named(tmp_path: Path) -> None:

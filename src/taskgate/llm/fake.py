@@ -78,7 +78,7 @@ Responder = Callable[[dict[str, Any]], Reply]
 
 
 class ScriptExhausted(Exception):
-    pass
+    """The scripted replies ran out; the server answers HTTP 418 so the failure is loud."""
 
 
 def script(replies: Iterable[str | Reply]) -> Responder:

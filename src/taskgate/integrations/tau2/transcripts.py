@@ -77,6 +77,7 @@ class Episode:
     wrong_args: int = 0
     extra: int = 0
     gold_has_writes: bool = True
+    divergences: list[str] = field(default_factory=list)  # writes our replay could not repeat
 
     @property
     def catchable(self) -> bool:
@@ -113,6 +114,7 @@ class Summary:
             "call_precision": (sum(e.violating_wrongful for e in eps) / violating)
             if violating
             else None,
+            "replay_divergences": sum(len(e.divergences) for e in eps),
             "refusal_subset": {
                 "episodes": len(refusal),
                 "with_executed_writes": sum(1 for e in refusal if e.writes),
