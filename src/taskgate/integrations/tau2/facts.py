@@ -183,3 +183,35 @@ FACTS: dict[str, Fact] = {
     "args.gift_cards": lambda db, a: _sources(db, a).count("gift_card"),
     "args.unknown_payments": lambda db, a: _sources(db, a).count("unknown"),
 }
+
+
+#: One line per fact, for people auditing a rule and for the rule compiler's prompt.
+FACT_DOCS: dict[str, str] = {
+    "reservation.exists": "the call's reservation_id names a reservation",
+    "reservation.cancelled": "that reservation is already cancelled",
+    "reservation.cabin": "its cabin: basic_economy, economy or business",
+    "reservation.insured": "it has travel insurance",
+    "reservation.passengers": "its number of passengers",
+    "reservation.total_baggages": "its current number of checked bags",
+    "reservation.any_flown": "some segment has already been flown (landed or flying)",
+    "reservation.airline_cancelled": "some segment was cancelled by the airline",
+    "reservation.booked_within_24h": "it was booked within the last 24 hours",
+    "user.membership": "the user's membership: regular, silver or gold",
+    "user.any_insured": "some reservation of the user has travel insurance",
+    "user.any_business": "some reservation of the user is in business",
+    "user.max_passengers": "the most passengers on any reservation of the user",
+    "args.cabin": "the cabin the call asks for",
+    "args.cabin_changed": "the call changes the reservation's cabin",
+    "args.flights_changed": "the call's flights differ from the reservation's",
+    "args.flown_segment_dropped": "the call drops or changes a segment already flown",
+    "args.endpoints_changed": "the new flights change the origin, destination or trip type",
+    "args.passengers": "the number of passengers in the call",
+    "args.total_baggages": "the total checked bags the call asks for",
+    "args.amount": "the certificate amount the call sends",
+    "args.payment_in_profile": "the call's payment_id is in the user's profile",
+    "args.payment_source": "the source of the call's payment_id: credit_card, gift_card or certificate",
+    "args.certificates": "how many travel certificates the call pays with",
+    "args.credit_cards": "how many credit cards the call pays with",
+    "args.gift_cards": "how many gift cards the call pays with",
+    "args.unknown_payments": "how many of the call's payment methods are not in the user's profile",
+}

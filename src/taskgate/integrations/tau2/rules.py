@@ -16,6 +16,7 @@ Facts are the named functions of :mod:`.facts`. A ruleset file is TOML::
 
 from __future__ import annotations
 
+import json
 import operator
 import re
 import tomllib
@@ -155,10 +156,13 @@ class Ruleset(BaseModel):
 
 
 def load_ruleset(source: str | Path) -> Ruleset:
-    """A ruleset from a TOML file (or TOML text); raise naming what is wrong."""
+    """A ruleset from a TOML or JSON file (or text); raise naming what is wrong."""
     text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
     try:
-        return Ruleset.model_validate(tomllib.loads(text))
+        data = json.loads(text) if text.lstrip().startswith("{") else tomllib.loads(text)
+        return Ruleset.model_validate(data)
+    except json.JSONDecodeError as exc:
+        raise RulesetError(f"the ruleset is not valid JSON: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise RulesetError(f"the ruleset is not valid TOML: {exc}") from None
     except ValidationError as exc:
