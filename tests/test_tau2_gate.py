@@ -107,3 +107,30 @@ def test_cli_battery_and_gold_replay(tmp_path: Path) -> None:
     )
     out = runner.invoke(app, ["tau2", "battery", "--ruleset", str(bad)])
     assert out.exit_code == 2 and "fly_plane" in out.output
+
+
+def test_ledger_rung_shows_state_and_leaves_writes_unguarded() -> None:
+    env = environment()
+    log = gate_environment(env, reference_ruleset(), mode="ledger")
+    read = env.get_response(call("get_reservation_details", reservation_id="VAAOXJ"))
+    assert read.error is False
+    block = read.content.split("[TASK-STATE LEDGER]")[1]
+    assert (
+        "reservation VAAOXJ: cabin economy; insurance no;" in block and "not within 24 h" in block
+    )
+    assert (
+        "- cancel_reservation: fires: cancel-eligibility; clear: cancel-flown, cancel-already-cancelled"
+        in block
+    )
+    assert (
+        "update_reservation_baggages: depends on the request: baggage-decrease, baggage-payment"
+        in block
+    )
+    assert "user lei_rossi_3206: membership regular" in block
+    write = env.get_response(call("cancel_reservation", reservation_id="VAAOXJ"))
+    assert write.error is False  # unguarded: the violating cancellation executes
+    assert env.tools.db.reservations["VAAOXJ"].status == "cancelled"
+    assert (
+        "- cancel_reservation: fires: cancel-eligibility, cancel-already-cancelled" in write.content
+    )
+    assert log.vetoes == [] and log.checked == 2

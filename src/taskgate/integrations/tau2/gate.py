@@ -4,8 +4,9 @@ Every WRITE call from the agent is checked against the ruleset and the current d
 executes. Under the ``gate`` rung a violating call is vetoed: it comes back as an ordinary tool error
 naming the rule and its reason, and the database is untouched. Under the ``advisory`` rung a
 violating call is returned unexecuted once, with the rule, its reason and a sentence saying that an
-identical call will execute; the identical re-issue executes. READ and generic tools, the agent
-loop, the user simulator and the benchmark's scoring are not touched.
+identical call will execute; the identical re-issue executes. Under the ``ledger`` rung writes are
+not checked; instead the state block of :mod:`.ledger` follows every successful entity read and
+write. The agent loop, the user simulator and the benchmark's scoring are not touched.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from typing import Any, Literal
 
 from ...errors import TaskgateError
 from .facts import DbView
+from .ledger import ledger_block
 from .rules import WRITE_TOOLS, Rule, Ruleset
 
-Mode = Literal["gate", "advisory"]
+Mode = Literal["gate", "advisory", "ledger"]
+LEDGER_READS = frozenset({"get_reservation_details", "get_user_details"})
 _EXTRA = "the tau2 integration needs the 'tau2' extra: pip install 'taskgate[tau2]'"
 
 
@@ -75,6 +78,8 @@ def gate_environment(env: Any, ruleset: Ruleset, mode: Mode = "gate") -> GateLog
     warned: set[tuple[str, str]] = set()
 
     def get_response(message: Any) -> Any:
+        if mode == "ledger":
+            return _with_ledger(message, original(message))
         if (
             message.name in WRITE_TOOLS
             and getattr(message, "requestor", "assistant") == "assistant"
@@ -97,6 +102,19 @@ def gate_environment(env: Any, ruleset: Ruleset, mode: Mode = "gate") -> GateLog
                         error=True,
                     )
         return original(message)
+
+    def _with_ledger(message: Any, reply: Any) -> Any:
+        if reply.error or (message.name not in LEDGER_READS and message.name not in WRITE_TOOLS):
+            return reply
+        try:
+            result = json.loads(reply.content or "null")
+        except json.JSONDecodeError:
+            result = None
+        block = ledger_block(ruleset, DbView.of(env.tools.db), message.arguments, result)
+        if block is not None:
+            log.checked += 1
+            reply.content = f"{reply.content}\n\n{block}"
+        return reply
 
     env.get_response = get_response
     return log
