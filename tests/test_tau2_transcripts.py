@@ -88,3 +88,14 @@ def test_cli_transcripts(tmp_path: Path) -> None:
     bad.write_text("[]")
     out = CliRunner().invoke(app, ["tau2", "transcripts", str(bad), "--db", str(DATA / "db.json")])
     assert out.exit_code == 2 and "bad.json" in out.output
+
+
+def test_a_write_the_replay_cannot_repeat_is_reported(tmp_path: Path) -> None:
+    tasks = {t["id"]: t for t in json.loads((DATA / "tasks.json").read_text())}
+    sims = [sim("e", "19", [("cancel_reservation", {"reservation_id": "NOSUCH"}, False)])]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"tasks": [tasks["19"]], "simulations": sims}))
+    summary = replay_results([path], reference_ruleset(), DATA / "db.json")
+    (episode,) = summary.episodes
+    assert len(episode.divergences) == 1 and "NOSUCH" in episode.divergences[0]
+    assert summary.report()["replay_divergences"] == 1

@@ -177,8 +177,8 @@ def _replay(sim: _Simulation, task: dict[str, Any], ruleset: Ruleset, env: Any) 
             try:
                 env.make_tool_call(call.name, **call.arguments)
                 env.sync_tools()
-            except Exception:
-                pass
+            except Exception as exc:  # it executed in the transcript but not here: say so
+                ep.divergences.append(f"{call.id} {call.name}: {exc}")
     return ep
 
 
