@@ -76,9 +76,7 @@ def resolve_roles(agent: str, compiler: str, matcher: str) -> tuple[str, str, st
     return agent, compiler, matcher
 
 
-def with_progress(
-    label: str, work: Callable[[RunProgress], Coroutine[Any, Any, None]], quiet: bool = False
-) -> None:
+def with_progress(label: str, work: Callable[[RunProgress], Coroutine[Any, Any, None]]) -> None:
     """Run ``work`` under a rich progress bar of finished episode-arms."""
     console = Console(stderr=True)
     columns = (
@@ -89,7 +87,7 @@ def with_progress(
         TextColumn("{task.fields[calls]}"),
     )
     progress = RunProgress()
-    with Progress(*columns, console=console, disable=quiet) as bar:
+    with Progress(*columns, console=console) as bar:
         task = bar.add_task(label, total=None, calls="")
 
         def update(p: RunProgress) -> None:

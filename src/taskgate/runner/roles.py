@@ -10,6 +10,7 @@ can persist to a file so that a resumed run reuses them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -54,13 +55,8 @@ class CallLog:
         self.episode, self.arm = episode, arm
 
     def __call__(self, info: CallInfo) -> None:
-        rec = CallRecord(
-            episode=self.episode, arm=self.arm, purpose=info.purpose, model=info.model,
-            attempts=info.attempts, max_tokens=info.max_tokens, prompt_tokens=info.prompt_tokens,
-            completion_tokens=info.completion_tokens, latency_s=round(info.latency_s, 4),
-            error=info.error, reasoning_chars=info.reasoning_chars, events=list(info.events),
-            reask=info.reask,
-        )  # fmt: skip
+        fields = dataclasses.asdict(info) | {"latency_s": round(info.latency_s, 4)}
+        rec = CallRecord(episode=self.episode, arm=self.arm, **fields)
         if self._on_call:
             self._on_call(info)
         if self._held is None:

@@ -97,14 +97,14 @@ def _new_flights(args: Call) -> list[tuple[str, str]]:
     return [(f["flight_number"], f["date"]) for f in args.get("flights") or []]
 
 
-def _payments(db: DbView, args: Call) -> list[str]:
+def _payments(args: Call) -> list[str]:
     methods = args.get("payment_methods") or []
     return [str(m.get("payment_id")) for m in methods]
 
 
 def _sources(db: DbView, args: Call) -> list[str]:
     profile = _user(db, args).get("payment_methods", {})
-    return [profile.get(pid, {}).get("source", "unknown") for pid in _payments(db, args)]
+    return [profile.get(pid, {}).get("source", "unknown") for pid in _payments(args)]
 
 
 def _endpoints_changed(db: DbView, args: Call) -> bool:

@@ -26,9 +26,8 @@ USER_TOOLS = ("book_reservation", "send_certificate")
 
 
 def _state_only(cond: str) -> bool:
-    return not parse_condition(cond).fact.startswith("args.") and not (
-        parse_condition(cond).scale_fact or ""
-    ).startswith("args.")
+    c = parse_condition(cond)
+    return not c.fact.startswith("args.") and not (c.scale_fact or "").startswith("args.")
 
 
 def classify_rules(

@@ -16,6 +16,7 @@ Facts are the named functions of :mod:`.facts`. A ruleset file is TOML::
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 import re
@@ -79,6 +80,7 @@ class Condition:
         return not ok if self.negate else ok
 
 
+@functools.cache  # rules are checked on every WRITE: parse each condition text once
 def parse_condition(text: str) -> Condition:
     m = _COND.match(text)
     if m is None:
