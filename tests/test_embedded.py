@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
+
+import pytest
 
 from taskgate import ChatClient, Endpoint, LadderConfig, LocalServer, gguf_path, run_ladder
 from taskgate.llm.local import MODEL_NAME
@@ -53,3 +56,23 @@ def test_the_model_in_process() -> None:
     model = InProcessModel(n_ctx=512)
     text = asyncio.run(model.achat([{"role": "user", "content": "Say hello."}], max_tokens=8))
     assert isinstance(text, str) and text.strip()
+
+
+def test_a_tau2_smoke_run_on_the_real_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tau2's orchestrator, agent and user simulator on SmolLM2, all four arms: it completes."""
+    pytest.importorskip("tau2")
+    from typer.testing import CliRunner
+
+    from taskgate.cli import app
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    out = tmp_path / "smoke"
+    result = CliRunner().invoke(app, ["tau2", "run", "--out", str(out), "--max-steps", "4"])
+    assert result.exit_code == 0, result.output
+    for arm in ("ungated", "ledger", "advisory", "gated"):
+        (sim,) = json.loads((out / f"{arm}.json").read_text())["simulations"]
+        assert sim["termination_reason"] in {"max_steps", "user_stop", "agent_stop"}
+        assert sim["reward_info"] is not None and len(sim["messages"]) >= 2
+    assert "| Paired delta, gated |" in result.output

@@ -72,7 +72,7 @@ def test_cli_compile_against_an_endpoint(tmp_path: Path) -> None:
     with FakeServer(script([reference_ruleset().model_dump_json()])) as srv:
         result = CliRunner().invoke(
             app,
-            ["tau2", "compile", "--out", str(out), "--policy", str(DATA / "policy.md"),
+            ["tau2", "compile-rules", "--out", str(out), "--policy", str(DATA / "policy.md"),
              "--db", str(DATA / "db.json"), "--base-url", srv.base_url, "--model", "fake"],
         )  # fmt: skip
     assert result.exit_code == 0, result.output

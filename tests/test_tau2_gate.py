@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -98,9 +99,27 @@ def test_cli_battery_and_gold_replay(tmp_path: Path) -> None:
     runner = CliRunner()
     out = runner.invoke(app, ["tau2", "battery", "--db", str(DATA / "db.json")])
     assert out.exit_code == 0 and "battery: 40/40 cases" in out.output
-    out = runner.invoke(app, ["tau2", "gold-replay", "--tasks", str(DATA / "tasks.json")])
-    assert out.exit_code == 0
-    assert "50 tasks, 26 with writes, 49 gold writes, 0 overblocked" in out.output
+    # the whole task sets are replayed above, through the API; here a few tasks of the first release
+    release = json.loads((DATA / "tasks_release_37199f3.json").read_text())
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps([t for t in release if t["id"] in ("1", "7", "9", "12")]))
+    rows_path = tmp_path / "rows.json"
+    out = runner.invoke(
+        app, ["tau2", "replay-gold", "--tasks", str(tasks), "--json", str(rows_path)]
+    )
+    assert out.exit_code == 0, out.output
+    assert "4 tasks, 3 with writes" in out.output
+    rows = {r["task_id"]: r for r in json.loads(rows_path.read_text())}
+    assert rows["9"] == {
+        "task_id": "9",
+        "gold_writes": 1,
+        "overblocked": [
+            {"action_id": "9_0", "tool": "cancel_reservation", "rules": ["cancel-flown"]}
+        ],
+        "tool_errors": [],
+    }
+    assert rows["1"]["gold_writes"] == 0 and rows["1"]["overblocked"] == []
+    assert [o["rules"] for o in rows["7"]["overblocked"]] == [["cancel-eligibility"]]
     bad = tmp_path / "bad.toml"
     bad.write_text(
         '[[rule]]\nid = "x"\ntool = "fly_plane"\nwhen = ["reservation.cancelled"]\nreason = "r"'

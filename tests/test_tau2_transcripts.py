@@ -75,18 +75,22 @@ def test_a_file_in_another_format_is_named(tmp_path: Path) -> None:
         load_results(other)
 
 
-def test_cli_transcripts(tmp_path: Path) -> None:
+def test_cli_replay(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from taskgate.cli import app
 
     path = results_file(tmp_path)
-    out = CliRunner().invoke(app, ["tau2", "transcripts", str(path), "--db", str(DATA / "db.json")])
+    out = CliRunner().invoke(
+        app, ["tau2", "replay", "--results", str(path), "--db", str(DATA / "db.json")]
+    )
     assert out.exit_code == 0, out.output
     assert json.loads(out.output)["catchable_episodes"] == 1
     bad = tmp_path / "bad.json"
     bad.write_text("[]")
-    out = CliRunner().invoke(app, ["tau2", "transcripts", str(bad), "--db", str(DATA / "db.json")])
+    out = CliRunner().invoke(
+        app, ["tau2", "replay", "--results", str(bad), "--db", str(DATA / "db.json")]
+    )
     assert out.exit_code == 2 and "bad.json" in out.output
 
 

@@ -76,8 +76,12 @@ def resolve_roles(agent: str, compiler: str, matcher: str) -> tuple[str, str, st
     return agent, compiler, matcher
 
 
-def with_progress(label: str, work: Callable[[RunProgress], Coroutine[Any, Any, None]]) -> None:
-    """Run ``work`` under a rich progress bar of finished episode-arms."""
+def with_progress(
+    label: str,
+    work: Callable[[RunProgress], Coroutine[Any, Any, None]],
+    unit: str = "episode-arm",
+) -> None:
+    """Run ``work`` under a rich progress bar of finished ``unit``s."""
     console = Console(stderr=True)
     columns = (
         TextColumn("{task.description}"),
@@ -93,7 +97,7 @@ def with_progress(label: str, work: Callable[[RunProgress], Coroutine[Any, Any, 
         def update(p: RunProgress) -> None:
             calls = f"calls {p.calls}  tokens {p.tokens}  errors {p.call_errors}" if p.calls else ""
             if p.failed:
-                calls += f"  failed episode-arms {p.failed}"
+                calls += f"  failed {unit}s {p.failed}"
             bar.update(task, total=p.total, completed=p.done, calls=calls)
 
         progress.on_change = update
@@ -102,7 +106,7 @@ def with_progress(label: str, work: Callable[[RunProgress], Coroutine[Any, Any, 
         console.print(f"[red]failed[/red] {failure}", markup=True, highlight=False)
     if progress.failed:
         console.print(
-            f"{progress.failed} episode-arm(s) failed; rerun with the same --out to retry them."
+            f"{progress.failed} {unit}(s) failed; rerun with the same --out to retry them."
         )
 
 

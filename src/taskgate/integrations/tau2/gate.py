@@ -12,6 +12,7 @@ write. The agent loop, the user simulator and the benchmark's scoring are not to
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -24,6 +25,7 @@ from .rules import WRITE_TOOLS, Rule, Ruleset
 Mode = Literal["gate", "advisory", "ledger"]
 LEDGER_READS = frozenset({"get_reservation_details", "get_user_details"})
 _EXTRA = "the tau2 integration needs the 'tau2' extra: pip install 'taskgate[tau2]'"
+REFUSAL_PREFIX = "Refused by the policy gate"
 
 
 class Tau2MissingError(TaskgateError, ImportError):
@@ -31,7 +33,9 @@ class Tau2MissingError(TaskgateError, ImportError):
 
 
 def require_tau2() -> None:
-    """Import check for the extra; also silences tau2's debug logging (it logs every tool call)."""
+    """Import check for the extra; also silences tau2's debug logging (it logs every tool call)
+    and keeps litellm from fetching its model price list at import (no network at run time)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
         import tau2  # noqa: F401
         from loguru import logger
@@ -60,7 +64,7 @@ def canonical(arguments: Mapping[str, Any]) -> str:
 
 
 def refusal(rules: list[Rule], mode: Mode) -> str:
-    lines = [f"Refused by the policy gate -- rule {r.id}: {r.reason}." for r in rules]
+    lines = [f"{REFUSAL_PREFIX} -- rule {r.id}: {r.reason}." for r in rules]
     if mode == "advisory":
         lines.append(
             "This call was NOT executed. If you issue the identical call again, it will execute."

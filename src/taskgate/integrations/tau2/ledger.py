@@ -23,6 +23,7 @@ RESERVATION_TOOLS = (
     "update_reservation_passengers",
 )
 USER_TOOLS = ("book_reservation", "send_certificate")
+LEDGER_HEADER = "[TASK-STATE LEDGER]"
 
 
 def _state_only(cond: str) -> bool:
@@ -112,6 +113,4 @@ def ledger_block(
         lines += user_block(ruleset, db, str(uid))
     if not lines:
         return None
-    return "\n".join(
-        ["[TASK-STATE LEDGER]", *lines, "(writes are not checked: decide from this state)"]
-    )
+    return "\n".join([LEDGER_HEADER, *lines, "(writes are not checked: decide from this state)"])

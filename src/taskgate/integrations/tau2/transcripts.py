@@ -40,26 +40,34 @@ class _Message(BaseModel):
     model_config = ConfigDict(extra="ignore")
     role: str
     id: str | None = None
+    content: str | None = None
     tool_calls: list[_Call] | None = None
     error: bool = False
 
 
-class _Simulation(BaseModel):
+class Simulation(BaseModel):
     model_config = ConfigDict(extra="ignore")
     id: str
     task_id: str
     messages: list[_Message]
+    trial: int | None = None
+    termination_reason: str | None = None
+    reward_info: dict[str, Any] | None = None
+
+    @property
+    def reward(self) -> float:
+        return float((self.reward_info or {}).get("reward") or 0.0)
 
 
-class _Results(BaseModel):
+class ResultsFile(BaseModel):
     model_config = ConfigDict(extra="ignore")
     tasks: list[dict[str, Any]]
-    simulations: list[_Simulation]
+    simulations: list[Simulation]
 
 
-def load_results(path: Path) -> _Results:
+def load_results(path: Path) -> ResultsFile:
     try:
-        return _Results.model_validate_json(path.read_bytes())
+        return ResultsFile.model_validate_json(path.read_bytes())
     except (OSError, ValidationError) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise LogFormatError(
@@ -153,7 +161,7 @@ def replay_results(paths: list[Path], ruleset: Ruleset, db_path: Path) -> Summar
     return summary
 
 
-def _replay(sim: _Simulation, task: dict[str, Any], ruleset: Ruleset, env: Any) -> Episode:
+def _replay(sim: Simulation, task: dict[str, Any], ruleset: Ruleset, env: Any) -> Episode:
     gold = _gold_writes(task)
     gold_tools = {name for name, _ in gold}
     ep = Episode(sim.id, sim.task_id, gold_has_writes=bool(gold))

