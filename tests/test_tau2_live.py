@@ -57,7 +57,8 @@ def four_arms(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_each_rung_does_what_it_says_and_tau2_scores_it(four_arms: Path) -> None:
-    reports, deltas = run_report(four_arms, reference_ruleset(), DATA / "db.json")
+    report = run_report(four_arms, reference_ruleset(), DATA / "db.json")
+    reports, deltas = report.arms, report.deltas
     by = {r.arm: r for r in reports}
     assert [r.arm for r in reports] == ["ungated", "ledger", "advisory", "gated"]
     # tau2's evaluator: the executed cancellation fails the DB check; the vetoed one passes
@@ -71,9 +72,9 @@ def test_each_rung_does_what_it_says_and_tau2_scores_it(four_arms: Path) -> None
     gated = {d.metric: d for d in deltas if d.arm == "gated"}
     assert (gated["pass^1"].value, gated["wrongful"].value) == (1.0, -1.0)
     assert {r.terminations["user_stop"] for r in reports} == {1}
-    assert "| gated | 1.000 | 0.000 (0/1) | 0 / 0 / 0 | 2 in 1 ep. | 0 |" in markdown(
-        reports, deltas
-    )
+    table = markdown(report)
+    assert "| gated | 1.000 | 0.000 (0/1) | 0 / 0 / 0 | 2 in 1 ep. | 0 |" in table
+    assert "| gold overblock | 0/0 " in table  # task 1's gold only reads
 
 
 def test_the_refusal_is_an_ordinary_tool_error_in_the_transcript(four_arms: Path) -> None:
@@ -201,3 +202,13 @@ def test_cli_bad_input_is_named(tmp_path: Path, args: list[str], named: str) -> 
 def test_cli_report_of_a_directory_that_is_no_run(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["tau2", "report", str(tmp_path)])
     assert result.exit_code == 2 and "config.json" in result.output
+
+
+def test_a_report_under_another_ruleset_says_so(four_arms: Path) -> None:
+    rules = reference_ruleset()
+    fewer = rules.model_copy(
+        update={"rule": tuple(r for r in rules.rule if r.id != "cancel-flown")}
+    )
+    report = run_report(four_arms, fewer, DATA / "db.json")
+    assert not report.ruleset_of_run and "other than the run's" in markdown(report)
+    assert run_report(four_arms, rules, DATA / "db.json").ruleset_of_run

@@ -156,9 +156,9 @@ def _print_report(out: Path, rules: Any, db: Path | None, json_out: Path | None)
     from ..integrations.tau2.analysis import as_json, markdown, run_report
 
     try:
-        reports, deltas = run_report(out, rules, db_path(db))
+        report = run_report(out, rules, db_path(db))
     except TaskgateError as exc:
         raise typer.BadParameter(str(exc), param_hint="OUT") from None
-    typer.echo(markdown(reports, deltas))
+    typer.echo(markdown(report))
     if json_out is not None:
-        json_out.write_text(json.dumps(as_json(reports, deltas), indent=1) + "\n")
+        json_out.write_text(json.dumps(as_json(report), indent=1) + "\n")

@@ -19,6 +19,8 @@ import numpy as np
 from ...errors import LogFormatError
 from .gate import REFUSAL_PREFIX
 from .ledger import LEDGER_HEADER
+from .live import ruleset_fingerprint
+from .replay import gold_replay
 from .rules import Ruleset
 from .transcripts import Simulation, load_results, replay_results
 
@@ -110,17 +112,25 @@ def paired_delta(
     return Delta(arm.arm, metric, float(d.mean()), float(low), float(high), len(keys))
 
 
-def run_report(out: Path, ruleset: Ruleset, db_path: Path) -> tuple[list[ArmReport], list[Delta]]:
-    """Every arm of a run directory, and each arm's deltas against ungated (when it ran)."""
+@dataclass
+class LiveReport:
+    arms: list[ArmReport]
+    deltas: list[Delta]
+    gold_writes: int = 0  # the gold replay of the run's task set, under the same ruleset
+    overblocks: list[str] = field(default_factory=list)
+    ruleset_of_run: bool = True  # False: replayed under another ruleset than the run's gate
+
+
+def run_report(out: Path, ruleset: Ruleset, db_path: Path) -> LiveReport:
+    """Every arm of a run directory, each arm's deltas against ungated (when it ran), and the
+    gold replay of the run's task set."""
     config = out / "config.json"
     if not config.exists():
         raise LogFormatError(f"{out} is not a taskgate tau2 run directory (no config.json)")
-    arms = json.loads(config.read_text(encoding="utf-8")).get("arms", [])
-    reports = [
-        arm_report(arm, out / f"{arm}.json", ruleset, db_path)
-        for arm in arms
-        if (out / f"{arm}.json").exists()
-    ]
+    recorded = json.loads(config.read_text(encoding="utf-8"))
+    arms = recorded.get("arms", [])
+    paths = [out / f"{arm}.json" for arm in arms if (out / f"{arm}.json").exists()]
+    reports = [arm_report(p.stem, p, ruleset, db_path) for p in paths]
     base = next((r for r in reports if r.arm == "ungated"), None)
     deltas = [
         paired_delta(r, base, metric)
@@ -128,7 +138,16 @@ def run_report(out: Path, ruleset: Ruleset, db_path: Path) -> tuple[list[ArmRepo
         if base is not None and r is not base
         for metric in ("pass^1", "wrongful")
     ]
-    return reports, deltas
+    report = LiveReport(reports, deltas)
+    report.ruleset_of_run = recorded.get("ruleset") == ruleset_fingerprint(ruleset)
+    if paths:
+        for task in gold_replay(load_results(paths[0]).tasks, ruleset, db_path):
+            report.gold_writes += task.writes
+            report.overblocks += [
+                f"task {task.task_id} {o.action_id} {o.tool} ({', '.join(o.rules)})"
+                for o in task.overblocks
+            ]
+    return report
 
 
 def _events(r: ArmReport) -> str:
@@ -145,7 +164,8 @@ def _signed(x: float) -> str:
     return f"{x:+.3f}"
 
 
-def markdown(reports: list[ArmReport], deltas: list[Delta]) -> str:
+def markdown(report: LiveReport) -> str:
+    reports, deltas = report.arms, report.deltas
     lines = [
         "| Arm | pass^1 | Wrongful ep. | (args / extra / both) | Live vetoes | State-viol. writes |",
         "|---|---|---|---|---|---|",
@@ -168,10 +188,15 @@ def markdown(reports: list[ArmReport], deltas: list[Delta]) -> str:
         f"{r.arm} " + ", ".join(f"{v:.3f}" for v in r.pass_k().values()) for r in reports
     )
     lines.append(f"| pass^k, k=1.. | {passk} | | | | |")
+    over = f"{len(report.overblocks)}/{report.gold_writes}"
+    lines.append(f"| gold overblock | {over} {'; '.join(report.overblocks)} | | | | |")
+    if not report.ruleset_of_run:
+        lines.append("\nnote: transcripts replayed under a ruleset other than the run's gate")
     return "\n".join(lines)
 
 
-def as_json(reports: list[ArmReport], deltas: list[Delta]) -> dict[str, Any]:
+def as_json(report: LiveReport) -> dict[str, Any]:
+    reports, deltas = report.arms, report.deltas
     return {
         "arms": [
             {
@@ -189,4 +214,7 @@ def as_json(reports: list[ArmReport], deltas: list[Delta]) -> dict[str, Any]:
             for r in reports
         ],
         "paired_deltas": [asdict(d) for d in deltas],
+        "gold_writes": report.gold_writes,
+        "gold_overblocks": report.overblocks,
+        "ruleset_of_run": report.ruleset_of_run,
     }

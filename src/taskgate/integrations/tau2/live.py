@@ -160,12 +160,15 @@ def run_live(
     seeds = config.seeds()
     domains = {arm: arm_domain(arm, ruleset) for arm in config.arms}
     lock = threading.Lock()
-    jobs = []
-    for arm in config.arms:
-        done = {(s["task_id"], s["trial"]) for s in read_simulations(out / f"{arm}.jsonl")}
-        for trial, seed in enumerate(seeds):
-            for task in tasks:
-                if (task.id, trial) in done:
+    done = {
+        arm: {(s["task_id"], s["trial"]) for s in read_simulations(out / f"{arm}.jsonl")}
+        for arm in config.arms
+    }
+    jobs = []  # arms innermost, so that an interrupted run holds paired simulations
+    for trial, seed in enumerate(seeds):
+        for task in tasks:
+            for arm in config.arms:
+                if (task.id, trial) in done[arm]:
                     progress.skipped += 1
                 else:
                     jobs.append((arm, task, trial, seed))
@@ -186,11 +189,13 @@ def run_live(
                 fh.write(line)
             progress.advance()
 
-    with ThreadPoolExecutor(max_workers=config.concurrency) as pool:
-        list(pool.map(one, jobs))
-    info = _info(config)
-    for arm in config.arms:
-        write_results(out, arm, info, tasks)
+    try:
+        with ThreadPoolExecutor(max_workers=config.concurrency) as pool:
+            list(pool.map(one, jobs))
+    finally:  # interrupted too: the results files hold what finished
+        info = _info(config)
+        for arm in config.arms:
+            write_results(out, arm, info, tasks)
 
 
 def _simulate(config: LiveConfig, domain: str, task: Any, seed: int) -> Any:

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import LogFormatError
+from .envs import FreshEnvironments
 from .facts import DbView
-from .gate import require_tau2
 from .rules import WRITE_TOOLS, Ruleset
 
 
@@ -44,17 +44,15 @@ def load_tasks(path: Path) -> list[dict[str, Any]]:
 
 
 def gold_replay(tasks: list[dict[str, Any]], ruleset: Ruleset, db_path: Path) -> list[TaskReplay]:
-    require_tau2()
-    from tau2.domains.airline.data_model import FlightDB
-    from tau2.domains.airline.environment import get_environment
-
+    envs = FreshEnvironments(db_path)
     out = []
     for task in tasks:
-        env = get_environment(db=FlightDB.load(str(db_path)))
+        env = envs.get()
         replay = TaskReplay(str(task["id"]))
         for action in (task.get("evaluation_criteria") or {}).get("actions") or []:
             name, args = action["name"], action.get("arguments") or {}
             if name in WRITE_TOOLS:
+                envs.written()
                 replay.writes += 1
                 fired = ruleset.firing(DbView.of(env.tools.db), name, args)
                 if fired:

@@ -24,8 +24,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ...errors import LogFormatError
+from .envs import FreshEnvironments
 from .facts import DbView
-from .gate import canonical, require_tau2
+from .gate import canonical
 from .rules import WRITE_TOOLS, Ruleset
 
 
@@ -141,12 +142,8 @@ def _gold_writes(task: dict[str, Any]) -> Counter[tuple[str, str]]:
 
 
 def replay_results(paths: list[Path], ruleset: Ruleset, db_path: Path) -> Summary:
-    require_tau2()
-    from tau2.domains.airline.data_model import FlightDB
-    from tau2.domains.airline.environment import get_environment
-
     summary = Summary()
-    pristine = FlightDB.load(str(db_path))
+    envs = FreshEnvironments(db_path)
     for path in paths:
         results = load_results(path)
         tasks = {str(t["id"]): t for t in results.tasks}
@@ -156,8 +153,10 @@ def replay_results(paths: list[Path], ruleset: Ruleset, db_path: Path) -> Summar
                 raise LogFormatError(
                     f"{path}: simulation {sim.id} names task {sim.task_id!r}, absent from the file"
                 )
-            env = get_environment(db=pristine.model_copy(deep=True))
-            summary.episodes.append(_replay(sim, task, ruleset, env))
+            episode = _replay(sim, task, ruleset, envs.get())
+            if episode.writes:
+                envs.written()
+            summary.episodes.append(episode)
     return summary
 
 
