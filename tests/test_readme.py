@@ -7,6 +7,8 @@ import io
 import re
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -28,3 +30,17 @@ def test_readme_opens_with_the_two_commands() -> None:
     assert "make run" in head and "make test" in head
     ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
     assert ci.strip().splitlines()[-1] == "make test"
+
+
+def test_tau2_gate_example_runs() -> None:
+    pytest.importorskip("tau2")
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## tau2-bench airline") :]
+    block = re.search(r"```python\n(.*?)```", section, re.S)
+    assert block is not None
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block.group(1), "README", "exec"), {})
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("True Refused by the policy gate -- rule cancel-eligibility:")
+    assert lines[1] == "('cancel-eligibility',)"
