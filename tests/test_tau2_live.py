@@ -167,10 +167,13 @@ def test_cli_run_and_report(tmp_path: Path) -> None:
             app,
             ["tau2", "run", "--out", str(out), "--tasks", str(DATA / "tasks.json"),
              "--task-ids", "1", "--arms", "ungated,gated", "--max-steps", "30",
-             "--base-url", srv.base_url, "--model", "fake", "--db", str(DATA / "db.json"),
-             "--json", str(rows)],
+             "--base-url", srv.base_url, "--model", "fake", "--json", str(rows),
+             "--disable-thinking", "--max-tokens", "300"],
         )  # fmt: skip
     assert result.exit_code == 0, result.output
+    sent = srv.requests[0]
+    assert sent["chat_template_kwargs"] == {"enable_thinking": False}
+    assert (sent["max_tokens"], sent["temperature"], sent["model"]) == (300, 0.0, "fake")
     assert "| Paired delta, gated | +1.000 [+1.000, +1.000] |" in result.output
     data = json.loads(rows.read_text())
     assert [a["arm"] for a in data["arms"]] == ["ungated", "gated"]

@@ -13,11 +13,8 @@ from ..errors import TaskgateError
 from .common import with_progress
 from .model import (
     BaseUrlOpt,
-    MaxTokensOpt,
     ModelOpt,
     ModelOptions,
-    ThinkKwargOpt,
-    ThinkOpt,
     TimeoutOpt,
     endpoint_for,
 )
@@ -53,7 +50,6 @@ def run(
     max_errors: Annotated[int, typer.Option(min=1, help="tau2's tool-error cap.")] = 10,
     concurrency: Annotated[int, typer.Option(min=1, help="Simulations in flight.")] = 4,
     ruleset: RulesetOpt = None,
-    db: DbOpt = None,
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
     user_base_url: Annotated[
@@ -62,10 +58,18 @@ def run(
     user_model: Annotated[
         str | None, typer.Option(help="User simulator's model (default: the agent's).")
     ] = None,
-    think: ThinkOpt = False,
-    think_kwarg: ThinkKwargOpt = False,
+    thinking: Annotated[
+        bool | None,
+        typer.Option(
+            "--enable-thinking/--disable-thinking",
+            help="Send chat_template_kwargs.enable_thinking (hybrid models; default: send nothing).",
+        ),
+    ] = None,
     timeout: TimeoutOpt = 900.0,
-    max_tokens: MaxTokensOpt = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(min=16, help="Cap every reply, agent's and user's (embedded default: 64)."),
+    ] = None,
     json_out: JsonOpt = None,
 ) -> None:
     """Run the arms on tau2's orchestrator, agent and user simulator; print Table 13's report."""
@@ -73,12 +77,12 @@ def run(
 
     arm_list = tuple(split_list(arms, str, "--arms"))
     rules = load_ruleset_option(ruleset)
-    opts = ModelOptions(base_url, model, think, think_kwarg, timeout, max_tokens, concurrency)
+    opts = ModelOptions(base_url, model, False, False, timeout, max_tokens, concurrency)
     task_list = _select(tasks, task_ids, num_tasks or (EMBEDDED_TASKS if opts.embedded else None))
     if opts.embedded:
         max_steps = max_steps or EMBEDDED_STEPS
         opts = ModelOptions(
-            None, None, think, think_kwarg, timeout, max_tokens or EMBEDDED_MAX_TOKENS, concurrency
+            None, None, False, False, timeout, max_tokens or EMBEDDED_MAX_TOKENS, concurrency
         )
         typer.echo(
             f"no endpoint given: a smoke run on the embedded model ({len(task_list)} task(s), "
@@ -86,8 +90,8 @@ def run(
             err=True,
         )
     with endpoint_for(opts) as (agent_ep, helper_ep):
-        agent = _role(agent_ep, opts)
-        user = _role(helper_ep or agent_ep, opts, user_base_url, user_model)
+        agent = _role(agent_ep, opts, thinking)
+        user = _role(helper_ep or agent_ep, opts, thinking, user_base_url, user_model)
         try:
             config = LiveConfig(
                 agent, user, arm_list, trials, seed, max_steps or 200, max_errors, concurrency
@@ -95,7 +99,7 @@ def run(
         except TaskgateError as exc:
             raise typer.BadParameter(str(exc)) from None
         failures = _run(config, task_list, rules, out)
-    _print_report(out, rules, db, json_out)
+    _print_report(out, rules, None, json_out)  # the live environment ran on tau2's own database
     if failures:
         raise typer.Exit(1)
 
@@ -122,7 +126,13 @@ def _select(path: Path | None, ids: str | None, first: int | None) -> list[Any]:
     return task_list[:first] if first else task_list
 
 
-def _role(ep: Any, opts: ModelOptions, url: str | None = None, model: str | None = None) -> Any:
+def _role(
+    ep: Any,
+    opts: ModelOptions,
+    thinking: bool | None,
+    url: str | None = None,
+    model: str | None = None,
+) -> Any:
     from ..integrations.tau2.live import Role
 
     return Role.openai_compatible(
@@ -131,7 +141,7 @@ def _role(ep: Any, opts: ModelOptions, url: str | None = None, model: str | None
         ep.api_key,
         timeout=opts.timeout,
         max_tokens=opts.max_tokens,
-        enable_thinking=opts.think if opts.think_kwarg else None,
+        enable_thinking=thinking,
     )
 
 
