@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from taskgate import ChatClient, Endpoint, FakeServer, LadderConfig, protocol_responder, run_ladder
-from taskgate.runner.logio import LOG, read_log
+from taskgate.rundir import LOG, read_log
 
 
 def serve(port_out: multiprocessing.Queue, latency: float) -> None:  # type: ignore[type-arg]

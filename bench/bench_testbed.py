@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from taskgate import EpisodeParams, LadderConfig, generate_episode, run_ladder, score_run, summarize
-from taskgate.runner.logio import LOG, read_log
+from taskgate.rundir import LOG, read_log
 
 
 def main() -> None:

@@ -11,6 +11,7 @@ def test_all_matches_exported_names() -> None:
         "arms",
         "episodes",
         "runner",
+        "rundir",
         "scoring",
         "llm",
         "integrations",  # optional extras, imported from their own modules

@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from taskgate.cli import app
-from taskgate.runner.logio import LOG
+from taskgate.rundir import LOG
 
 runner = CliRunner()
 KEYS = {"arm", "steps", "density", "n", "successes", "rate", "ci_low", "ci_high"}

@@ -10,7 +10,7 @@ import pytest
 
 from taskgate import ChatClient, Endpoint, LadderConfig, LocalServer, gguf_path, run_ladder
 from taskgate.llm.local import MODEL_NAME
-from taskgate.runner.logio import LOG, read_log
+from taskgate.rundir import LOG, read_log
 from taskgate.scoring.summary import score_run, summarize
 
 

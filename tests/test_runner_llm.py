@@ -17,7 +17,7 @@ from taskgate import (
     protocol_responder,
     run_ladder,
 )
-from taskgate.runner.logio import LOG, read_log
+from taskgate.rundir import LOG, read_log
 from taskgate.scoring.summary import score_run, summarize
 
 ARMS = ("raw", "checklist", "directive", "enforcement")

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
+from ..rundir import read_episodes
 from ..runner.ladder import LadderConfig, Progress, run_episodes
-from ..runner.logio import read_episodes
 from .common import (
     DEFAULT_ARMS,
     AgentOpt,

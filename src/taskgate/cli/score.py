@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..runner.logio import LOG, read_log
+from ..rundir import LOG, read_log
 from .common import FormatOpt, JsonOpt, parse_arms, print_results
 
 RunDir = Annotated[Path, typer.Argument(help="A run directory (episodes.jsonl and log.jsonl).")]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..runner.logio import EPISODES, LOG, read_episodes, read_log
+from ..rundir import EPISODES, LOG, read_episodes, read_log
 from ..scoring.usage import compile_accuracy, usage_rows
 
 

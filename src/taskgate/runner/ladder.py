@@ -18,8 +18,8 @@ from ..episodes.generator import generate_episode
 from ..episodes.models import Episode, EpisodeParams
 from ..errors import LogFormatError, ModelError
 from ..llm.client import CallInfo, ChatClient
+from ..rundir import EPISODES, LOG, LogWriter, read_episodes, read_log, write_episodes
 from .episode import Players, run_episode
-from .logio import EPISODES, LOG, LogWriter, read_episodes, read_log, write_episodes
 from .roles import (
     AGENT_NAMES,
     COMPILER_NAMES,

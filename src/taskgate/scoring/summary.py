@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..episodes.models import Episode
 from ..errors import LogFormatError
-from ..runner.logio import EPISODES, LOG, read_episodes, read_log
+from ..rundir import EPISODES, LOG, read_episodes, read_log
 from .scorer import CHANNELS, DENOMINATOR, EpisodeScore, score_episode
 from .stats import holm, mcnemar_exact, wilson
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..core.plan import Plan, Revision
 from ..episodes.models import Episode
-from ..runner.logio import Key, Run
+from ..rundir import Key, Run
 
 CellKey = tuple[int, float, float]
 

@@ -15,9 +15,9 @@ from typing import IO
 
 from pydantic import TypeAdapter, ValidationError
 
-from ..episodes.models import Episode
-from ..episodes.records import CallRecord, EndRecord, EpisodeRecord, Record, TurnRecord
-from ..errors import LogFormatError
+from .episodes.models import Episode
+from .episodes.records import CallRecord, EndRecord, EpisodeRecord, Record, TurnRecord
+from .errors import LogFormatError
 
 EPISODES = "episodes.jsonl"
 LOG = "log.jsonl"
