@@ -51,6 +51,22 @@ def results_file(tmp_path: Path) -> Path:
     return path
 
 
+def test_results_are_paired_with_calls_by_position_not_id(tmp_path: Path) -> None:
+    tasks = {t["id"]: t for t in json.loads((DATA / "tasks.json").read_text())}
+    # a server that numbers every call "call_0": the refused first cancel and the executed second
+    reused = sim("r", "19", [("cancel_reservation", {"reservation_id": "VAAOXJ"}, True),
+                             ("cancel_reservation", {"reservation_id": "Z7GOZK"}, False)])  # fmt: skip
+    for m in reused["messages"]:
+        for c in m.get("tool_calls") or []:
+            c["id"] = "call_0"
+        if m["role"] == "tool":
+            m["id"] = "call_0"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"tasks": [tasks["19"]], "simulations": [reused]}))
+    (ep,) = replay_results([path], reference_ruleset(), DATA / "db.json").episodes
+    assert (ep.writes, ep.wrongful, ep.divergences) == (1, False, [])
+
+
 def test_transcript_replay_report(tmp_path: Path) -> None:
     summary = replay_results([results_file(tmp_path)], reference_ruleset(), DATA / "db.json")
     by = {e.simulation: e for e in summary.episodes}

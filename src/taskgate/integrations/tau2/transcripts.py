@@ -164,29 +164,43 @@ def _replay(sim: Simulation, task: dict[str, Any], ruleset: Ruleset, env: Any) -
     gold = _gold_writes(task)
     gold_tools = {name for name, _ in gold}
     ep = Episode(sim.id, sim.task_id, gold_has_writes=bool(gold))
-    failed = {m.id for m in sim.messages if m.role == "tool" and m.error}
-    for msg in sim.messages:
-        for call in msg.tool_calls or []:
-            if call.name not in WRITE_TOOLS or call.id in failed:
-                continue  # reads change nothing; a failed write changed nothing
-            ep.writes += 1
-            denied = bool(ruleset.firing(DbView.of(env.tools.db), call.name, call.arguments))
-            key = (call.name, canonical(call.arguments))
-            wrongful = gold[key] <= 0
-            if not wrongful:
-                gold[key] -= 1
-            elif call.name in gold_tools:
-                ep.wrong_args += 1
-            else:
-                ep.extra += 1
-            ep.violating += denied
-            ep.violating_wrongful += denied and wrongful
-            try:
-                env.make_tool_call(call.name, **call.arguments)
-                env.sync_tools()
-            except Exception as exc:  # it executed in the transcript but not here: say so
-                ep.divergences.append(f"{call.id} {call.name}: {exc}")
+    for call, executed in _dispatched(sim.messages):
+        if call.name not in WRITE_TOOLS or not executed:
+            continue  # reads change nothing; a failed write changed nothing
+        ep.writes += 1
+        denied = bool(ruleset.firing(DbView.of(env.tools.db), call.name, call.arguments))
+        key = (call.name, canonical(call.arguments))
+        wrongful = gold[key] <= 0
+        if not wrongful:
+            gold[key] -= 1
+        elif call.name in gold_tools:
+            ep.wrong_args += 1
+        else:
+            ep.extra += 1
+        ep.violating += denied
+        ep.violating_wrongful += denied and wrongful
+        try:
+            env.make_tool_call(call.name, **call.arguments)
+            env.sync_tools()
+        except Exception as exc:  # it executed in the transcript but not here: say so
+            ep.divergences.append(f"{call.id} {call.name}: {exc}")
     return ep
+
+
+def _dispatched(messages: list[_Message]) -> list[tuple[_Call, bool]]:
+    """Every tool call with whether it executed: paired with the tool results that follow it by
+    position, as tau2 pairs them (some servers reuse call ids). A call is executed unless its
+    result is an error; a call whose result is missing was still dispatched."""
+    out = []
+    i = 0
+    while i < len(messages):
+        calls = messages[i].tool_calls or []
+        i += 1
+        for call in calls:
+            result = messages[i] if i < len(messages) and messages[i].role == "tool" else None
+            i += result is not None
+            out.append((call, result is None or not result.error))
+    return out
 
 
 def dump_report(summary: Summary) -> str:
