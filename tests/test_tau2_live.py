@@ -66,6 +66,7 @@ def test_each_rung_does_what_it_says_and_tau2_scores_it(four_arms: Path) -> None
         "ungated": 0.0, "ledger": 0.0, "advisory": 0.0, "gated": 1.0
     }  # fmt: skip
     assert by["ungated"].violating_writes == 1 and by["ungated"].split == {"extra-only": 1}
+    assert (by["ungated"].catchable, by["gated"].catchable) == (1, 0)
     assert by["gated"].refusals == 2 and by["gated"].violating_writes == 0
     assert by["advisory"].refusals == 1 and by["advisory"].violating_writes == 1  # overridden
     assert by["ledger"].ledger_blocks == 2 and by["ledger"].refusals == 0

@@ -18,7 +18,7 @@ from .model import (
     TimeoutOpt,
     endpoint_for,
 )
-from .options import split_list
+from .options import check_names, split_list
 from .tau2_common import DbOpt, RulesetOpt, db_path, load_ruleset_option, package_paths
 
 #: the embedded model is tiny and slow: by default it gets a smoke run
@@ -73,9 +73,10 @@ def run(
     json_out: JsonOpt = None,
 ) -> None:
     """Run the arms on tau2's orchestrator, agent and user simulator; print Table 13's report."""
-    from ..integrations.tau2.live import LiveConfig
+    from ..integrations.tau2.live import ARMS, LiveConfig
 
     arm_list = tuple(split_list(arms, str, "--arms"))
+    check_names(arm_list, ARMS, "--arms")  # before any model server starts
     rules = load_ruleset_option(ruleset)
     opts = ModelOptions(base_url, model, False, False, timeout, max_tokens, concurrency)
     task_list = _select(tasks, task_ids, num_tasks or (EMBEDDED_TASKS if opts.embedded else None))

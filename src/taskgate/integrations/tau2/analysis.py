@@ -34,6 +34,7 @@ class ArmReport:
     wrongful: dict[Key, bool] = field(default_factory=dict)
     split: Counter[str] = field(default_factory=Counter)
     violating_writes: int = 0
+    catchable: int = 0  # episodes with an executed write the ruleset denies
     refusals: int = 0  # gate vetoes (gated) or notices (advisory) the agent received
     refusal_episodes: int = 0
     ledger_blocks: int = 0
@@ -81,6 +82,7 @@ def arm_report(arm: str, results: Path, ruleset: Ruleset, db_path: Path) -> ArmR
         if episode.wrongful:
             report.split[episode.kind] += 1
         report.violating_writes += episode.violating
+        report.catchable += episode.catchable
         _count_events(report, sim)
     return report
 
@@ -206,6 +208,7 @@ def as_json(report: LiveReport) -> dict[str, Any]:
                 "wrongful_episodes": sum(r.wrongful.values()),
                 "wrongful_split": dict(r.split),
                 "executed_violating_writes": r.violating_writes,
+                "catchable_episodes": r.catchable,
                 "refusals": r.refusals,
                 "refusal_episodes": r.refusal_episodes,
                 "ledger_blocks": r.ledger_blocks,
