@@ -216,3 +216,28 @@ def test_a_report_under_another_ruleset_says_so(four_arms: Path) -> None:
     report = run_report(four_arms, fewer, DATA / "db.json")
     assert not report.ruleset_of_run and "other than the run's" in markdown(report)
     assert run_report(four_arms, rules, DATA / "db.json").ruleset_of_run
+
+
+def test_an_arm_with_no_pair_yet_gets_no_delta(tmp_path: Path) -> None:
+    with FakeServer(cancelling_responder(TARGETS)) as srv:
+        role = Role.openai_compatible(srv.base_url, "fake")
+        run_live(
+            LiveConfig(role, role, ("gated",), max_steps=30),
+            task_one(),
+            reference_ruleset(),
+            tmp_path,
+        )
+    closed = Role.openai_compatible("http://127.0.0.1:9/v1", "fake")
+    dead = Role(closed.model, {**closed.args, "num_retries": 0})
+    progress = Progress()  # the ungated arm added later, while its endpoint is down
+    run_live(
+        LiveConfig(dead, dead, ("ungated",), max_steps=30),
+        task_one(),
+        reference_ruleset(),
+        tmp_path,
+        progress,
+    )
+    assert progress.failed == 1
+    report = run_report(tmp_path, reference_ruleset(), DATA / "db.json")
+    assert [(r.arm, r.episodes) for r in report.arms] == [("ungated", 0), ("gated", 1)]
+    assert report.deltas == []

@@ -137,9 +137,9 @@ def run_report(out: Path, ruleset: Ruleset, db_path: Path) -> LiveReport:
     deltas = [
         paired_delta(r, base, metric)
         for r in reports
-        if base is not None and r is not base
+        if base is not None and r is not base and r.success.keys() & base.success.keys()
         for metric in ("pass^1", "wrongful")
-    ]
+    ]  # an arm that shares no (task, trial) with ungated yet (a partial run) gets no delta
     report = LiveReport(reports, deltas)
     report.ruleset_of_run = recorded.get("ruleset") == ruleset_fingerprint(ruleset)
     if paths:
