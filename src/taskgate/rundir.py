@@ -67,7 +67,7 @@ class LogWriter:
     """
 
     def __init__(self, path: Path) -> None:
-        _drop_torn_tail(path)
+        drop_torn_tail(path)
         self._file: IO[str] = path.open("a", encoding="utf-8")
 
     def __call__(self, record: AnyRecord) -> None:
@@ -108,7 +108,8 @@ def read_log(path: Path) -> dict[Key, Run]:
     return done
 
 
-def _drop_torn_tail(path: Path) -> None:
+def drop_torn_tail(path: Path) -> None:
+    """Cut a last line an interrupted write left without its newline."""
     if not path.exists():
         return
     data = path.read_bytes()

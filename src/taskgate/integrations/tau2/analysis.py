@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 
 from ...errors import LogFormatError
+from .envs import FreshEnvironments
 from .gate import REFUSAL_PREFIX
 from .ledger import LEDGER_HEADER
 from .live import ruleset_fingerprint
 from .replay import gold_replay
 from .rules import Ruleset
-from .transcripts import Simulation, load_results, replay_results
+from .transcripts import ResultsFile, Simulation, load_results, replay_loaded
 
 Key = tuple[str, int]  # (task id, trial)
 
@@ -70,13 +71,13 @@ class Delta:
     pairs: int
 
 
-def arm_report(arm: str, results: Path, ruleset: Ruleset, db_path: Path) -> ArmReport:
+def arm_report(
+    arm: str, results: ResultsFile, ruleset: Ruleset, envs: FreshEnvironments
+) -> ArmReport:
     report = ArmReport(arm)
-    sims = {s.id: s for s in load_results(results).simulations}
-    replayed = {e.simulation: e for e in replay_results([results], ruleset, db_path).episodes}
-    for sim_id, sim in sims.items():
+    replayed = replay_loaded(results, ruleset, envs, arm)
+    for sim, episode in zip(results.simulations, replayed, strict=True):
         key = (sim.task_id, sim.trial or 0)
-        episode = replayed[sim_id]
         report.success[key] = sim.reward >= 1 - 1e-6  # tau2's is_successful
         report.wrongful[key] = episode.wrongful
         if episode.wrongful:
@@ -131,8 +132,9 @@ def run_report(out: Path, ruleset: Ruleset, db_path: Path) -> LiveReport:
         raise LogFormatError(f"{out} is not a taskgate tau2 run directory (no config.json)")
     recorded = json.loads(config.read_text(encoding="utf-8"))
     arms = recorded.get("arms", [])
-    paths = [out / f"{arm}.json" for arm in arms if (out / f"{arm}.json").exists()]
-    reports = [arm_report(p.stem, p, ruleset, db_path) for p in paths]
+    envs = FreshEnvironments(db_path)
+    files = {a: load_results(out / f"{a}.json") for a in arms if (out / f"{a}.json").exists()}
+    reports = [arm_report(arm, results, ruleset, envs) for arm, results in files.items()]
     base = next((r for r in reports if r.arm == "ungated"), None)
     deltas = [
         paired_delta(r, base, metric)
@@ -142,8 +144,8 @@ def run_report(out: Path, ruleset: Ruleset, db_path: Path) -> LiveReport:
     ]  # an arm that shares no (task, trial) with ungated yet (a partial run) gets no delta
     report = LiveReport(reports, deltas)
     report.ruleset_of_run = recorded.get("ruleset") == ruleset_fingerprint(ruleset)
-    if paths:
-        for task in gold_replay(load_results(paths[0]).tasks, ruleset, db_path):
+    if files:
+        for task in gold_replay(next(iter(files.values())).tasks, ruleset, db_path):
             report.gold_writes += task.writes
             report.overblocks += [
                 f"task {task.task_id} {o.action_id} {o.tool} ({', '.join(o.rules)})"

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import LogFormatError, TaskgateError
+from ...rundir import drop_torn_tail
 from ...runner.ladder import Progress
 from .gate import Mode, gate_environment, require_tau2
 from .rules import Ruleset
@@ -220,12 +221,9 @@ def read_simulations(path: Path) -> list[dict[str, Any]]:
     """The finished simulations of one arm; a torn last line (an interrupted write) is dropped."""
     if not path.exists():
         return []
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        data = data[: data.rfind(b"\n") + 1]
-        path.write_bytes(data)
+    drop_torn_tail(path)
     sims = []
-    for n, line in enumerate(data.decode("utf-8").splitlines(), 1):
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         try:
             sims.append(json.loads(line))
         except json.JSONDecodeError as exc:

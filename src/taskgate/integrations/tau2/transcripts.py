@@ -145,19 +145,27 @@ def replay_results(paths: list[Path], ruleset: Ruleset, db_path: Path) -> Summar
     summary = Summary()
     envs = FreshEnvironments(db_path)
     for path in paths:
-        results = load_results(path)
-        tasks = {str(t["id"]): t for t in results.tasks}
-        for sim in results.simulations:
-            task = tasks.get(sim.task_id)
-            if task is None:
-                raise LogFormatError(
-                    f"{path}: simulation {sim.id} names task {sim.task_id!r}, absent from the file"
-                )
-            episode = _replay(sim, task, ruleset, envs.get())
-            if episode.writes:
-                envs.written()
-            summary.episodes.append(episode)
+        summary.episodes += replay_loaded(load_results(path), ruleset, envs, str(path))
     return summary
+
+
+def replay_loaded(
+    results: ResultsFile, ruleset: Ruleset, envs: FreshEnvironments, source: str = "results"
+) -> list[Episode]:
+    """The replay of one results file already read (``source`` names it in errors)."""
+    tasks = {str(t["id"]): t for t in results.tasks}
+    episodes = []
+    for sim in results.simulations:
+        task = tasks.get(sim.task_id)
+        if task is None:
+            raise LogFormatError(
+                f"{source}: simulation {sim.id} names task {sim.task_id!r}, absent from the file"
+            )
+        episode = _replay(sim, task, ruleset, envs.get())
+        if episode.writes:
+            envs.written()
+        episodes.append(episode)
+    return episodes
 
 
 def _replay(sim: Simulation, task: dict[str, Any], ruleset: Ruleset, env: Any) -> Episode:
