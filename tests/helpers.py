@@ -1,14 +1,15 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from taskgate import (
-    AGENTS,
-    COMPILERS,
-    MATCHERS,
+    ChatMessage,
     Episode,
     EpisodeScore,
-    Players,
+    Oracle,
+    PerfectAgent,
+    build_players,
     get_arm,
     run_episode,
     score_episode,
@@ -25,7 +26,7 @@ def run_arm(
     repair: bool = False,
 ) -> tuple[list[TurnRecord], EpisodeScore]:
     records: list[EpisodeRecord | TurnRecord | EndRecord] = []
-    players = Players(AGENTS[agent](ep), COMPILERS[compiler](ep), MATCHERS["scripted"](ep))
+    players = build_players(ep, agent, compiler)
     asyncio.run(
         run_episode(ep, get_arm(arm), players, records.append, corruption=corruption, repair=repair)
     )
@@ -38,17 +39,19 @@ class PatchedAgent:
     """The perfect agent, except on the turns given, where it says what ``patches`` say."""
 
     def __init__(self, patches: dict[int, object]) -> None:
-        from taskgate import PerfectAgent
-
-        self._perfect = PerfectAgent()
         self._patches = patches
-        self.seen: list[list[dict[str, str]]] = []
+        self.seen: list[list[ChatMessage]] = []
 
-    async def reply(self, messages: list, view: object) -> str:  # type: ignore[type-arg]
+    def bind(self, oracle: Oracle) -> None:
+        self.oracle = oracle
+        self._perfect = PerfectAgent(oracle)
+
+    async def reply(self, messages: list[ChatMessage]) -> str:
         self.seen.append(list(messages))
-        patch = self._patches.get(view.turn.index)  # type: ignore[attr-defined]
-        if patch is None or view.notice is not None:  # type: ignore[attr-defined]
-            return await self._perfect.reply(messages, view)  # type: ignore[arg-type]
+        view = self.oracle.current()
+        patch = self._patches.get(view.turn.index)
+        if patch is None or view.notice is not None:
+            return await self._perfect.reply(messages)
         return patch(view) if callable(patch) else str(patch)
 
 
@@ -56,8 +59,11 @@ def run_patched(
     ep: Episode, arm: str, patches: dict[int, object], agent: PatchedAgent | None = None
 ) -> tuple[list[TurnRecord], EpisodeScore]:
     records: list[EpisodeRecord | TurnRecord | EndRecord] = []
+    players = build_players(ep)
     agent = agent or PatchedAgent(patches)
-    players = Players(agent, COMPILERS["scripted"](ep), MATCHERS["scripted"](ep))
+    assert players.oracle is not None
+    agent.bind(players.oracle)
+    players = replace(players, agent=agent)
     asyncio.run(run_episode(ep, get_arm(arm), players, records.append))
     turns = [r for r in records if isinstance(r, TurnRecord)]
     return turns, score_episode(ep, turns)

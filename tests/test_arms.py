@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from helpers import run_arm, run_patched
 from taskgate import ARMS, EpisodeParams, generate_episode
-from taskgate.arms.arm import LEDGER_HEADER, SELF_LEDGER_CLAUSE
+from taskgate.arms.marks import MARKS_HEADER, SELF_LEDGER_CLAUSE
 from taskgate.protocol.render import CHECKLIST_HEADER
 
 EP = generate_episode(EpisodeParams(seed=152, steps=10, density=0.15))
@@ -100,15 +100,16 @@ def test_self_ledger_renders_the_agents_own_marks() -> None:
         "self-ledger",
         {ASK.index: f"Done.\nref {code}/{ASK.work_order}\n**LEDGER {code} DONE**"},
     )
-    assert f"{LEDGER_HEADER}\n(no entries yet)" in turns[ASK.index].user
-    assert f"{LEDGER_HEADER}\n- {code}: DONE" in turns[ASK.index + 1].user
+    assert f"{MARKS_HEADER}\n(no entries yet)" in turns[ASK.index].user
+    assert f"{MARKS_HEADER}\n- {code}: DONE" in turns[ASK.index + 1].user
     assert SELF_LEDGER_CLAUSE not in turns[0].user  # the clause lives in the brief
 
 
 def test_hybrid_falls_back_to_directives_on_a_defective_compile() -> None:
     import asyncio
+    from dataclasses import replace
 
-    from taskgate import MATCHERS, AlwaysBookAgent, Players, ScriptedCompiler, get_arm, run_episode
+    from taskgate import Oracle, ScriptedCompiler, build_players, get_arm, run_episode
     from taskgate.core.plan import Plan, StepSpec
     from taskgate.episodes.records import TurnRecord
 
@@ -120,7 +121,8 @@ def test_hybrid_falls_back_to_directives_on_a_defective_compile() -> None:
             return Plan(steps=steps)
 
     records: list[object] = []
-    players = Players(AlwaysBookAgent(), EmptyCodeCompiler(EP), MATCHERS["scripted"](EP))
+    players = build_players(EP, "scripted:always-book")
+    players = replace(players, compiler=EmptyCodeCompiler(Oracle(EP)))
     asyncio.run(run_episode(EP, get_arm("hybrid"), players, records.append))
     turns = [r for r in records if isinstance(r, TurnRecord)]
     assert {t.policy.value for t in turns} == {

@@ -123,9 +123,9 @@ def test_overflow_at_the_floor_is_an_error() -> None:
 def test_thinking_switch_and_reasoning_kept_out() -> None:
     replies = [Reply("visible", reasoning="hidden chain"), Reply("<think>plan</think>answer")]
     with FakeServer(script(replies)) as srv:
-        c, _ = client(srv, think=True, think_kwarg=True)
+        c, _ = client(srv, think=True, enable_thinking=True)
         first, calls = ask(c)
-        c2, _ = client(srv, think=True, think_kwarg=True)
+        c2, _ = client(srv, think=True, enable_thinking=True)
         second, _ = ask(c2)
     assert (first, second) == ("visible", "answer")
     assert calls[0].reasoning_chars == len("hidden chain")

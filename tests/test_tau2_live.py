@@ -31,7 +31,7 @@ from taskgate.integrations.tau2.rules import reference_ruleset
 from taskgate.integrations.tau2.scripted import cancelling_responder
 from taskgate.integrations.tau2.transcripts import load_results
 from taskgate.llm.fake import FakeServer
-from taskgate.runner.ladder import Progress
+from taskgate.progress import Progress
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "tau2-airline"
 # task 1: the user asks to cancel Q69X3R, which qualifies under no cancellation branch; the gold

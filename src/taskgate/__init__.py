@@ -6,10 +6,9 @@ The public API lives here; import from ``taskgate`` only::
 """
 
 from ._version import __version__
-from .agents.base import Agent, ChatMessage, Compiler, Match, Matcher, TurnView
+from .agents.base import Agent, ChatMessage, Compiler, Match, Matcher, Oracle, TurnView
 from .agents.briefparse import ParserCompiler, parse_brief, parse_revision
 from .agents.lexical import LexicalMatcher
-from .agents.registry import AGENTS, COMPILERS, MATCHERS
 from .agents.scripted import (
     AlwaysBookAgent,
     CorruptCompiler,
@@ -18,7 +17,7 @@ from .agents.scripted import (
     ScriptedCompiler,
     ScriptedMatcher,
 )
-from .arms.arm import Arm
+from .arms.arm import Arm, ArmState, Exchange, Judged
 from .arms.registry import ARMS, LADDER, get_arm
 from .core.booking import Booking
 from .core.graph import TaskGraph
@@ -40,21 +39,27 @@ from .core.verdict import Policy, Reason, Verdict
 from .episodes.generator import generate_episode
 from .episodes.models import Episode, EpisodeParams, Turn
 from .errors import (
+    BookingError,
+    BriefError,
     CycleError,
     GeneratorError,
     LedgerFormatError,
     LogFormatError,
+    MissingExtraError,
     ModelError,
     PlanError,
+    RulesetError,
     TaskgateError,
     UnknownNameError,
     UnknownStepError,
+    UsageError,
     WorkOrderError,
 )
 from .llm.client import CallInfo, ChatClient, Completion, Endpoint
 from .llm.fake import FakeServer, Fault, Reply, protocol_responder, script
 from .llm.local import InProcessModel, LocalServer, gguf_path
 from .llm.roles import LLMAgent, LLMCompiler, LLMMatcher
+from .progress import Progress
 from .protocol.bookings import parse_bookings
 from .protocol.refusals import classify, has_refusal_language, is_refusal
 from .protocol.render import (
@@ -66,22 +71,24 @@ from .protocol.render import (
 )
 from .runner.episode import Players, run_episode
 from .runner.ladder import LadderConfig, run_episodes, run_ladder
+from .runner.roles import ROLES, RoleContext, RoleRegistry, build_players
 from .scoring.scorer import CHANNELS, EpisodeScore, score_episode
 from .scoring.stats import holm, mcnemar_exact, wilson
 from .scoring.summary import Row, adjacent_contrasts, score_run, summarize
 
 __all__ = [
-    "AGENTS",
     "ARMS",
     "CHANNELS",
-    "COMPILERS",
     "LADDER",
-    "MATCHERS",
+    "ROLES",
     "Agent",
     "AlwaysBookAgent",
     "Arm",
+    "ArmState",
     "AttemptEntry",
     "Booking",
+    "BookingError",
+    "BriefError",
     "CallInfo",
     "ChatClient",
     "ChatMessage",
@@ -94,10 +101,12 @@ __all__ = [
     "Episode",
     "EpisodeParams",
     "EpisodeScore",
+    "Exchange",
     "FakeServer",
     "Fault",
     "GeneratorError",
     "InProcessModel",
+    "Judged",
     "LLMAgent",
     "LLMCompiler",
     "LLMMatcher",
@@ -109,8 +118,10 @@ __all__ = [
     "LogFormatError",
     "Match",
     "Matcher",
+    "MissingExtraError",
     "ModelError",
     "ObedientAgent",
+    "Oracle",
     "ParserCompiler",
     "PerfectAgent",
     "Plan",
@@ -118,13 +129,17 @@ __all__ = [
     "PlanError",
     "Players",
     "Policy",
+    "Progress",
     "Reason",
     "Reply",
     "Request",
     "RequestEntry",
     "Revision",
     "RevisionEntry",
+    "RoleContext",
+    "RoleRegistry",
     "Row",
+    "RulesetError",
     "ScriptedCompiler",
     "ScriptedMatcher",
     "Snapshot",
@@ -137,10 +152,12 @@ __all__ = [
     "TurnView",
     "UnknownNameError",
     "UnknownStepError",
+    "UsageError",
     "Verdict",
     "WorkOrderError",
     "__version__",
     "adjacent_contrasts",
+    "build_players",
     "classify",
     "dump_ledger",
     "generate_episode",

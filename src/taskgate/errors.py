@@ -6,15 +6,22 @@ Every error taskgate raises on purpose derives from one root, so a caller can ca
     ├── PlanError            a plan or revision that cannot be applied (graph left unchanged)
     │   ├── UnknownStepError     names a step the plan does not have
     │   └── CycleError           would close a prerequisite cycle
-    ├── WorkOrderError       a work order that is malformed or already issued
+    │   └── BriefError           a brief or revision message the parser cannot read
+    ├── BookingError         a completion code or work order that is malformed
+    │   └── WorkOrderError       a work order that is malformed or already issued
     ├── LedgerFormatError    a serialized ledger line that is not a valid entry
     ├── UnknownNameError     a component name (arm, agent, compiler, matcher) nobody registered
+    ├── UsageError           a value or call the API cannot accept (a run setting out of range,
+    │                        paired outcomes of unequal length, a scripted role outside a run)
     ├── GeneratorError       episode parameters or a rewrite cache the generator cannot use
-    ├── LogFormatError       a run log or results file that is not in the expected format
+    ├── LogFormatError       a run log, episodes or results file that is not in the expected format
+    ├── RulesetError         a tau2 ruleset that is malformed or names unknown tools or facts
+    ├── MissingExtraError    an optional extra that is not installed (the message names it)
     └── ModelError           a model endpoint that failed after its retries, or replied unusably
 
-Each except ``ModelError`` also derives from ``ValueError``: they mean "this input was wrong", and
-the message names the bad value and what was expected. ``ModelError`` is a ``RuntimeError``.
+The input errors also derive from ``ValueError``: they mean "this input was wrong", and the
+message names the bad value and what was expected. ``MissingExtraError`` is an ``ImportError``,
+``ModelError`` a ``RuntimeError``. The command line prints any of them as one line.
 """
 
 from __future__ import annotations
@@ -48,7 +55,15 @@ class CycleError(PlanError):
         super().__init__(f"{where} would close a prerequisite cycle: {' -> '.join(self.cycle)}")
 
 
-class WorkOrderError(TaskgateError, ValueError):
+class BriefError(PlanError):
+    """A brief or revision message has no plan (or revision) the parser can read."""
+
+
+class BookingError(TaskgateError, ValueError):
+    """A completion code or work order is malformed."""
+
+
+class WorkOrderError(BookingError):
     """A work order is malformed or was already issued."""
 
 
@@ -60,12 +75,28 @@ class UnknownNameError(TaskgateError, ValueError):
     """A component name (arm, agent, compiler, matcher) that is not registered."""
 
 
+class UsageError(TaskgateError, ValueError):
+    """A value or call the API cannot accept; the message names it and what was expected."""
+
+
 class GeneratorError(TaskgateError, ValueError):
     """The generator cannot build an episode from these parameters or this rewrite cache."""
 
 
 class LogFormatError(TaskgateError, ValueError):
     """A run log or results file is not in the expected format."""
+
+
+class RulesetError(TaskgateError, ValueError):
+    """A tau2 ruleset is malformed, or names an unknown tool or fact."""
+
+
+class MissingExtraError(TaskgateError, ImportError):
+    """An optional extra is not installed; the message names the extra to install."""
+
+    def __init__(self, extra: str, what: str) -> None:
+        self.extra = extra
+        super().__init__(f"{what} needs the {extra!r} extra: pip install 'taskgate[{extra}]'")
 
 
 class ModelError(TaskgateError, RuntimeError):

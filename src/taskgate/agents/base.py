@@ -1,21 +1,24 @@
-"""The three injected roles, as small async protocols.
+"""The three injected roles, as small async protocols, and the oracle only scripted roles hold.
 
 * a :class:`Compiler` turns the brief into a plan and a revision message into a revision;
 * a :class:`Matcher` resolves one user message to a step (or none) and an explicit-redo flag;
 * an :class:`Agent` writes the reply to the messages an arm shows it.
 
-Scripted implementations (in :mod:`taskgate.agents.scripted`) read the episode's ground truth;
-model-backed ones read only the text they are given. An arm never knows which it has.
+Every role sees only text: the messages, the plan, the user's message. Scripted implementations
+(in :mod:`taskgate.agents.scripted`) are built with an :class:`Oracle`, the episode's ground truth,
+which the episode loop keeps current turn by turn; model-backed ones never get it. An arm never
+knows which kind it has. Roles are registered by name in :mod:`taskgate.runner.roles`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, Protocol, TypedDict
 
 from ..core.machine import TaskMachine
 from ..core.plan import Plan, Revision
 from ..episodes.models import Episode, Turn
+from ..errors import UsageError
 
 
 class ChatMessage(TypedDict):
@@ -30,28 +33,65 @@ class Match(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class TurnView:
-    """What a scripted agent may look at besides the messages: the oracle and the arm's directive.
+    """One turn as the oracle sees it: the turn, the reference state and the arm's directive.
 
-    Model-backed agents ignore it. ``truth`` is the reference state (generator graph, realized
-    executions) before this turn's bookings; ``notice`` is set on a same-turn re-prompt.
+    ``truth`` is the reference state (generator graph, realized executions) before this turn's
+    bookings; ``notice`` is set on a same-turn re-prompt.
     """
 
-    episode: Episode
     turn: Turn
     truth: TaskMachine
     directive: str | None = None
     notice: str | None = None
 
 
+@dataclass
+class Oracle:
+    """The episode's ground truth, for scripted roles only; the episode loop sets ``view``."""
+
+    episode: Episode
+    view: TurnView | None = field(default=None)
+
+    def current(self) -> TurnView:
+        if self.view is None:
+            raise UsageError("the oracle has no turn yet: scripted roles run inside run_episode")
+        return self.view
+
+
 class Agent(Protocol):
-    async def reply(self, messages: list[ChatMessage], view: TurnView) -> str: ...
+    """Writes the agent's reply to one turn.
+
+    An implementer must return the visible reply text (reasoning removed), may keep no state that
+    the messages do not carry (a turn is re-asked with the same history on a same-turn re-prompt),
+    must not mutate ``messages``, and raises :class:`taskgate.ModelError` when no reply can be had
+    (the runner then leaves the episode-arm for a rerun). Bookings are parsed from the text by the
+    arm; the agent never books anything itself.
+    """
+
+    async def reply(self, messages: list[ChatMessage]) -> str: ...
 
 
 class Matcher(Protocol):
+    """Resolves one user message to a step of ``plan`` and an explicit-redo flag.
+
+    An implementer must return ``Match(None)`` when the message is about no step, and never a step
+    the plan lacks (the loop treats one as no step). ``explicit_redo`` is true only when the
+    message explicitly authorizes redoing finished work. Model failures raise
+    :class:`taskgate.ModelError`; an unusable reply is ``Match(None)``, not an exception.
+    """
+
     async def match(self, plan: Plan, message: str) -> Match: ...
 
 
 class Compiler(Protocol):
+    """Compiles the brief into a plan, and a revision message into a revision of ``plan``.
+
+    An implementer must return what it read, defects included: the gate builds its state leniently
+    and the validator reports what is wrong, as in the paper; nothing is corrected silently. An
+    unusable reply is an empty-coded plan or an empty revision, not an exception; model failures
+    raise :class:`taskgate.ModelError`. Calls are cached per episode and compiler by the runner.
+    """
+
     async def compile_plan(self, brief: str) -> Plan: ...
 
     async def compile_revision(self, plan: Plan, message: str) -> Revision: ...

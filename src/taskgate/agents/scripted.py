@@ -15,18 +15,25 @@ from __future__ import annotations
 from ..core.machine import Status
 from ..core.plan import Plan, Revision, StepSpec
 from ..episodes.models import Episode
-from .base import ChatMessage, Match, TurnView
+from .base import ChatMessage, Match, Oracle
 
 
-def _book(view: TurnView, step: str) -> str:
-    code = view.episode.plan.steps[step].code
-    return f"Carrying out {step} now.\nref {code}/{view.turn.work_order}"
+class _ScriptedAgent:
+    """An agent that reads the oracle instead of the messages."""
+
+    def __init__(self, oracle: Oracle) -> None:
+        self.oracle = oracle
+
+    def _book(self, step: str) -> str:
+        code = self.oracle.episode.plan.steps[step].code
+        return f"Carrying out {step} now.\nref {code}/{self.oracle.current().turn.work_order}"
 
 
-class PerfectAgent:
+class PerfectAgent(_ScriptedAgent):
     """Books exactly what the reference state says is owed this turn."""
 
-    async def reply(self, messages: list[ChatMessage], view: TurnView) -> str:
+    async def reply(self, messages: list[ChatMessage]) -> str:
+        view = self.oracle.current()
         turn, truth = view.turn, view.truth
         if turn.label == "ambiguous":
             a, b = turn.candidates
@@ -36,7 +43,7 @@ class PerfectAgent:
             return "Noted."
         status = truth.status(step)
         if status is Status.TODO or step in truth.authorized:
-            return _book(view, step)
+            return self._book(step)
         if status is Status.DONE:
             return f"Step {step} is already done; no new work order booked."
         if status is Status.CANCELLED:
@@ -44,15 +51,15 @@ class PerfectAgent:
         return f"Step {step} is blocked: waiting on {', '.join(truth.missing(step))}."
 
 
-class AlwaysBookAgent:
+class AlwaysBookAgent(_ScriptedAgent):
     """Books every request's step (an ambiguous probe: the first step it names)."""
 
-    async def reply(self, messages: list[ChatMessage], view: TurnView) -> str:
-        turn = view.turn
+    async def reply(self, messages: list[ChatMessage]) -> str:
+        turn = self.oracle.current().turn
         step = turn.step or (turn.candidates[0] if turn.candidates else None)
         if step is None or turn.work_order is None:
             return "Noted."
-        return _book(view, step)
+        return self._book(step)
 
 
 _DECLINE_PREFIXES = (
@@ -65,22 +72,22 @@ _DECLINE_PREFIXES = (
 class ObedientAgent(AlwaysBookAgent):
     """Obeys the directive; books like always-book when there is none."""
 
-    async def reply(self, messages: list[ChatMessage], view: TurnView) -> str:
+    async def reply(self, messages: list[ChatMessage]) -> str:
+        view = self.oracle.current()
         directive, turn = view.directive, view.turn
         if directive and turn.work_order is not None:
             step = directive.split()[2]
             if any(directive.startswith(p.format(step)) for p in _DECLINE_PREFIXES):
                 return f"Following the task state: I will not perform {step} now."
-            code = view.episode.plan.steps[step].code
-            return f"Carrying out {step} now.\nref {code}/{turn.work_order}"
-        return await super().reply(messages, view)
+            return self._book(step)
+        return await super().reply(messages)
 
 
 class ScriptedMatcher:
     """Resolves each turn's message to its scripted step and redo flag."""
 
-    def __init__(self, episode: Episode) -> None:
-        self._by_message = {t.message: Match(t.step, t.explicit_redo) for t in episode.turns}
+    def __init__(self, oracle: Oracle) -> None:
+        self._by_message = {t.message: Match(t.step, t.explicit_redo) for t in oracle.episode.turns}
 
     async def match(self, plan: Plan, message: str) -> Match:
         return self._by_message.get(message, Match(None, False))
@@ -89,8 +96,8 @@ class ScriptedMatcher:
 class ScriptedCompiler:
     """Returns the generator's graph and revision: the gate's state is exact."""
 
-    def __init__(self, episode: Episode) -> None:
-        self._episode = episode
+    def __init__(self, oracle: Oracle) -> None:
+        self._episode: Episode = oracle.episode
 
     async def compile_plan(self, brief: str) -> Plan:
         return self._episode.plan

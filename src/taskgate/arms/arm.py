@@ -1,37 +1,47 @@
-"""One arm of the ladder: how task state reaches the agent.
+"""One arm (rung) of the ladder: how task state reaches the agent, as data plus behaviour.
 
-An arm does two things. ``present`` turns the state and the request into the messages the agent
-sees (brief, history, the user turn with whatever this arm adds: checklist, matched-step line,
-directive, rejection notices, the agent's own ledger). ``receive`` turns the agent's reply into
-bookings, each admitted or refused by the arm's module under the arm's policy. Text arms record
-executions ungated; gate arms judge them against the compiled state.
+The episode loop (:func:`taskgate.run_episode`) calls the same hooks on every arm, in order:
+
+* ``start``: build the arm's state: the compiled module (gate arms) or the exact one (text arms);
+* ``perturb``: the corrupted-state ablation and receipts repair, on a compiled module;
+* ``revise``: apply a revision turn (compiled from its message, or exact);
+* ``match``: resolve the request to a step, for arms that use a matcher;
+* ``open``: issue the request's work order in the module;
+* ``directive`` and ``present``: the messages the agent sees (brief, history, and whatever the arm
+  adds: checklist, matched-step line, directive, rejection notices, the agent's own marks);
+* ``exchange``: ask the agent, judge its bookings under the arm's policy, and route rejection
+  notices (to the next turn, or a same-turn re-prompt).
+
+A new rung is a new :class:`Arm` value (or a subclass overriding these hooks) registered in
+:mod:`taskgate.arms.registry`; the episode loop does not change.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..agents.base import ChatMessage, Match
+from ..agents.base import ChatMessage, Compiler, Match, Matcher
 from ..core.booking import Booking
 from ..core.machine import TaskMachine
-from ..core.validator import Defect
+from ..core.plan import Plan, Revision
+from ..core.validator import Defect, validate
 from ..core.verdict import Policy, Verdict
+from ..episodes.models import Episode
+from ..errors import TaskgateError
 from ..protocol.bookings import parse_bookings
-from ..protocol.render import render_checklist, render_rejection, render_same_turn_notice
+from ..protocol.render import (
+    render_checklist,
+    render_directive,
+    render_rejection,
+    render_same_turn_notice,
+)
+from .corruption import Corruptor
+from .marks import SELF_LEDGER_CLAUSE, read_marks, render_marks
 
-SELF_LEDGER_CLAUSE = (
-    "STATUS LEDGER (mandatory): keep your own ledger of step statuses. Whenever a step's status "
-    "changes, add a line 'LEDGER <completion code> DONE', 'LEDGER <completion code> CANCELLED' or "
-    "'LEDGER <completion code> TODO' to your reply. Your ledger is shown back to you with every "
-    "message; it is your only record of what is done."
-)
-LEDGER_HEADER = "[YOUR STATUS LEDGER -- as you recorded it]"
-_LEDGER_LINE = re.compile(
-    r"^[\s*_`>\-]*LEDGER[\s*_`]+RC\s*-?\s*(\d+)[\s*_`:]+(DONE|CANCELLED|TODO)\b",
-    re.IGNORECASE | re.MULTILINE,
-)
+#: ask the agent: (messages, the same-turn notice or None) -> reply text
+Ask = Callable[[list[ChatMessage], str | None], Awaitable[str]]
 
 
 @dataclass
@@ -39,10 +49,13 @@ class ArmState:
     """One episode's mutable state under one arm."""
 
     module: TaskMachine
+    plan: Plan  # the plan the module was built from (compiled, or the generator's)
     defects: list[Defect] = field(default_factory=list)
     history: list[ChatMessage] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
-    ledger: dict[str, str] = field(default_factory=dict)  # the agent's own marks: code -> status
+    marks: dict[str, str] = field(default_factory=dict)  # the self-ledger arm's: code -> status
+    corruptor: Corruptor | None = None
+    repair: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +63,15 @@ class Judged:
     booking: Booking
     verdict: Verdict
     reply_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One turn's replies (a second one after a same-turn re-prompt), verdicts and notices."""
+
+    replies: list[str]
+    judged: list[Judged]
+    notices: list[str]
 
 
 @dataclass(frozen=True)
@@ -60,7 +82,7 @@ class Arm:
     checklist: Literal["append", "replace"] | None = None
     matched_line: bool = False
     self_ledger: bool = False
-    directive: Literal["user", "system"] | None = None
+    directive_role: Literal["user", "system"] | None = None
     policy: Policy = Policy.UNGATED
     surface: Literal["next-turn", "same-turn"] = "next-turn"
     hybrid: bool = False
@@ -68,7 +90,7 @@ class Arm:
     @property
     def compiled(self) -> bool:
         """Gate arms act on the compiled state; text arms on the exact reference state."""
-        return self.directive is not None
+        return self.directive_role is not None
 
     @property
     def uses_matcher(self) -> bool:
@@ -79,7 +101,67 @@ class Arm:
             return Policy.UNGATED if state.defects else Policy.STATE_BOUND
         return self.policy
 
+    # -- the module ------------------------------------------------------------------------------
+    async def start(
+        self, episode: Episode, compiler: Compiler, corruption: float = 0.0, repair: bool = False
+    ) -> ArmState:
+        if not self.compiled:
+            return ArmState(module=TaskMachine(episode.plan), plan=episode.plan)
+        plan = await compiler.compile_plan(episode.brief)
+        return ArmState(
+            module=TaskMachine(plan, lenient=True),
+            plan=plan,
+            defects=validate(plan),
+            corruptor=Corruptor(corruption, episode.params.seed),
+            repair=repair,
+        )
+
+    def perturb(self, state: ArmState) -> tuple[list[str], int]:
+        """Corrupt the module (the ablation), then repair it from receipts if asked."""
+        corruptions = state.corruptor.inject(state.module) if state.corruptor else []
+        repaired = state.module.repair_completions() if state.repair else 0
+        return corruptions, repaired
+
+    async def revise(
+        self, state: ArmState, revision: Revision, message: str, compiler: Compiler
+    ) -> tuple[Revision | None, list[str]]:
+        """Apply a revision turn: the compiled one and its defects (gate arms), or the exact one."""
+        if not self.compiled:
+            state.module.revise(revision)
+            return None, []
+        compiled = await compiler.compile_revision(state.module.graph.to_plan(), message)
+        defects = validate(state.module.graph.to_plan(), compiled)  # the plan's and the revision's
+        texts = [d.detail for d in defects]
+        try:
+            state.module.revise(compiled)
+        except TaskgateError as exc:  # e.g. it cancels a step the plan lacks: nothing is applied
+            texts.append(f"not applied: {exc}")
+        state.defects = defects
+        return compiled, texts
+
+    async def match(self, state: ArmState, message: str, matcher: Matcher) -> Match | None:
+        if not self.uses_matcher:
+            return None
+        match = await matcher.match(state.module.graph.to_plan(), message)
+        if match.step is not None and match.step not in state.module.graph:
+            return Match(None, match.explicit_redo)
+        return match
+
+    def open(self, state: ArmState, work_order: str | None, match: Match | None) -> None:
+        """Issue the request's work order; gate arms bind it to the matched step."""
+        if work_order is None:
+            state.module.close_request()
+        elif self.compiled and match is not None:
+            state.module.open_request(
+                match.step, explicit_redo=match.explicit_redo, work_order=work_order
+            )
+        else:
+            state.module.open_request(None, work_order=work_order)
+
     # -- what the agent sees ---------------------------------------------------------------------
+    def directive(self, state: ArmState) -> str | None:
+        return render_directive(state.module) if self.compiled else None
+
     def system_prompt(self, brief: str) -> str:
         return f"{brief}\n\n{SELF_LEDGER_CLAUSE}" if self.self_ledger else brief
 
@@ -96,13 +178,13 @@ class Arm:
         if self.matched_line and match is not None:
             parts.append(_matched_line(match))
         if self.self_ledger:
-            parts.append(_render_ledger(state.ledger))
+            parts.append(render_marks(state.marks))
             kept.append(parts[-1])
-        if directive is not None and self.directive == "user":
+        if directive is not None and self.directive_role == "user":
             parts.append(directive)
             kept.append(directive)
         system = self.system_prompt(brief)
-        if directive is not None and self.directive == "system":
+        if directive is not None and self.directive_role == "system":
             system = f"{system}\n\n{directive}"
         user = "\n\n".join(parts)
         messages: list[ChatMessage] = [{"role": "system", "content": system}, *state.history]
@@ -110,10 +192,40 @@ class Arm:
         return messages, "\n\n".join(kept)
 
     # -- what the reply does ---------------------------------------------------------------------
+    async def exchange(
+        self,
+        messages: list[ChatMessage],
+        kept: str,
+        state: ArmState,
+        ask: Ask,
+        on_admit: Callable[[Booking], None],
+    ) -> Exchange:
+        """Ask, judge, and route notices; a same-turn arm re-prompts once after a refusal."""
+        state.notices = []
+        replies = [await ask(messages, None)]
+        judged = self._judge(replies[0], state, 0, on_admit)
+        notices = self.notices_for(judged, state)
+        if notices and self.surface == "same-turn":
+            notice = "\n\n".join(notices)
+            retry: list[ChatMessage] = [
+                *messages,
+                {"role": "assistant", "content": replies[0]},
+                {"role": "user", "content": notice},
+            ]
+            replies.append(await ask(retry, notice))
+            judged += self._judge(replies[1], state, 1, on_admit)
+        else:
+            state.notices = notices
+        state.history += [
+            {"role": "user", "content": kept},
+            {"role": "assistant", "content": replies[-1]},
+        ]
+        return Exchange(replies, judged, notices)
+
     def receive(self, reply: str, state: ArmState, reply_index: int = 0) -> list[Judged]:
+        """The reply's bookings, each judged by the module under the arm's policy now."""
         if self.self_ledger:
-            for m in _LEDGER_LINE.finditer(reply):
-                state.ledger[f"RC-{m.group(1)}"] = m.group(2).upper()
+            state.marks.update(read_marks(reply))
         policy = self.policy_now(state)
         return [
             Judged(b, state.module.submit(b, policy), reply_index) for b in parse_bookings(reply)
@@ -126,6 +238,15 @@ class Arm:
         render = render_same_turn_notice if self.surface == "same-turn" else render_rejection
         return [render(j.verdict, j.booking) for j in judged if _noticed(j)]
 
+    def _judge(
+        self, reply: str, state: ArmState, index: int, on_admit: Callable[[Booking], None]
+    ) -> list[Judged]:
+        judged = self.receive(reply, state, index)
+        for j in judged:
+            if j.verdict.admitted:
+                on_admit(j.booking)
+        return judged
+
 
 def _noticed(j: Judged) -> bool:
     return not j.verdict.admitted and not j.verdict.redisplay
@@ -135,9 +256,3 @@ def _matched_line(match: Match) -> str:
     if match.step is None:
         return "[MATCHED STEP] this message is about no step of the plan."
     return f"[MATCHED STEP] this message is about step {match.step}."
-
-
-def _render_ledger(marks: dict[str, str]) -> str:
-    if not marks:
-        return f"{LEDGER_HEADER}\n(no entries yet)"
-    return "\n".join([LEDGER_HEADER, *(f"- {c}: {s}" for c, s in marks.items())])

@@ -16,12 +16,12 @@ ARMS: dict[str, Arm] = {
         Arm("checklist-replace", checklist="replace"),
         Arm("checklist-matched", checklist="replace", matched_line=True),
         Arm("self-ledger", self_ledger=True),
-        Arm("directive", directive="user"),
-        Arm("directive-system", directive="system"),
-        Arm("enforcement", directive="user", policy=SB),
-        Arm("enforcement-request", directive="user", policy=RB),
-        Arm("enforcement-same-turn", directive="user", policy=SB, surface="same-turn"),
-        Arm("hybrid", directive="user", policy=SB, hybrid=True),
+        Arm("directive", directive_role="user"),
+        Arm("directive-system", directive_role="system"),
+        Arm("enforcement", directive_role="user", policy=SB),
+        Arm("enforcement-request", directive_role="user", policy=RB),
+        Arm("enforcement-same-turn", directive_role="user", policy=SB, surface="same-turn"),
+        Arm("hybrid", directive_role="user", policy=SB, hybrid=True),
     )
 }
 

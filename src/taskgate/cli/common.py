@@ -1,4 +1,4 @@
-"""Options shared by ``taskgate run`` and ``taskgate ladder``, and the end-of-run printout."""
+"""Running under a progress bar, and the end-of-run printout, shared by the subcommands."""
 
 from __future__ import annotations
 
@@ -6,74 +6,40 @@ import asyncio
 import json
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..arms.registry import ARMS, LADDER
-from ..runner.ladder import Progress as RunProgress
-from ..runner.roles import AGENT_NAMES, COMPILER_NAMES, MATCHER_NAMES
+from ..llm.client import ChatClient
+from ..progress import Progress as RunProgress
 from ..scoring.report import channel_table, contrast_table, ladder_table
 from ..scoring.summary import Row, adjacent_contrasts, score_run, summarize
-from .options import check_names, split_list
+from .model import clients, endpoint_for
+from .options import EndpointOptions, ReportOptions
 
-ArmsOpt = Annotated[
-    str, typer.Option(help=f"Comma-separated arms, lowest rung first: {', '.join(ARMS)}.")
-]
-AgentOpt = Annotated[str, typer.Option(help=f"The agent: {', '.join(AGENT_NAMES)}.")]
-CompilerOpt = Annotated[
-    str,
-    typer.Option(
-        help=f"The gate's compiler: {', '.join(COMPILER_NAMES)}; auto = llm with an llm agent, else scripted."
-    ),
-]
-MatcherOpt = Annotated[
-    str,
-    typer.Option(
-        help=f"The matcher: {', '.join(MATCHER_NAMES)}; auto = llm with an llm agent, else scripted."
-    ),
-]
-CorruptionOpt = Annotated[
-    str, typer.Option(help="Comma-separated corruption rates of the gate's state, per step-turn.")
-]
-RepairOpt = Annotated[
-    bool, typer.Option(help="Rebuild the gate's completions from its receipts every turn.")
-]
-BypassOpt = Annotated[
-    bool, typer.Option(help="Filler and revision turns skip the matcher (schedule metadata).")
-]
-ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="Episode-arms in flight at once.")]
-FormatOpt = Annotated[Literal["md", "latex"], typer.Option(help="Table format.")]
-JsonOpt = Annotated[Path | None, typer.Option(help="Write one row per (cell, arm) as JSON.")]
-
-DEFAULT_ARMS = ",".join(LADDER)
+Work = Callable[[RunProgress, ChatClient | None, ChatClient | None], Coroutine[Any, Any, None]]
 
 
-def parse_arms(arms: str) -> list[str]:
-    names = split_list(arms, str, "--arms")
-    check_names(names, list(ARMS), "--arms")
-    return names
+def run_with_progress(
+    label: str,
+    work: Work,
+    needs_model: bool,
+    endpoint: EndpointOptions,
+    think: bool = False,
+    unit: str = "episode-arm",
+) -> None:
+    """Run ``work`` under a progress bar, with model clients when it needs a model."""
+    if not needs_model:
+        with_progress(label, lambda p: work(p, None, None), unit)
+        return
+    with endpoint_for(endpoint, think) as endpoints:
 
+        async def go(progress: RunProgress) -> None:
+            async with clients(endpoints) as (client, helper):
+                await work(progress, client, helper)
 
-def parse_rates(value: str) -> list[float]:
-    rates = split_list(value, float, "--corruption")
-    for r in rates:
-        if not 0.0 <= r <= 1.0:
-            raise typer.BadParameter(f"{r} is not a rate in [0, 1]", param_hint="--corruption")
-    return rates
-
-
-def resolve_roles(agent: str, compiler: str, matcher: str) -> tuple[str, str, str]:
-    """Check the three names and resolve ``auto``."""
-    check_names([agent], list(AGENT_NAMES), "--agent")
-    default = "llm" if agent == "llm" else "scripted"
-    compiler = default if compiler == "auto" else compiler
-    matcher = default if matcher == "auto" else matcher
-    check_names([compiler], list(COMPILER_NAMES), "--compiler")
-    check_names([matcher], list(MATCHER_NAMES), "--matcher")
-    return agent, compiler, matcher
+        with_progress(f"{label} on {endpoints[0].model}", go, unit)
 
 
 def with_progress(
@@ -110,8 +76,9 @@ def with_progress(
         )
 
 
-def print_results(out: Path, arms: Sequence[str], fmt: str, json_path: Path | None) -> list[Row]:
+def print_results(out: Path, arms: Sequence[str], report: ReportOptions) -> list[Row]:
     """Score the run directory, print the tables, and write the JSON rows if asked."""
+    fmt, json_path = report.fmt, report.json
     scored = score_run(out)
     present = [a for a in arms if any(s.score.arm == a for s in scored)]
     rows = summarize(scored, present)

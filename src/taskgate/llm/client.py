@@ -51,13 +51,14 @@ _RETRYABLE = (
 @dataclass(frozen=True)
 class Endpoint:
     """Where and how to call a model. ``think`` selects the thinking regime's budgets;
-    ``think_kwarg`` also sends ``chat_template_kwargs: {enable_thinking}`` (hybrid models)."""
+    ``enable_thinking``, when set, is sent as ``chat_template_kwargs.enable_thinking`` (hybrid
+    models such as Qwen3 switch thinking on and off by it)."""
 
     base_url: str
     model: str
     api_key: str = "EMPTY"
     think: bool = False
-    think_kwarg: bool = False
+    enable_thinking: bool | None = None
     timeout: float = 900.0
     attempts: int = 6
     backoff: float = 1.0
@@ -127,6 +128,12 @@ class ChatClient:
 
     async def close(self) -> None:
         await self._sdk.close()
+
+    async def __aenter__(self) -> ChatClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
     async def complete(
         self, messages: Sequence[Mapping[str, str]], purpose: Purpose, on_call: OnCall | None = None
@@ -199,9 +206,9 @@ class ChatClient:
 
     def _extra_body(self) -> dict[str, Any]:
         body = dict(self.endpoint.extra_body)
-        if self.endpoint.think_kwarg:
+        if self.endpoint.enable_thinking is not None:
             kwargs = dict(body.get("chat_template_kwargs") or {})
-            kwargs["enable_thinking"] = self.endpoint.think
+            kwargs["enable_thinking"] = self.endpoint.enable_thinking
             body["chat_template_kwargs"] = kwargs
         return body
 

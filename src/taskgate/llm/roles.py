@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from ..agents.base import ChatMessage, Match, TurnView
+from ..agents.base import ChatMessage, Match
 from ..agents.briefparse import brief_steps
 from ..core.plan import Plan, Revision, StepSpec
 from .client import ChatClient, OnCall, Purpose
@@ -54,7 +54,7 @@ class LLMAgent:
     def __init__(self, client: ChatClient, on_call: OnCall | None = None) -> None:
         self._client, self._on_call = client, on_call
 
-    async def reply(self, messages: list[ChatMessage], view: TurnView) -> str:
+    async def reply(self, messages: list[ChatMessage]) -> str:
         return (await self._client.complete(messages, "agent", self._on_call)).text  # type: ignore[arg-type]
 
 

@@ -1,10 +1,10 @@
 """The episode loop: one episode under one arm, turn by turn, logged as it happens.
 
-Per turn: inject corruption (if any) and repair (if asked); apply the revision on a revision turn;
-resolve the request with the matcher (gate arms; filler and revision turns bypass it by schedule
-metadata unless ``bypass=False``); open the request in the module and in the reference state;
-show the agent what the arm shows; judge its bookings; on a same-turn arm re-prompt once after a
-refusal; book admitted executions into the reference state; log the turn.
+Per turn the loop keeps the reference state (the generator's graph and the executions that really
+happened) and calls the arm's hooks in order (see :mod:`taskgate.arms.arm`): perturb, revise,
+match, open, present, exchange. Filler and revision turns bypass the matcher by schedule metadata
+unless ``bypass=False``. Scripted roles read the turn through the players' oracle, which the loop
+keeps current; model-backed roles see only the messages.
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..agents.base import Agent, ChatMessage, Compiler, Match, Matcher, TurnView
+from ..agents.base import Agent, ChatMessage, Compiler, Matcher, Oracle, TurnView
 from ..arms.arm import Arm, ArmState, Judged
-from ..arms.corruption import Corruptor
+from ..core.booking import Booking
 from ..core.machine import TaskMachine
 from ..core.plan import Revision
-from ..core.validator import validate
 from ..core.verdict import Policy
 from ..episodes.models import Episode, Turn
 from ..episodes.records import (
@@ -27,8 +26,6 @@ from ..episodes.records import (
     MatchRecord,
     TurnRecord,
 )
-from ..errors import TaskgateError
-from ..protocol.render import render_directive
 
 Sink = Callable[[EpisodeRecord | TurnRecord | EndRecord], None]
 BYPASSED = frozenset({"filler", "revision"})
@@ -36,7 +33,9 @@ BYPASSED = frozenset({"filler", "revision"})
 
 @dataclass(frozen=True)
 class Players:
-    """The injected roles of one episode-arm, and the names they are logged under."""
+    """The injected roles of one episode-arm, the names they are logged under, and the oracle
+    that scripted roles were built with (the loop keeps it current; ``None`` when no role needs
+    it)."""
 
     agent: Agent
     compiler: Compiler
@@ -44,6 +43,7 @@ class Players:
     agent_name: str = "agent"
     compiler_name: str = "compiler"
     matcher_name: str = "matcher"
+    oracle: Oracle | None = None
 
 
 async def run_episode(
@@ -65,14 +65,7 @@ async def run_episode(
     (the call log holds compile calls until then).
     """
     rid = run_id or episode.id
-    truth = TaskMachine(episode.plan)
-    if arm.compiled:
-        compiled = await players.compiler.compile_plan(episode.brief)
-        module = TaskMachine(compiled, lenient=True)
-    else:
-        compiled = episode.plan
-        module = TaskMachine(episode.plan)
-    state = ArmState(module=module, defects=validate(compiled) if arm.compiled else [])
+    state = await arm.start(episode, players.compiler, corruption, repair)
     sink(
         EpisodeRecord(
             episode=rid,
@@ -83,17 +76,15 @@ async def run_episode(
             matcher=players.matcher_name if arm.uses_matcher else "none",
             corruption=corruption,
             repair=repair,
-            compiled_plan=compiled,
+            compiled_plan=state.plan,
             plan_defects=[d.detail for d in state.defects],
         )
     )
     if on_start is not None:
         on_start()
-    corruptor = Corruptor(corruption, episode.params.seed) if arm.compiled else None
+    truth = TaskMachine(episode.plan)
     for turn in episode.turns:
-        record = await _run_turn(
-            episode, arm, players, state, truth, turn, corruptor, repair, bypass
-        )
+        record = await _run_turn(episode, arm, players, state, truth, turn, bypass)
         sink(record.model_copy(update={"episode": rid}))
     sink(EndRecord(episode=rid, arm=arm.name, turns=len(episode.turns)))
 
@@ -105,58 +96,35 @@ async def _run_turn(
     state: ArmState,
     truth: TaskMachine,
     turn: Turn,
-    corruptor: Corruptor | None,
-    repair: bool,
     bypass: bool,
 ) -> TurnRecord:
-    module = state.module
-    corruptions = corruptor.inject(module) if corruptor else []
-    repaired = module.repair_completions() if repair and arm.compiled else 0
+    corruptions, repaired = arm.perturb(state)
     compiled_revision: Revision | None = None
     revision_defects: list[str] = []
     if turn.label == "revision":
         truth.revise(episode.revision)
-        if arm.compiled:
-            compiled_revision = await players.compiler.compile_revision(
-                module.graph.to_plan(), turn.message
-            )
-            revision_defects = _apply_compiled_revision(state, compiled_revision)
-        else:
-            module.revise(episode.revision)
-
-    match: Match | None = None
-    if arm.uses_matcher and not (bypass and turn.label in BYPASSED):
-        match = await players.matcher.match(module.graph.to_plan(), turn.message)
-        if match.step is not None and match.step not in module.graph:
-            match = Match(None, match.explicit_redo)
-    _open(truth, turn, turn.step, turn.explicit_redo)
-    if arm.compiled:
-        _open(module, turn, match.step if match else None, bool(match and match.explicit_redo))
+        compiled_revision, revision_defects = await arm.revise(
+            state, episode.revision, turn.message, players.compiler
+        )
+    bypassed = bypass and turn.label in BYPASSED
+    match = None if bypassed else await arm.match(state, turn.message, players.matcher)
+    if turn.work_order is None:
+        truth.close_request()
     else:
-        _open(module, turn, None, False)
-
-    directive = render_directive(module) if arm.compiled else None
+        truth.open_request(turn.step, explicit_redo=turn.explicit_redo, work_order=turn.work_order)
+    arm.open(state, turn.work_order, match)
+    directive = arm.directive(state)
     messages, kept = arm.present(episode.brief, turn.message, state, directive, match)
-    state.notices = []
-    view = TurnView(episode, turn, truth, directive)
-    replies = [await players.agent.reply(messages, view)]
-    judged = _judge(arm, state, truth, replies[0], 0)
-    notices = arm.notices_for(judged, state)
-    if notices and arm.surface == "same-turn":
-        retry: list[ChatMessage] = [
-            *messages,
-            {"role": "assistant", "content": replies[0]},
-            {"role": "user", "content": "\n\n".join(notices)},
-        ]
-        view = TurnView(episode, turn, truth, directive, notice="\n\n".join(notices))
-        replies.append(await players.agent.reply(retry, view))
-        judged += _judge(arm, state, truth, replies[1], 1)
-    elif notices:
-        state.notices = notices
-    state.history += [
-        {"role": "user", "content": kept},
-        {"role": "assistant", "content": replies[-1]},
-    ]
+
+    async def ask(msgs: list[ChatMessage], notice: str | None) -> str:
+        if players.oracle is not None:
+            players.oracle.view = TurnView(turn, truth, directive, notice)
+        return await players.agent.reply(msgs)
+
+    def book(booking: Booking) -> None:  # an execution: the reference state records it
+        truth.submit(booking, Policy.UNGATED)
+
+    done = await arm.exchange(messages, kept, state, ask, book)
     return TurnRecord(
         episode=episode.id,
         arm=arm.name,
@@ -167,43 +135,16 @@ async def _run_turn(
         explicit_redo=turn.explicit_redo,
         matched=MatchRecord(step=match.step, explicit_redo=match.explicit_redo) if match else None,
         directive=directive,
-        policy=arm.policy_now(state) if arm.compiled else Policy.UNGATED,
+        policy=arm.policy_now(state),
         user=messages[-1]["content"],
-        replies=replies,
-        bookings=[_booking_record(j) for j in judged],
-        notices=notices,
+        replies=done.replies,
+        bookings=[_booking_record(j) for j in done.judged],
+        notices=done.notices,
         corruptions=corruptions,
         repaired=repaired,
         compiled_revision=compiled_revision,
         revision_defects=revision_defects,
     )
-
-
-def _open(machine: TaskMachine, turn: Turn, step: str | None, redo: bool) -> None:
-    if turn.work_order is None:
-        machine.close_request()
-    else:
-        machine.open_request(step, explicit_redo=redo, work_order=turn.work_order)
-
-
-def _apply_compiled_revision(state: ArmState, revision: Revision) -> list[str]:
-    """Apply a compiled revision leniently; what cannot be applied is a recorded defect."""
-    defects = validate(state.module.graph.to_plan(), revision)  # the plan's and the revision's
-    texts = [d.detail for d in defects]
-    try:
-        state.module.revise(revision)
-    except TaskgateError as exc:  # e.g. it cancels a step the plan lacks: nothing is applied
-        texts.append(f"not applied: {exc}")
-    state.defects = defects
-    return texts
-
-
-def _judge(arm: Arm, state: ArmState, truth: TaskMachine, reply: str, index: int) -> list[Judged]:
-    judged = arm.receive(reply, state, index)
-    for j in judged:
-        if j.verdict.admitted:  # an execution: the reference state records it as it happened
-            truth.submit(j.booking, Policy.UNGATED)
-    return judged
 
 
 def _booking_record(j: Judged) -> BookingRecord:

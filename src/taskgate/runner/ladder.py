@@ -8,30 +8,25 @@ episode-arms are skipped, interrupted ones are rerun from their start.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ..agents.base import Oracle
 from ..arms.registry import get_arm
 from ..episodes.generator import generate_episode
 from ..episodes.models import Episode, EpisodeParams
-from ..errors import LogFormatError, ModelError
-from ..llm.client import CallInfo, ChatClient
+from ..errors import LogFormatError, ModelError, UsageError
+from ..llm.client import ChatClient
+from ..progress import Progress
 from ..rundir import EPISODES, LOG, LogWriter, read_episodes, read_log, write_episodes
 from .episode import Players, run_episode
-from .roles import (
-    AGENT_NAMES,
-    COMPILER_NAMES,
-    MATCHER_NAMES,
-    MODEL_ROLES,
-    CallLog,
-    CompileCache,
-    RoleBuilder,
-    check_name,
-)
+from .roles import ROLES, CallLog, CompileCache, RoleBuilder
 
 COMPILED = "compiled.jsonl"
+#: episodes per cell: seeds are consecutive, and every episode is held in memory while it runs
+MAX_EPISODES = 100_000
 
 
 @dataclass(frozen=True)
@@ -70,17 +65,21 @@ class LadderConfig:
     def __post_init__(self) -> None:
         for name in self.arms:
             get_arm(name)  # fail before any work, naming the bad arm
-        check_name(self.agent, AGENT_NAMES, "agent")
-        check_name(self.compiler, COMPILER_NAMES, "compiler")
-        check_name(self.matcher, MATCHER_NAMES, "matcher")
-        if self.episodes < 1:
-            raise ValueError(f"--episodes must be at least 1, got {self.episodes}")
+        ROLES.get("agent", self.agent)
+        ROLES.get("compiler", self.compiler)
+        ROLES.get("matcher", self.matcher)
+        if not 1 <= self.episodes <= MAX_EPISODES:
+            raise UsageError(f"episodes must be 1-{MAX_EPISODES} per cell, got {self.episodes}")
         if self.concurrency < 1:
-            raise ValueError(f"--concurrency must be at least 1, got {self.concurrency}")
+            raise UsageError(f"concurrency must be at least 1, got {self.concurrency}")
 
     @property
     def needs_model(self) -> bool:
-        return bool({self.agent, self.compiler, self.matcher} & MODEL_ROLES)
+        return (
+            ROLES.needs_model("agent", self.agent)
+            or ROLES.needs_model("compiler", self.compiler)
+            or ROLES.needs_model("matcher", self.matcher)
+        )
 
     def cells(self) -> list[Cell]:
         return [Cell(s, d, e) for s in self.steps for d in self.densities for e in self.corruption]
@@ -98,40 +97,6 @@ class LadderConfig:
             )
             for seed in range(self.first_seed, self.first_seed + self.episodes)
         ]
-
-
-@dataclass
-class Progress:
-    """Counts a progress display reads; ``on_change`` is called after each update."""
-
-    total: int = 0
-    done: int = 0
-    skipped: int = 0
-    failed: int = 0
-    calls: int = 0
-    tokens: int = 0
-    call_errors: int = 0
-    failures: list[str] = field(default_factory=list)
-    on_change: Callable[[Progress], None] | None = field(default=None, repr=False)
-
-    def advance(self) -> None:
-        self.done += 1
-        self._changed()
-
-    def fail(self, what: str) -> None:
-        self.failed += 1
-        self.failures.append(what)
-        self.advance()
-
-    def count_call(self, info: CallInfo) -> None:
-        self.calls += 1
-        self.tokens += info.prompt_tokens + info.completion_tokens
-        self.call_errors += info.error is not None
-        self._changed()
-
-    def _changed(self) -> None:
-        if self.on_change:
-            self.on_change(self)
 
 
 def run_key(episode: Episode, arm: str, cell: Cell) -> str:
@@ -219,13 +184,16 @@ async def _run_one(
     run_id = run_key(ep, arm, cell)
     calls = CallLog(sink, progress.count_call)
     calls.bind(run_id, arm)
+    oracle = Oracle(ep)
+    ctx = builder.context(oracle, calls)
     players = Players(
-        agent=builder.agent(config.agent, ep, calls),
-        compiler=builder.compiler(config.compiler, ep, calls),
-        matcher=builder.matcher(config.matcher, ep, calls),
+        agent=ROLES.agent(config.agent, ctx),
+        compiler=builder.compiler(config.compiler, ctx),
+        matcher=ROLES.matcher(config.matcher, ctx),
         agent_name=config.agent,
         compiler_name=config.compiler,
         matcher_name=config.matcher,
+        oracle=oracle,
     )
     await run_episode(
         ep,

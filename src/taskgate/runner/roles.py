@@ -1,10 +1,16 @@
-"""Build the compiler, matcher and agent of one episode-arm from their names.
+"""Every role by name: the one registry of agents, matchers and compilers, and the builder.
 
-Names: agents ``scripted:perfect``, ``scripted:always-book``, ``scripted:obedient``, ``llm``;
-matchers ``scripted``, ``lexical``, ``llm``; compilers ``scripted``, ``scripted:corrupt``,
-``parser``, ``llm``. The ``llm`` roles call the run's model client. Compiled graphs and revisions
-are cached per (episode, compiler) and shared by the gate arms of a cell, as in the paper; the cache
-can persist to a file so that a resumed run reuses them.
+A role is registered once, with its kind, a factory over a :class:`RoleContext` and whether it
+calls a model. The CLI's choices, the checks of a run's configuration and the building of each
+episode-arm's roles all read :data:`ROLES`. To add a role, register it here (or call
+``ROLES.register`` from your own code before the run)::
+
+    ROLES.register("agent", "mine", lambda ctx: MyAgent(ctx.model("agent")), needs_model=True)
+
+Scripted roles get the episode's :class:`Oracle` through the context; model-backed roles get a
+client and the call log, never the oracle. Compiled graphs and revisions are cached per
+(episode, compiler) and shared by the gate arms of a cell, as in the paper; the cache can persist
+to a file so that a resumed run reuses them.
 """
 
 from __future__ import annotations
@@ -15,30 +21,111 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Literal, TypeVar, cast
 
-from ..agents.base import Agent, Compiler, Matcher
+from ..agents.base import Agent, Compiler, Matcher, Oracle
 from ..agents.briefparse import ParserCompiler
 from ..agents.lexical import LexicalMatcher
-from ..agents.registry import AGENTS, COMPILERS, MATCHERS
+from ..agents.scripted import (
+    AlwaysBookAgent,
+    CorruptCompiler,
+    ObedientAgent,
+    PerfectAgent,
+    ScriptedCompiler,
+    ScriptedMatcher,
+)
 from ..core.plan import Plan, Revision
 from ..episodes.models import Episode
 from ..episodes.records import CallRecord
-from ..errors import UnknownNameError
-from ..llm.client import CallInfo, ChatClient
+from ..errors import UnknownNameError, UsageError
+from ..llm.client import CallInfo, ChatClient, OnCall
 from ..llm.roles import LLMAgent, LLMCompiler, LLMMatcher
+from .episode import Players
 
-AGENT_NAMES = (*AGENTS, "llm")
-MATCHER_NAMES = (*MATCHERS, "lexical", "llm")
-COMPILER_NAMES = (*COMPILERS, "parser", "llm")
-MODEL_ROLES = frozenset({"llm"})
-
+Kind = Literal["agent", "matcher", "compiler"]
 T = TypeVar("T")
 
 
-def check_name(name: str, known: tuple[str, ...], kind: str) -> None:
-    if name not in known:
-        raise UnknownNameError(f"unknown {kind} {name!r}; choose from: {', '.join(known)}")
+@dataclass(frozen=True)
+class RoleContext:
+    """What a role factory may use: the oracle (scripted roles only), the clients, the call log."""
+
+    oracle: Oracle
+    client: ChatClient | None = None  # the agent's endpoint
+    helper: ChatClient | None = None  # the matcher's and compiler's (default: the agent's)
+    on_call: OnCall | None = None
+
+    def model(self, kind: Kind) -> ChatClient:
+        """The client for a model-backed role of ``kind``, or an error saying none is configured."""
+        client = self.client if kind == "agent" else (self.helper or self.client)
+        if client is None:
+            raise UsageError(f"the llm {kind} needs a model endpoint, and none is configured")
+        return client
+
+
+@dataclass(frozen=True)
+class Role:
+    kind: Kind
+    name: str
+    build: Callable[[RoleContext], Any]
+    needs_model: bool = False
+
+
+class RoleRegistry:
+    """Role names per kind, each mapped to its factory."""
+
+    def __init__(self) -> None:
+        self._roles: dict[tuple[Kind, str], Role] = {}
+
+    def register(
+        self,
+        kind: Kind,
+        name: str,
+        build: Callable[[RoleContext], Any],
+        *,
+        needs_model: bool = False,
+    ) -> None:
+        self._roles[(kind, name)] = Role(kind, name, build, needs_model)
+
+    def names(self, kind: Kind) -> tuple[str, ...]:
+        return tuple(name for k, name in self._roles if k == kind)
+
+    def get(self, kind: Kind, name: str) -> Role:
+        try:
+            return self._roles[(kind, name)]
+        except KeyError:
+            known = ", ".join(self.names(kind))
+            raise UnknownNameError(f"unknown {kind} {name!r}; choose from: {known}") from None
+
+    def needs_model(self, kind: Kind, name: str) -> bool:
+        return self.get(kind, name).needs_model
+
+    def agent(self, name: str, ctx: RoleContext) -> Agent:
+        return cast(Agent, self.get("agent", name).build(ctx))
+
+    def matcher(self, name: str, ctx: RoleContext) -> Matcher:
+        return cast(Matcher, self.get("matcher", name).build(ctx))
+
+    def compiler(self, name: str, ctx: RoleContext) -> Compiler:
+        return cast(Compiler, self.get("compiler", name).build(ctx))
+
+
+ROLES = RoleRegistry()
+ROLES.register("agent", "scripted:perfect", lambda c: PerfectAgent(c.oracle))
+ROLES.register("agent", "scripted:always-book", lambda c: AlwaysBookAgent(c.oracle))
+ROLES.register("agent", "scripted:obedient", lambda c: ObedientAgent(c.oracle))
+ROLES.register("agent", "llm", lambda c: LLMAgent(c.model("agent"), c.on_call), needs_model=True)
+ROLES.register("matcher", "scripted", lambda c: ScriptedMatcher(c.oracle))
+ROLES.register("matcher", "lexical", lambda c: LexicalMatcher())
+ROLES.register(
+    "matcher", "llm", lambda c: LLMMatcher(c.model("matcher"), c.on_call), needs_model=True
+)
+ROLES.register("compiler", "scripted", lambda c: ScriptedCompiler(c.oracle))
+ROLES.register("compiler", "scripted:corrupt", lambda c: CorruptCompiler(c.oracle))
+ROLES.register("compiler", "parser", lambda c: ParserCompiler())
+ROLES.register(
+    "compiler", "llm", lambda c: LLMCompiler(c.model("compiler"), c.on_call), needs_model=True
+)
 
 
 class CallLog:
@@ -139,39 +226,43 @@ class CachedCompiler:
 
 @dataclass
 class RoleBuilder:
-    """Makes the roles of each episode-arm. ``client`` serves the ``llm`` agent; ``helper``, when
-    given, serves the ``llm`` matcher and compiler (else ``client`` does)."""
+    """Makes the roles of each episode-arm from their names. ``client`` serves the model-backed
+    agent; ``helper``, when given, the model-backed matcher and compiler (else ``client`` does)."""
 
     client: ChatClient | None
     cache: CompileCache
     helper: ChatClient | None = None
 
-    def agent(self, name: str, ep: Episode, calls: CallLog) -> Agent:
-        if name == "llm":
-            return LLMAgent(self._client(name), calls)
-        return AGENTS[name](ep)
+    def context(self, oracle: Oracle, calls: CallLog) -> RoleContext:
+        return RoleContext(oracle, self.client, self.helper, calls)
 
-    def matcher(self, name: str, ep: Episode, calls: CallLog) -> Matcher:
-        if name == "llm":
-            return LLMMatcher(self.helper or self._client(name), calls)
-        if name == "lexical":
-            return LexicalMatcher()
-        return MATCHERS[name](ep)
+    def compiler(self, name: str, ctx: RoleContext) -> Compiler:
+        """The named compiler behind the cache, keyed by episode, name and compiler model."""
+        key = f"{ctx.oracle.episode.id}|{name}"
+        if ROLES.needs_model("compiler", name):
+            key += f"|{ctx.model('compiler').model}"
+        return CachedCompiler(ROLES.compiler(name, ctx), self.cache, key)
 
-    def compiler(self, name: str, ep: Episode, calls: CallLog) -> Compiler:
-        inner: Compiler
-        key = f"{ep.id}|{name}"
-        if name == "llm":
-            client = self.helper or self._client(name)
-            inner = LLMCompiler(client, calls)
-            key += f"|{client.model}"  # cached per (episode parameters, compiler model)
-        elif name == "parser":
-            inner = ParserCompiler()
-        else:
-            inner = COMPILERS[name](ep)
-        return CachedCompiler(inner, self.cache, key)
 
-    def _client(self, name: str) -> ChatClient:
-        if self.client is None:
-            raise UnknownNameError(f"role {name!r} needs a model endpoint, and none is configured")
-        return self.client
+def build_players(
+    episode: Episode,
+    agent: str = "scripted:perfect",
+    compiler: str = "scripted",
+    matcher: str = "scripted",
+    *,
+    client: ChatClient | None = None,
+    helper: ChatClient | None = None,
+    on_call: OnCall | None = None,
+) -> Players:
+    """The named roles of one episode-arm, built from :data:`ROLES` (no compile cache)."""
+    oracle = Oracle(episode)
+    ctx = RoleContext(oracle, client, helper, on_call)
+    return Players(
+        agent=ROLES.agent(agent, ctx),
+        compiler=ROLES.compiler(compiler, ctx),
+        matcher=ROLES.matcher(matcher, ctx),
+        agent_name=agent,
+        compiler_name=compiler,
+        matcher_name=matcher,
+        oracle=oracle,
+    )

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import LogFormatError, TaskgateError
+from ...progress import Progress
 from ...rundir import drop_torn_tail
-from ...runner.ladder import Progress
 from .gate import Mode, gate_environment, require_tau2
 from .rules import Ruleset
 
