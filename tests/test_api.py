@@ -19,7 +19,8 @@ def test_every_exported_exception_has_one_root() -> None:
     assert len(exported) >= 14
     for exc in exported:
         assert issubclass(exc, taskgate.TaskgateError), exc
-        assert (
-            issubclass(exc, ValueError)
-            or exc in (taskgate.TaskgateError, taskgate.ModelError, taskgate.MissingExtraError)
+        assert issubclass(exc, ValueError) or exc in (
+            taskgate.TaskgateError,
+            taskgate.ModelError,
+            taskgate.MissingExtraError,
         ), exc

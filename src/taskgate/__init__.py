@@ -38,6 +38,7 @@ from .core.validator import Defect, validate
 from .core.verdict import Policy, Reason, Verdict
 from .episodes.generator import generate_episode
 from .episodes.models import Episode, EpisodeParams, Turn
+from .episodes.records import CallInfo
 from .errors import (
     BookingError,
     BriefError,
@@ -55,7 +56,7 @@ from .errors import (
     UsageError,
     WorkOrderError,
 )
-from .llm.client import CallInfo, ChatClient, Completion, Endpoint
+from .llm.client import ChatClient, Completion, Endpoint
 from .llm.fake import FakeServer, Fault, Reply, protocol_responder, script
 from .llm.local import InProcessModel, LocalServer, gguf_path
 from .llm.roles import LLMAgent, LLMCompiler, LLMMatcher

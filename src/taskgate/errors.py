@@ -19,6 +19,9 @@ Every error taskgate raises on purpose derives from one root, so a caller can ca
     ├── MissingExtraError    an optional extra that is not installed (the message names it)
     └── ModelError           a model endpoint that failed after its retries, or replied unusably
 
+    ReplyFormatError (a ValueError) is a model reply that is not the JSON asked for; the model
+    roles catch it and re-ask once, so it only reaches callers of ``parse_reply`` itself.
+
 The input errors also derive from ``ValueError``: they mean "this input was wrong", and the
 message names the bad value and what was expected. ``MissingExtraError`` is an ``ImportError``,
 ``ModelError`` a ``RuntimeError``. The command line prints any of them as one line.
@@ -97,6 +100,10 @@ class MissingExtraError(TaskgateError, ImportError):
     def __init__(self, extra: str, what: str) -> None:
         self.extra = extra
         super().__init__(f"{what} needs the {extra!r} extra: pip install 'taskgate[{extra}]'")
+
+
+class ReplyFormatError(TaskgateError, ValueError):
+    """A model's reply is not the JSON object that was asked for (the roles re-ask once)."""
 
 
 class ModelError(TaskgateError, RuntimeError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .llm.client import CallInfo
+from .episodes.records import CallInfo
 
 
 @dataclass

@@ -9,14 +9,14 @@ when no generator graph exists.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from ..core.plan import Plan, Revision, StepSpec
+from ..errors import BriefError
 
-_LINE = re.compile(
-    r"^- (?P<id>\S+): (?P<text>.*?)(?:  \(requires: (?P<deps>[^)]*)\))?"
-    r"  \[completion code (?P<code>[^\]]*)\]\s*$",
-    re.MULTILINE,
-)
+_CODE_SEP = "  [completion code "
+_REQUIRES = "  (requires: "
+
 _CANCEL = re.compile(r"CANCEL the step '(?P<text>[^']+)'")
 _REWIRE = re.compile(
     r"'(?P<text>[^']+)' (?:now requires only: (?P<deps>(?:'[^']+'(?:, )?)+)|now has no prerequisites)"
@@ -24,21 +24,45 @@ _REWIRE = re.compile(
 _RELAX = re.compile(r"'(?P<w>[^']+)' no longer needs to wait for '(?P<u>[^']+)'")
 
 
+class _PlanLine(NamedTuple):
+    sid: str
+    text: str
+    deps: tuple[str, ...]
+    code: str
+
+
+def _plan_line(line: str) -> _PlanLine | None:
+    """One plan line, read from both ends with no backtracking (linear in its length)."""
+    line = line.rstrip()
+    if not line.startswith("- ") or not line.endswith("]"):
+        return None
+    head, sep, code = line[:-1].rpartition(_CODE_SEP)
+    sid, colon, text = head[2:].partition(": ")
+    if not sep or not colon or not sid or any(c.isspace() for c in sid):
+        return None
+    deps: tuple[str, ...] = ()
+    if text.endswith(")") and _REQUIRES in text:
+        text, _, listed = text[:-1].rpartition(_REQUIRES)
+        deps = tuple(d.strip() for d in listed.split(",") if d.strip())
+    return _PlanLine(sid, text, deps, code.strip())
+
+
+def _plan_lines(brief: str) -> list[_PlanLine]:
+    return [pl for pl in map(_plan_line, brief.splitlines()) if pl is not None]
+
+
 def brief_steps(brief: str) -> list[tuple[str, str]]:
     """(step id, text) for each plan line of the brief, in order."""
-    return [(m.group("id"), m.group("text")) for m in _LINE.finditer(brief)]
+    return [(pl.sid, pl.text) for pl in _plan_lines(brief)]
 
 
 def parse_brief(brief: str) -> Plan:
-    """The plan of a structured brief; raise ``ValueError`` if it has no plan lines."""
-    steps = {}
-    for m in _LINE.finditer(brief):
-        deps = tuple(d.strip() for d in (m.group("deps") or "").split(",") if d.strip())
-        steps[m.group("id")] = StepSpec(
-            deps=deps, code=m.group("code").strip(), text=m.group("text")
-        )
+    """The plan of a structured brief; raise :class:`BriefError` if it has no plan lines."""
+    steps = {
+        pl.sid: StepSpec(deps=pl.deps, code=pl.code, text=pl.text) for pl in _plan_lines(brief)
+    }
     if not steps:
-        raise ValueError(
+        raise BriefError(
             "the brief has no plan lines of the form '- s1: ...  [completion code RC-1234]'"
         )
     return Plan(steps=steps)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import BookingError, WorkOrderError
 from .ids import normalize_code, normalize_work_order
 
 
@@ -21,12 +22,12 @@ class Booking:
 
     @classmethod
     def of(cls, code: str, work_order: str) -> Booking:
-        """Build a booking from loosely written identifiers, or raise ``ValueError`` naming them."""
+        """Build a booking from loosely written identifiers, or raise :class:`BookingError`."""
         c, w = normalize_code(code), normalize_work_order(work_order)
         if c is None:
-            raise ValueError(f"{code!r} is not a completion code; expected RC-<digits>")
+            raise BookingError(f"{code!r} is not a completion code; expected RC-<digits>")
         if w is None:
-            raise ValueError(f"{work_order!r} is not a work order; expected #W<digits>")
+            raise WorkOrderError(f"{work_order!r} is not a work order; expected #W<digits>")
         return cls(c, w)
 
     @property

@@ -17,6 +17,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..core.graph import TaskGraph
 from ..core.plan import Plan, Revision, StepSpec
 from ..errors import GeneratorError
 from ..protocol.render import render_brief
@@ -52,12 +53,6 @@ def generate_episode(
         brief=render_brief(plan, amended=params.brief == "amended"),
         turns=turns,
     )
-
-
-def generate_batch(
-    base: EpisodeParams, seeds: Sequence[int], rewrites: Mapping[str, Sequence[str]] | None = None
-) -> list[Episode]:
-    return [generate_episode(base.model_copy(update={"seed": s}), rewrites) for s in seeds]
 
 
 # -- the plan --------------------------------------------------------------------------------------
@@ -148,6 +143,13 @@ def _sample_redo_targets(rng: random.Random, plan: Plan, cancel: str) -> tuple[s
     return redo, [pool[0], pool[0]]
 
 
+def _revised_prerequisites(plan: Plan, revision: Revision) -> dict[str, set[str]]:
+    """Each step's prerequisites once ``revision`` is applied, by the core's own revise."""
+    graph = TaskGraph(plan)
+    graph.apply(revision)
+    return {s: set(graph.prerequisites(s)) for s in graph.steps}
+
+
 # -- the schedule ----------------------------------------------------------------------------------
 @dataclass
 class _Schedule:
@@ -160,6 +162,7 @@ class _Schedule:
         cls, rng: random.Random, plan: Plan, revision: Revision, redo: str, probes: list[str]
     ) -> _Schedule | None:
         deps = {s: set(spec.deps) for s, spec in plan.steps.items()}
+        revised = _revised_prerequisites(plan, revision)
         cancel = revision.cancel
         pending = [s for s in plan.steps if s != cancel]
         done: set[str] = set()
@@ -171,10 +174,7 @@ class _Schedule:
         out = cls()
         for t in range(TURNS):
             if t == rev_at:
-                for w, ps in revision.rewires.items():
-                    deps[w] = set(ps)
-                if revision.relax:
-                    deps[revision.relax[0]].discard(revision.relax[1])
+                deps = revised
                 out.kinds.append(("revision", cancel))
                 continue
             blocked = [s for s in pending if not deps[s] <= done]
@@ -279,10 +279,7 @@ def _words(
             msg = revision_message(plan, revision)
             turns.append(Turn(index=i, label="revision", message=msg))
             cancelled.add(revision.cancel or "")
-            for w, ps in revision.rewires.items():
-                deps[w] = set(ps)
-            if revision.relax:
-                deps[revision.relax[0]].discard(revision.relax[1])
+            deps = _revised_prerequisites(plan, revision)
             continue
         if kind == "filler":
             eligible = [s for s in plan.steps if s not in done | cancelled and deps[s] <= done]

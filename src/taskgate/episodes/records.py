@@ -80,10 +80,11 @@ class TurnRecord(_Record):
         return self.replies[-1]
 
 
-class CallRecord(_Record):
-    """One model call made for this episode-arm (its compile calls included)."""
+class CallInfo(BaseModel):
+    """One model call (all its attempts): what the client reports and a run log records."""
 
-    kind: Literal["call"] = "call"
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     purpose: Literal["agent", "matcher", "compiler"]
     model: str
     attempts: int
@@ -93,8 +94,14 @@ class CallRecord(_Record):
     latency_s: float
     error: str | None = None
     reasoning_chars: int = 0
-    events: list[str] = Field(default_factory=list)
-    reask: bool = False
+    events: tuple[str, ...] = ()  # retries and budget changes, in order
+    reask: bool = False  # a corrective re-ask after a malformed reply
+
+
+class CallRecord(_Record, CallInfo):
+    """One model call made for this episode-arm (its compile calls included)."""
+
+    kind: Literal["call"] = "call"
 
 
 class EndRecord(_Record):

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import openai
 from openai.types.chat import ChatCompletion
 
+from ..episodes.records import CallInfo
 from ..errors import ModelError
 
 Purpose = Literal["agent", "matcher", "compiler"]
@@ -77,23 +78,6 @@ class Endpoint:
             raise ModelError("no model: pass --model or set TASKGATE_MODEL")
         kw.setdefault("api_key", os.environ.get("OPENAI_API_KEY") or "EMPTY")
         return cls(base_url=url, model=name, **kw)
-
-
-@dataclass(frozen=True)
-class CallInfo:
-    """One model call (all its attempts): what a run log records."""
-
-    purpose: Purpose
-    model: str
-    attempts: int
-    max_tokens: int
-    prompt_tokens: int
-    completion_tokens: int
-    latency_s: float
-    error: str | None = None
-    reasoning_chars: int = 0
-    events: tuple[str, ...] = ()  # retries and budget changes, in order
-    reask: bool = False  # a corrective re-ask after a malformed reply
 
 
 @dataclass(frozen=True)
@@ -177,15 +161,18 @@ class ChatClient:
                 last = "empty content"
                 continue
             info = CallInfo(
-                purpose, ep.model, attempt, budget, prompt, completion,
-                time.perf_counter() - start, None, len(reasoning), tuple(events),
+                purpose=purpose, model=ep.model, attempts=attempt, max_tokens=budget,
+                prompt_tokens=prompt, completion_tokens=completion,
+                latency_s=time.perf_counter() - start, reasoning_chars=len(reasoning),
+                events=tuple(events),
             )  # fmt: skip
             if on_call:
                 on_call(info)
             return Completion(text, reasoning, info)
         info = CallInfo(
-            purpose, ep.model, attempt, budget, prompt, completion,
-            time.perf_counter() - start, last, 0, tuple(events),
+            purpose=purpose, model=ep.model, attempts=attempt, max_tokens=budget,
+            prompt_tokens=prompt, completion_tokens=completion,
+            latency_s=time.perf_counter() - start, error=last, events=tuple(events),
         )  # fmt: skip
         if on_call:
             on_call(info)

@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from ..errors import ReplyFormatError
+
 T = TypeVar("T", bound=BaseModel)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
@@ -18,21 +20,21 @@ def extract_json(text: str) -> Any:
     body = fenced.group(1) if fenced else text
     start = body.find("{")
     if start == -1:
-        raise ValueError("no JSON object in the reply")
+        raise ReplyFormatError("no JSON object in the reply")
     obj, _ = json.JSONDecoder().raw_decode(body[start:])
     return obj
 
 
 def parse_reply(text: str, model: type[T]) -> T:
-    """Validate the reply against ``model``; raise ``ValueError`` saying what was wrong."""
+    """Validate the reply against ``model``; raise :class:`ReplyFormatError` saying what was wrong."""
     try:
         return model.model_validate(extract_json(text))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"the JSON is malformed ({exc.msg} at character {exc.pos})") from exc
+        raise ReplyFormatError(f"the JSON is malformed ({exc.msg} at character {exc.pos})") from exc
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "the object"
-        raise ValueError(f"{where}: {first['msg']}") from exc
+        raise ReplyFormatError(f"{where}: {first['msg']}") from exc
 
 
 class MatchReply(BaseModel):

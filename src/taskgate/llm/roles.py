@@ -8,7 +8,6 @@ no step.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -17,6 +16,7 @@ from pydantic import BaseModel
 from ..agents.base import ChatMessage, Match
 from ..agents.briefparse import brief_steps
 from ..core.plan import Plan, Revision, StepSpec
+from ..errors import ReplyFormatError
 from .client import ChatClient, OnCall, Purpose
 from .jsonreply import GraphReply, MatchReply, RevisionReply, parse_reply
 from .prompts import REASK, graph_prompt, matcher_prompt, revision_prompt
@@ -35,7 +35,7 @@ async def ask_json(
         reply = await client.complete(messages, purpose, sink)
         try:
             return parse_reply(reply.text, schema), None
-        except ValueError as exc:
+        except ReplyFormatError as exc:
             problem = str(exc)
         messages += [
             {"role": "assistant", "content": reply.text},
@@ -47,7 +47,7 @@ async def ask_json(
 def _tagged(on_call: OnCall | None, reask: bool) -> OnCall | None:
     if on_call is None or not reask:
         return on_call
-    return lambda info: on_call(dataclasses.replace(info, reask=True))
+    return lambda info: on_call(info.model_copy(update={"reask": True}))
 
 
 class LLMAgent:

@@ -13,6 +13,7 @@ from ..core.booking import Booking
 from ..core.machine import Status, TaskMachine
 from ..core.plan import Plan
 from ..core.verdict import Reason, Verdict
+from ..errors import UsageError
 
 BRIEF_OPENING = (
     "You are my project agent. Here is the full project plan. Perform steps ONLY when I ask for "
@@ -123,7 +124,7 @@ def refusal_clause(verdict: Verdict, booking: Booking) -> str:
         case Reason.UNKNOWN_WORK_ORDER | Reason.NO_REQUEST:
             return f"{booking.work_order} is not the current work order"
         case None:
-            raise ValueError("an admitted booking has no rejection notice")
+            raise UsageError("an admitted booking has no rejection notice")
 
 
 def render_rejection(verdict: Verdict, booking: Booking) -> str:

@@ -16,7 +16,6 @@ to a file so that a resumed run reuses them.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -36,9 +35,9 @@ from ..agents.scripted import (
 )
 from ..core.plan import Plan, Revision
 from ..episodes.models import Episode
-from ..episodes.records import CallRecord
+from ..episodes.records import CallInfo, CallRecord
 from ..errors import UnknownNameError, UsageError
-from ..llm.client import CallInfo, ChatClient, OnCall
+from ..llm.client import ChatClient, OnCall
 from ..llm.roles import LLMAgent, LLMCompiler, LLMMatcher
 from .episode import Players
 
@@ -142,7 +141,7 @@ class CallLog:
         self.episode, self.arm = episode, arm
 
     def __call__(self, info: CallInfo) -> None:
-        fields = dataclasses.asdict(info) | {"latency_s": round(info.latency_s, 4)}
+        fields = info.model_dump() | {"latency_s": round(info.latency_s, 4)}
         rec = CallRecord(episode=self.episode, arm=self.arm, **fields)
         if self._on_call:
             self._on_call(info)

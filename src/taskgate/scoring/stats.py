@@ -9,6 +9,8 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
+from ..errors import UsageError
+
 
 def wilson(successes: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
     """Wilson score interval for ``successes`` of ``n`` (``(0, 1)`` when ``n`` is 0)."""
@@ -31,7 +33,7 @@ class Paired:
 def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> Paired:
     """Exact (binomial) McNemar test on paired outcomes of two arms over the same episodes."""
     if len(a) != len(b):
-        raise ValueError(f"paired outcomes need equal lengths, got {len(a)} and {len(b)}")
+        raise UsageError(f"paired outcomes need equal lengths, got {len(a)} and {len(b)}")
     both = sum(x and y for x, y in zip(a, b, strict=True))
     only_a = sum(x and not y for x, y in zip(a, b, strict=True))
     only_b = sum(y and not x for x, y in zip(a, b, strict=True))

@@ -1,0 +1,1 @@
+"""The episode generator, its domain pools, and the records of a run log."""
