@@ -1,12 +1,13 @@
 # Two commands do everything on a fresh clone:
 #   make run    set up .venv and run the main job
 #   make test   set up .venv and run lint, strict type checks and the test suite
+# While developing: make quick (lint, types and every test not marked slow, well under a minute)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run test quick lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +30,9 @@ unit: $(STAMP)
 	$(BIN)/pytest
 
 test: lint typecheck unit
+
+quick: lint typecheck
+	$(BIN)/pytest -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_core.py

@@ -7,12 +7,27 @@ import pytest
 from taskgate import Plan, StepSpec
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-PAPER = SHARED / "paper" / "state-coupling-ladder.tex"
+
+
+def shared(*parts: str) -> Path:
+    """A path under ``../shared`` (the paper and the tau2 airline data, beside the repository).
+
+    Every test reaches ``shared/`` through here: where it is missing, the test is skipped with a
+    reason that names the missing path (CI always has it).
+    """
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"needs {path}: shared/ (the paper and test data) must sit beside the repo")
+    return path
+
+
+def paper_text() -> str:
+    return shared("paper", "state-coupling-ladder.tex").read_text(encoding="utf-8")
 
 
 def paper_verbatim_after(marker: str) -> str:
     """The first Verbatim block after ``marker`` in the paper: the protocol strings' source."""
-    tex = PAPER.read_text(encoding="utf-8")
+    tex = paper_text()
     at = tex.index(marker)
     start = tex.index("\\begin{Verbatim}", at)
     start = tex.index("\n", start) + 1
@@ -49,3 +64,9 @@ def chain() -> Plan:
             "s4": StepSpec(code="RC-1004"),
         }
     )
+
+
+@pytest.fixture
+def tau2_data() -> Path:
+    """The tau2-bench airline data in ``../shared/data/tau2-airline``."""
+    return shared("data", "tau2-airline")

@@ -17,10 +17,15 @@ def test_version() -> None:
     assert result.output.strip() == f"taskgate {__version__}"
 
 
-def test_help_lists_commands() -> None:
+def test_help_lists_every_registered_command() -> None:
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
-    assert "demo" in result.output
+    registered = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
+    listed = {
+        line.split()[1] for line in result.output.splitlines() if line.startswith("│ ")
+    } & registered
+    assert registered == {"demo", "generate", "run", "score", "report", "ladder", "tau2"}
+    assert listed == registered
 
 
 def test_demo_prints_verdicts_turn_by_turn() -> None:

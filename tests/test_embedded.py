@@ -13,6 +13,8 @@ from taskgate.llm.local import MODEL_NAME
 from taskgate.rundir import LOG, read_log
 from taskgate.scoring.summary import score_run, summarize
 
+pytestmark = pytest.mark.slow  # the real model on 2 cores: minutes, bounded by tokens and turns
+
 
 def test_the_gguf_ships_in_a_wheel() -> None:
     path = gguf_path()
@@ -46,8 +48,13 @@ def test_an_episode_on_the_real_model_through_the_local_server(tmp_path: Path) -
     assert len(agent) >= 44 and len(asked) == sum(t.matched is not None for t in run.turns)
     assert all(c.error is None and c.prompt_tokens > 0 for c in run.calls)
     assert sum(bool(t.replies[-1].strip()) for t in run.turns) > 22  # the model answers
-    (row,) = summarize(score_run(tmp_path), ["enforcement"])
-    assert row.n == 1 and 0.0 <= row.rate <= 1.0
+    (scored,) = score_run(tmp_path)
+    (row,) = summarize([scored], ["enforcement"])
+    errors = sum(scored.score.primary.channels.values())
+    assert row.n == 1 and row.rate == (1.0 if errors == 0 else 0.0)  # strict: no error at all
+    booked = sum(len(t.bookings) for t in run.turns)
+    refused = sum(b.decision == "refuse" for t in run.turns for b in t.bookings)
+    assert scored.score.refused == refused <= booked  # every refusal is a logged booking
 
 
 def test_the_model_in_process() -> None:

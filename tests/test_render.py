@@ -131,9 +131,9 @@ def test_matcher_and_compiler_prompts_are_byte_exact() -> None:
 
 
 def _two_verbatims_after(marker: str) -> tuple[str, str]:
-    from conftest import PAPER
+    from conftest import paper_text
 
-    tex = PAPER.read_text(encoding="utf-8")
+    tex = paper_text()
     at = tex.index(marker)
     blocks = []
     for _ in range(2):

@@ -1,4 +1,10 @@
-"""The ``taskgate`` command: one small module per subcommand, all calling the public API."""
+"""The ``taskgate`` command: one small module per subcommand.
+
+Each module parses its options (the shared option sets live in :mod:`.options`) and calls library
+functions: the public API (``taskgate``) where one exists, otherwise the run-directory, report and
+integration modules that back it. Every command is registered through :func:`.errors.guarded`, so
+bad input ends in one line on stderr, never a traceback.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import typer
 
 from .._version import __version__
 from . import demo, generate, ladder, run, score, tau2
+from .errors import guarded
 
 app = typer.Typer(
     name="taskgate",
@@ -31,12 +38,12 @@ def _root(
     """Task state for LLM agents: compile, track, and gate multi-step work."""
 
 
-app.command("demo")(demo.demo)
-app.command("generate")(generate.generate)
-app.command("run")(run.run)
-app.command("score")(score.score)
-app.command("report")(score.report)
-app.command("ladder")(ladder.ladder)
+app.command("demo")(guarded(demo.demo))
+app.command("generate")(guarded(generate.generate))
+app.command("run")(guarded(run.run))
+app.command("score")(guarded(score.score))
+app.command("report")(guarded(score.report))
+app.command("ladder")(guarded(ladder.ladder))
 app.add_typer(tau2.app, name="tau2")
 
 

@@ -15,6 +15,7 @@ from ..llm.client import ChatClient
 from ..progress import Progress as RunProgress
 from ..scoring.report import channel_table, contrast_table, ladder_table
 from ..scoring.summary import Row, adjacent_contrasts, score_run, summarize
+from .errors import FAILURE, fail
 from .model import clients, endpoint_for
 from .options import EndpointOptions, ReportOptions
 
@@ -28,26 +29,34 @@ def run_with_progress(
     endpoint: EndpointOptions,
     think: bool = False,
     unit: str = "episode-arm",
-) -> None:
-    """Run ``work`` under a progress bar, with model clients when it needs a model."""
+) -> RunProgress:
+    """Run ``work`` under a progress bar, with model clients when it needs a model.
+
+    When every job failed (an endpoint that refuses, answers 404 or is not a URL) the command ends
+    with the first failure, exit status 1: there is nothing to report.
+    """
     if not needs_model:
-        with_progress(label, lambda p: work(p, None, None), unit)
-        return
-    with endpoint_for(endpoint, think) as endpoints:
+        progress = with_progress(label, lambda p: work(p, None, None), unit)
+    else:
+        with endpoint_for(endpoint, think) as endpoints:
 
-        async def go(progress: RunProgress) -> None:
-            async with clients(endpoints) as (client, helper):
-                await work(progress, client, helper)
+            async def go(progress: RunProgress) -> None:
+                async with clients(endpoints) as (client, helper):
+                    await work(progress, client, helper)
 
-        with_progress(f"{label} on {endpoints[0].model}", go, unit)
+            progress = with_progress(f"{label} on {endpoints[0].model}", go, unit)
+    if progress.failed and progress.failed == progress.total - progress.skipped:
+        first = progress.failures[0] if progress.failures else "no job finished"
+        raise fail(f"every {unit} failed; the first: {first}", FAILURE)
+    return progress
 
 
 def with_progress(
     label: str,
     work: Callable[[RunProgress], Coroutine[Any, Any, None]],
     unit: str = "episode-arm",
-) -> None:
-    """Run ``work`` under a rich progress bar of finished ``unit``s."""
+) -> RunProgress:
+    """Run ``work`` under a rich progress bar of finished ``unit``s; return its counts."""
     console = Console(stderr=True)
     columns = (
         TextColumn("{task.description}"),
@@ -74,6 +83,7 @@ def with_progress(
         console.print(
             f"{progress.failed} {unit}(s) failed; rerun with the same --out to retry them."
         )
+    return progress
 
 
 def print_results(out: Path, arms: Sequence[str], report: ReportOptions) -> list[Row]:

@@ -11,13 +11,17 @@ import typer
 from ..episodes.generator import generate_episode
 from ..episodes.models import EpisodeParams
 from ..errors import TaskgateError
+from ..runner.ladder import MAX_EPISODES
+from .errors import writable_file
 from .options import load_rewrites
 
 
 def generate(
     out: Annotated[Path, typer.Option("--out", "-o", help="JSON file to write.")],
     seed: Annotated[int, typer.Option(help="Seed of the first episode.")] = 100,
-    episodes: Annotated[int, typer.Option(min=1, help="How many (seeds seed, seed+1, ...).")] = 1,
+    episodes: Annotated[
+        int, typer.Option(min=1, max=MAX_EPISODES, help="How many (seeds seed, seed+1, ...).")
+    ] = 1,
     steps: Annotated[int, typer.Option(min=5, max=18, help="Steps S.")] = 10,
     density: Annotated[float, typer.Option(min=0.0, max=1.0, help="Extra-edge density.")] = 0.15,
     domain: Annotated[Literal["procurement", "release"], typer.Option()] = "procurement",
@@ -27,6 +31,7 @@ def generate(
     ambiguous_rate: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.0,
 ) -> None:
     """Generate episodes: one as a JSON object, several as a JSON list."""
+    writable_file(out, "--out")
     cache = load_rewrites(rewrites)
     try:
         eps = [

@@ -13,6 +13,7 @@ from ..llm.client import ChatClient
 from ..progress import Progress
 from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
 from .common import print_results, run_with_progress
+from .errors import writable_dir, writable_file
 from .model import embedded
 from .options import (
     CellOptions,
@@ -56,9 +57,11 @@ def ladder(
     """
     arm_list = cell.arm_list()
     agent, compiler, matcher = cell.roles()
+    writable_file(output.json, "--json")
+    writable_dir(out, "--out")
     uses_model = "llm" in (agent, compiler, matcher)
     if uses_model and embedded(endpoint):
-        steps = steps or EMBEDDED_STEPS
+        steps = EMBEDDED_STEPS if steps is None else steps
         episodes = episodes or EMBEDDED_EPISODES
         if endpoint.max_tokens is None:  # and one request at a time: llama.cpp serves one slot
             endpoint = dataclasses.replace(endpoint, max_tokens=EMBEDDED_MAX_TOKENS, concurrency=1)

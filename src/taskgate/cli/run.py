@@ -12,6 +12,7 @@ from ..progress import Progress
 from ..rundir import read_episodes
 from ..runner.ladder import LadderConfig, run_episodes
 from .common import run_with_progress
+from .errors import writable_dir
 from .options import CellOptions, EndpointOptions, command, usage
 
 
@@ -25,6 +26,7 @@ def run(
     """Run episodes and log every turn (and model call) to OUT/log.jsonl."""
     arm_list = cell.arm_list()
     agent, compiler, matcher = cell.roles()
+    writable_dir(out, "--out")
     eps = usage("--episodes", lambda: read_episodes(episodes))
     config = usage(
         "--concurrency",

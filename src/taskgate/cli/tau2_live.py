@@ -12,6 +12,7 @@ import typer
 
 from ..errors import TaskgateError
 from .common import with_progress
+from .errors import writable_dir, writable_file
 from .model import embedded, endpoint_for
 from .options import EndpointOptions, JsonOpt, check_names, command, split_list, usage
 from .tau2_common import DbOpt, RulesetOpt, db_path, load_ruleset_option, package_paths
@@ -57,6 +58,8 @@ def run(
 
     ``--max-tokens`` caps both the agent's and the user simulator's replies.
     """
+    writable_dir(out, "--out")
+    writable_file(json_out, "--json")
     from ..integrations.tau2.live import ARMS, LiveConfig
 
     arm_list = tuple(split_list(arms, str, "--arms"))
@@ -92,6 +95,7 @@ def run(
 
 def report(out: Annotated[Path, typer.Argument(help="A run directory.")], ruleset: RulesetOpt = None, db: DbOpt = None, json_out: JsonOpt = None) -> None:  # fmt: skip
     """Re-print a run directory's report (pass^k, wrongful writes, rungs, paired deltas)."""
+    writable_file(json_out, "--json")
     _print_report(out, load_ruleset_option(ruleset), db, json_out)
 
 

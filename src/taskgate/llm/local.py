@@ -74,7 +74,7 @@ class LocalServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self, timeout: float = 120.0) -> LocalServer:
+    def start(self, timeout: float = 600.0) -> LocalServer:
         try:
             import llama_cpp.server  # noqa: F401
         except ImportError:

@@ -25,8 +25,8 @@ from .episode import Players, run_episode
 from .roles import ROLES, CallLog, CompileCache, RoleBuilder
 
 COMPILED = "compiled.jsonl"
-#: episodes per cell: seeds are consecutive, and every episode is held in memory while it runs
-MAX_EPISODES = 100_000
+#: episodes per cell (the paper's cells have 128): every episode of a cell is held in memory
+MAX_EPISODES = 10_000
 
 
 @dataclass(frozen=True)
