@@ -15,7 +15,9 @@ from .options import EndpointOptions, ThinkOpt, command
 from .tau2_common import DbOpt, RulesetOpt, db_path, load_ruleset_option, package_paths
 
 app = typer.Typer(
-    help="tau2-bench airline: the policy gate, its ruleset and replays.", no_args_is_help=True
+    help="tau2-bench airline: the policy gate, its ruleset and replays.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 

@@ -1,0 +1,168 @@
+"""Bad input on the command line: one clear line naming the culprit, never a traceback.
+
+Each case is a command line and the files it meets. The contract: exit status 2 for bad input
+(flags, files, folders) and 1 for a failure of the work itself (an endpoint that refuses); one
+error line on stderr that names the flag or file; no traceback; nothing half-written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from taskgate.cli import app
+
+BINARY = bytes(range(256)) * 4
+Setup = Callable[[Path], list[str]]
+
+
+def _episodes(tmp: Path) -> Path:
+    path = tmp / "eps.json"
+    result = CliRunner().invoke(app, ["generate", "--out", str(path), "--steps", "5"])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def _run_dir(tmp: Path) -> Path:
+    run = tmp / "run"
+    result = CliRunner().invoke(
+        app, ["ladder", "--agent", "scripted:perfect", "--arms", "raw", "--steps", "5",
+              "--episodes", "2", "--out", str(run)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return run
+
+
+def _write(tmp: Path, name: str, data: bytes | str) -> Path:
+    path = tmp / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return path
+
+
+SCRIPTED = ["--agent", "scripted:perfect", "--arms", "raw", "--steps", "5", "--episodes", "1"]
+
+CASES: dict[str, tuple[Setup, int, str]] = {
+    # run directories
+    "score a missing directory": (lambda t: ["score", str(t / "nope")], 2, "nope"),
+    "score an empty directory": (lambda t: ["score", str(_write(t, "e/x", "").parent)], 2, "e"),
+    "report a missing directory": (lambda t: ["report", str(t / "nope")], 2, "nope"),
+    "report a file": (lambda t: ["report", str(_write(t, "f.txt", "hi"))], 2, "f.txt"),
+    "score a torn episodes.jsonl": (
+        lambda t: ["score", str(_torn_episodes(t))], 2, "episodes.jsonl",
+    ),
+    "score a binary log": (lambda t: ["score", str(_binary_log(t))], 2, "log.jsonl"),
+    # episodes files
+    "run an empty episodes file": (
+        lambda t: ["run", "--episodes", str(_write(t, "e.json", "")), "--out", str(t / "o"),
+                   *SCRIPTED[:4]], 2, "e.json",
+    ),
+    "run a malformed episodes file": (
+        lambda t: ["run", "--episodes", str(_write(t, "e.json", "{not json")), "--out",
+                   str(t / "o"), *SCRIPTED[:4]], 2, "e.json",
+    ),
+    "run a wrong-shape episodes file": (
+        lambda t: ["run", "--episodes", str(_write(t, "e.json", '{"a": 1}')), "--out",
+                   str(t / "o"), *SCRIPTED[:4]], 2, "e.json",
+    ),
+    "run a binary episodes file": (
+        lambda t: ["run", "--episodes", str(_write(t, "e.json", BINARY)), "--out",
+                   str(t / "o"), *SCRIPTED[:4]], 2, "e.json",
+    ),
+    "run a missing episodes file": (
+        lambda t: ["run", "--episodes", str(t / "none.json"), "--out", str(t / "o"),
+                   *SCRIPTED[:4]], 2, "none.json",
+    ),
+    # outputs
+    "generate into a missing folder": (
+        lambda t: ["generate", "--out", str(t / "no/such/dir/x.json")], 2, "no/such/dir",
+    ),
+    "generate onto a folder": (lambda t: ["generate", "--out", str(t)], 2, "is a directory"),
+    "ladder --out is a file": (
+        lambda t: ["ladder", *SCRIPTED, "--out", str(_write(t, "f", "x"))], 2, "--out",
+    ),
+    "ladder --json into a missing folder": (
+        lambda t: ["ladder", *SCRIPTED, "--json", str(t / "no/dir/rows.json")], 2, "--json",
+    ),
+    "score --json into a missing folder": (
+        lambda t: ["score", str(_run_dir(t)), "--json", str(t / "no/dir/x.json")], 2, "--json",
+    ),
+    "report --json onto a folder": (
+        lambda t: ["report", str(_run_dir(t)), "--json", str(t)], 2, "--json",
+    ),
+    # flags
+    "empty --steps": (lambda t: ["ladder", *SCRIPTED[:4], "--steps", ""], 2, "--steps"),
+    "--steps out of range": (lambda t: ["ladder", *SCRIPTED[:4], "--steps", "40"], 2, "--steps"),
+    "--steps not a number": (lambda t: ["ladder", *SCRIPTED[:4], "--steps", "x"], 2, "--steps"),
+    "huge --episodes": (
+        lambda t: ["ladder", *SCRIPTED[:4], "--episodes", "100000000"], 2, "--episodes",
+    ),
+    "unknown arm": (lambda t: ["ladder", "--agent", "scripted:perfect", "--arms", "rawr"], 2, "rawr"),
+    "unknown agent": (lambda t: ["ladder", "--agent", "nobody"], 2, "nobody"),
+    "unknown matcher": (
+        lambda t: ["ladder", "--agent", "scripted:perfect", "--matcher", "psychic"], 2, "psychic",
+    ),
+    "bad --corruption": (
+        lambda t: ["ladder", *SCRIPTED, "--corruption", "2"], 2, "--corruption",
+    ),
+    "bad --density": (lambda t: ["ladder", *SCRIPTED, "--density", "-1"], 2, "--density"),
+    "report --arms not in the run": (
+        lambda t: ["report", str(_run_dir(t)), "--arms", "enforcement"], 2, "enforcement",
+    ),
+    "binary rewrites": (
+        lambda t: ["ladder", *SCRIPTED, "--para-tier", "2", "--rewrites",
+                   str(_write(t, "rw.json", BINARY))], 2, "rw.json",
+    ),
+    "tier 2 without rewrites": (lambda t: ["ladder", *SCRIPTED, "--para-tier", "2"], 2, "--rewrites"),
+    # endpoints: the work fails, so exit 1
+    "endpoint refuses connections": (
+        lambda t: ["ladder", "--agent", "llm", "--arms", "raw", "--episodes", "1", "--steps", "5",
+                   "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--timeout", "1",
+                   "--out", str(t / "o")], 1, "127.0.0.1:9",
+    ),
+    "endpoint is not a URL": (
+        lambda t: ["ladder", "--agent", "llm", "--arms", "raw", "--episodes", "1", "--steps", "5",
+                   "--base-url", "not a url", "--model", "m", "--timeout", "1",
+                   "--out", str(t / "o")], 1, "not a url",
+    ),
+}  # fmt: skip
+
+
+def _torn_episodes(tmp: Path) -> Path:
+    run = _run_dir(tmp)
+    data = (run / "episodes.jsonl").read_bytes()
+    (run / "episodes.jsonl").write_bytes(data[: len(data) // 2])
+    return run
+
+
+def _binary_log(tmp: Path) -> Path:
+    run = _run_dir(tmp)
+    (run / "log.jsonl").write_bytes(BINARY)
+    return run
+
+
+def check(result: Result, code: int, culprit: str) -> None:
+    assert result.exit_code == code, result.output
+    assert isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    errors = [ln for ln in result.stderr.splitlines() if ln.startswith(("Error:", "taskgate: error"))]
+    assert len(errors) == 1, result.stderr
+    assert culprit in errors[0], errors[0]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_input_gets_one_line(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    setup, code, culprit = CASES[case]
+    args = setup(tmp_path)
+    before = sorted(p for p in tmp_path.rglob("*"))
+    result = CliRunner().invoke(app, args)
+    check(result, code, culprit)
+    if code == 2:  # a usage error writes nothing
+        new = [p for p in tmp_path.rglob("*") if p not in before]
+        assert not [p for p in new if p.is_file()], new
+
+
