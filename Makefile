@@ -36,6 +36,7 @@ quick: lint typecheck
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_core.py
+	$(BIN)/python bench/bench_parser.py
 	$(BIN)/python bench/bench_testbed.py
 	$(BIN)/python bench/bench_runner.py
 	$(BIN)/python bench/bench_tau2.py

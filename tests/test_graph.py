@@ -96,3 +96,14 @@ def test_plan_rejects_bad_step_ids() -> None:
         Plan(steps={"s 1": StepSpec(code="RC-1")})
     with pytest.raises(ValueError):
         Plan(steps={})
+
+
+def test_a_look_alike_code_is_no_code() -> None:
+    look_alike = "RC-\uff14\uff18\uff10\uff18"  # RC-4808 in fullwidth digits
+    with pytest.raises(PlanError, match="expected RC-<digits>"):
+        TaskGraph(Plan(steps={"a": StepSpec(code=look_alike)}))
+    g = TaskGraph(
+        Plan(steps={"a": StepSpec(code="RC-4808"), "b": StepSpec(code=look_alike)}), lenient=True
+    )
+    assert g.step_for_code("RC-4808") == "a"
+    assert g.step_for_code(look_alike) is None  # step b stays unbookable

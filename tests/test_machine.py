@@ -152,6 +152,19 @@ def test_work_orders(chain: Plan) -> None:
     assert m.request is not None and m.request.work_order in issued  # failures changed nothing
 
 
+def test_a_look_alike_work_order_is_no_work_order(chain: Plan) -> None:
+    m = TaskMachine(chain)
+    m.open_request("s1", work_order="#W1234")
+    look_alike = "#W\uff11\uff12\uff13\uff14"  # #W1234 in fullwidth digits
+    with pytest.raises(WorkOrderError, match="is not a work order"):
+        m.open_request("s4", work_order=look_alike)
+    with pytest.raises(WorkOrderError, match="is not a work order"):
+        m.open_request("s4", work_order="#W\u0661\u0662\u0663\u0664")  # Arabic-Indic
+    v = m.submit(Booking("RC-1001", look_alike))  # made by hand: it still books nothing
+    assert v.reason is Reason.UNKNOWN_WORK_ORDER and m.done == frozenset()
+    assert m.submit(Booking("RC-\uff11001", "#W1234")).reason is Reason.UNKNOWN_CODE
+
+
 def test_same_seed_same_work_orders(chain: Plan) -> None:
     a, b = TaskMachine(chain, seed=9), TaskMachine(chain, seed=9)
     assert [a.open_request().work_order for _ in range(5)] == [

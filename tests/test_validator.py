@@ -70,3 +70,15 @@ def test_revision_naming_unknown_steps(chain: Plan) -> None:
 def test_validator_never_raises(steps: dict[str, StepSpec], revision: Revision | None) -> None:
     out = validate(Plan(steps=steps), revision)
     assert all(d.detail for d in out)
+
+
+def test_a_look_alike_code_is_malformed_not_a_second_code() -> None:
+    # RC-4808 in fullwidth digits is no completion code: never a duplicate of RC-4808, never
+    # silently a code of its own
+    look_alike = "RC-\uff14\uff18\uff10\uff18"
+    plan = Plan(steps={"s1": StepSpec(code="RC-4808"), "s2": StepSpec(code=look_alike)})
+    (d,) = validate(plan)
+    assert (d.kind, d.steps) == ("malformed-code", ("s2",))
+    assert "only ASCII digits" in d.detail
+    plan = Plan(steps={"s1": StepSpec(code="RC-4808"), "s2": StepSpec(code="rc 4808")})
+    assert kinds(plan) == ["duplicate-code"]  # a loosely written ASCII code still normalizes

@@ -6,7 +6,7 @@ ledger (which only admitted bookings write) and nothing is gated on them.
 
 from __future__ import annotations
 
-import re
+from ..protocol.marks import ledger_marks
 
 SELF_LEDGER_CLAUSE = (
     "STATUS LEDGER (mandatory): keep your own ledger of step statuses. Whenever a step's status "
@@ -15,15 +15,11 @@ SELF_LEDGER_CLAUSE = (
     "message; it is your only record of what is done."
 )
 MARKS_HEADER = "[YOUR STATUS LEDGER -- as you recorded it]"
-_MARK_LINE = re.compile(
-    r"^[\s*_`>\-]*LEDGER[\s*_`]+RC\s*-?\s*(\d+)[\s*_`:]+(DONE|CANCELLED|TODO)\b",
-    re.IGNORECASE | re.MULTILINE,
-)
 
 
 def read_marks(reply: str) -> dict[str, str]:
     """The marks a reply writes, ``{"RC-4808": "DONE"}``; a later line for a code wins."""
-    return {f"RC-{m.group(1)}": m.group(2).upper() for m in _MARK_LINE.finditer(reply)}
+    return dict(ledger_marks(reply))
 
 
 def render_marks(marks: dict[str, str]) -> str:

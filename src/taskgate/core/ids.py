@@ -2,14 +2,20 @@
 
 A completion code (``RC-4808``) names a step and is visible only in the brief; a work order
 (``#W1941``) is a nonce issued with one request. Both are normalized here, and only here.
+
+Only ASCII digits count: ``RC-4808`` written in fullwidth digits (or any other script's digits)
+is no completion code, and likewise no work order, so a look-alike never equals, or passes for, a
+real identifier.
+The patterns are possessive, so a long run of spaces is rejected in linear time.
 """
 
 from __future__ import annotations
 
 import re
 
-_CODE = re.compile(r"\s*RC\s*[-\u2010-\u2013]?\s*(\d+)\s*", re.IGNORECASE)
-_WORK_ORDER = re.compile(r"\s*#?\s*W\s*[-\u2010-\u2013]?\s*(\d+)\s*", re.IGNORECASE)
+_DASH_SP = r"\s*+(?:[-\u2010-\u2013]\s*+)?"  # spaces, then an optional hyphen or dash and spaces
+_CODE = re.compile(r"\s*+RC" + _DASH_SP + r"([0-9]++)\s*+", re.IGNORECASE)
+_WORK_ORDER = re.compile(r"\s*+(?:#\s*+)?W" + _DASH_SP + r"([0-9]++)\s*+", re.IGNORECASE)
 
 
 def normalize_code(text: str) -> str | None:

@@ -45,7 +45,10 @@ def validate(plan: Plan, revision: Revision | None = None) -> list[Defect]:
             continue
         code = normalize_code(spec.code)
         if code is None:
-            out.append(Defect("malformed-code", (sid,), f"step {sid} has code {spec.code!r}"))
+            detail = f"step {sid} has code {spec.code!r}"
+            if any(c.isdigit() and not c.isascii() for c in spec.code):
+                detail += " (only ASCII digits 0-9 make a completion code)"
+            out.append(Defect("malformed-code", (sid,), detail))
             continue
         codes.setdefault(code, []).append(sid)
     for code, sids in codes.items():
