@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from taskgate import parse_bookings
-from taskgate.protocol.marks import ledger_marks
+from taskgate.protocol.marks import parse_marks
 
 SIZE = 1_000_000
 TARGET_MS = 100.0
@@ -64,17 +64,17 @@ def table(name: str, fn: Callable[[str], Sequence[object]], prefixes: list[str])
 def main() -> None:
     print(f"taskgate parser benchmark: 1 MB texts, best of 5 (target < {TARGET_MS:.0f} ms each)")
     prose = prose_with_bookings()
-    n_bookings, n_marks = len(parse_bookings(prose)), len(ledger_marks(prose))
+    n_bookings, n_marks = len(parse_bookings(prose)), len(parse_marks(prose))
     worst = max(
         table("parse_bookings", parse_bookings, BOOKING_PREFIXES),
-        table("ledger_marks (self-ledger arm)", ledger_marks, LEDGER_PREFIXES),
+        table("parse_marks (self-ledger arm)", parse_marks, LEDGER_PREFIXES),
     )
     ref_dense = ("ref " * (SIZE // 4))[:SIZE]
     rows = [
         (f"parse_bookings, prose ({n_bookings} bookings)", parse_bookings, prose),
-        (f"ledger_marks, prose ({n_marks} marks)", ledger_marks, prose),
+        (f"parse_marks, prose ({n_marks} marks)", parse_marks, prose),
         ("parse_bookings, 'ref ref ref ...'", parse_bookings, ref_dense),
-        ("ledger_marks, 'LEDGER\\n' repeated", ledger_marks, ("LEDGER\n" * (SIZE // 7))[:SIZE]),
+        ("parse_marks, 'LEDGER\\n' repeated", parse_marks, ("LEDGER\n" * (SIZE // 7))[:SIZE]),
     ]
     for name, fn, text in rows:
         ms = best_ms(fn, text)

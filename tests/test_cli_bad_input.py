@@ -148,13 +148,17 @@ def check(result: Result, code: int, culprit: str) -> None:
     assert result.exit_code == code, result.output
     assert isinstance(result.exception, SystemExit), repr(result.exception)
     assert "Traceback" not in result.output
-    errors = [ln for ln in result.stderr.splitlines() if ln.startswith(("Error:", "taskgate: error"))]
+    errors = [
+        ln for ln in result.stderr.splitlines() if ln.startswith(("Error:", "taskgate: error"))
+    ]
     assert len(errors) == 1, result.stderr
     assert culprit in errors[0], errors[0]
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_bad_input_gets_one_line(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_input_gets_one_line(
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     setup, code, culprit = CASES[case]
     args = setup(tmp_path)
@@ -164,5 +168,3 @@ def test_bad_input_gets_one_line(case: str, tmp_path: Path, monkeypatch: pytest.
     if code == 2:  # a usage error writes nothing
         new = [p for p in tmp_path.rglob("*") if p not in before]
         assert not [p for p in new if p.is_file()], new
-
-

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taskgate.arms.marks import read_marks
-from taskgate.protocol.marks import ledger_marks
+from taskgate.protocol.marks import parse_marks
 from timing import RUNS, assert_linear, hostile
 
 # Each reply carries exactly one self-ledger mark, RC-4808 DONE.
@@ -25,7 +25,7 @@ FORMATS = [
 
 @pytest.mark.parametrize("text", FORMATS)
 def test_mark_formats(text: str) -> None:
-    assert ledger_marks(text) == [("RC-4808", "DONE")]
+    assert parse_marks(text) == [("RC-4808", "DONE")]
 
 
 NOT_MARKS = [
@@ -43,12 +43,12 @@ NOT_MARKS = [
 
 @pytest.mark.parametrize("text", NOT_MARKS)
 def test_not_marks(text: str) -> None:
-    assert ledger_marks(text) == []
+    assert parse_marks(text) == []
 
 
 def test_marks_keep_order_and_the_last_one_wins_in_the_arm() -> None:
     reply = "LEDGER RC-1 DONE\n- LEDGER RC-2 cancelled\nLEDGER RC-1 TODO"
-    assert ledger_marks(reply) == [("RC-1", "DONE"), ("RC-2", "CANCELLED"), ("RC-1", "TODO")]
+    assert parse_marks(reply) == [("RC-1", "DONE"), ("RC-2", "CANCELLED"), ("RC-1", "TODO")]
     assert read_marks(reply) == {"RC-1": "TODO", "RC-2": "CANCELLED"}
 
 
@@ -66,13 +66,13 @@ PIECES += [":", "DONE", "todo", "Cancelled", "x", "\t", "- "]
 @given(st.lists(st.sampled_from(PIECES), max_size=24).map("".join))
 def test_fuzz_reads_what_the_backtracking_pattern_read(text: str) -> None:
     old = [(f"RC-{m.group(1)}", m.group(2).upper()) for m in _BACKTRACKING.finditer(text)]
-    assert ledger_marks(text) == old
+    assert parse_marks(text) == old
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=200))
 def test_fuzz_marks_are_ascii_and_in_the_text(text: str) -> None:
-    for code, status in ledger_marks(text):
+    for code, status in parse_marks(text):
         assert code.isascii() and code[3:] in text and status in {"DONE", "CANCELLED", "TODO"}
 
 
@@ -83,6 +83,6 @@ LEDGER_PREFIXES = ["", "- ", "LEDGER", "LEDGER RC", "LEDGER RC-", "LEDGER RC-1",
 
 @pytest.mark.parametrize("run", RUNS)
 @pytest.mark.parametrize("prefix", LEDGER_PREFIXES)
-def test_reading_hostile_ledger_marks_is_linear(prefix: str, run: str) -> None:
-    assert_linear(ledger_marks, lambda size: hostile(prefix, run, size))
-    assert ledger_marks(hostile(prefix, run, 100_000)) == []
+def test_reading_hostile_parse_marks_is_linear(prefix: str, run: str) -> None:
+    assert_linear(parse_marks, lambda size: hostile(prefix, run, size))
+    assert parse_marks(hostile(prefix, run, 100_000)) == []

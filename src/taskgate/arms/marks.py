@@ -6,7 +6,7 @@ ledger (which only admitted bookings write) and nothing is gated on them.
 
 from __future__ import annotations
 
-from ..protocol.marks import ledger_marks
+from ..protocol.marks import parse_marks
 
 SELF_LEDGER_CLAUSE = (
     "STATUS LEDGER (mandatory): keep your own ledger of step statuses. Whenever a step's status "
@@ -19,7 +19,7 @@ MARKS_HEADER = "[YOUR STATUS LEDGER -- as you recorded it]"
 
 def read_marks(reply: str) -> dict[str, str]:
     """The marks a reply writes, ``{"RC-4808": "DONE"}``; a later line for a code wins."""
-    return dict(ledger_marks(reply))
+    return dict(parse_marks(reply))
 
 
 def render_marks(marks: dict[str, str]) -> str:

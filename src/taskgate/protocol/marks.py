@@ -21,6 +21,6 @@ _MARK = re.compile(
 )
 
 
-def ledger_marks(reply: str) -> list[tuple[str, str]]:
+def parse_marks(reply: str) -> list[tuple[str, str]]:
     """Every ``(code, status)`` mark in ``reply``, in order: ``[("RC-4808", "DONE")]``."""
     return [(f"RC-{m.group(1)}", m.group(2).upper()) for m in _MARK.finditer(reply)]
