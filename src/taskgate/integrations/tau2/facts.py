@@ -2,7 +2,8 @@
 
 Each fact is a small named function, so a reader can audit what a rule's condition means. The
 database is read through :class:`DbView`, built from the benchmark's ``db.json`` (a dict) or from a
-live ``FlightDB``; nothing here imports tau2.
+live ``FlightDB``; nothing here imports tau2. The call's arguments are the plain, validated data of
+:func:`.arguments.parse_arguments`.
 """
 
 from __future__ import annotations
