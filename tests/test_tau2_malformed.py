@@ -172,6 +172,30 @@ def test_the_ledger_rung_never_raises(tool: str, argument: str, value: Any, reas
         assert "[TASK-STATE LEDGER]" in env.get_response(call(read, {entity: key})).content
 
 
+@pytest.mark.parametrize(
+    ("tool", "arguments", "answer"),
+    [
+        ("cancel_reservation", {"reservation_id": "NOPE00"}, "Reservation NOPE00 not found"),
+        ("update_reservation_baggages", {**BASE["update_reservation_baggages"], "reservation_id": "NOPE00"}, "Reservation NOPE00 not found"),
+        ("update_reservation_flights", {**BASE["update_reservation_flights"], "reservation_id": "NOPE00"}, "Reservation NOPE00 not found"),
+        ("update_reservation_passengers", {**BASE["update_reservation_passengers"], "reservation_id": "NOPE00"}, "Reservation NOPE00 not found"),
+        ("send_certificate", {"user_id": "nobody_1", "amount": 5000}, "User nobody_1 not found"),
+        ("book_reservation", {**BASE["book_reservation"], "user_id": "nobody_1"}, "User nobody_1 not found"),
+        ("update_reservation_flights", {**BASE["update_reservation_flights"], "flights": [{"flight_number": "HAT999", "date": "2024-05-24"}]}, "Flight HAT999 not found"),
+        ("book_reservation", {**BASE["book_reservation"], "flights": [{"flight_number": "HAT287", "date": "2024-06-30"}]}, "Flight HAT287 not found on date 2024-06-30"),
+    ],
+)  # fmt: skip
+def test_a_call_naming_what_does_not_exist_gets_tau2s_own_answer(
+    tool: str, arguments: dict[str, Any], answer: str
+) -> None:
+    env = environment()
+    log = gate_environment(env, reference_ruleset())
+    before = env.tools.db.model_dump_json()
+    reply = env.get_response(call(tool, arguments))
+    assert reply.error is True and reply.content == f"Error: {answer}"
+    assert env.tools.db.model_dump_json() == before and log.vetoes == [] and log.checked == 1
+
+
 def test_tau2s_models_as_arguments_are_judged_as_their_dicts() -> None:
     from tau2.domains.airline.data_model import FlightInfo, Passenger, Payment
 

@@ -121,6 +121,22 @@ def _endpoints_changed(db: DbView, args: Call) -> bool:
     return not (start == res.get("origin") and end == res.get("destination"))
 
 
+def unknown_entity(db: DbView, args: Call) -> str | None:
+    """What the call names that the database lacks: its reservation, its user, or a flight it
+    adds. tau2's tools look each up before they change anything and refuse the call themselves
+    ("... not found"), so the gate leaves such a call to them."""
+    res = db.reservation(args["reservation_id"]) if "reservation_id" in args else {}
+    if res is None:
+        return f"reservation {args['reservation_id']}"
+    if "user_id" in args and db.user(args["user_id"]) is None:
+        return f"user {args['user_id']}"
+    kept = {(f["flight_number"], f["date"]) for f in res.get("flights", [])}
+    for number, date in _new_flights(args):
+        if (number, date) not in kept and db.flight_status(number, date) is None:
+            return f"flight {number} on {date}"
+    return None
+
+
 def _created(res: Mapping[str, Any]) -> datetime | None:
     try:
         return datetime.fromisoformat(str(res.get("created_at")))

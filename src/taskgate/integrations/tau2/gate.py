@@ -9,7 +9,9 @@ not checked; instead the state block of :mod:`.ledger` follows every successful 
 write. The agent loop, the user simulator and the benchmark's scoring are not touched.
 
 Nothing the agent sends makes the gate raise (:func:`.verdict.judge`): under ``gate`` and
-``advisory`` a call with malformed arguments is refused, each time, naming the bad argument.
+``advisory`` a call with malformed arguments is refused, each time, naming the bad argument; a
+call naming a reservation, user or flight that does not exist goes to tau2, which answers "not
+found".
 """
 
 from __future__ import annotations

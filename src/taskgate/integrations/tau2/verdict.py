@@ -1,8 +1,9 @@
 """The gate's verdict on one call, as the live gate, the replays and the battery all ask for it.
 
 :func:`judge` never raises. A WRITE call is first parsed (:mod:`.arguments`): malformed arguments
-are refused as such, naming the bad argument. Otherwise the call is refused by the rules that
-fire on it, if any. Anything
+are refused as such, naming the bad argument. A call that names a reservation, user or flight the
+database lacks is allowed, so that tau2's own tool answers "not found" (it does so before it
+writes anything). Otherwise the call is refused by the rules that fire on it, if any. Anything
 else that fails while the rules read the call and the database is refused as arguments the gate
 cannot evaluate: the last line of defence, not a verdict any test expects.
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .arguments import MalformedArgumentsError, parse_arguments
-from .facts import DbView
+from .facts import DbView, unknown_entity
 from .rules import WRITE_TOOLS, Rule, Ruleset
 
 #: The rule id a malformed call is refused under (in vetoes, overblocks and the battery).
@@ -47,6 +48,8 @@ def judge(ruleset: Ruleset, db: DbView, tool: str, arguments: Mapping[str, Any])
     except MalformedArgumentsError as exc:
         return Verdict(malformed=str(exc))
     try:
+        if unknown_entity(db, args) is not None:
+            return ALLOWED  # tau2 refuses it: "... not found"
         return Verdict(rules=tuple(ruleset.firing(db, tool, args)))
     except Exception as exc:  # the gate must never raise into tau2's dispatch
         return Verdict(
