@@ -247,3 +247,15 @@ def test_a_rule_the_gate_cannot_evaluate_refuses_the_call() -> None:
         "'>' not supported between instances of 'str' and 'int'). This call was NOT executed."
     )
     assert [v.rules for v in log.vetoes] == [(MALFORMED,)]
+
+
+def test_a_ledger_block_that_cannot_be_computed_is_left_out() -> None:
+    rules = load_ruleset(
+        '[[rule]]\nid = "x"\ntool = "cancel_reservation"\nwhen = ["reservation.total_baggages > 2"]\nreason = "r"'
+    )
+    env = environment()
+    log = gate_environment(env, rules, mode="ledger")
+    junk = {**BASE["update_reservation_baggages"], "total_baggages": None}
+    reply = env.get_response(call("update_reservation_baggages", junk))  # unchecked: tau2 stores it
+    assert reply.error is False and env.tools.db.reservations["VAAOXJ"].total_baggages is None
+    assert "[TASK-STATE LEDGER]" not in reply.content and log.checked == 0

@@ -56,11 +56,12 @@ class _LiveView(DbView):
 
     def reservation(self, rid: str) -> dict[str, Any] | None:
         r = self._db.reservations.get(rid)
-        return r.model_dump(mode="json") if r is not None else None
+        # an unchecked write (ledger rung, ungated replay) may have stored a value of the wrong type
+        return r.model_dump(mode="json", warnings=False) if r is not None else None
 
     def user(self, uid: str) -> dict[str, Any] | None:
         u = self._db.users.get(uid)
-        return u.model_dump(mode="json") if u is not None else None
+        return u.model_dump(mode="json", warnings=False) if u is not None else None
 
     def flight_status(self, number: str, date: str) -> str | None:
         flight = self._db.flights.get(number)

@@ -11,7 +11,7 @@ write. The agent loop, the user simulator and the benchmark's scoring are not to
 Nothing the agent sends makes the gate raise (:func:`.verdict.judge`): under ``gate`` and
 ``advisory`` a call with malformed arguments is refused, each time, naming the bad argument; a
 call naming a reservation, user or flight that does not exist goes to tau2, which answers "not
-found".
+found". Under ``ledger`` a block that cannot be computed is left out.
 """
 
 from __future__ import annotations
@@ -122,7 +122,10 @@ def gate_environment(env: Any, ruleset: Ruleset, mode: Mode = "gate") -> GateLog
             result = json.loads(reply.content or "null")
         except json.JSONDecodeError:
             result = None
-        block = ledger_block(ruleset, DbView.of(env.tools.db), message.arguments, result)
+        try:
+            block = ledger_block(ruleset, DbView.of(env.tools.db), message.arguments, result)
+        except Exception:  # an unchecked write stored what the facts cannot read: no block
+            block = None
         if block is not None:
             log.checked += 1
             reply.content = f"{reply.content}\n\n{block}"
