@@ -45,12 +45,11 @@ def judge(ruleset: Ruleset, db: DbView, tool: str, arguments: Mapping[str, Any])
         return ALLOWED
     try:
         args = parse_arguments(tool, arguments)
-    except MalformedArgumentsError as exc:
-        return Verdict(malformed=str(exc))
-    try:
         if unknown_entity(db, args) is not None:
             return ALLOWED  # tau2 refuses it: "... not found"
         return Verdict(rules=tuple(ruleset.firing(db, tool, args)))
+    except MalformedArgumentsError as exc:
+        return Verdict(malformed=str(exc))
     except Exception as exc:  # the gate must never raise into tau2's dispatch
         return Verdict(
             malformed=f"the gate cannot evaluate this call ({type(exc).__name__}: {exc})"
