@@ -23,6 +23,7 @@ from taskgate.integrations.tau2.replay import gold_replay, load_tasks
 from taskgate.integrations.tau2.rules import WRITE_TOOLS, reference_ruleset
 from taskgate.integrations.tau2.scripted import cancelling_responder
 from taskgate.integrations.tau2.transcripts import replay_results
+from taskgate.integrations.tau2.verdict import judge
 from taskgate.llm.fake import FakeServer
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "tau2-airline"
@@ -49,7 +50,7 @@ def dispatch_costs() -> None:
         for a in (t.get("evaluation_criteria") or {}).get("actions") or []
         if a["name"] in WRITE_TOOLS
     ]
-    check = median_us(lambda n, a: rules.firing(db, n, a), calls)
+    check = median_us(lambda n, a: judge(rules, db, n, a), calls)  # parse, look up, rules
     block = median_us(lambda n, a: ledger_block(rules, db, a), calls)
     print(f"gate check, one WRITE ({len(calls)} gold writes):  {check:8.1f} us median")
     print(f"ledger block, one entity:                {block:8.1f} us median")

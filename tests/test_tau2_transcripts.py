@@ -119,3 +119,22 @@ def test_a_write_the_replay_cannot_repeat_is_reported(tmp_path: Path) -> None:
     (episode,) = summary.episodes
     assert len(episode.divergences) == 1 and "NOSUCH" in episode.divergences[0]
     assert summary.report()["replay_divergences"] == 1
+
+
+def test_malformed_writes_that_executed_are_replayed_and_counted(tmp_path: Path) -> None:
+    tasks = {t["id"]: t for t in json.loads((DATA / "tasks.json").read_text())}
+    card = "credit_card_1052991"
+    bags = {"reservation_id": "VAAOXJ", "nonfree_baggages": 0, "payment_id": card}
+    calls = [
+        ("send_certificate", {"user_id": "lei_rossi_3206", "amount": "5000"}, False),
+        ("update_reservation_baggages", {**bags, "total_baggages": None}, False),
+        # well-formed, on the state the last write left: bags the facts cannot compare
+        ("update_reservation_baggages", {**bags, "total_baggages": 2}, False),
+        ("cancel_reservation", {"reservation_id": "VAAOXJ"}, False),
+    ]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"tasks": [tasks["0"]], "simulations": [sim("m", "0", calls)]}))
+    summary = replay_results([path], reference_ruleset(), DATA / "db.json")
+    (ep,) = summary.episodes
+    assert (ep.writes, ep.malformed, ep.violating, ep.divergences) == (4, 3, 1, [])
+    assert summary.report()["executed_malformed_writes"] == 3

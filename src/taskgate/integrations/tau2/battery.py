@@ -1,4 +1,8 @@
-"""The rule battery: run a ruleset (reference or compiled) over cases and score it."""
+"""The rule battery: run a ruleset (reference or compiled) over cases and score it.
+
+Each case is judged as the gate judges a live call (:func:`.verdict.judge`); a case the gate
+refuses as malformed fires ``malformed-arguments``.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .facts import DbView
 from .rules import Ruleset
+from .verdict import judge
 
 
 class Case(BaseModel):
@@ -61,6 +66,6 @@ def run_battery(
     out = []
     for case in cases or battery():
         view = DbView(patched(db, case.patch) if case.patch else db)
-        fired = tuple(r.id for r in ruleset.firing(view, case.tool, case.args))
+        fired = judge(ruleset, view, case.tool, case.args).ids
         out.append(Outcome(case, "deny" if fired else "allow", fired))
     return out

@@ -7,6 +7,11 @@ violating call is returned unexecuted once, with the rule, its reason and a sent
 identical call will execute; the identical re-issue executes. Under the ``ledger`` rung writes are
 not checked; instead the state block of :mod:`.ledger` follows every successful entity read and
 write. The agent loop, the user simulator and the benchmark's scoring are not touched.
+
+Nothing the agent sends makes the gate raise (:func:`.verdict.judge`): under ``gate`` and
+``advisory`` a call with malformed arguments is refused, each time, naming the bad argument; a
+call naming a reservation, user or flight that does not exist goes to tau2, which answers "not
+found". Under ``ledger`` a block that cannot be computed is left out.
 """
 
 from __future__ import annotations
@@ -18,9 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ...errors import TaskgateError
+from .arguments import plain
 from .facts import DbView
 from .ledger import ledger_block
-from .rules import WRITE_TOOLS, Rule, Ruleset
+from .rules import WRITE_TOOLS, Ruleset
+from .verdict import Verdict, judge
 
 Mode = Literal["gate", "advisory", "ledger"]
 LEDGER_READS = frozenset({"get_reservation_details", "get_user_details"})
@@ -63,8 +70,10 @@ def canonical(arguments: Mapping[str, Any]) -> str:
     return json.dumps(arguments, sort_keys=True, default=str)
 
 
-def refusal(rules: list[Rule], mode: Mode) -> str:
-    lines = [f"{REFUSAL_PREFIX} -- rule {r.id}: {r.reason}." for r in rules]
+def refusal(verdict: Verdict, mode: Mode) -> str:
+    if verdict.malformed is not None:  # refused under either rung: there is nothing to re-issue
+        return f"{REFUSAL_PREFIX} -- malformed arguments: {verdict.malformed}. This call was NOT executed."
+    lines = [f"{REFUSAL_PREFIX} -- rule {r.id}: {r.reason}." for r in verdict.rules]
     if mode == "advisory":
         lines.append(
             "This call was NOT executed. If you issue the identical call again, it will execute."
@@ -89,18 +98,17 @@ def gate_environment(env: Any, ruleset: Ruleset, mode: Mode = "gate") -> GateLog
             and getattr(message, "requestor", "assistant") == "assistant"
         ):
             log.checked += 1
-            fired = ruleset.firing(DbView.of(env.tools.db), message.name, message.arguments)
-            if fired:
-                key = (message.name, canonical(message.arguments))
-                reissue = mode == "advisory" and key in warned
-                log.vetoes.append(
-                    Veto(message.name, dict(message.arguments), tuple(r.id for r in fired), reissue)
-                )
+            verdict = judge(ruleset, DbView.of(env.tools.db), message.name, message.arguments)
+            if verdict.refused:
+                arguments = plain(message.arguments)
+                key = (message.name, canonical(arguments))
+                reissue = mode == "advisory" and verdict.malformed is None and key in warned
+                log.vetoes.append(Veto(message.name, arguments, verdict.ids, reissue))
                 if not reissue:
                     warned.add(key)
                     return ToolMessage(
                         id=message.id,
-                        content=refusal(fired, mode),
+                        content=refusal(verdict, mode),
                         requestor=message.requestor,
                         role="tool",
                         error=True,
@@ -114,7 +122,10 @@ def gate_environment(env: Any, ruleset: Ruleset, mode: Mode = "gate") -> GateLog
             result = json.loads(reply.content or "null")
         except json.JSONDecodeError:
             result = None
-        block = ledger_block(ruleset, DbView.of(env.tools.db), message.arguments, result)
+        try:
+            block = ledger_block(ruleset, DbView.of(env.tools.db), message.arguments, result)
+        except Exception:  # an unchecked write stored what the facts cannot read: no block
+            block = None
         if block is not None:
             log.checked += 1
             reply.content = f"{reply.content}\n\n{block}"

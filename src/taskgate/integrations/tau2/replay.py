@@ -16,6 +16,7 @@ from ...errors import LogFormatError
 from .envs import FreshEnvironments
 from .facts import DbView
 from .rules import WRITE_TOOLS, Ruleset
+from .verdict import judge
 
 
 @dataclass(frozen=True)
@@ -54,10 +55,10 @@ def gold_replay(tasks: list[dict[str, Any]], ruleset: Ruleset, db_path: Path) ->
             if name in WRITE_TOOLS:
                 envs.written()
                 replay.writes += 1
-                fired = ruleset.firing(DbView.of(env.tools.db), name, args)
-                if fired:
+                verdict = judge(ruleset, DbView.of(env.tools.db), name, args)
+                if verdict.refused:
                     replay.overblocks.append(
-                        Overblock(str(action.get("action_id")), name, tuple(r.id for r in fired))
+                        Overblock(str(action.get("action_id")), name, verdict.ids)
                     )
             try:
                 env.make_tool_call(name, requestor=action.get("requestor", "assistant"), **args)

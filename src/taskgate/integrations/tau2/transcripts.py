@@ -5,6 +5,7 @@ against the database state at that point, then executed if it executed in the tr
 database follows the transcript. Reported, per file or together:
 
 * executed state-violating writes (the ruleset denies them) and the *catchable* episodes (any);
+* executed malformed writes: arguments the gate refuses as malformed (:mod:`.arguments`);
 * wrongful writes: an executed WRITE outside the task's gold write multiset, by tool name and
   normalized arguments; a wrongful episode has one, split into wrong-arguments (its tool is among
   the gold writes), extra-only (it is not), or both;
@@ -28,6 +29,7 @@ from .envs import FreshEnvironments
 from .facts import DbView
 from .gate import canonical
 from .rules import WRITE_TOOLS, Ruleset
+from .verdict import judge
 
 
 class _Call(BaseModel):
@@ -83,6 +85,7 @@ class Episode:
     writes: int = 0
     violating: int = 0  # executed writes the ruleset denies
     violating_wrongful: int = 0
+    malformed: int = 0  # executed writes the gate refuses as malformed
     wrong_args: int = 0
     extra: int = 0
     gold_has_writes: bool = True
@@ -117,6 +120,7 @@ class Summary:
             "episodes": len(eps),
             "catchable_episodes": len(catch),
             "executed_violating_writes": violating,
+            "executed_malformed_writes": sum(e.malformed for e in eps),
             "wrongful_episodes": len(wrong),
             "wrongful_split": dict(Counter(e.kind for e in wrong)),
             "episode_precision": (sum(e.wrongful for e in catch) / len(catch)) if catch else None,
@@ -176,7 +180,9 @@ def _replay(sim: Simulation, task: dict[str, Any], ruleset: Ruleset, env: Any) -
         if call.name not in WRITE_TOOLS or not executed:
             continue  # reads change nothing; a failed write changed nothing
         ep.writes += 1
-        denied = bool(ruleset.firing(DbView.of(env.tools.db), call.name, call.arguments))
+        verdict = judge(ruleset, DbView.of(env.tools.db), call.name, call.arguments)
+        denied = bool(verdict.rules)
+        ep.malformed += verdict.malformed is not None
         key = (call.name, canonical(call.arguments))
         wrongful = gold[key] <= 0
         if not wrongful:
