@@ -1,7 +1,7 @@
 """tau2 airline: what the gate costs at dispatch, and how fast the replays and the live runner go.
 
 Prints: the median time of one gate check (every gold WRITE of the current task set, against the
-live database) and of one ledger block; gold replay wall time per task set; transcript replay
+live database) and of one state block; gold replay wall time per task set; transcript replay
 throughput; and the live runner on the scripted agent and user served by the fake server (tau2's
 own run_task, four arms), against the same simulations run stock, with peak RSS.
 Run: make bench   (or .venv/bin/python bench/bench_tau2.py [TASKS])
@@ -17,11 +17,11 @@ import time
 from pathlib import Path
 
 from taskgate.integrations.tau2.facts import DbView
-from taskgate.integrations.tau2.ledger import ledger_block
 from taskgate.integrations.tau2.live import LiveConfig, Role, load_task_file, run_live
 from taskgate.integrations.tau2.replay import gold_replay, load_tasks
 from taskgate.integrations.tau2.rules import WRITE_TOOLS, reference_ruleset
 from taskgate.integrations.tau2.scripted import cancelling_responder
+from taskgate.integrations.tau2.state_block import state_block
 from taskgate.integrations.tau2.transcripts import replay_results
 from taskgate.integrations.tau2.verdict import judge
 from taskgate.llm.fake import FakeServer
@@ -51,9 +51,9 @@ def dispatch_costs() -> None:
         if a["name"] in WRITE_TOOLS
     ]
     check = median_us(lambda n, a: judge(rules, db, n, a), calls)  # parse, look up, rules
-    block = median_us(lambda n, a: ledger_block(rules, db, a), calls)
+    block = median_us(lambda n, a: state_block(rules, db, a), calls)
     print(f"gate check, one WRITE ({len(calls)} gold writes):  {check:8.1f} us median")
-    print(f"ledger block, one entity:                {block:8.1f} us median")
+    print(f"state block, one entity:           {block:8.1f} us median")
 
 
 def replays() -> None:
@@ -76,7 +76,7 @@ def live(n_tasks: int) -> None:
     with tempfile.TemporaryDirectory() as tmp, FakeServer(cancelling_responder(targets)) as srv:
         role = Role.openai_compatible(srv.base_url, "fake")
         walls = {}
-        for arms in (("ungated",), ("ungated", "ledger", "advisory", "gated")):
+        for arms in (("ungated",), ("ungated", "state-block", "advisory", "gated")):
             out = Path(tmp) / "-".join(arms)
             t0 = time.perf_counter()
             run_live(LiveConfig(role, role, arms, max_steps=30), tasks, reference_ruleset(), out)

@@ -21,6 +21,19 @@ def shared(*parts: str) -> Path:
     return path
 
 
+class SharedDir:
+    """A folder under ``../shared``, resolved when a test uses it: ``TAU2_DATA / "db.json"``."""
+
+    def __init__(self, *parts: str) -> None:
+        self.parts = parts
+
+    def __truediv__(self, name: str) -> Path:
+        return shared(*self.parts, name)
+
+
+TAU2_DATA = SharedDir("data", "tau2-airline")
+
+
 def paper_text() -> str:
     return shared("paper", "state-coupling-ladder.tex").read_text(encoding="utf-8")
 
@@ -64,9 +77,3 @@ def chain() -> Plan:
             "s4": StepSpec(code="RC-1004"),
         }
     )
-
-
-@pytest.fixture
-def tau2_data() -> Path:
-    """The tau2-bench airline data in ``../shared/data/tau2-airline``."""
-    return shared("data", "tau2-airline")

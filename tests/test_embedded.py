@@ -78,7 +78,7 @@ def test_a_tau2_smoke_run_on_the_real_model(
     out = tmp_path / "smoke"
     result = CliRunner().invoke(app, ["tau2", "run", "--out", str(out), "--max-steps", "4"])
     assert result.exit_code == 0, result.output
-    for arm in ("ungated", "ledger", "advisory", "gated"):
+    for arm in ("ungated", "state-block", "advisory", "gated"):
         (sim,) = json.loads((out / f"{arm}.json").read_text())["simulations"]
         assert sim["termination_reason"] in {"max_steps", "user_stop", "agent_stop"}
         assert sim["reward_info"] is not None and len(sim["messages"]) >= 2

@@ -8,15 +8,14 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from conftest import SHARED
+from conftest import TAU2_DATA
 from taskgate import ChatClient, Endpoint, FakeServer, script
 from taskgate.cli import app
 from taskgate.integrations.tau2.battery import run_battery
 from taskgate.integrations.tau2.compiler import compile_prompt, compile_ruleset
 from taskgate.integrations.tau2.rules import Ruleset, load_ruleset, reference_ruleset
 
-DATA = SHARED / "data" / "tau2-airline"
-POLICY = (DATA / "policy.md").read_text()
+DATA = TAU2_DATA
 
 
 def compile_with(replies: list[str]) -> tuple[Ruleset | None, str | None, FakeServer]:
@@ -25,7 +24,7 @@ def compile_with(replies: list[str]) -> tuple[Ruleset | None, str | None, FakeSe
         async def go() -> tuple[Ruleset | None, str | None]:
             client = ChatClient(Endpoint(base_url=srv.base_url, model="fake"))
             try:
-                return await compile_ruleset(client, POLICY)
+                return await compile_ruleset(client, (DATA / "policy.md").read_text())
             finally:
                 await client.close()
 
@@ -41,7 +40,7 @@ def test_a_compiled_ruleset_is_validated_and_interchangeable() -> None:
     assert problem is None and rules == reference
     assert "could not be used" in srv.requests[1]["messages"][-1]["content"]  # the re-ask
     prompt = srv.requests[0]["messages"][0]["content"]
-    assert POLICY.strip() in prompt and "reservation.any_flown" in prompt
+    assert (DATA / "policy.md").read_text().strip() in prompt and "reservation.any_flown" in prompt
     db = json.loads((DATA / "db.json").read_text())
     assert all(o.passed for o in run_battery(rules, db))
 

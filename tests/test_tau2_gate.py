@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED
+from conftest import TAU2_DATA
 from taskgate.errors import LogFormatError
 from taskgate.integrations.tau2.gate import gate_environment
 from taskgate.integrations.tau2.replay import gold_replay, load_tasks
 from taskgate.integrations.tau2.rules import reference_ruleset
 
-DATA = SHARED / "data" / "tau2-airline"
+DATA = TAU2_DATA
 pytest.importorskip("tau2", reason="needs the tau2 extra")  # installed by make; skipped elsewhere
 
 
@@ -128,12 +128,12 @@ def test_cli_battery_and_gold_replay(tmp_path: Path) -> None:
     assert out.exit_code == 2 and "fly_plane" in out.output
 
 
-def test_ledger_rung_shows_state_and_leaves_writes_unguarded() -> None:
+def test_state_block_rung_shows_state_and_leaves_writes_unguarded() -> None:
     env = environment()
-    log = gate_environment(env, reference_ruleset(), mode="ledger")
+    log = gate_environment(env, reference_ruleset(), mode="state-block")
     read = env.get_response(call("get_reservation_details", reservation_id="VAAOXJ"))
     assert read.error is False
-    block = read.content.split("[TASK-STATE LEDGER]")[1]
+    block = read.content.split("[TASK-STATE BLOCK]")[1]
     assert (
         "reservation VAAOXJ: cabin economy; insurance no;" in block and "not within 24 h" in block
     )

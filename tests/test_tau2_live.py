@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import TAU2_DATA
+
 pytest.importorskip("tau2")
 
 from typer.testing import CliRunner
@@ -33,7 +35,7 @@ from taskgate.integrations.tau2.transcripts import load_results
 from taskgate.llm.fake import FakeServer
 from taskgate.progress import Progress
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "tau2-airline"
+DATA = TAU2_DATA
 # task 1: the user asks to cancel Q69X3R, which qualifies under no cancellation branch; the gold
 # trajectory only reads, so any cancellation fails the benchmark's DB check
 TARGETS = {"raj_sanchez_7340": "Q69X3R"}
@@ -60,16 +62,16 @@ def test_each_rung_does_what_it_says_and_tau2_scores_it(four_arms: Path) -> None
     report = run_report(four_arms, reference_ruleset(), DATA / "db.json")
     reports, deltas = report.arms, report.deltas
     by = {r.arm: r for r in reports}
-    assert [r.arm for r in reports] == ["ungated", "ledger", "advisory", "gated"]
+    assert [r.arm for r in reports] == ["ungated", "state-block", "advisory", "gated"]
     # tau2's evaluator: the executed cancellation fails the DB check; the vetoed one passes
     assert {a: r.pass_k()[1] for a, r in by.items()} == {
-        "ungated": 0.0, "ledger": 0.0, "advisory": 0.0, "gated": 1.0
+        "ungated": 0.0, "state-block": 0.0, "advisory": 0.0, "gated": 1.0
     }  # fmt: skip
     assert by["ungated"].violating_writes == 1 and by["ungated"].split == {"extra-only": 1}
     assert (by["ungated"].catchable, by["gated"].catchable) == (1, 0)
     assert by["gated"].refusals == 2 and by["gated"].violating_writes == 0
     assert by["advisory"].refusals == 1 and by["advisory"].violating_writes == 1  # overridden
-    assert by["ledger"].ledger_blocks == 2 and by["ledger"].refusals == 0
+    assert by["state-block"].state_blocks == 2 and by["state-block"].refusals == 0
     gated = {d.metric: d for d in deltas if d.arm == "gated"}
     assert (gated["pass^1"].value, gated["wrongful"].value) == (1.0, -1.0)
     assert {r.terminations["user_stop"] for r in reports} == {1}

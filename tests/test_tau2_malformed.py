@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SHARED
+from conftest import TAU2_DATA
 from taskgate.integrations.tau2.arguments import SIGNATURES, parse_arguments
 from taskgate.integrations.tau2.battery import battery
 from taskgate.integrations.tau2.facts import DbView
@@ -23,7 +23,7 @@ from taskgate.integrations.tau2.gate import REFUSAL_PREFIX, Mode, gate_environme
 from taskgate.integrations.tau2.rules import load_ruleset, reference_ruleset
 from taskgate.integrations.tau2.verdict import MALFORMED, judge
 
-DATA = SHARED / "data" / "tau2-airline"
+DATA = TAU2_DATA
 pytest.importorskip("tau2", reason="needs the tau2 extra")
 
 CARD = "credit_card_1052991"  # lei_rossi_3206's; VAAOXJ is an economy reservation of theirs
@@ -142,7 +142,7 @@ def test_each_base_call_passes_the_gate_and_writes(tool: str) -> None:
     assert env.tools.db.model_dump_json() != before and log.vetoes == []
 
 
-@pytest.mark.parametrize("mode", ["gate", "advisory"])
+@pytest.mark.parametrize("mode", ["gated", "advisory"])
 @pytest.mark.parametrize(("tool", "argument", "value", "reason"), VARIANTS)
 def test_a_malformed_write_is_refused_naming_the_argument(
     mode: Mode, tool: str, argument: str, value: Any, reason: str
@@ -162,14 +162,16 @@ def test_a_malformed_write_is_refused_naming_the_argument(
 
 @pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")  # tau2 returning what it stored
 @pytest.mark.parametrize(("tool", "argument", "value", "reason"), VARIANTS)
-def test_the_ledger_rung_never_raises(tool: str, argument: str, value: Any, reason: str) -> None:
+def test_the_state_block_rung_never_raises(
+    tool: str, argument: str, value: Any, reason: str
+) -> None:
     env = environment()
-    gate_environment(env, reference_ruleset(), mode="ledger")
+    gate_environment(env, reference_ruleset(), mode="state-block")
     env.get_response(call(tool, variant(tool, argument, value)))  # unchecked: tau2 decides
     for read in ("get_reservation_details", "get_user_details"):
         entity = {"get_reservation_details": "reservation_id", "get_user_details": "user_id"}[read]
         key = "VAAOXJ" if entity == "reservation_id" else "lei_rossi_3206"
-        assert "[TASK-STATE LEDGER]" in env.get_response(call(read, {entity: key})).content
+        assert "[TASK-STATE BLOCK]" in env.get_response(call(read, {entity: key})).content
 
 
 @pytest.mark.parametrize(
@@ -249,13 +251,13 @@ def test_a_rule_the_gate_cannot_evaluate_refuses_the_call() -> None:
     assert [v.rules for v in log.vetoes] == [(MALFORMED,)]
 
 
-def test_a_ledger_block_that_cannot_be_computed_is_left_out() -> None:
+def test_a_state_block_that_cannot_be_computed_is_left_out() -> None:
     rules = load_ruleset(
         '[[rule]]\nid = "x"\ntool = "cancel_reservation"\nwhen = ["reservation.total_baggages > 2"]\nreason = "r"'
     )
     env = environment()
-    log = gate_environment(env, rules, mode="ledger")
+    log = gate_environment(env, rules, mode="state-block")
     junk = {**BASE["update_reservation_baggages"], "total_baggages": None}
     reply = env.get_response(call("update_reservation_baggages", junk))  # unchecked: tau2 stores it
     assert reply.error is False and env.tools.db.reservations["VAAOXJ"].total_baggages is None
-    assert "[TASK-STATE LEDGER]" not in reply.content and log.checked == 0
+    assert "[TASK-STATE BLOCK]" not in reply.content and log.checked == 0

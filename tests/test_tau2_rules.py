@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from conftest import SHARED
+from conftest import TAU2_DATA
+from taskgate import RulesetError
 from taskgate.integrations.tau2.battery import battery, run_battery
 from taskgate.integrations.tau2.facts import FACTS, DbView
-from taskgate.integrations.tau2.rules import RulesetError, load_ruleset, reference_ruleset
+from taskgate.integrations.tau2.rules import load_ruleset, reference_ruleset
 
-DATA = SHARED / "data" / "tau2-airline"
+DATA = TAU2_DATA
 
 
 @cache

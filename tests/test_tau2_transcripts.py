@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from conftest import SHARED
+from conftest import TAU2_DATA
 from taskgate.errors import LogFormatError
 from taskgate.integrations.tau2.rules import reference_ruleset
 from taskgate.integrations.tau2.transcripts import load_results, replay_results
 
-DATA = SHARED / "data" / "tau2-airline"
+DATA = TAU2_DATA
 pytest.importorskip("tau2", reason="needs the tau2 extra")
 
 

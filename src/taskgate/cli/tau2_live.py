@@ -38,7 +38,7 @@ def run(
     ] = None,
     arms: Annotated[
         str, typer.Option(help="Comma-separated arms.")
-    ] = "ungated,ledger,advisory,gated",
+    ] = "ungated,state-block,advisory,gated",
     trials: Annotated[int, typer.Option(min=1, help="Trials per task (paired seeds).")] = 1,
     seed: Annotated[int, typer.Option(help="Seed the per-trial seeds derive from.")] = 300,
     max_steps: Annotated[

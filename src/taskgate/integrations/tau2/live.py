@@ -1,7 +1,7 @@
 """Live runs: tau2's own orchestrator, agent, user simulator and scoring, one rung per arm.
 
 Each simulation is ``tau2.run.run_task`` unchanged. The arms differ only in the domain it is given:
-``ungated`` runs the stock ``airline`` domain; ``ledger``, ``advisory`` and ``gated`` run the same
+``ungated`` runs the stock ``airline`` domain; ``state-block``, ``advisory`` and ``gated`` run the same
 environment with :func:`.gate.gate_environment` installed at ``Environment.get_response``,
 registered with tau2 under a domain name of their own. tau2's evaluator rebuilds the environment
 from that name to replay the transcript, so the replay passes through the same rung and reproduces
@@ -27,15 +27,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import LogFormatError, TaskgateError
+import openai
+
+from ...errors import LogFormatError, ModelError, TaskgateError
 from ...progress import Progress
 from ...rundir import drop_torn_tail
 from .gate import Mode, gate_environment, require_tau2
 from .rules import Ruleset
 
-ARMS: tuple[str, ...] = ("ungated", "ledger", "advisory", "gated")
+#: what a model endpoint that fails raises through tau2 (litellm's errors are openai's); anything
+#: else is a bug and stops the run
+MODEL_ERRORS = (openai.APIError, ModelError)
+ARMS: tuple[str, ...] = ("ungated", "state-block", "advisory", "gated")
 _TRANSPORT = frozenset({"api_base", "api_key", "timeout", "num_retries"})
-_MODES: dict[str, Mode] = {"ledger": "ledger", "advisory": "advisory", "gated": "gate"}
+_MODES: dict[str, Mode] = {"state-block": "state-block", "advisory": "advisory", "gated": "gated"}
 
 
 @dataclass(frozen=True)
@@ -179,7 +184,7 @@ def run_live(
         arm, task, trial, seed = job
         try:
             sim = _simulate(config, domains[arm], task, seed)
-        except Exception as exc:  # an endpoint that stays down: leave it for a rerun
+        except MODEL_ERRORS as exc:  # an endpoint that stays down: leave it for a rerun
             with lock:
                 progress.fail(f"{arm} task {task.id} trial {trial}: {type(exc).__name__}: {exc}")
             return

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ...errors import TaskgateError
+from ...errors import RulesetError
 from .facts import FACTS, DbView
 
 WRITE_TOOLS = frozenset(
@@ -56,10 +56,6 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "in": lambda got, want: got in want,
 }
 _SCALED = re.compile(r"^(?:(?P<n>\d+(?:\.\d+)?)\s*\*\s*)?(?P<fact>[a-z_]+\.[a-z0-9_]+)$")
-
-
-class RulesetError(TaskgateError, ValueError):
-    """A ruleset that names an unknown tool, fact or field, or has a malformed condition."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The ledger rung: task state shown next to tool results, writes unguarded.
+"""The state-block rung (the paper's "ledger" arm of Table 13): task state shown next to tool
+results, writes unguarded. Named state block here because "ledger" means the receipts ledger.
 
 After every successful read or write of a reservation or a user, a block computed from the
 database follows the tool's result: the reservation's cabin, insurance, booking age and segment
@@ -23,7 +24,7 @@ RESERVATION_TOOLS = (
     "update_reservation_passengers",
 )
 USER_TOOLS = ("book_reservation", "send_certificate")
-LEDGER_HEADER = "[TASK-STATE LEDGER]"
+STATE_BLOCK_HEADER = "[TASK-STATE BLOCK]"
 
 
 def _state_only(cond: str) -> bool:
@@ -98,7 +99,7 @@ def user_block(ruleset: Ruleset, db: DbView, uid: str) -> list[str]:
     return lines
 
 
-def ledger_block(
+def state_block(
     ruleset: Ruleset, db: DbView, arguments: Mapping[str, Any], result: Any = None
 ) -> str | None:
     """The block for a tool call's entities (its arguments, or the reservation it returned)."""
@@ -113,4 +114,6 @@ def ledger_block(
         lines += user_block(ruleset, db, str(uid))
     if not lines:
         return None
-    return "\n".join([LEDGER_HEADER, *lines, "(writes are not checked: decide from this state)"])
+    return "\n".join(
+        [STATE_BLOCK_HEADER, *lines, "(writes are not checked: decide from this state)"]
+    )
