@@ -8,6 +8,8 @@ every episode-arm, appended and flushed as they happen). An episode-arm counts o
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,7 @@ EPISODES = "episodes.jsonl"
 LOG = "log.jsonl"
 _RECORD: TypeAdapter[Record] = TypeAdapter(Record)
 _EPISODE = TypeAdapter(Episode)
+_CHUNK = 1 << 16
 
 Key = tuple[str, str]  # (episode id, arm)
 AnyRecord = EpisodeRecord | TurnRecord | CallRecord | EndRecord
@@ -38,9 +41,18 @@ class Run:
 
 
 def write_episodes(path: Path, episodes: Iterable[Episode]) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        for e in episodes:
-            f.write(e.model_dump_json() + "\n")
+    """Write the episodes to a new file and rename it over ``path`` (a crash leaves either)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for e in episodes:
+                f.write(e.model_dump_json() + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def read_episodes(path: Path) -> list[Episode]:
@@ -63,7 +75,8 @@ def read_episodes(path: Path) -> list[Episode]:
 class LogWriter:
     """Appends records to ``log.jsonl``, one line each, flushed at once.
 
-    A torn last line (a write cut off by an interruption) is dropped before appending.
+    A torn last line (a write cut off by an interruption) is cut off first (see
+    :func:`drop_torn_tail`); nothing else in the file is touched.
     """
 
     def __init__(self, path: Path) -> None:
@@ -109,9 +122,46 @@ def read_log(path: Path) -> dict[Key, Run]:
 
 
 def drop_torn_tail(path: Path) -> None:
-    """Cut a last line an interrupted write left without its newline."""
-    if not path.exists():
+    """Make a file end at a line break after an interrupted append, in place.
+
+    A last line left without its newline is cut off with one ``truncate``, unless it is a whole
+    JSON object (the write was cut just before its newline), which gets its newline appended.
+    Either is one system call on the file's end: a crash at any point loses no complete line.
+    """
+    try:
+        f = path.open("r+b")
+    except FileNotFoundError:
         return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
+    with f:
+        size = f.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return
+        start = _last_line_start(f, size)
+        f.seek(start)
+        if _is_json_object(f.read()):
+            f.seek(size)
+            f.write(b"\n")
+        else:
+            f.truncate(start)
+
+
+def _last_line_start(f: IO[bytes], size: int) -> int:
+    pos = size
+    while pos > 0:
+        step = min(_CHUNK, pos)
+        pos -= step
+        f.seek(pos)
+        at = f.read(step).rfind(b"\n")
+        if at >= 0:
+            return pos + at + 1
+    return 0
+
+
+def _is_json_object(data: bytes) -> bool:
+    try:
+        return isinstance(json.loads(data), dict)
+    except ValueError:  # not JSON, or not UTF-8
+        return False
