@@ -1,4 +1,5 @@
-"""Run directories under crashes: recovery loses no finished episode-arm."""
+"""Run directories under crashes and damage: recovery loses no finished episode-arm, a bad line
+loses nothing around it, and every skipped line is reported with its file and line."""
 
 from __future__ import annotations
 
@@ -12,17 +13,27 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 import taskgate
 from taskgate import LadderConfig, run_ladder
+from taskgate.cli import app
+from taskgate.errors import LogFormatError
 from taskgate.rundir import (
+    COMPILED,
     EPISODES,
     LOG,
     LogWriter,
+    SkippedLine,
+    SkippedLineWarning,
+    append_compiled,
     drop_torn_tail,
+    read_compiled,
     read_log,
 )
-from taskgate.runner.ladder import COMPILED, Progress
+from taskgate.runner.ladder import Progress
+from taskgate.runner.roles import CompileCache
+from taskgate.scoring.summary import score_run, summarize
 
 ARMS = ("raw", "checklist", "directive", "enforcement")
 FINISHED = 16 * len(ARMS)
@@ -46,6 +57,10 @@ def run(tmp_path: Path, finished: Path) -> Path:
     out = tmp_path / "run"
     shutil.copytree(finished, out)
     return out
+
+
+def rows(out: Path) -> list[dict[str, object]]:
+    return [r.json_row() for r in summarize(score_run(out, lambda s: None), ARMS)]
 
 
 def lines(path: Path) -> list[bytes]:
@@ -185,3 +200,135 @@ def test_episodes_are_replaced_atomically(run: Path) -> None:
         EPISODES,
         LOG,
     ]
+
+
+# -- item 5: a bad line is skipped and reported, never the lines around it -------------------------
+
+
+def damage(path: Path, at: int, new: list[bytes]) -> None:
+    """Replace line ``at`` (1-based) with the lines ``new``."""
+    old = lines(path)
+    path.write_bytes(b"".join(old[: at - 1] + new + old[at:]))
+
+
+def insert(path: Path, after: int, line: bytes) -> None:
+    """Insert ``line`` after line ``after`` (1-based): it becomes line ``after + 1``."""
+    old = lines(path)
+    path.write_bytes(b"".join([*old[:after], line, *old[after:]]))
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [b"garbage\n", b"\xff\xfe not utf-8\n", b'{"episode": "x", "arm": "raw", "kind": "?"}\n',
+     b'["a", "list"]\n', b"\x00\x00\x00\x00\n"],
+    ids=["garbage", "not-utf8", "not-a-record", "a-list", "nul-bytes"],
+)  # fmt: skip
+def test_a_bad_line_in_the_middle_is_skipped_and_reported(
+    run: Path, finished: Path, garbage: bytes
+) -> None:
+    log = run / LOG
+    at = len(lines(log)) // 2
+    insert(log, at, garbage)
+    skipped: list[SkippedLine] = []
+    runs = read_log(log, skipped.append)
+    assert runs == read_log(finished / LOG)  # every finished episode-arm, every record of each
+    assert [(s.path, s.line) for s in skipped] == [(log, at + 1)]
+    assert str(skipped[0]).startswith(f"{log}:{at + 1}: skipped: not a log record")
+    assert "\n" not in str(skipped[0])
+    with pytest.warns(SkippedLineWarning, match=rf"log\.jsonl:{at + 1}: skipped"):
+        assert len(read_log(log)) == FINISHED  # by default, a warning
+
+
+def test_a_cut_line_followed_by_later_appends_keeps_the_record_after_it(
+    run: Path, finished: Path
+) -> None:
+    log = run / LOG
+    old = lines(log)
+    at = next(i for i, ln in enumerate(old, 1) if b'"kind":"turn"' in ln and i > len(old) // 2)
+    victim = json.loads(old[at - 1])
+    damage(log, at, [old[at - 1][:50]])  # cut short, and the next record appended right after
+    skipped: list[SkippedLine] = []
+    runs = read_log(log, skipped.append)
+    lost = (victim["episode"], victim["arm"])
+    clean = read_log(finished / LOG)
+    assert runs == {k: r for k, r in clean.items() if k != lost}  # only the damaged one is out
+    assert len(skipped) == 2 and skipped[0].line == at < skipped[1].line
+    assert "cut-off record (50 bytes)" in skipped[0].why
+    assert f"{lost[0]} / {lost[1]} ends with 43 turn records for its 44 turns" in skipped[1].why
+
+
+def test_resume_reruns_only_what_a_bad_line_damaged(run: Path, finished: Path) -> None:
+    log = run / LOG
+    old = lines(log)
+    at = next(i for i, ln in enumerate(old, 1) if b'"kind":"turn"' in ln)
+    damage(log, at, [b"garbage\n", b"more garbage\n"])  # a turn lost, plus one more bad line
+    before = log.read_bytes()
+    with pytest.warns(SkippedLineWarning):
+        progress = ladder(run)
+    assert progress.skipped == FINISHED - 1 and progress.failed == 0
+    assert log.read_bytes().startswith(before)  # appended to, never rewritten
+    assert rows(run) == rows(finished)
+
+
+def test_score_and_report_warn_once_per_bad_line_and_score_the_rest(
+    run: Path, finished: Path
+) -> None:
+    log = run / LOG
+    at = len(lines(log)) // 3
+    insert(log, at, b"garbage\n")
+    cli = CliRunner()
+    for command in (["score"], ["report"], ["report", "--fmt", "latex"]):
+        clean = cli.invoke(app, [*command, str(finished)])
+        got = cli.invoke(app, [*command, str(run)])
+        assert got.exit_code == 0 and clean.exit_code == 0, got.output
+        assert got.stdout == clean.stdout and clean.stderr == ""
+        assert got.stderr.splitlines() == [
+            f"warning: {log}:{at + 1}: skipped: not a log record: "
+            "Invalid JSON: expected value at line 1 column 1"
+        ]
+
+
+def test_a_log_naming_an_absent_episode_names_the_file_and_line(run: Path) -> None:
+    episodes = lines(run / EPISODES)
+    (run / EPISODES).write_bytes(b"".join(episodes[1:]))
+    with pytest.raises(LogFormatError, match=r"log\.jsonl:\d+: names episode '[^']+', absent"):
+        score_run(run)
+
+
+def test_a_bad_episode_line_names_the_file_and_line(run: Path) -> None:
+    damage(run / EPISODES, 3, [b'{"id": "broken"}\n'])
+    with pytest.raises(LogFormatError, match=r"episodes\.jsonl:3 is not an episode: ") as err:
+        score_run(run)
+    assert "\n" not in str(err.value)
+
+
+def test_a_torn_compile_cache_entry_is_absent(run: Path, finished: Path) -> None:
+    path = run / COMPILED
+    old = lines(path)
+    assert len(old) == 32  # a plan and a revision per episode
+    path.write_bytes(b"".join([*old[:5], b'{"what": "plan", "key": \n', *old[5:-1], old[-1][:40]]))
+    with pytest.warns(SkippedLineWarning, match=r"compiled\.jsonl:6: skipped: not a compile cache"):
+        plans, revisions = read_compiled(path)
+    assert len(plans) + len(revisions) == 31  # the torn last entry is absent, silently
+    with pytest.warns(SkippedLineWarning, match=r"compiled\.jsonl:6: skipped"):
+        cache = CompileCache(path)  # reads through read_compiled
+    assert (len(cache._plans), len(cache._revisions)) == (len(plans), len(revisions))
+    (run / LOG).unlink()  # rerun everything: the torn entry is compiled again, and appended
+    with pytest.warns(SkippedLineWarning):
+        progress = ladder(run)
+    assert progress.failed == 0 and rows(run) == rows(finished)
+    skipped: list[SkippedLine] = []
+    plans, revisions = read_compiled(path, skipped.append)
+    assert len(plans) + len(revisions) == 32 and [s.line for s in skipped] == [6]
+
+
+def test_an_append_after_a_torn_entry_is_not_glued_to_it(tmp_path: Path, finished: Path) -> None:
+    path = tmp_path / COMPILED
+    first = lines(finished / COMPILED)[0]
+    path.write_bytes(first + first[:30])
+    plans, _ = read_compiled(finished / COMPILED, lambda s: None)
+    key, plan = next(iter(plans.items()))
+    append_compiled(path, "plan", "new", plan)
+    skipped: list[SkippedLine] = []
+    got, _ = read_compiled(path, skipped.append)
+    assert got == {key: plan, "new": plan} and not skipped

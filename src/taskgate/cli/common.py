@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..arms.registry import ARMS, LADDER
+from ..rundir import OnSkip
 from ..runner.ladder import Progress as RunProgress
 from ..runner.roles import AGENT_NAMES, COMPILER_NAMES, MATCHER_NAMES
 from ..scoring.report import channel_table, contrast_table, ladder_table
@@ -110,9 +111,15 @@ def with_progress(
         )
 
 
-def print_results(out: Path, arms: Sequence[str], fmt: str, json_path: Path | None) -> list[Row]:
+def print_results(
+    out: Path,
+    arms: Sequence[str],
+    fmt: str,
+    json_path: Path | None,
+    on_skip: OnSkip | None = None,
+) -> list[Row]:
     """Score the run directory, print the tables, and write the JSON rows if asked."""
-    scored = score_run(out)
+    scored = score_run(out, on_skip)
     present = [a for a in arms if any(s.score.arm == a for s in scored)]
     rows = summarize(scored, present)
     f: Literal["md", "latex"] = "latex" if fmt == "latex" else "md"

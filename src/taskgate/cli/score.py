@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..rundir import LOG, read_log
+from ..rundir import LOG, OnSkip, SkippedLine, read_log
 from .common import FormatOpt, JsonOpt, parse_arms, print_results
 
 RunDir = Annotated[Path, typer.Argument(help="A run directory (episodes.jsonl and log.jsonl).")]
@@ -17,18 +17,31 @@ ArmOrder = Annotated[
 ]
 
 
-def _arms(out: Path, arms: str | None) -> list[str]:
+def _arms(out: Path, arms: str | None, on_skip: OnSkip) -> list[str]:
     if arms is not None:
         return parse_arms(arms)
-    return list(dict.fromkeys(arm for _, arm in read_log(out / LOG)))
+    return list(dict.fromkeys(arm for _, arm in read_log(out / LOG, on_skip)))
+
+
+def _warner() -> OnSkip:
+    """Print each skipped line once, as one warning line on stderr."""
+    seen: set[SkippedLine] = set()
+
+    def warn(skipped: SkippedLine) -> None:
+        if skipped not in seen:
+            seen.add(skipped)
+            typer.echo(f"warning: {skipped}", err=True)
+
+    return warn
 
 
 def score(run_dir: RunDir, json_out: JsonOpt = None, arms: ArmOrder = None) -> None:
     """Score every finished episode-arm; print one summary line per (cell, arm)."""
     from ..scoring.summary import score_run, summarize
 
-    order = _arms(run_dir, arms)
-    rows = summarize(score_run(run_dir), order)
+    warn = _warner()
+    order = _arms(run_dir, arms, warn)
+    rows = summarize(score_run(run_dir, warn), order)
     for r in rows:
         typer.echo(
             f"{r.arm:<22} S={r.steps:<3} rho={r.density:<5g} n={r.n:<4} strict={r.rate:.2f} "
@@ -42,4 +55,5 @@ def report(
     run_dir: RunDir, fmt: FormatOpt = "md", arms: ArmOrder = None, json: JsonOpt = None
 ) -> None:
     """Print the ladder table, the paired contrasts and the per-channel table."""
-    print_results(run_dir, _arms(run_dir, arms), fmt, json)
+    warn = _warner()
+    print_results(run_dir, _arms(run_dir, arms, warn), fmt, json, on_skip=warn)
