@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from taskgate.errors import ModelError
-from taskgate.llm.client import CallInfo, ChatClient, Endpoint
-from taskgate.llm.fake import FakeServer, Fault, Reply, script
+from taskgate.llm.client import CallInfo, ChatClient, Endpoint, _content
+from taskgate.llm.fake import NOT_REPLIES, FakeServer, Fault, Reply, script
 
 
 def client(srv: FakeServer, **kw: object) -> tuple[ChatClient, list[float]]:
@@ -75,6 +75,87 @@ def test_six_failures_raise_a_clear_error() -> None:
         with pytest.raises(ModelError, match=r"fake at http://127\.0\.0\.1.*500"):
             ask(c)
     assert len(srv.requests) == 6
+
+
+@pytest.mark.parametrize("fault", Fault.not_replies(), ids=NOT_REPLIES)
+def test_a_200_that_is_not_a_reply_is_retried(fault: Fault) -> None:
+    with FakeServer(script(["finally"]), faults=[fault, fault]) as srv:
+        c, delays = client(srv)
+        text, calls = ask(c)
+    assert text == "finally" and delays == [1.0, 2.0]
+    assert len(calls) == 1 and calls[0].attempts == 3 and calls[0].error is None
+    assert len(calls[0].events) == 2
+    assert all(e.startswith("retry after MalformedReply: a ") for e in calls[0].events)
+
+
+@pytest.mark.parametrize("fault", Fault.not_replies(), ids=NOT_REPLIES)
+def test_six_200s_that_are_not_replies_are_a_one_line_model_error(fault: Fault) -> None:
+    calls: list[CallInfo] = []
+
+    async def go(c: ChatClient) -> None:
+        async with c:
+            await c.complete([{"role": "user", "content": "hi"}], "agent", calls.append)
+
+    with FakeServer(script(["never"]), faults=[fault] * 6) as srv:
+        c, _ = client(srv)
+        with pytest.raises(ModelError, match=r"agent call failed: MalformedReply: a ") as err:
+            asyncio.run(go(c))
+    assert len(srv.requests) == 6 and "\n" not in str(err.value)
+    (info,) = calls
+    assert info.attempts == 6 and info.error is not None and "\n" not in info.error
+    assert (info.prompt_tokens, info.completion_tokens) == (0, 0)
+
+
+def test_what_each_200_that_is_not_a_reply_is_called() -> None:
+    seen = []
+    for fault in Fault.not_replies():
+        with FakeServer(script(["ok"]), faults=[fault]) as srv:
+            c, _ = client(srv)
+            _, calls = ask(c)
+        seen.append(calls[0].events[0].removeprefix("retry after MalformedReply: "))
+    assert seen == [
+        "a reply with no choices (keys: none)",
+        "a reply with no choices (keys: hello)",
+        "a reply with empty choices (keys: id, object, created, model, choices)",
+        "a reply whose message content is null, not text",
+        "a 200 whose body is not JSON (text/html, 85 bytes)",
+    ]
+
+
+def test_an_empty_string_is_a_reply() -> None:
+    with FakeServer(script([""])) as srv:
+        c, _ = client(srv)
+        text, calls = ask(c)
+    assert text == "" and calls[0].attempts == 1 and calls[0].error is None
+    assert calls[0].events == ()
+
+
+def test_null_content_is_a_reply_only_with_reasoning() -> None:
+    msg = {"role": "assistant", "content": None, "reasoning_content": "ran out"}
+    assert _content({"choices": [{"message": msg}]}) == ("", "ran out")
+    for body in (
+        {"choices": [{"message": {"content": None}}]},
+        {"choices": [{"message": {"content": ["part"]}}]},
+        {"choices": [{"text": "completions API"}]},
+        {"choices": "x"},
+        {"error": {"message": "overloaded\nretry later"}},
+        [],
+        "text",
+    ):
+        with pytest.raises(ModelError) as err:
+            _content(body)
+        assert "\n" not in str(err.value)
+
+
+def test_a_client_is_an_async_context_manager() -> None:
+    async def go(srv: FakeServer) -> tuple[ChatClient, str]:
+        async with ChatClient(Endpoint(base_url=srv.base_url, model="fake")) as c:
+            reply = await c.complete([{"role": "user", "content": "hi"}], "agent")
+        return c, reply.text
+
+    with FakeServer(script(["inside"])) as srv:
+        c, text = asyncio.run(go(srv))
+    assert text == "inside" and c._sdk.is_closed()
 
 
 def test_a_client_error_is_not_retried() -> None:

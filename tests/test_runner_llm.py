@@ -17,26 +17,28 @@ from taskgate import (
     protocol_responder,
     run_ladder,
 )
+from taskgate.llm.fake import NOT_REPLIES
 from taskgate.rundir import LOG, read_log
+from taskgate.runner.ladder import Progress
 from taskgate.scoring.summary import score_run, summarize
 
 ARMS = ("raw", "checklist", "directive", "enforcement")
 
 
-def ladder(srv: FakeServer, out: Path, concurrency: int = 4, **kw: object) -> None:
+def ladder(srv: FakeServer, out: Path, concurrency: int = 4, **kw: object) -> Progress:
     config = LadderConfig(
         arms=ARMS, agent="llm", compiler="llm", matcher="llm", steps=(5,), episodes=2,
         concurrency=concurrency,
     )  # fmt: skip
 
-    async def go() -> None:
+    async def go() -> Progress:
         client = ChatClient(Endpoint(base_url=srv.base_url, model="fake", backoff=0.0, **kw))  # type: ignore[arg-type]
         try:
-            await run_ladder(config, out, client=client)
+            return await run_ladder(config, out, client=client)
         finally:
             await client.close()
 
-    asyncio.run(go())
+    return asyncio.run(go())
 
 
 def rows(out: Path) -> list[dict[str, object]]:
@@ -84,6 +86,53 @@ def test_faults_change_nothing(tmp_path: Path) -> None:
         c for r in read_log(tmp_path / "faulty" / LOG).values() for c in r.calls if c.attempts > 1
     ]
     assert retried and all(c.error is None for c in retried)
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """A fault-free run and how many requests it made."""
+    out = tmp_path_factory.mktemp("clean")
+    with FakeServer(protocol_responder) as srv:
+        ladder(srv, out)
+    return out, len(srv.requests)
+
+
+def transcripts(out: Path) -> dict[tuple[str, str], list[object]]:
+    return {k: [r.header, *r.turns] for k, r in read_log(out / LOG).items()}
+
+
+@pytest.mark.parametrize("kind", NOT_REPLIES)
+def test_each_200_that_is_not_a_reply_at_a_20_percent_rate_changes_nothing(
+    tmp_path: Path, clean: tuple[Path, int], kind: str
+) -> None:
+    clean_out, requests = clean
+    fault, ok = Fault(kind), Fault.none()
+    faults = [ok, ok, ok, ok, fault] * (requests // 4 + 1)  # covers every request, retries too
+    with FakeServer(protocol_responder, faults=faults) as srv:
+        progress = ladder(srv, tmp_path, concurrency=1)  # one call at a time: every fifth fails
+    assert progress.failed == 0 and progress.call_errors == 0
+    served = len(srv.requests) - requests
+    assert served == len(srv.requests) // 5  # the fault came every fifth request
+    assert rows(tmp_path) == rows(clean_out)
+    assert transcripts(tmp_path) == transcripts(clean_out)  # the same replies, no omission
+    retried = [c for r in read_log(tmp_path / LOG).values() for c in r.calls if c.attempts > 1]
+    assert sum(c.attempts - 1 for c in retried) == served
+    assert all(e.startswith("retry after MalformedReply") for c in retried for e in c.events)
+
+
+def test_replies_that_are_not_replies_fail_the_episode_arm_and_a_rerun_retries_it(
+    tmp_path: Path, clean: tuple[Path, int]
+) -> None:
+    faults = [f for f in Fault.not_replies() for _ in range(8)]
+    with FakeServer(protocol_responder, faults=faults) as srv:
+        progress = ladder(srv, tmp_path, attempts=2)
+    assert progress.failed and len(read_log(tmp_path / LOG)) == 8 - progress.failed
+    for failure in progress.failures:
+        assert "\n" not in failure and "call failed: MalformedReply: a " in failure
+    with FakeServer(protocol_responder) as srv:
+        again = ladder(srv, tmp_path)
+    assert again.failed == 0 and again.skipped == 8 - progress.failed
+    assert rows(tmp_path) == rows(clean[0])
 
 
 def test_a_dead_endpoint_leaves_runs_unfinished_and_a_rerun_completes(tmp_path: Path) -> None:

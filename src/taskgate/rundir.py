@@ -1,69 +1,133 @@
 """Reading and writing run directories.
 
-A run directory holds ``episodes.jsonl`` (one episode per line) and ``log.jsonl`` (the records of
-every episode-arm, appended and flushed as they happen). An episode-arm counts only once its
-``end`` record is written; a later complete run of the same episode-arm replaces an earlier one.
+A run directory holds ``episodes.jsonl`` (one episode per line), ``log.jsonl`` (the records of
+every episode-arm, appended and flushed as they happen) and, for compiled arms, ``compiled.jsonl``
+(the compile cache a resumed run reuses). An episode-arm counts only once its ``end`` record is
+written and every one of its turns was read back; a later complete run of the same episode-arm
+replaces an earlier one.
+
+Files are never rewritten in place: appends go to the end, a torn last line (a write cut off by an
+interruption) is cut off with one ``truncate``, and ``episodes.jsonl`` is replaced by an atomic
+rename. A line that cannot be read (garbage, or a record cut short and then followed by later
+appends) is skipped, never the lines around it, and reported to the reader's ``on_skip`` as a
+:class:`SkippedLine` (by default, a :class:`SkippedLineWarning`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, Literal
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from .core.plan import Plan, Revision
 from .episodes.models import Episode
 from .episodes.records import CallRecord, EndRecord, EpisodeRecord, Record, TurnRecord
 from .errors import LogFormatError
 
 EPISODES = "episodes.jsonl"
 LOG = "log.jsonl"
+COMPILED = "compiled.jsonl"
 _RECORD: TypeAdapter[Record] = TypeAdapter(Record)
 _EPISODE = TypeAdapter(Episode)
+_RECORD_START = b'{"episode":'  # how every record's line begins (its first field)
+_CHUNK = 1 << 16
 
 Key = tuple[str, str]  # (episode id, arm)
 AnyRecord = EpisodeRecord | TurnRecord | CallRecord | EndRecord
 
 
+@dataclass(frozen=True)
+class SkippedLine:
+    """A line of a run-directory file that a reader skipped: which file, which line, and why."""
+
+    path: Path
+    line: int
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: skipped: {self.why}"
+
+
+class SkippedLineWarning(UserWarning):
+    """A reader skipped a line of a run-directory file (issued when no ``on_skip`` is given)."""
+
+
+OnSkip = Callable[[SkippedLine], None]
+
+
+def warn_skipped(skipped: SkippedLine) -> None:
+    """The readers' default ``on_skip``: a :class:`SkippedLineWarning` naming file and line."""
+    warnings.warn(str(skipped), SkippedLineWarning, stacklevel=3)
+
+
 @dataclass
 class Run:
-    """One finished episode-arm as logged."""
+    """One finished episode-arm as logged; ``line`` is where its episode record is."""
 
     header: EpisodeRecord
     turns: list[TurnRecord] = field(default_factory=list)
     calls: list[CallRecord] = field(default_factory=list)
+    line: int = field(default=0, compare=False)
 
 
 def write_episodes(path: Path, episodes: Iterable[Episode]) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        for e in episodes:
-            f.write(e.model_dump_json() + "\n")
+    """Write the episodes to a new file and rename it over ``path`` (a crash leaves either)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for e in episodes:
+                f.write(e.model_dump_json() + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def read_episodes(path: Path) -> list[Episode]:
     """Episodes from a JSON Lines file, a JSON list, or a single JSON object."""
     if not path.exists():
         raise LogFormatError(f"no episodes file at {path}")
-    text = path.read_text(encoding="utf-8")
     try:
-        stripped = text.lstrip()
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise LogFormatError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise LogFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
+    stripped = text.lstrip()
+    try:
         if stripped.startswith("["):
             return [Episode.model_validate(x) for x in json.loads(text)]
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        if len(lines) > 1:
-            return [_EPISODE.validate_json(ln) for ln in lines]
-        return [Episode.model_validate_json(text)]
     except (ValidationError, json.JSONDecodeError) as exc:
-        raise LogFormatError(f"{path} is not an episode file: {str(exc)[:500]}") from exc
+        raise LogFormatError(f"{path} is not an episode file: {_why(exc)}") from exc
+    lines = [(n, ln) for n, ln in enumerate(text.split("\n"), 1) if ln.strip()]
+    if len(lines) <= 1:
+        try:
+            return [Episode.model_validate_json(text)]
+        except ValidationError as exc:
+            raise LogFormatError(f"{path} is not an episode file: {_why(exc)}") from exc
+    episodes = []
+    for n, ln in lines:
+        try:
+            episodes.append(_EPISODE.validate_json(ln))
+        except ValidationError as exc:
+            raise LogFormatError(f"{path}:{n} is not an episode: {_why(exc)}") from exc
+    return episodes
 
 
 class LogWriter:
     """Appends records to ``log.jsonl``, one line each, flushed at once.
 
-    A torn last line (a write cut off by an interruption) is dropped before appending.
+    A torn last line (a write cut off by an interruption) is cut off first (see
+    :func:`drop_torn_tail`); nothing else in the file is touched.
     """
 
     def __init__(self, path: Path) -> None:
@@ -78,40 +142,178 @@ class LogWriter:
         self._file.close()
 
 
-def read_log(path: Path) -> dict[Key, Run]:
-    """The complete episode-arms of a log (interrupted ones are left out)."""
-    if not path.exists():
-        return {}
+def read_log(path: Path, on_skip: OnSkip | None = None) -> dict[Key, Run]:
+    """The complete episode-arms of a log (interrupted ones are left out).
+
+    A line that is not a record is skipped and reported to ``on_skip`` (default:
+    :func:`warn_skipped`); a record glued behind a cut-off one is kept. An episode-arm that lost
+    a turn that way is left out as unfinished (a resumed run reruns it), and reported too. A last
+    line cut short by an interruption is left out silently.
+    """
+    report = on_skip or warn_skipped
     open_runs: dict[Key, Run] = {}
     done: dict[Key, Run] = {}
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = _RECORD.validate_json(line)
-            except ValidationError as exc:
-                if not line.endswith("\n"):  # a line cut short by an interruption
-                    continue
-                raise LogFormatError(f"{path}:{n} is not a log record: {str(exc)[:300]}") from exc
-            key = (rec.episode, rec.arm)
-            if isinstance(rec, EpisodeRecord):
-                open_runs[key] = Run(rec)
-            elif key not in open_runs:
-                continue  # the tail of a run whose start was replaced
-            elif isinstance(rec, TurnRecord):
-                open_runs[key].turns.append(rec)
-            elif isinstance(rec, CallRecord):
-                open_runs[key].calls.append(rec)
+    for n, raw, whole in _lines(path):
+        rec, why = _parse_record(raw)
+        if rec is None:
+            if whole:
+                report(SkippedLine(path, n, why))
+            continue
+        if why:  # a cut-off record before this one, on the same line
+            report(SkippedLine(path, n, why))
+        key = (rec.episode, rec.arm)
+        if isinstance(rec, EpisodeRecord):
+            open_runs[key] = Run(rec, line=n)
+        elif key not in open_runs:
+            continue  # the tail of a run whose start was replaced
+        elif isinstance(rec, TurnRecord):
+            open_runs[key].turns.append(rec)
+        elif isinstance(rec, CallRecord):
+            open_runs[key].calls.append(rec)
+        else:
+            run = open_runs.pop(key)
+            got = [t.index for t in run.turns]
+            if got == list(range(rec.turns)):
+                done[key] = run
             else:
-                done[key] = open_runs.pop(key)
+                report(
+                    SkippedLine(
+                        path,
+                        n,
+                        f"episode-arm {rec.episode} / {rec.arm} ends with {len(got)} turn records "
+                        f"for its {rec.turns} turns; left out as unfinished",
+                    )
+                )
     return done
 
 
 def drop_torn_tail(path: Path) -> None:
-    """Cut a last line an interrupted write left without its newline."""
+    """Make a file end at a line break after an interrupted append, in place.
+
+    A last line left without its newline is cut off with one ``truncate``, unless it is a whole
+    JSON object (the write was cut just before its newline), which gets its newline appended.
+    Either is one system call on the file's end: a crash at any point loses no complete line.
+    """
+    try:
+        f = path.open("r+b")
+    except FileNotFoundError:
+        return
+    with f:
+        size = f.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return
+        start = _last_line_start(f, size)
+        f.seek(start)
+        if _is_json_object(f.read()):
+            f.seek(size)
+            f.write(b"\n")
+        else:
+            f.truncate(start)
+
+
+def read_compiled(
+    path: Path, on_skip: OnSkip | None = None
+) -> tuple[dict[str, Plan], dict[str, Revision]]:
+    """The compile cache's plans and revisions by key. An entry that cannot be read is absent
+    (it is compiled again); one in the middle of the file is also reported to ``on_skip``."""
+    report = on_skip or warn_skipped
+    plans: dict[str, Plan] = {}
+    revisions: dict[str, Revision] = {}
+    for n, raw, whole in _lines(path):
+        try:
+            row = _COMPILED_ROW.validate_json(raw)
+            if row.what == "plan":
+                plans[row.key] = Plan.model_validate(row.value)
+            else:
+                revisions[row.key] = Revision.model_validate(row.value)
+        except ValidationError as exc:
+            if whole:
+                report(SkippedLine(path, n, f"not a compile cache entry: {_why(exc)}"))
+    return plans, revisions
+
+
+def append_compiled(
+    path: Path, what: Literal["plan", "revision"], key: str, value: Plan | Revision
+) -> None:
+    """Append one compile cache entry (after cutting a torn last line, see :func:`drop_torn_tail`)."""
+    drop_torn_tail(path)
+    row = {"what": what, "key": key, "value": value.model_dump(mode="json")}
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+class _CompiledRow(BaseModel):
+    what: Literal["plan", "revision"]
+    key: str
+    value: dict[str, Any]
+
+
+_COMPILED_ROW = TypeAdapter(_CompiledRow)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, line without its newline, whether the newline was there) of each non-blank
+    line; bytes, so that no undecodable or odd character can stop the reading."""
     if not path.exists():
         return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
+    with path.open("rb") as f:
+        for n, line in enumerate(f, 1):
+            whole = line.endswith(b"\n")
+            body = line[:-1] if whole else line
+            if body.strip():
+                yield n, body, whole
+
+
+def _parse_record(raw: bytes) -> tuple[AnyRecord | None, str]:
+    """The record on a line, and what was wrong with the line ("" if nothing).
+
+    A record cut short by an interruption and then followed by later appends shares its line with
+    the next record; that record, found at its first field, is kept.
+    """
+    try:
+        return _RECORD.validate_json(raw), ""
+    except ValidationError as exc:
+        why = f"not a log record: {_why(exc)}"
+    at = raw.find(_RECORD_START, 1)
+    while at > 0:
+        try:
+            rec = _RECORD.validate_json(raw[at:])
+        except ValidationError:
+            at = raw.find(_RECORD_START, at + 1)
+            continue
+        return rec, f"a cut-off record ({at} bytes) before the record that follows it on the line"
+    return None, why
+
+
+def _why(exc: ValidationError | json.JSONDecodeError) -> str:
+    """A one-line reason: the first error, where it is, and how many there are."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON ({exc.msg} at character {exc.pos})"
+    errors = exc.errors(include_url=False)
+    first = errors[0] if errors else {"loc": (), "msg": str(exc)}
+    loc = ".".join(str(x) for x in first["loc"])
+    msg = " ".join(str(first["msg"]).split())[:200]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{loc + ': ' if loc else ''}{msg}{more}"
+
+
+def _last_line_start(f: IO[bytes], size: int) -> int:
+    pos = size
+    while pos > 0:
+        step = min(_CHUNK, pos)
+        pos -= step
+        f.seek(pos)
+        at = f.read(step).rfind(b"\n")
+        if at >= 0:
+            return pos + at + 1
+    return 0
+
+
+def _is_json_object(data: bytes) -> bool:
+    try:
+        return isinstance(json.loads(data), dict)
+    except ValueError:  # not JSON, or not UTF-8
+        return False

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..llm.client import ChatClient
 from ..progress import Progress as RunProgress
+from ..rundir import OnSkip
 from ..scoring.report import channel_table, contrast_table, ladder_table
 from ..scoring.summary import Row, adjacent_contrasts, score_run, summarize
 from .errors import FAILURE, fail
@@ -86,10 +87,12 @@ def with_progress(
     return progress
 
 
-def print_results(out: Path, arms: Sequence[str], report: ReportOptions) -> list[Row]:
+def print_results(
+    out: Path, arms: Sequence[str], report: ReportOptions, on_skip: OnSkip | None = None
+) -> list[Row]:
     """Score the run directory, print the tables, and write the JSON rows if asked."""
     fmt, json_path = report.fmt, report.json
-    scored = score_run(out)
+    scored = score_run(out, on_skip)
     present = [a for a in arms if any(s.score.arm == a for s in scored)]
     rows = summarize(scored, present)
     f: Literal["md", "latex"] = "latex" if fmt == "latex" else "md"

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import typer
 
 from ..errors import ModelError, TaskgateError
+from ..rundir import OnSkip, SkippedLine
 
 F = TypeVar("F", bound=Callable[..., Any])
 USAGE, FAILURE = 2, 1
@@ -57,6 +58,18 @@ def guarded(fn: F) -> F:
             raise fail(describe_os_error(exc)) from None
 
     return run  # type: ignore[return-value]
+
+
+def warner() -> OnSkip:
+    """Report each line a reader skipped once, as one ``warning: FILE:LINE: ...`` on stderr."""
+    seen: set[SkippedLine] = set()
+
+    def warn(skipped: SkippedLine) -> None:
+        if skipped not in seen:
+            seen.add(skipped)
+            typer.echo(f"warning: {skipped}", err=True)
+
+    return warn
 
 
 def writable_file(path: Path | None, flag: str) -> None:

@@ -13,7 +13,7 @@ from ..llm.client import ChatClient
 from ..progress import Progress
 from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
 from .common import print_results, run_with_progress
-from .errors import writable_dir, writable_file
+from .errors import warner, writable_dir, writable_file
 from .model import embedded
 from .options import (
     CellOptions,
@@ -103,13 +103,15 @@ def ladder(
     )
     run_dir = out or Path(tempfile.mkdtemp(prefix="taskgate-ladder-"))
 
+    warn = warner()
+
     async def work(
         progress: Progress, client: ChatClient | None, helper: ChatClient | None
     ) -> None:
-        await run_ladder(config, run_dir, progress, client, helper)
+        await run_ladder(config, run_dir, progress, client, helper, warn)
 
     run_with_progress(f"ladder ({agent})", work, uses_model, endpoint, cell.think)
     typer.echo(f"run directory: {run_dir}")
-    print_results(run_dir, arm_list, output)
+    print_results(run_dir, arm_list, output, on_skip=warn)
     if uses_model:
-        print_usage(run_dir, arm_list)
+        print_usage(run_dir, arm_list, warn)

@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from ..rundir import LOG, read_log
+from ..rundir import LOG, OnSkip, read_log
 from .common import print_results
-from .errors import writable_file
+from .errors import warner, writable_file
 from .options import JsonOpt, ReportOptions, check_names, command, split_list
 
 RunDir = Annotated[Path, typer.Argument(help="A run directory (episodes.jsonl and log.jsonl).")]
@@ -19,8 +19,8 @@ ArmOrder = Annotated[
 ]
 
 
-def _arms(out: Path, arms: str | None) -> list[str]:
-    logged = list(dict.fromkeys(arm for _, arm in read_log(out / LOG)))
+def _arms(out: Path, arms: str | None, on_skip: OnSkip) -> list[str]:
+    logged = list(dict.fromkeys(arm for _, arm in read_log(out / LOG, on_skip)))
     if arms is None:
         return logged
     names = split_list(arms, str, "--arms")
@@ -33,8 +33,9 @@ def score(run_dir: RunDir, json_out: JsonOpt = None, arms: ArmOrder = None) -> N
     from ..scoring.summary import score_run, summarize
 
     writable_file(json_out, "--json")
-    order = _arms(run_dir, arms)
-    rows = summarize(score_run(run_dir), order)
+    warn = warner()
+    order = _arms(run_dir, arms, warn)
+    rows = summarize(score_run(run_dir, warn), order)
     for r in rows:
         typer.echo(
             f"{r.arm:<22} S={r.steps:<3} rho={r.density:<5g} n={r.n:<4} strict={r.rate:.2f} "
@@ -48,4 +49,5 @@ def score(run_dir: RunDir, json_out: JsonOpt = None, arms: ArmOrder = None) -> N
 def report(run_dir: RunDir, output: ReportOptions, arms: ArmOrder = None) -> None:
     """Print the ladder table, the paired contrasts and the per-channel table."""
     writable_file(output.json, "--json")
-    print_results(run_dir, _arms(run_dir, arms), output)
+    warn = warner()
+    print_results(run_dir, _arms(run_dir, arms, warn), output, on_skip=warn)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..rundir import EPISODES, LOG, read_episodes, read_log
+from ..rundir import EPISODES, LOG, OnSkip, read_episodes, read_log
 from ..scoring.usage import compile_accuracy, usage_rows
 
 
@@ -15,8 +15,8 @@ def _cell(cell: tuple[int, float, float]) -> str:
     return f"S={cell[0]}, rho={cell[1]:g}" + (f", eps={cell[2]:g}" if cell[2] else "")
 
 
-def print_usage(run_dir: Path, arms: Sequence[str]) -> None:
-    runs = read_log(run_dir / LOG)
+def print_usage(run_dir: Path, arms: Sequence[str], on_skip: OnSkip | None = None) -> None:
+    runs = read_log(run_dir / LOG, on_skip)
     episodes = {e.id: e for e in read_episodes(run_dir / EPISODES)}
     console = Console(highlight=False, soft_wrap=True)
     rows = usage_rows(runs, episodes, arms)

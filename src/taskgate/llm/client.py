@@ -3,9 +3,12 @@
 Decoding follows Appendix B.4 of the paper: temperature 0; reply budgets per purpose and regime
 (agent 400 / 2,500, matcher 200 / 2,500, compiler 3,000 / 6,000 tokens without / with thinking);
 a thinking reply with empty content is retried with the budget doubled (up to 12,000); a
-context-overflow error halves it (floor 512). Timeouts, connection errors, 429 and 5xx are retried
-with exponential backoff, six attempts in all. Every call, retried or not, is reported to the
-caller's ``on_call`` with its token usage. Reasoning content never enters the transcript.
+context-overflow error halves it (floor 512). Timeouts, connection errors, 429, 5xx and malformed
+replies (a 200 whose body is not a chat completion: not JSON, no ``choices``, no message, or a
+``null`` content without reasoning) are retried with exponential backoff, six attempts in all; when
+they run out the call raises :class:`~taskgate.errors.ModelError`. An empty string content is a
+reply (an empty one). Every call, retried or not, is reported to the caller's ``on_call`` with its
+token usage. Reasoning content never enters the transcript.
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from types import TracebackType
+from typing import Any, Literal, Self
 
+import httpx
 import openai
-from openai.types.chat import ChatCompletion
 
 from ..episodes.records import CallInfo
 from ..errors import ModelError
@@ -39,13 +43,19 @@ _OVERFLOW = re.compile(
     re.IGNORECASE,
 )
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
+
+
+class MalformedReply(ModelError):
+    """A 200 response that is not a chat completion (a broken proxy or server): retried."""
+
+
 _RETRYABLE = (
     openai.APITimeoutError,
     openai.APIConnectionError,
     openai.RateLimitError,
     openai.InternalServerError,
     openai.APIResponseValidationError,
-    json.JSONDecodeError,  # a 200 whose body is not JSON (a broken proxy or server)
+    MalformedReply,
 )
 
 
@@ -91,7 +101,10 @@ OnCall = Callable[[CallInfo], None]
 
 
 class ChatClient:
-    """Calls one endpoint; at most ``endpoint.concurrency`` requests in flight."""
+    """Calls one endpoint; at most ``endpoint.concurrency`` requests in flight.
+
+    Close it with :meth:`close`, or use it as ``async with ChatClient(endpoint) as client:``.
+    """
 
     def __init__(
         self, endpoint: Endpoint, *, sleep: Callable[[float], Any] = asyncio.sleep
@@ -113,10 +126,12 @@ class ChatClient:
     async def close(self) -> None:
         await self._sdk.close()
 
-    async def __aenter__(self) -> ChatClient:
+    async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.close()
 
     async def complete(
@@ -135,6 +150,7 @@ class ChatClient:
             try:
                 async with self._gate:
                     resp = await self._post(messages, budget)
+                text, reasoning = _content(resp)
             except _RETRYABLE as exc:
                 last = _describe(exc)
                 events.append(f"retry after {last}")
@@ -151,10 +167,8 @@ class ChatClient:
             except openai.APIStatusError as exc:  # 4xx other than the above: not retryable
                 last = _describe(exc)
                 break
-            text, reasoning = _content(resp)
-            if resp.usage is not None:
-                prompt += resp.usage.prompt_tokens
-                completion += resp.usage.completion_tokens
+            prompt += _tokens(resp, "prompt_tokens")
+            completion += _tokens(resp, "completion_tokens")
             if not text.strip() and ep.think and budget < MAX_BUDGET:
                 budget = min(MAX_BUDGET, budget * 2)
                 events.append(f"empty thinking reply: budget doubled to {budget}")
@@ -178,7 +192,8 @@ class ChatClient:
             on_call(info)
         raise ModelError(f"{ep.model} at {ep.base_url}: {purpose} call failed: {last}")
 
-    async def _post(self, messages: Sequence[Mapping[str, str]], budget: int) -> ChatCompletion:
+    async def _post(self, messages: Sequence[Mapping[str, str]], budget: int) -> Any:
+        """The reply's JSON body; :class:`MalformedReply` if a 200's body is not JSON."""
         # The SDK's typed create() re-walks every message of the history through its TypedDict
         # transform on every call (quadratic over an episode, most of the runner's CPU). Its
         # low-level post() sends the same body through the same transport, errors and parsing.
@@ -189,7 +204,16 @@ class ChatClient:
             "max_tokens": budget,
             **self._extra_body(),
         }
-        return await self._sdk.post("/chat/completions", body=body, cast_to=ChatCompletion)
+        # The raw response: the SDK would hand back a non-JSON body as a str, and a JSON one with
+        # any shape as a ChatCompletion; what the body holds is checked here, by _content.
+        resp = await self._sdk.post("/chat/completions", body=body, cast_to=httpx.Response)
+        try:
+            return json.loads(resp.content)
+        except ValueError:  # not JSON, or not UTF-8
+            kind = resp.headers.get("content-type", "no content type").split(";")[0]
+            raise MalformedReply(
+                f"a {resp.status_code} whose body is not JSON ({kind}, {len(resp.content)} bytes)"
+            ) from None
 
     def _extra_body(self) -> dict[str, Any]:
         body = dict(self.endpoint.extra_body)
@@ -200,23 +224,57 @@ class ChatClient:
         return body
 
 
-def _content(resp: Any) -> tuple[str, str]:
-    """The visible text and the reasoning, kept apart (reasoning_content, reasoning, <think>)."""
-    if not resp.choices:
-        return "", ""
-    msg = resp.choices[0].message
-    text = msg.content or ""
-    reasoning = getattr(msg, "reasoning_content", None) or getattr(msg, "reasoning", None) or ""
+def _content(body: Any) -> tuple[str, str]:
+    """The visible text and the reasoning, kept apart (reasoning_content, reasoning, <think>).
+
+    Raises :class:`MalformedReply` unless the body is a chat completion: an object whose first
+    choice has a message with a string content. A ``null`` content is the reply of a thinking
+    model that spent its budget when there is reasoning, else malformed.
+    """
+    if not isinstance(body, dict):
+        raise MalformedReply(f"a reply whose body is a JSON {type(body).__name__}, not an object")
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        error = body.get("error")
+        if error is not None:
+            detail = error.get("message", error) if isinstance(error, dict) else error
+            raise MalformedReply(f"a reply with no choices but an error: {_line(str(detail))}")
+        keys = ", ".join(map(str, list(body)[:5])) or "none"
+        what = "empty choices" if isinstance(choices, list) else "no choices"
+        raise MalformedReply(f"a reply with {what} (keys: {_line(keys)})")
+    msg = choices[0].get("message") if isinstance(choices[0], dict) else None
+    if not isinstance(msg, dict):
+        raise MalformedReply("a reply whose first choice has no message")
+    reasoning = msg.get("reasoning_content") or msg.get("reasoning") or ""
+    reasoning = reasoning if isinstance(reasoning, str) else ""
+    text = msg.get("content")
+    if text is None and reasoning:
+        text = ""  # all reasoning, no answer (vLLM's reasoning parser)
+    if not isinstance(text, str):
+        shown = "null" if text is None else f"a {type(text).__name__}"
+        raise MalformedReply(f"a reply whose message content is {shown}, not text")
     if "<think>" in text:
         reasoning += "".join(_THINK.findall(text))
         text = _THINK.sub("", text)
-    return text.strip(), str(reasoning)
+    return text.strip(), reasoning
+
+
+def _tokens(body: dict[str, Any], name: str) -> int:
+    """A token count from the reply's ``usage``; 0 where it does not say."""
+    usage = body.get("usage")
+    count = usage.get(name) if isinstance(usage, dict) else None
+    return count if isinstance(count, int) else 0
+
+
+def _line(text: str, limit: int = 200) -> str:
+    """One line of at most ``limit`` characters."""
+    return " ".join(text.split())[:limit]
 
 
 def _describe(exc: Exception) -> str:
-    """Status, exception name and the server's own message (cut short)."""
+    """Status, exception name and the server's own message (cut short, on one line)."""
     status = getattr(exc, "status_code", None)
     name = type(exc).__name__
-    detail = str(getattr(exc, "message", "") or "").strip().replace("\n", " ")[:200]
+    detail = _line(str(getattr(exc, "message", None) or exc))
     head = f"{status} {name}" if status else name
     return f"{head}: {detail}" if detail and detail != name else head

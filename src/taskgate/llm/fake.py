@@ -46,7 +46,9 @@ class Reply:
 
 @dataclass(frozen=True)
 class Fault:
-    """One scripted misbehaviour: ``kind`` is slow, status, drop, malformed or empty."""
+    """One scripted misbehaviour: ``kind`` is slow, status, drop, malformed, empty, or one of the
+    200 responses that are not replies (:data:`NOT_REPLIES`: an empty object, a foreign object,
+    empty choices, a null content, an HTML page)."""
 
     kind: str
     seconds: float = 0.0
@@ -83,6 +85,40 @@ class Fault:
     def empty(cls) -> Fault:
         """A thinking model that spent its budget: reasoning but no content."""
         return cls("empty")
+
+    @classmethod
+    def empty_object(cls) -> Fault:
+        """A 200 whose body is ``{}``."""
+        return cls("empty_object")
+
+    @classmethod
+    def foreign(cls) -> Fault:
+        """A 200 whose body is some other JSON object: ``{"hello": "world"}``."""
+        return cls("foreign")
+
+    @classmethod
+    def no_choices(cls) -> Fault:
+        """A 200 chat completion whose ``choices`` is empty."""
+        return cls("no_choices")
+
+    @classmethod
+    def null_content(cls) -> Fault:
+        """A 200 chat completion whose message content is ``null`` (and no reasoning)."""
+        return cls("null_content")
+
+    @classmethod
+    def html(cls) -> Fault:
+        """A 200 with an HTML page (a captive portal, a proxy's error page)."""
+        return cls("html")
+
+    @classmethod
+    def not_replies(cls) -> list[Fault]:
+        """One of each 200 response that is not a reply."""
+        return [cls(kind) for kind in NOT_REPLIES]
+
+
+NOT_REPLIES = ("empty_object", "foreign", "no_choices", "null_content", "html")
+_HTML = b"<!DOCTYPE html>\n<html><head><title>502</title></head><body>Bad gateway</body></html>\n"
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -152,6 +188,12 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
+        def setup(self) -> None:
+            super().setup()
+            # Headers and body go out in two writes: without this, Nagle's algorithm holds the
+            # body until the client's delayed ACK (about 40 ms a request on Linux loopback).
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def log_message(self, *args: Any) -> None:  # quiet
             return
 
@@ -182,15 +224,33 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                     return
                 elif fault.kind == "empty":
                     reply = Reply("", reasoning="thinking... " * 50)
+                elif fault.kind in NOT_REPLIES:
+                    self._not_a_reply(fault.kind, body)
+                    return
             assert reply is not None
             self._json(200, _completion(body, reply))
+
+        def _not_a_reply(self, kind: str, body: dict[str, Any]) -> None:
+            if kind == "html":
+                self._raw(200, _HTML, "text/html; charset=utf-8")
+            elif kind == "empty_object":
+                self._json(200, {})
+            elif kind == "foreign":
+                self._json(200, {"hello": "world"})
+            else:
+                obj = _completion(body, Reply("x"))
+                if kind == "no_choices":
+                    obj["choices"] = []
+                else:
+                    obj["choices"][0]["message"]["content"] = None
+                self._json(200, obj)
 
         def _json(self, status: int, obj: dict[str, Any]) -> None:
             self._raw(status, json.dumps(obj).encode())
 
-        def _raw(self, status: int, data: bytes) -> None:
+        def _raw(self, status: int, data: bytes, content_type: str = "application/json") -> None:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)

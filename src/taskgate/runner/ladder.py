@@ -20,11 +20,19 @@ from ..episodes.models import Episode, EpisodeParams
 from ..errors import LogFormatError, ModelError, UsageError
 from ..llm.client import ChatClient
 from ..progress import Progress
-from ..rundir import EPISODES, LOG, LogWriter, read_episodes, read_log, write_episodes
+from ..rundir import (
+    COMPILED,
+    EPISODES,
+    LOG,
+    LogWriter,
+    OnSkip,
+    read_episodes,
+    read_log,
+    write_episodes,
+)
 from .episode import Players, run_episode
 from .roles import ROLES, CallLog, CompileCache, RoleBuilder
 
-COMPILED = "compiled.jsonl"
 #: episodes per cell (the paper's cells have 128): every episode of a cell is held in memory
 MAX_EPISODES = 10_000
 
@@ -110,12 +118,13 @@ async def run_ladder(
     progress: Progress | None = None,
     client: ChatClient | None = None,
     helper: ChatClient | None = None,
+    on_skip: OnSkip | None = None,
 ) -> Progress:
     """Generate the grid's episodes and run every (cell, arm, episode) not yet finished in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     grid = _episodes(config, out)
     episodes = [ep for eps in grid.values() for ep in eps]
-    return await run_episodes(episodes, config, out, progress, client, helper)
+    return await run_episodes(episodes, config, out, progress, client, helper, on_skip)
 
 
 async def run_episodes(
@@ -125,6 +134,7 @@ async def run_episodes(
     progress: Progress | None = None,
     client: ChatClient | None = None,
     helper: ChatClient | None = None,
+    on_skip: OnSkip | None = None,
 ) -> Progress:
     """Run ``episodes`` under every arm of ``config`` (and each corruption rate) into ``out``.
 
@@ -132,13 +142,14 @@ async def run_episodes(
     skipped. The grid's steps and densities are ignored: each episode is its own cell's. ``client``
     serves the llm roles (``helper``, if given, the llm matcher and compiler). An
     episode-arm whose model calls fail after their retries is left unfinished (a rerun retries it)
-    and counted in ``progress.failed``.
+    and counted in ``progress.failed``. Lines of the log that cannot be read are skipped and
+    reported to ``on_skip`` (see :func:`taskgate.rundir.read_log`); their episode-arms are rerun.
     """
     if config.needs_model and client is None:
         raise ModelError("the llm roles need a model client; none was given")
     out.mkdir(parents=True, exist_ok=True)
     _remember(out, episodes)
-    finished = set(read_log(out / LOG))
+    finished = set(read_log(out / LOG, on_skip))
     jobs = [
         (Cell(ep.params.steps, ep.params.density, eps), arm, ep)
         for eps in config.corruption

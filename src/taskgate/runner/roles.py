@@ -16,7 +16,6 @@ to a file so that a resumed run reuses them.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +38,7 @@ from ..episodes.records import CallInfo, CallRecord
 from ..errors import UnknownNameError, UsageError
 from ..llm.client import ChatClient, OnCall
 from ..llm.roles import LLMAgent, LLMCompiler, LLMMatcher
+from ..rundir import append_compiled, read_compiled
 from .episode import Players
 
 Kind = Literal["agent", "matcher", "compiler"]
@@ -167,15 +167,8 @@ class CompileCache:
     _inflight: dict[str, asyncio.Future[object]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.path is not None and self.path.exists():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
-                if not line.strip():
-                    continue
-                row = json.loads(line)
-                if row["what"] == "plan":
-                    self._plans[row["key"]] = Plan.model_validate(row["value"])
-                else:
-                    self._revisions[row["key"]] = Revision.model_validate(row["value"])
+        if self.path is not None:
+            self._plans, self._revisions = read_compiled(self.path)
 
     async def plan(self, key: str, make: Callable[[], Awaitable[Plan]]) -> Plan:
         return await self._get(self._plans, "plan", key, make)
@@ -204,9 +197,7 @@ class CompileCache:
         table[key] = value
         fut.set_result(value)
         if self.path is not None:
-            with self.path.open("a", encoding="utf-8") as f:
-                dumped = value.model_dump(mode="json")  # type: ignore[attr-defined]
-                f.write(json.dumps({"what": what, "key": key, "value": dumped}) + "\n")
+            append_compiled(self.path, what, key, value)  # type: ignore[arg-type]
         return value
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..episodes.models import Episode
 from ..errors import LogFormatError
-from ..rundir import EPISODES, LOG, read_episodes, read_log
+from ..rundir import EPISODES, LOG, OnSkip, read_episodes, read_log
 from .scorer import CHANNELS, DENOMINATOR, EpisodeScore, score_episode
 from .stats import holm, mcnemar_exact, wilson
 
@@ -24,10 +24,11 @@ class Scored:
     score: EpisodeScore
 
 
-def score_run(out: Path) -> list[Scored]:
-    """Score every complete episode-arm in a run directory."""
+def score_run(out: Path, on_skip: OnSkip | None = None) -> list[Scored]:
+    """Score every complete episode-arm in a run directory. Lines of the log that cannot be read
+    are skipped and reported to ``on_skip`` (see :func:`taskgate.rundir.read_log`)."""
     episodes = {e.id: e for e in read_episodes(out / EPISODES)}
-    runs = read_log(out / LOG)
+    runs = read_log(out / LOG, on_skip)
     if not runs:
         raise LogFormatError(f"{out / LOG} holds no finished episode-arm")
     scored = []
@@ -35,7 +36,10 @@ def score_run(out: Path) -> list[Scored]:
         header, turns = run.header, run.turns
         ep: Episode | None = episodes.get(header.source)
         if ep is None:
-            raise LogFormatError(f"the log names episode {header.source!r}, absent from {EPISODES}")
+            raise LogFormatError(
+                f"{out / LOG}:{run.line}: names episode {header.source!r}, absent from "
+                f"{out / EPISODES}"
+            )
         cell = (ep.params.steps, ep.params.density, header.corruption)
         scored.append(Scored(cell, ep.params.seed, score_episode(ep, turns)))
     return scored
