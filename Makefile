@@ -32,7 +32,7 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 quick: lint typecheck
-	$(BIN)/pytest -m "not slow"
+	$(BIN)/pytest -m "not slow" -n auto
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_core.py

@@ -120,12 +120,12 @@ CASES: dict[str, tuple[Setup, int, str]] = {
     # endpoints: the work fails, so exit 1
     "endpoint refuses connections": (
         lambda t: ["ladder", "--agent", "llm", "--arms", "raw", "--episodes", "1", "--steps", "5",
-                   "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--timeout", "1",
+                   "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--timeout", "1", "--retries", "1",
                    "--out", str(t / "o")], 1, "127.0.0.1:9",
     ),
     "endpoint is not a URL": (
         lambda t: ["ladder", "--agent", "llm", "--arms", "raw", "--episodes", "1", "--steps", "5",
-                   "--base-url", "not a url", "--model", "m", "--timeout", "1",
+                   "--base-url", "not a url", "--model", "m", "--timeout", "1", "--retries", "1",
                    "--out", str(t / "o")], 1, "not a url",
     ),
 }  # fmt: skip

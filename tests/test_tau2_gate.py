@@ -62,6 +62,7 @@ def test_advisory_returns_once_then_executes_the_identical_call() -> None:
     assert [v.executed for v in log.vetoes] == [False, True]
 
 
+@pytest.mark.slow  # replays every gold action of a task set
 def test_gold_replay_current_task_set_has_no_overblock() -> None:
     replays = gold_replay(load_tasks(DATA / "tasks.json"), reference_ruleset(), DATA / "db.json")
     assert len(replays) == 50
@@ -70,6 +71,7 @@ def test_gold_replay_current_task_set_has_no_overblock() -> None:
     assert [e for r in replays for e in r.errors] == []
 
 
+@pytest.mark.slow  # replays every gold action of a task set
 def test_gold_replay_first_release_overblocks_only_policy_violations() -> None:
     replays = gold_replay(
         load_tasks(DATA / "tasks_release_37199f3.json"), reference_ruleset(), DATA / "db.json"

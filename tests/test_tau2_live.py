@@ -36,6 +36,7 @@ from taskgate.llm.fake import FakeServer
 from taskgate.progress import Progress
 
 DATA = TAU2_DATA
+pytestmark = pytest.mark.slow  # tau2's orchestrator and evaluator, end to end
 # task 1: the user asks to cancel Q69X3R, which qualifies under no cancellation branch; the gold
 # trajectory only reads, so any cancellation fails the benchmark's DB check
 TARGETS = {"raj_sanchez_7340": "Q69X3R"}

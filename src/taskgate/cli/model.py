@@ -37,6 +37,7 @@ def endpoint_for(
         "timeout": opts.timeout,
         "reply_budget": opts.max_tokens,
         "concurrency": opts.concurrency,
+        "attempts": opts.retries + 1,
     }
     if not embedded(opts):
         try:

@@ -65,6 +65,14 @@ class EndpointOptions:
     concurrency: Annotated[
         int, typer.Option(min=1, help="Episode-arms (or simulations) in flight at once.")
     ] = 8
+    retries: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=20,
+            help="Retries of a failed model call, with exponential backoff (1 s, 2 s, ...).",
+        ),
+    ] = 5
 
 
 @dataclass(frozen=True, kw_only=True)

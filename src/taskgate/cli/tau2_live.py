@@ -126,6 +126,7 @@ def _role(ep: Any, opts: EndpointOptions, url: str | None = None, model: str | N
         timeout=opts.timeout,
         max_tokens=opts.max_tokens,
         enable_thinking=opts.thinking,
+        retries=opts.retries,
     )
 
 

@@ -162,7 +162,11 @@ class FakeServer:
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
         self._server.daemon_threads = True
         self.port = int(self._server.server_address[1])
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # a short poll: shutdown() waits for the serve loop's next poll (0.5 s by default)
+        server = self._server
+        threading.Thread(
+            target=lambda: server.serve_forever(poll_interval=0.01), daemon=True
+        ).start()
         return self
 
     def __exit__(

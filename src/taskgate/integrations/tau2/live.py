@@ -61,6 +61,7 @@ class Role:
         timeout: float = 900.0,
         max_tokens: int | None = None,
         enable_thinking: bool | None = None,
+        retries: int | None = None,
     ) -> Role:
         args: dict[str, Any] = {
             "api_base": base_url,
@@ -68,6 +69,8 @@ class Role:
             "temperature": 0.0,
             "timeout": timeout,
         }
+        if retries is not None:  # litellm's own retries of a failed call
+            args["num_retries"] = retries
         if max_tokens is not None:
             args["max_tokens"] = max_tokens
         if enable_thinking is not None:
