@@ -37,14 +37,15 @@ def generate_episode(
     templates, plan = _sample_plan(rng, params)
     cancel, revision = _sample_revision(rng, plan)
     redo_target, probes = _sample_redo_targets(rng, plan, cancel)
+    revised = _revised_prerequisites(plan, revision)
     for _ in range(500):
-        sched = _Schedule.draw(rng, plan, revision, redo_target, probes)
+        sched = _Schedule.draw(rng, plan, revision, revised, redo_target, probes)
         if sched is not None:
             break
     else:  # pragma: no cover - the sampler always leaves room; this guards future edits
         raise GeneratorError(f"no feasible schedule for {params.key}")
     amb = random.Random(f"taskgate/ambiguous/{params.seed}/{params.ambiguous_rate}")
-    turns = _words(rng, amb, params, plan, templates, revision, sched.kinds, rewrites)
+    turns = _words(rng, amb, params, plan, templates, revision, revised, sched.kinds, rewrites)
     return Episode(
         params=params,
         plan=plan,
@@ -159,10 +160,15 @@ class _Schedule:
 
     @classmethod
     def draw(
-        cls, rng: random.Random, plan: Plan, revision: Revision, redo: str, probes: list[str]
+        cls,
+        rng: random.Random,
+        plan: Plan,
+        revision: Revision,
+        revised: dict[str, set[str]],
+        redo: str,
+        probes: list[str],
     ) -> _Schedule | None:
         deps = {s: set(spec.deps) for s, spec in plan.steps.items()}
-        revised = _revised_prerequisites(plan, revision)
         cancel = revision.cancel
         pending = [s for s in plan.steps if s != cancel]
         done: set[str] = set()
@@ -174,7 +180,7 @@ class _Schedule:
         out = cls()
         for t in range(TURNS):
             if t == rev_at:
-                deps = revised
+                deps = {s: set(ps) for s, ps in revised.items()}
                 out.kinds.append(("revision", cancel))
                 continue
             blocked = [s for s in pending if not deps[s] <= done]
@@ -266,6 +272,7 @@ def _words(
     plan: Plan,
     templates: dict[str, Template],
     revision: Revision,
+    revised: dict[str, set[str]],
     kinds: list[tuple[str, str | None]],
     rewrites: Mapping[str, Sequence[str]] | None,
 ) -> tuple[Turn, ...]:
@@ -279,7 +286,7 @@ def _words(
             msg = revision_message(plan, revision)
             turns.append(Turn(index=i, label="revision", message=msg))
             cancelled.add(revision.cancel or "")
-            deps = _revised_prerequisites(plan, revision)
+            deps = revised
             continue
         if kind == "filler":
             eligible = [s for s in plan.steps if s not in done | cancelled and deps[s] <= done]
