@@ -16,6 +16,7 @@ from typer.testing import CliRunner, Result
 from taskgate.cli import app
 
 BINARY = bytes(range(256)) * 4
+UNKNOWN_TOOL = '[[rule]]\nid = "x"\ntool = "teleport"\nwhen = ["args.amount > 1"]\nreason = "r"\n'
 Setup = Callable[[Path], list[str]]
 
 
@@ -117,6 +118,39 @@ CASES: dict[str, tuple[Setup, int, str]] = {
                    str(_write(t, "rw.json", BINARY))], 2, "rw.json",
     ),
     "tier 2 without rewrites": (lambda t: ["ladder", *SCRIPTED, "--para-tier", "2"], 2, "--rewrites"),
+    # tau2 (needs the tau2 extra)
+    "tau2 battery, a missing --db": (
+        lambda t: ["tau2", "battery", "--db", str(t / "nope.json")], 2, "nope.json",
+    ),
+    "tau2 battery, a malformed --db": (
+        lambda t: ["tau2", "battery", "--db", str(_write(t, "db.json", "{bad"))], 2, "db.json",
+    ),
+    "tau2 battery, a binary --ruleset": (
+        lambda t: ["tau2", "battery", "--ruleset", str(_write(t, "r.toml", BINARY))], 2, "r.toml",
+    ),
+    "tau2 battery, a ruleset with an unknown tool": (
+        lambda t: ["tau2", "battery", "--ruleset", str(_write(t, "r.toml", UNKNOWN_TOOL))], 2,
+        "teleport",
+    ),
+    "tau2 replay-gold, binary --tasks": (
+        lambda t: ["tau2", "replay-gold", "--tasks", str(_write(t, "tasks.json", BINARY))], 2,
+        "tasks.json",
+    ),
+    "tau2 replay, a missing results file": (
+        lambda t: ["tau2", "replay", "--results", str(t / "none.json")], 2, "none.json",
+    ),
+    "tau2 report, not a run directory": (lambda t: ["tau2", "report", str(t)], 2, "config.json"),
+    "tau2 compile-rules, a missing --policy": (
+        lambda t: ["tau2", "compile-rules", "--out", str(t / "r.json"), "--policy",
+                   str(t / "nope.md"), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"], 2,
+        "nope.md",
+    ),
+    "tau2 run, an unknown arm": (
+        lambda t: ["tau2", "run", "--out", str(t / "o"), "--arms", "ungated,ledger"], 2, "ledger",
+    ),
+    "tau2 run, --out is a file": (
+        lambda t: ["tau2", "run", "--out", str(_write(t, "f", "x"))], 2, "--out",
+    ),
     # endpoints: the work fails, so exit 1
     "endpoint refuses connections": (
         lambda t: ["ladder", "--agent", "llm", "--arms", "raw", "--episodes", "1", "--steps", "5",
@@ -159,6 +193,8 @@ def check(result: Result, code: int, culprit: str) -> None:
 def test_bad_input_gets_one_line(
     case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if case.startswith("tau2"):
+        pytest.importorskip("tau2", reason="the tau2 cases need the tau2 extra")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     setup, code, culprit = CASES[case]
     args = setup(tmp_path)

@@ -14,7 +14,7 @@ Every error taskgate raises on purpose derives from one root, so a caller can ca
     ├── UsageError           a value or call the API cannot accept (a run setting out of range,
     │                        paired outcomes of unequal length, a scripted role outside a run)
     ├── GeneratorError       episode parameters or a rewrite cache the generator cannot use
-    ├── LogFormatError       a run log, episodes or results file that is not in the expected format
+    ├── LogFormatError       an input file (run log, episodes, tasks, database) unreadable or malformed
     ├── RulesetError         a tau2 ruleset that is malformed or names unknown tools or facts
     ├── MissingExtraError    an optional extra that is not installed (the message names it)
     └── ModelError           a model endpoint that failed after its retries, or replied unusably
@@ -87,7 +87,8 @@ class GeneratorError(TaskgateError, ValueError):
 
 
 class LogFormatError(TaskgateError, ValueError):
-    """A run log or results file is not in the expected format."""
+    """An input file (a run log, episodes, tasks or results file, a database) cannot be read or is
+    not in the expected format; the message names the file."""
 
 
 class RulesetError(TaskgateError, ValueError):

@@ -30,6 +30,7 @@ from .core.plan import Plan, Revision
 from .episodes.models import Episode
 from .episodes.records import CallRecord, EndRecord, EpisodeRecord, Record, TurnRecord
 from .errors import LogFormatError
+from .files import read_text
 
 EPISODES = "episodes.jsonl"
 LOG = "log.jsonl"
@@ -96,12 +97,7 @@ def read_episodes(path: Path) -> list[Episode]:
     """Episodes from a JSON Lines file, a JSON list, or a single JSON object."""
     if not path.exists():
         raise LogFormatError(f"no episodes file at {path}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise LogFormatError(f"{path} is not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise LogFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
+    text = read_text(path, "episodes file")
     stripped = text.lstrip()
     try:
         if stripped.startswith("["):

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import TaskgateError
+from ..files import read_json, read_text
 from . import tau2_live
 from .errors import guarded, writable_file
 from .options import EndpointOptions, ThinkOpt, command
@@ -28,7 +29,7 @@ def battery(ruleset: RulesetOpt = None, db: DbOpt = None) -> None:
     from ..integrations.tau2.battery import run_battery
 
     rules = load_ruleset_option(ruleset)
-    data = json.loads(db_path(db).read_text(encoding="utf-8"))
+    data = read_json(db_path(db), "airline database")
     outcomes = run_battery(rules, data)
     for o in outcomes:
         mark = "ok  " if o.passed else "FAIL"
@@ -138,7 +139,7 @@ def compile_rules(
         from tau2.domains.airline.utils import AIRLINE_POLICY_PATH
 
         policy = Path(AIRLINE_POLICY_PATH)
-    text = policy.read_text(encoding="utf-8")
+    text = read_text(policy, "policy document")
     with endpoint_for(endpoint, think) as endpoints:
 
         async def go() -> tuple[Any, str | None]:
@@ -150,7 +151,7 @@ def compile_rules(
         typer.echo(f"the model's ruleset did not validate after a re-ask: {problem}")
         raise typer.Exit(1)
     out.write_text(rules.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    outcomes = run_battery(rules, json.loads(db_path(db).read_text(encoding="utf-8")))
+    outcomes = run_battery(rules, read_json(db_path(db), "airline database"))
     typer.echo(
         f"compiled {len(rules.rule)} rules to {out}; battery: {sum(o.passed for o in outcomes)}/{len(outcomes)} cases"
     )

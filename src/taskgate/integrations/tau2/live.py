@@ -30,6 +30,7 @@ from typing import Any
 import openai
 
 from ...errors import LogFormatError, ModelError, TaskgateError
+from ...files import read_json
 from ...progress import Progress
 from ...rundir import drop_torn_tail
 from .gate import Mode, gate_environment, require_tau2
@@ -145,7 +146,7 @@ def load_task_file(path: Path) -> list[Any]:
     from tau2.data_model.tasks import Task
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, "tau2 tasks file")
         if not isinstance(data, list):
             raise LogFormatError(f"{path}: expected a JSON list of tasks")
         return [Task.model_validate(t) for t in data]

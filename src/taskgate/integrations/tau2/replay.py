@@ -7,12 +7,12 @@ gate would refuse is an *overblock*; each needs a reason (or the rule is wrong).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...errors import LogFormatError
+from ...files import read_json
 from .envs import FreshEnvironments
 from .facts import DbView
 from .rules import WRITE_TOOLS, Ruleset
@@ -35,10 +35,7 @@ class TaskReplay:
 
 
 def load_tasks(path: Path) -> list[dict[str, Any]]:
-    try:
-        tasks = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise LogFormatError(f"{path} is not a tau2 tasks file: {exc}") from None
+    tasks = read_json(path, "tau2 tasks file")
     if not isinstance(tasks, list) or not all(isinstance(t, dict) and "id" in t for t in tasks):
         raise LogFormatError(f"{path} is not a tau2 tasks file: expected a list of tasks with ids")
     return tasks

@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ...errors import RulesetError
+from ...files import read_text
 from .facts import FACTS, DbView
 
 WRITE_TOOLS = frozenset(
@@ -155,7 +156,7 @@ class Ruleset(BaseModel):
 
 def load_ruleset(source: str | Path) -> Ruleset:
     """A ruleset from a TOML or JSON file (or text); raise naming what is wrong."""
-    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+    text = read_text(source, "ruleset") if isinstance(source, Path) else source
     try:
         data = json.loads(text) if text.lstrip().startswith("{") else tomllib.loads(text)
         return Ruleset.model_validate(data)
