@@ -15,6 +15,7 @@ from ..core.plan import Plan, Revision, StepSpec
 from ..errors import BriefError
 
 _CODE_SEP = "  [completion code "
+_TOOL_SEP = "  [tool: "
 _REQUIRES = "  (requires: "
 
 _CANCEL = re.compile(r"CANCEL the step '(?P<text>[^']+)'")
@@ -29,6 +30,7 @@ class _PlanLine(NamedTuple):
     text: str
     deps: tuple[str, ...]
     code: str
+    tool: str | None  # set on a tool-bound plan's line, ``[tool: <name>]``
 
 
 def _plan_line(line: str) -> _PlanLine | None:
@@ -36,7 +38,11 @@ def _plan_line(line: str) -> _PlanLine | None:
     line = line.rstrip()
     if not line.startswith("- ") or not line.endswith("]"):
         return None
+    tool: str | None = None
     head, sep, code = line[:-1].rpartition(_CODE_SEP)
+    if not sep:
+        head, sep, tool = line[:-1].rpartition(_TOOL_SEP)
+        code, tool = "", tool.strip()
     sid, colon, text = head[2:].partition(": ")
     if not sep or not colon or not sid or any(c.isspace() for c in sid):
         return None
@@ -44,7 +50,7 @@ def _plan_line(line: str) -> _PlanLine | None:
     if text.endswith(")") and _REQUIRES in text:
         text, _, listed = text[:-1].rpartition(_REQUIRES)
         deps = tuple(d.strip() for d in listed.split(",") if d.strip())
-    return _PlanLine(sid, text, deps, code.strip())
+    return _PlanLine(sid, text, deps, code.strip(), tool)
 
 
 def _plan_lines(brief: str) -> list[_PlanLine]:
@@ -57,15 +63,24 @@ def brief_steps(brief: str) -> list[tuple[str, str]]:
 
 
 def parse_brief(brief: str) -> Plan:
-    """The plan of a structured brief; raise :class:`BriefError` if it has no plan lines."""
-    steps = {
-        pl.sid: StepSpec(deps=pl.deps, code=pl.code, text=pl.text) for pl in _plan_lines(brief)
-    }
-    if not steps:
+    """The plan of a structured brief; raise :class:`BriefError` if it has no plan lines.
+
+    Lines ending ``[tool: <name>]`` make a tool-bound plan; a brief may not mix the two kinds.
+    """
+    lines = _plan_lines(brief)
+    if not lines:
         raise BriefError(
-            "the brief has no plan lines of the form '- s1: ...  [completion code RC-1234]'"
+            "the brief has no plan lines of the form '- s1: ...  [completion code RC-1234]' "
+            "or '- s1: ...  [tool: name]'"
         )
-    return Plan(steps=steps)
+    kinds = {pl.tool is not None for pl in lines}
+    if len(kinds) > 1:
+        raise BriefError("the brief mixes completion codes and tools; a plan binds steps to one")
+    steps = {
+        pl.sid: StepSpec(deps=pl.deps, code=pl.code, tool=pl.tool or "", text=pl.text)
+        for pl in lines
+    }
+    return Plan(binding="tool" if True in kinds else "code", steps=steps)
 
 
 def parse_revision(plan: Plan, message: str) -> Revision:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import BookingError, WorkOrderError
-from .ids import normalize_code, normalize_work_order
+from .ids import normalize_code, normalize_tool, normalize_work_order
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +19,7 @@ class Booking:
     code: str
     work_order: str
     span: tuple[int, int] = (0, 0)
+    tool: str | None = None  # a tool call of a tool-bound plan (``code`` is then empty)
 
     @classmethod
     def of(cls, code: str, work_order: str) -> Booking:
@@ -30,7 +31,25 @@ class Booking:
             raise WorkOrderError(f"{work_order!r} is not a work order; expected #W<digits>")
         return cls(c, w)
 
+    @classmethod
+    def tool_call(cls, tool: str, work_order: str) -> Booking:
+        """A call of ``tool`` under ``work_order`` (a tool-bound plan's execution attempt)."""
+        t, w = normalize_tool(tool), normalize_work_order(work_order)
+        if t is None:
+            raise BookingError(f"{tool!r} is not a tool name")
+        if w is None:
+            raise WorkOrderError(f"{work_order!r} is not a work order; expected #W<digits>")
+        return cls("", w, tool=t)
+
+    @property
+    def key(self) -> str:
+        """What the booking executes: its completion code, or ``tool:<name>``."""
+        return f"tool:{self.tool}" if self.tool is not None else self.code
+
     @property
     def line(self) -> str:
-        """The canonical booking line, as quoted in rejection notices."""
+        """The canonical line, as quoted in rejection notices: the booking line, or for a tool
+        call the ACTION line of the real-tool protocol."""
+        if self.tool is not None:
+            return f'ACTION {{"tool": "{self.tool}", "work_order": "{self.work_order}"}}'
         return f"ref {self.code}/{self.work_order}"

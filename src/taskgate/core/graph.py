@@ -12,7 +12,7 @@ import graphlib
 from collections.abc import Iterable, Mapping
 
 from ..errors import CycleError, PlanError, UnknownStepError
-from .ids import normalize_code
+from .ids import normalize_code, normalize_tool
 from .plan import Plan, Revision, StepSpec
 
 
@@ -24,29 +24,46 @@ class TaskGraph:
     the paper; a step behind such a defect simply stays BLOCKED or unbookable.
     """
 
-    __slots__ = ("_by_code", "_cancelled", "_code", "_order", "_prereqs", "_text", "lenient")
+    __slots__ = (
+        "_by_code",
+        "_by_tool",
+        "_cancelled",
+        "_code",
+        "_order",
+        "_prereqs",
+        "_text",
+        "_tool",
+        "binding",
+        "lenient",
+    )
 
     def __init__(self, plan: Plan, *, lenient: bool = False) -> None:
         self.lenient = lenient
+        self.binding = plan.binding
         self._order: tuple[str, ...] = tuple(plan.steps)
         self._text = {sid: spec.text for sid, spec in plan.steps.items()}
         self._code = {sid: spec.code.strip() for sid, spec in plan.steps.items()}
+        self._tool = {sid: spec.tool.strip() for sid, spec in plan.steps.items()}
         self._by_code: dict[str, str] = {}
+        self._by_tool: dict[str, str] = {}
+        keys, by_key, norm = (
+            (self._tool, self._by_tool, normalize_tool)
+            if plan.binding == "tool"
+            else (self._code, self._by_code, normalize_code)
+        )
+        what = "tool" if plan.binding == "tool" else "completion code"
         for sid in self._order:
-            raw = self._code[sid]
-            code = normalize_code(raw)
-            if code is None:
+            raw = keys[sid]
+            key = norm(raw)
+            if key is None:
                 if not lenient:
-                    raise PlanError(
-                        f"step {sid!r} has completion code {raw!r}; expected RC-<digits>"
-                    )
+                    expected = "a tool name" if plan.binding == "tool" else "RC-<digits>"
+                    raise PlanError(f"step {sid!r} has {what} {raw!r}; expected {expected}")
                 continue
-            if code in self._by_code and not lenient:
-                raise PlanError(
-                    f"completion code {code} is given to both {self._by_code[code]!r} and {sid!r}"
-                )
-            self._by_code.setdefault(code, sid)
-            self._code[sid] = code
+            if key in by_key and not lenient:
+                raise PlanError(f"{what} {key} is given to both {by_key[key]!r} and {sid!r}")
+            by_key.setdefault(key, sid)
+            keys[sid] = key
         self._prereqs: dict[str, frozenset[str]] = {}
         new = {sid: frozenset(spec.deps) for sid, spec in plan.steps.items()}
         self._check(new, "the plan")
@@ -76,6 +93,13 @@ class TaskGraph:
         """The step whose completion code is ``code`` (normalized), or ``None``."""
         return self._by_code.get(code)
 
+    def tool(self, step: str) -> str:
+        return self._tool[self._known(step, "tool()")]
+
+    def step_for_tool(self, tool: str) -> str | None:
+        """The step of a tool-bound plan whose tool is ``tool``, or ``None``."""
+        return self._by_tool.get(tool)
+
     def is_cancelled(self, step: str) -> bool:
         return step in self._cancelled
 
@@ -90,14 +114,16 @@ class TaskGraph:
     def to_plan(self) -> Plan:
         """The current structure (after revisions) as a plan; cancellations are not part of it."""
         return Plan(
+            binding=self.binding,
             steps={
                 sid: StepSpec(
                     deps=tuple(sorted(self._prereqs[sid], key=step_sort_key)),
                     code=self._code[sid],
+                    tool=self._tool[sid],
                     text=self._text[sid],
                 )
                 for sid in self._order
-            }
+            },
         )
 
     # -- revising --------------------------------------------------------------------------------

@@ -28,3 +28,13 @@ def normalize_work_order(text: str) -> str | None:
     """``'w1941'`` -> ``'#W1941'``; ``None`` when ``text`` is not a work order."""
     m = _WORK_ORDER.fullmatch(text)
     return f"#W{m.group(1)}" if m else None
+
+
+_TOOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*+")
+
+
+def normalize_tool(text: str) -> str | None:
+    """``' draft_rfq '`` -> ``'draft_rfq'``; ``None`` when ``text`` is not a tool name (ASCII
+    letters, digits, ``_``, ``.`` and ``-``, not starting with a digit)."""
+    name = text.strip()
+    return name if _TOOL.fullmatch(name) else None

@@ -45,6 +45,7 @@ class RequestEntry(_Entry):
 class AttemptEntry(_Entry):
     kind: Literal["attempt"] = "attempt"
     code: str
+    tool: str | None = None  # a tool call (tool-bound plans); ``code`` is then empty
     work_order: str
     policy: Policy
     decision: Literal["admit", "refuse"]

@@ -141,7 +141,12 @@ class TaskMachine:
     # -- the gate --------------------------------------------------------------------------------
     def judge(self, booking: Booking, policy: Policy = Policy.STATE_BOUND) -> Verdict:
         """Decide on ``booking`` under ``policy`` without recording anything."""
-        step = self._graph.step_for_code(booking.code)
+        graph = self._graph
+        step = (
+            graph.step_for_tool(booking.tool)
+            if booking.tool is not None
+            else graph.step_for_code(booking.code)
+        )
         req = self._request
         if req is None or booking.work_order != req.work_order:
             if booking.work_order in self._issued:
@@ -150,8 +155,9 @@ class TaskMachine:
                 return Verdict("refuse", step, Reason.NO_REQUEST)
             return Verdict("refuse", step, Reason.UNKNOWN_WORK_ORDER)
         if step is None:
-            return Verdict("refuse", None, Reason.UNKNOWN_CODE)
-        if (booking.code, booking.work_order) in self._receipts:
+            unknown = Reason.UNKNOWN_TOOL if booking.tool is not None else Reason.UNKNOWN_CODE
+            return Verdict("refuse", None, unknown)
+        if (booking.key, booking.work_order) in self._receipts:
             return Verdict("refuse", step, Reason.REPEATED_RECEIPT)
         if policy is Policy.UNGATED:
             return Verdict("admit", step)
@@ -201,6 +207,7 @@ class TaskMachine:
         self._append(
             AttemptEntry(
                 code=booking.code,
+                tool=booking.tool,
                 work_order=booking.work_order,
                 policy=policy,
                 decision=v.decision,
@@ -249,7 +256,8 @@ class TaskMachine:
         elif isinstance(entry, AttemptEntry):
             if entry.decision == "admit" and entry.step is not None:
                 self._done.add(entry.step)
-                self._receipts.add((entry.code, entry.work_order))
+                key = f"tool:{entry.tool}" if entry.tool is not None else entry.code
+                self._receipts.add((key, entry.work_order))
         elif isinstance(entry, RevisionEntry):
             self._graph.apply(entry.revision)
         else:

@@ -7,25 +7,66 @@ built ``lenient`` (the paper lets compile errors flow into the module's state un
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 
 class StepSpec(BaseModel):
-    """One step of a plan: its prerequisites (``deps``), completion code and wording."""
+    """One step of a plan: its prerequisites (``deps``), completion code or tool, and wording.
+
+    In a code-bound plan a step is executed by a booking of its completion ``code``; in a
+    tool-bound plan by a successful call of its ``tool`` (the code is then empty).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     deps: tuple[str, ...] = ()
-    code: str
+    code: str = ""
+    tool: str = ""
     text: str = ""
+
+    @model_serializer(mode="wrap")
+    def _code_bound_as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A code-bound step serializes exactly as before tools existed (no ``tool`` key)."""
+        data: dict[str, Any] = handler(self)
+        if not self.tool:
+            data.pop("tool", None)
+        return data
 
 
 class Plan(BaseModel):
-    """Steps by id, in brief order: ``{"steps": {"s1": {"deps": [], "code": "RC-1234"}}}``."""
+    """Steps by id, in brief order: ``{"steps": {"s1": {"deps": [], "code": "RC-1234"}}}``.
+
+    ``binding`` says what identifies a step's execution: its completion code (``"code"``, the
+    paper's text protocol) or its tool (``"tool"``: ``{"binding": "tool", "steps": {"s1":
+    {"tool": "draft_rfq"}}}``, the real-tool harness and any agent whose steps are tool calls).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    binding: Literal["code", "tool"] = "code"
     steps: dict[str, StepSpec] = Field(min_length=1)
+
+    @model_serializer(mode="wrap")
+    def _code_bound_as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A code-bound plan serializes exactly as before tools existed (no ``binding`` key)."""
+        data: dict[str, Any] = handler(self)
+        if self.binding == "code":
+            data.pop("binding", None)
+        return data
+
+    def key(self, step: str) -> str:
+        """What identifies ``step``'s execution: its completion code or its tool."""
+        spec = self.steps[step]
+        return spec.tool if self.binding == "tool" else spec.code
 
     @field_validator("steps")
     @classmethod

@@ -11,13 +11,16 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .graph import find_cycle, step_sort_key
-from .ids import normalize_code
+from .ids import normalize_code, normalize_tool
 from .plan import Plan, Revision
 
 DefectKind = Literal[
     "empty-code",
     "malformed-code",
     "duplicate-code",
+    "empty-tool",
+    "malformed-tool",
+    "duplicate-tool",
     "unknown-prerequisite",
     "unknown-revision-step",
     "cancelled-prerequisite",
@@ -38,25 +41,7 @@ def validate(plan: Plan, revision: Revision | None = None) -> list[Defect]:
     """Every defect of ``plan`` as revised by ``revision``; an empty list means it passes."""
     out: list[Defect] = []
     known = set(plan.steps)
-    codes: dict[str, list[str]] = {}
-    for sid, spec in plan.steps.items():
-        if not spec.code.strip():
-            out.append(Defect("empty-code", (sid,), f"step {sid} has an empty completion code"))
-            continue
-        code = normalize_code(spec.code)
-        if code is None:
-            detail = f"step {sid} has code {spec.code!r}"
-            if any(c.isdigit() and not c.isascii() for c in spec.code):
-                detail += " (only ASCII digits 0-9 make a completion code)"
-            out.append(Defect("malformed-code", (sid,), detail))
-            continue
-        codes.setdefault(code, []).append(sid)
-    for code, sids in codes.items():
-        if len(sids) > 1:
-            out.append(
-                Defect("duplicate-code", tuple(sids), f"{code} is given to {', '.join(sids)}")
-            )
-
+    out.extend(_key_defects(plan))
     prereqs = {sid: set(spec.deps) for sid, spec in plan.steps.items()}
     cancelled: str | None = None
     if revision is not None:
@@ -99,3 +84,31 @@ def _apply_leniently(
         if check(w, "relax"):
             prereqs[w].discard(u)
     return cancelled, bad
+
+
+def _key_defects(plan: Plan) -> list[Defect]:
+    """Empty, malformed and duplicate completion codes (or tools, in a tool-bound plan)."""
+    tools = plan.binding == "tool"
+    what, norm = ("tool", normalize_tool) if tools else ("completion code", normalize_code)
+    kind = "tool" if tools else "code"
+    out: list[Defect] = []
+    owners: dict[str, list[str]] = {}
+    for sid in plan.steps:
+        raw = plan.key(sid)
+        if not raw.strip():
+            out.append(Defect(f"empty-{kind}", (sid,), f"step {sid} has an empty {what}"))  # type: ignore[arg-type]
+            continue
+        key = norm(raw)
+        if key is None:
+            detail = f"step {sid} has {what} {raw!r}"
+            if not tools and any(c.isdigit() and not c.isascii() for c in raw):
+                detail += " (only ASCII digits 0-9 make a completion code)"
+            out.append(Defect(f"malformed-{kind}", (sid,), detail))  # type: ignore[arg-type]
+            continue
+        owners.setdefault(key, []).append(sid)
+    for key, sids in owners.items():
+        if len(sids) > 1:
+            out.append(
+                Defect(f"duplicate-{kind}", tuple(sids), f"{key} is given to {', '.join(sids)}")  # type: ignore[arg-type]
+            )
+    return out

@@ -35,6 +35,7 @@ class Reason(StrEnum):
     REPEATED_RECEIPT = "repeated-receipt"  # this exact receipt was already admitted: a re-display
     UNKNOWN_WORK_ORDER = "unknown-work-order"  # a work order never issued
     UNKNOWN_CODE = "unknown-code"  # a completion code that names no step
+    UNKNOWN_TOOL = "unknown-tool"  # a tool that no step of a tool-bound plan is bound to
     CANCELLED = "cancelled"
     ALREADY_DONE = "already-done"  # DONE and not authorized for re-execution
     BLOCKED = "blocked"

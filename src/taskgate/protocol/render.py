@@ -38,10 +38,15 @@ EXECUTION_PROTOCOL = (
 CHECKLIST_HEADER = "[PROJECT CHECKLIST -- kept up to date automatically from booked work orders]"
 
 
-def render_plan_line(step: str, text: str, deps: Iterable[str], code: str) -> str:
+def render_plan_line(
+    step: str, text: str, deps: Iterable[str], code: str, tool: str | None = None
+) -> str:
+    """A brief's plan line: ``[completion code RC-1234]``, or ``[tool: <name>]`` for a step of a
+    tool-bound plan (the real-tool harness's brief, Appendix G)."""
     deps = list(deps)
     requires = f"  (requires: {', '.join(deps)})" if deps else ""
-    return f"- {step}: {text}{requires}  [completion code {code}]"
+    key = f"[tool: {tool}]" if tool is not None else f"[completion code {code}]"
+    return f"- {step}: {text}{requires}  {key}"
 
 
 def render_brief(plan: Plan, *, amended: bool = True, extra: Iterable[str] = ()) -> str:
@@ -119,6 +124,8 @@ def refusal_clause(verdict: Verdict, booking: Booking) -> str:
             return "this request does not ask for any step"
         case Reason.UNKNOWN_CODE:
             return f"{booking.code} is not a completion code of this project"
+        case Reason.UNKNOWN_TOOL:
+            return f"{booking.tool} is not a tool of this project"
         case Reason.STALE_WORK_ORDER | Reason.REPEATED_RECEIPT:
             return f"{booking.work_order} was already used; it books nothing new"
         case Reason.UNKNOWN_WORK_ORDER | Reason.NO_REQUEST:
