@@ -23,4 +23,5 @@ def test_every_exported_exception_has_one_root() -> None:
             taskgate.TaskgateError,
             taskgate.ModelError,
             taskgate.MissingExtraError,
+            taskgate.ToolRefused,
         ), exc

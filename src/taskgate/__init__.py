@@ -56,6 +56,7 @@ from .errors import (
     UsageError,
     WorkOrderError,
 )
+from .gate import Ticket, ToolGate, ToolRefused
 from .llm.client import ChatClient, Completion, Endpoint
 from .llm.fake import FakeServer, Fault, Reply, protocol_responder, script
 from .llm.local import InProcessModel, LocalServer, gguf_path
@@ -149,6 +150,9 @@ __all__ = [
     "TaskGraph",
     "TaskMachine",
     "TaskgateError",
+    "Ticket",
+    "ToolGate",
+    "ToolRefused",
     "Turn",
     "TurnView",
     "UnknownNameError",

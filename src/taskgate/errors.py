@@ -17,6 +17,7 @@ Every error taskgate raises on purpose derives from one root, so a caller can ca
     ├── LogFormatError       an input file (run log, episodes, tasks, database) unreadable or malformed
     ├── RulesetError         a tau2 ruleset that is malformed or names unknown tools or facts
     ├── MissingExtraError    an optional extra that is not installed (the message names it)
+    ├── ToolRefused          a tool call the tool gate refused; the tool did not run
     └── ModelError           a model endpoint that failed after its retries, or replied unusably
 
     ReplyFormatError (a ValueError) is a model reply that is not the JSON asked for; the model
@@ -24,12 +25,13 @@ Every error taskgate raises on purpose derives from one root, so a caller can ca
 
 The input errors also derive from ``ValueError``: they mean "this input was wrong", and the
 message names the bad value and what was expected. ``MissingExtraError`` is an ``ImportError``,
-``ModelError`` a ``RuntimeError``. The command line prints any of them as one line.
+``ModelError`` a ``RuntimeError``; ``ToolRefused`` is the gate's answer, not a fault. The command line prints any of them as one line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 class TaskgateError(Exception):
@@ -105,6 +107,16 @@ class MissingExtraError(TaskgateError, ImportError):
 
 class ReplyFormatError(TaskgateError, ValueError):
     """A model's reply is not the JSON object that was asked for (the roles re-ask once)."""
+
+
+class ToolRefused(TaskgateError):
+    """The tool gate refused a call; the tool did not run. ``notice`` is what the agent reads,
+    ``ticket`` the judged call (:class:`taskgate.Ticket`)."""
+
+    def __init__(self, ticket: Any) -> None:
+        self.ticket = ticket
+        self.notice: str = ticket.notice
+        super().__init__(self.notice)
 
 
 class ModelError(TaskgateError, RuntimeError):

@@ -204,6 +204,15 @@ class TaskMachine:
     def submit(self, booking: Booking, policy: Policy = Policy.STATE_BOUND) -> Verdict:
         """Judge ``booking``, record the attempt, and book it if admitted."""
         v = self.judge(booking, policy)
+        self.record(booking, v, policy)
+        return v
+
+    def record(self, booking: Booking, v: Verdict, policy: Policy) -> None:
+        """Record an attempt judged earlier: an admitted one is a receipt (the step is DONE).
+
+        A tool gate judges a call, runs the tool, and records the receipt only once the tool
+        succeeded; the receipt stands for what happened even if the state moved meanwhile.
+        """
         self._append(
             AttemptEntry(
                 code=booking.code,
@@ -216,7 +225,6 @@ class TaskMachine:
                 missing=v.missing,
             )
         )
-        return v
 
     def submit_all(self, bookings: Iterable[Booking], policy: Policy) -> list[Verdict]:
         return [self.submit(b, policy) for b in bookings]

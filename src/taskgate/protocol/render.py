@@ -122,6 +122,8 @@ def refusal_clause(verdict: Verdict, booking: Booking) -> str:
             return f"step {step} was not requested in this turn"
         case Reason.NO_RESOLVED_STEP:
             return "this request does not ask for any step"
+        case Reason.IN_PROGRESS:
+            return f"step {step} is already being carried out by another call"
         case Reason.UNKNOWN_CODE:
             return f"{booking.code} is not a completion code of this project"
         case Reason.UNKNOWN_TOOL:

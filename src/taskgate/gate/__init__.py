@@ -1,0 +1,17 @@
+"""The tool gate: task state around any tool dispatcher.
+
+Wrap your dispatcher once::
+
+    gate = ToolGate(plan)                       # a tool-bound plan: {"binding": "tool", ...}
+    gate.open_request("s2")                     # the matcher resolved this request to s2
+    result = gate.call("draft_rfq", draft_rfq, spec)   # judged, run, and its receipt recorded
+
+A refused call raises :class:`ToolRefused` (its ``notice`` is what the agent should read) and the
+tool never runs. Integrations (LangGraph) use the lower-level :meth:`ToolGate.begin` and
+:meth:`ToolGate.finish` around their own dispatch.
+"""
+
+from ..errors import ToolRefused
+from .tool_gate import Ticket, ToolGate
+
+__all__ = ["Ticket", "ToolGate", "ToolRefused"]

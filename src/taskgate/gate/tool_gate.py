@@ -1,0 +1,181 @@
+"""One small object an engineer wraps around any tool dispatcher.
+
+The gate holds a :class:`~taskgate.TaskMachine` over a tool-bound plan. For each tool call it
+judges the call against the current request (state-bound or request-bound; a stale work order is
+refused under every policy), lets an admitted call run, and records the receipt once the call
+succeeded. Judging and reserving the step happen in one critical section, and so does recording
+the receipt: tool calls of one model turn may run concurrently, and a second call of a step that
+another admitted call is executing is refused (``in-progress``), so two calls of the same step
+never both execute. A call that fails books nothing and releases the step.
+
+The gate's state is its receipts ledger: :attr:`ToolGate.ledger` and
+:meth:`ToolGate.from_ledger` save and restore it exactly.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from ..core.booking import Booking
+from ..core.ids import normalize_tool, normalize_work_order
+from ..core.ledger import LedgerEntry
+from ..core.machine import Request, TaskMachine
+from ..core.plan import Plan, Revision
+from ..core.verdict import Policy, Reason, Verdict
+from ..errors import PlanError, ToolRefused
+from ..protocol.render import render_checklist, render_directive, render_rejection
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """One judged call: what was asked, and the gate's verdict on it."""
+
+    call: Booking
+    verdict: Verdict
+
+    @property
+    def admitted(self) -> bool:
+        return self.verdict.admitted
+
+    @property
+    def notice(self) -> str:
+        """What the agent reads for a refused call (the rejection notice); empty if admitted."""
+        return "" if self.admitted else render_rejection(self.verdict, self.call)
+
+
+class ToolGate:
+    """Task state around a tool dispatcher, at the policy you choose."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        policy: Policy = Policy.STATE_BOUND,
+        *,
+        lenient: bool = False,
+        seed: int | None = None,
+    ) -> None:
+        self._setup(TaskMachine(plan, lenient=lenient, seed=seed), policy)
+
+    @classmethod
+    def from_ledger(
+        cls, entries: Sequence[LedgerEntry], policy: Policy = Policy.STATE_BOUND
+    ) -> ToolGate:
+        """The gate whose receipts ledger is ``entries`` (as saved from :attr:`ledger`)."""
+        gate = cls.__new__(cls)
+        gate._setup(TaskMachine.from_ledger(entries), policy)
+        return gate
+
+    def _setup(self, machine: TaskMachine, policy: Policy) -> None:
+        if machine.graph.binding != "tool":
+            raise PlanError('a tool gate needs a tool-bound plan ({"binding": "tool", ...})')
+        self.policy = policy
+        self._machine = machine
+        self._lock = threading.Lock()
+        self._running: set[str] = set()
+
+    # -- the state -------------------------------------------------------------------------------
+    @property
+    def machine(self) -> TaskMachine:
+        return self._machine
+
+    @property
+    def ledger(self) -> tuple[LedgerEntry, ...]:
+        return self._machine.ledger
+
+    def open_request(
+        self, step: str | None = None, *, explicit_redo: bool = False, work_order: str | None = None
+    ) -> Request:
+        """A new request, resolved to ``step`` (or none); its work order is issued fresh."""
+        with self._lock:
+            return self._machine.open_request(
+                step, explicit_redo=explicit_redo, work_order=work_order
+            )
+
+    def close_request(self) -> None:
+        with self._lock:
+            self._machine.close_request()
+
+    def revise(self, revision: Revision) -> None:
+        """Cancel, rewire or relax mid-conversation (atomically; an invalid one changes nothing)."""
+        with self._lock:
+            self._machine.revise(revision)
+
+    # -- what the agent sees ---------------------------------------------------------------------
+    def checklist(self) -> str:
+        return render_checklist(self._machine)
+
+    def directive(self) -> str | None:
+        return render_directive(self._machine)
+
+    # -- judging and running calls ---------------------------------------------------------------
+    def begin(self, tool: str, work_order: str | None = None) -> Ticket:
+        """Judge a call of ``tool`` and, if admitted, reserve its step until :meth:`finish`.
+
+        ``work_order`` defaults to the current request's. A refused call is recorded at once.
+        """
+        with self._lock:
+            call = self._call(tool, work_order)
+            verdict = self._machine.judge(call, self.policy)
+            if verdict.admitted and verdict.step in self._running:
+                verdict = Verdict("refuse", verdict.step, Reason.IN_PROGRESS)
+            if verdict.admitted:
+                assert verdict.step is not None
+                self._running.add(verdict.step)
+            else:
+                self._machine.record(call, verdict, self.policy)
+            return Ticket(call, verdict)
+
+    def finish(self, ticket: Ticket, succeeded: bool) -> None:
+        """The admitted call ended: record its receipt if it succeeded; release its step."""
+        if not ticket.admitted:
+            return
+        with self._lock:
+            self._running.discard(ticket.verdict.step or "")
+            if succeeded:
+                self._machine.record(ticket.call, ticket.verdict, self.policy)
+
+    def call(self, tool: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn(*args, **kwargs)`` as a call of ``tool`` if the gate admits it.
+
+        Raises :class:`ToolRefused` when refused (``fn`` does not run); an exception from ``fn``
+        books nothing and propagates.
+        """
+        ticket = self.begin(tool)
+        if not ticket.admitted:
+            raise ToolRefused(ticket)
+        ok = False
+        try:
+            result = fn(*args, **kwargs)
+            ok = True
+            return result
+        finally:
+            self.finish(ticket, ok)
+
+    async def acall(
+        self, tool: str, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any
+    ) -> T:
+        """:meth:`call` for a coroutine function."""
+        ticket = self.begin(tool)
+        if not ticket.admitted:
+            raise ToolRefused(ticket)
+        ok = False
+        try:
+            result = await fn(*args, **kwargs)
+            ok = True
+            return result
+        finally:
+            self.finish(ticket, ok)
+
+    def _call(self, tool: str, work_order: str | None) -> Booking:
+        """The call as a booking; a name or work order the agent garbled is judged, not raised
+        (it names no step, or no current request, and is refused)."""
+        if work_order is None:
+            req = self._machine.request
+            work_order = req.work_order if req is not None else "#W0"
+        wo = normalize_work_order(work_order) or work_order
+        return Booking("", wo, tool=normalize_tool(tool) or tool)
