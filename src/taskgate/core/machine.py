@@ -88,6 +88,10 @@ class TaskMachine:
     def ledger(self) -> tuple[LedgerEntry, ...]:
         return tuple(self._ledger)
 
+    def last_entry(self) -> LedgerEntry:
+        """The newest ledger entry (without copying the ledger)."""
+        return self._ledger[-1]
+
     @property
     def request(self) -> Request | None:
         return self._request

@@ -37,6 +37,7 @@ class Ticket:
 
     call: Booking
     verdict: Verdict
+    entry: LedgerEntry | None = None  # the refusal as recorded in the ledger (refused calls)
 
     @property
     def admitted(self) -> bool:
@@ -126,18 +127,21 @@ class ToolGate:
             if verdict.admitted:
                 assert verdict.step is not None
                 self._running.add(verdict.step)
-            else:
-                self._machine.record(call, verdict, self.policy)
-            return Ticket(call, verdict)
+                return Ticket(call, verdict)
+            self._machine.record(call, verdict, self.policy)
+            return Ticket(call, verdict, self._machine.last_entry())
 
-    def finish(self, ticket: Ticket, succeeded: bool) -> None:
-        """The admitted call ended: record its receipt if it succeeded; release its step."""
+    def finish(self, ticket: Ticket, succeeded: bool) -> LedgerEntry | None:
+        """The admitted call ended: record its receipt if it succeeded, release its step, and
+        return the receipt (``None`` when nothing was recorded)."""
         if not ticket.admitted:
-            return
+            return None
         with self._lock:
             self._running.discard(ticket.verdict.step or "")
-            if succeeded:
-                self._machine.record(ticket.call, ticket.verdict, self.policy)
+            if not succeeded:
+                return None
+            self._machine.record(ticket.call, ticket.verdict, self.policy)
+            return self._machine.last_entry()
 
     def call(self, tool: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn(*args, **kwargs)`` as a call of ``tool`` if the gate admits it.

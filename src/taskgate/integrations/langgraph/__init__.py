@@ -1,0 +1,22 @@
+"""taskgate in LangGraph (the ``taskgate[langgraph]`` extra): gate an agent's tool calls.
+
+    from langchain.agents import create_agent
+    from taskgate.integrations.langgraph import TaskGateMiddleware
+
+    agent = create_agent(model, tools, middleware=[TaskGateMiddleware(plan)])
+
+Importing this package needs langgraph and langchain; without them it raises
+:class:`taskgate.MissingExtraError` naming the extra.
+"""
+
+from __future__ import annotations
+
+from ...errors import MissingExtraError
+
+try:
+    from .middleware import LEDGER_KEY, GateState, TaskGateMiddleware, gated_tool_node
+    from .testing import ScriptedChatModel
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise MissingExtraError("langgraph", "the LangGraph integration") from exc
+
+__all__ = ["LEDGER_KEY", "GateState", "ScriptedChatModel", "TaskGateMiddleware", "gated_tool_node"]

@@ -1,0 +1,172 @@
+"""The gate in real LangGraph: create_agent with the middleware, a ToolNode, a SQLite checkpointer."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langgraph", reason="needs the langgraph extra")
+
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+
+from taskgate import Plan, Status
+from taskgate.integrations.langgraph import (
+    LEDGER_KEY,
+    GateState,
+    ScriptedChatModel,
+    TaskGateMiddleware,
+    gated_tool_node,
+)
+
+RAN: list[str] = []
+
+
+@tool
+def collect_requirements(scope: str) -> str:
+    """Collect the requirements."""
+    RAN.append("collect_requirements")
+    return f"collected {scope}"
+
+
+@tool
+def draft_rfq(title: str) -> str:
+    """Draft the RFQ."""
+    RAN.append("draft_rfq")
+    return f"drafted {title}"
+
+
+PLAN = Plan.model_validate(
+    {
+        "binding": "tool",
+        "steps": {
+            "s1": {"tool": "collect_requirements", "text": "collect the requirements"},
+            "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]},
+        },
+    }
+)
+
+
+def call(name: str, cid: str, **args: Any) -> dict[str, Any]:
+    return {"name": name, "args": args, "id": cid, "type": "tool_call"}
+
+
+def agent(replies: list[AIMessage | str], gate: TaskGateMiddleware, **kw: Any) -> Any:
+    tools = [collect_requirements, draft_rfq]
+    return create_agent(ScriptedChatModel(replies), tools, middleware=[gate], **kw)
+
+
+def tool_messages(result: dict[str, Any]) -> dict[str, ToolMessage]:
+    return {m.tool_call_id: m for m in result["messages"] if isinstance(m, ToolMessage)}
+
+
+@pytest.fixture(autouse=True)
+def _clear() -> None:
+    RAN.clear()
+
+
+def test_invoke_admits_the_requested_step_and_refuses_a_blocked_one() -> None:
+    gate = TaskGateMiddleware(PLAN)
+    script = [AIMessage("", tool_calls=[call("draft_rfq", "c1", title="x"),
+                                        call("collect_requirements", "c2", scope="all")]),
+              "done"]  # fmt: skip
+    config = {"configurable": {"thread_id": "t"}}
+    result = agent(script, gate).invoke(
+        {"messages": [HumanMessage("please collect the requirements")]}, config
+    )
+    answers = tool_messages(result)
+    assert RAN == ["collect_requirements"]  # the blocked draft never ran
+    assert answers["c1"].status == "error" and "step s2 is BLOCKED" in str(answers["c1"].content)
+    assert answers["c2"].status == "success" and set(answers) == {"c1", "c2"}
+    assert len(result[LEDGER_KEY]) == 4  # plan, request, refused attempt, receipt
+
+
+def test_ainvoke_two_parallel_calls_of_a_finished_step_execute_neither_then_one() -> None:
+    gate = TaskGateMiddleware(PLAN)
+    twice = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="1"),
+                                      call("collect_requirements", "b", scope="2")])  # fmt: skip
+    config = {"configurable": {"thread_id": "t"}}
+
+    async def go() -> list[dict[str, Any]]:
+        first = await agent([twice, "ok"], gate).ainvoke(
+            {"messages": [HumanMessage("collect the requirements")]}, config
+        )
+        state = {"messages": [*first["messages"], HumanMessage("collect the requirements")],
+                 LEDGER_KEY: first[LEDGER_KEY]}  # fmt: skip
+        second = await agent([twice, "ok"], gate).ainvoke(state, config)
+        return [first, second]
+
+    first, second = asyncio.run(go())
+    assert RAN == ["collect_requirements"]  # the fresh request: exactly one of the two ran
+    assert sorted(m.status for m in tool_messages(first).values()) == ["error", "success"]
+    done = [m for k, m in tool_messages(second).items() if k in ("a", "b")][-2:]
+    assert [m.status for m in done] == ["error", "error"]  # finished: neither ran
+    assert all("already" in str(m.content) for m in done)
+
+
+def test_the_ledger_is_durable_in_a_sqlite_checkpointer(tmp_path: Path) -> None:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    config = {"configurable": {"thread_id": "conversation-1"}}
+    once = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="1")])
+    with SqliteSaver.from_conn_string(str(tmp_path / "state.sqlite")) as saver:
+        agent([once, "ok"], TaskGateMiddleware(PLAN), checkpointer=saver).invoke(
+            {"messages": [HumanMessage("collect the requirements")]}, config
+        )
+    with SqliteSaver.from_conn_string(str(tmp_path / "state.sqlite")) as saver:
+        fresh = TaskGateMiddleware(PLAN)  # a new process: nothing in memory
+        again = AIMessage("", tool_calls=[call("collect_requirements", "b", scope="2")])
+        graph = agent([again, "ok"], fresh, checkpointer=saver)
+        result = graph.invoke({"messages": [HumanMessage("collect the requirements")]}, config)
+        assert tool_messages(result)["b"].status == "error"
+        state = graph.get_state(config).values
+    assert RAN == ["collect_requirements"]
+    from taskgate import ToolGate
+    from taskgate.integrations.langgraph.middleware import _load
+
+    rebuilt = ToolGate.from_ledger(_load(state[LEDGER_KEY]))
+    assert rebuilt.machine.status("s1") is Status.DONE
+
+
+def test_a_hand_built_graph_with_the_gated_tool_node() -> None:
+    from langgraph.graph import END, START, StateGraph
+
+    gate = TaskGateMiddleware(PLAN)
+    model = ScriptedChatModel(
+        [AIMessage("", tool_calls=[call("draft_rfq", "d", title="t")]), "stop"]
+    )
+
+    def think(state: GateState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    async def requests(state: GateState) -> dict[str, Any] | None:
+        return await gate.open_request(state)
+
+    def route(state: GateState) -> str:
+        last = state["messages"][-1]
+        return "tools" if isinstance(last, AIMessage) and last.tool_calls else END
+
+    g = StateGraph(GateState)
+    g.add_node("requests", requests)
+    g.add_node("think", think)
+    g.add_node("tools", gated_tool_node([collect_requirements, draft_rfq], gate))
+    g.add_edge(START, "requests")
+    g.add_edge("requests", "think")
+    g.add_conditional_edges("think", route)
+    g.add_edge("tools", "think")
+    result = asyncio.run(
+        g.compile().ainvoke({"messages": [HumanMessage("draft the RFQ")]},
+                            {"configurable": {"thread_id": "h"}})
+    )  # fmt: skip
+    assert RAN == [] and tool_messages(result)["d"].status == "error"
+
+
+def test_a_plan_that_is_not_tool_bound_is_refused_up_front() -> None:
+    from taskgate import PlanError
+
+    with pytest.raises(PlanError, match="tool-bound"):
+        TaskGateMiddleware(Plan.model_validate({"steps": {"s1": {"code": "RC-1"}}}))
