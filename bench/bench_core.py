@@ -1,6 +1,7 @@
 """Core speed: one gate verdict on an 18-step graph, and parsing a 2 KB reply.
 
-Targets on a 2-core machine: verdict under 20 us, parse under 50 us. Prints medians over batches.
+Targets on a 2-core machine: verdict under 20 us, parse under 50 us. Prints medians over batches,
+and the tool gate's cost per admitted call (judge and reserve, run a no-op tool, record the receipt).
 Run: make bench   (or .venv/bin/python bench/bench_core.py)
 """
 
@@ -10,7 +11,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from taskgate import Booking, Plan, Policy, StepSpec, TaskMachine, parse_bookings
+from taskgate import Booking, Plan, Policy, StepSpec, TaskMachine, ToolGate, parse_bookings
 
 
 def median_us(fn: Callable[[], object], batch: int = 2000, batches: int = 31) -> float:
@@ -68,6 +69,29 @@ def main() -> None:
     no_ref = reply.replace("ref", "see")
     us = median_us(lambda: parse_bookings(no_ref), batch=500)
     print(f"  {'parse a ' + str(len(no_ref)) + '-byte reply (no booking)':<40} {us:8.2f} us")
+    print(f"  {'tool gate: judge + receipt, one call':<40} {tool_gate_call_us():8.2f} us")
+
+
+def tool_gate_call_us() -> float:
+    """One admitted tool call through ToolGate (judge and reserve, then the receipt), on an
+    18-step tool-bound plan; each call is an authorized redo of a DONE step under a fresh request,
+    so every call is admitted and recorded."""
+    steps = {
+        f"s{i}": {"tool": f"tool_{i}", "deps": [f"s{i - 1}"] if i > 1 else []} for i in range(1, 19)
+    }
+    gate = ToolGate(Plan.model_validate({"binding": "tool", "steps": steps}), seed=1)
+    gate.open_request("s1")
+    gate.call("tool_1", lambda: None)
+    samples: list[float] = []
+    for _ in range(31):
+        batch: list[float] = []
+        for _ in range(200):
+            gate.open_request("s1", explicit_redo=True)
+            t = time.perf_counter()
+            gate.call("tool_1", lambda: None)
+            batch.append(time.perf_counter() - t)
+        samples.append(statistics.median(batch) * 1e6)
+    return statistics.median(samples)
 
 
 if __name__ == "__main__":

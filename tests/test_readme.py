@@ -44,3 +44,26 @@ def test_tau2_gate_example_runs() -> None:
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("True Refused by the policy gate -- rule cancel-eligibility:")
     assert lines[1] == "('cancel-eligibility',)"
+
+
+def _section_blocks(title: str) -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index(title) :].split("\n## ")[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def test_tool_gate_and_langgraph_examples_run() -> None:
+    gate_block, langgraph_block = _section_blocks("## Gate your own agent's tools")
+    scope: dict[str, object] = {}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(gate_block, "README", "exec"), scope)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("[BOOKING REJECTED]") and "step s2 is BLOCKED" in lines[0]
+    assert lines[1] == "collecting"  # the admitted call ran; the refused one printed nothing
+    pytest.importorskip("langgraph")
+    assert len(langgraph_block.strip().splitlines()) <= 25
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(langgraph_block, "README", "exec"), scope)
+    assert out.getvalue().splitlines() == ["error"]
