@@ -55,6 +55,7 @@ from .errors import (
     UnknownStepError,
     UsageError,
     WorkOrderError,
+    WorkspaceError,
 )
 from .gate import Ticket, ToolGate, ToolRefused
 from .llm.client import ChatClient, Completion, Endpoint
@@ -160,6 +161,7 @@ __all__ = [
     "UsageError",
     "Verdict",
     "WorkOrderError",
+    "WorkspaceError",
     "__version__",
     "adjacent_contrasts",
     "build_players",

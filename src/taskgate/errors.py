@@ -18,6 +18,7 @@ Every error taskgate raises on purpose derives from one root, so a caller can ca
     ├── RulesetError         a tau2 ruleset that is malformed or names unknown tools or facts
     ├── MissingExtraError    an optional extra that is not installed (the message names it)
     ├── ToolRefused          a tool call the tool gate refused; the tool did not run
+    ├── WorkspaceError       a tool harness workspace that cannot be written
     └── ModelError           a model endpoint that failed after its retries, or replied unusably
 
     ReplyFormatError (a ValueError) is a model reply that is not the JSON asked for; the model
@@ -117,6 +118,10 @@ class ToolRefused(TaskgateError):
         self.ticket = ticket
         self.notice: str = ticket.notice
         super().__init__(self.notice)
+
+
+class WorkspaceError(TaskgateError, ValueError):
+    """A tool harness workspace that cannot be created or written; the message names it."""
 
 
 class ModelError(TaskgateError, RuntimeError):
