@@ -56,7 +56,7 @@ def call(name: str, cid: str, **args: Any) -> dict[str, Any]:
 
 
 def agent(replies: list[AIMessage | str], gate: TaskGateMiddleware, **kw: Any) -> Any:
-    tools = [collect_requirements, draft_rfq]
+    tools = [collect_requirements, draft_rfq, search_notes]
     return create_agent(ScriptedChatModel(replies), tools, middleware=[gate], **kw)
 
 
@@ -170,3 +170,64 @@ def test_a_plan_that_is_not_tool_bound_is_refused_up_front() -> None:
 
     with pytest.raises(PlanError, match="tool-bound"):
         TaskGateMiddleware(Plan.model_validate({"steps": {"s1": {"code": "RC-1"}}}))
+
+
+@tool
+def search_notes(query: str) -> str:
+    """Search the notes (a tool no step is bound to)."""
+    RAN.append("search_notes")
+    return "nothing"
+
+
+def test_conversations_without_a_thread_id_do_not_share_state() -> None:
+    gate = TaskGateMiddleware(PLAN)
+    once = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="1")])
+    for _ in range(2):  # two users, one after the other, no thread id
+        result = agent([once, "ok"], gate).invoke(
+            {"messages": [HumanMessage("collect the requirements")]}
+        )
+        assert tool_messages(result)["a"].status == "success"
+        assert len(result[LEDGER_KEY]) == 3  # its own plan, request and receipt only
+    assert RAN == ["collect_requirements", "collect_requirements"]
+
+
+def test_an_earlier_checkpoint_rebuilds_the_gate_from_its_own_ledger() -> None:
+    gate = TaskGateMiddleware(PLAN)
+    once = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="1")])
+    config = {"configurable": {"thread_id": "fork"}}
+    first = agent([once, "ok"], gate).invoke({"messages": [HumanMessage("collect it")]}, config)
+    assert tool_messages(first)["a"].status == "success"
+    forked = {"messages": [HumanMessage("collect the requirements")],
+              LEDGER_KEY: first[LEDGER_KEY][:1]}  # fmt: skip  # the plan only: s1 not done there
+    again = agent([once, "ok"], gate).invoke(forked, config)
+    assert tool_messages(again)["a"].status == "success"  # not refused as already done
+
+
+def test_unbound_tools_run_ungated_unless_refused_and_unknown_matches_are_no_step() -> None:
+    from taskgate import Match
+
+    class Wrong:
+        async def match(self, plan: Plan, message: str) -> Match:
+            return Match("s99")  # a step the plan lacks: treated as no step
+
+    script = [AIMessage("", tool_calls=[call("search_notes", "q", query="x")]), "ok"]
+    result = agent(script, TaskGateMiddleware(PLAN, Wrong())).invoke(
+        {"messages": [HumanMessage("look something up")]}
+    )
+    assert tool_messages(result)["q"].status == "success" and RAN == ["search_notes"]
+    tools = [collect_requirements, draft_rfq, search_notes]
+    strict = create_agent(ScriptedChatModel(script), tools,
+                          middleware=[TaskGateMiddleware(PLAN, unbound="refuse")])  # fmt: skip
+    refused = strict.invoke({"messages": [HumanMessage("look something up")]})
+    assert tool_messages(refused)["q"].status == "error" and RAN == ["search_notes"]
+
+
+def test_sync_invoke_from_inside_a_running_event_loop() -> None:
+    once = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="1")])
+
+    async def caller() -> dict[str, Any]:
+        return agent([once, "ok"], TaskGateMiddleware(PLAN)).invoke(  # type: ignore[no-any-return]
+            {"messages": [HumanMessage("collect the requirements")]}
+        )
+
+    assert tool_messages(asyncio.run(caller()))["a"].status == "success"

@@ -7,8 +7,11 @@ Each tool call is judged before the tool runs; a refused call is answered with a
 and its success is the receipt. Every tool call id gets its answer.
 
 The receipts ledger lives in graph state (``taskgate_ledger``, appended through a reducer), so a
-checkpointer makes it durable per thread; the gate in memory is rebuilt from that state whenever
-it is behind (a new process, another replica). Tool calls of one model turn run concurrently, and
+checkpointer makes it durable per thread. At each user message the gate in memory is made equal to
+the state's ledger (rebuilt from it whenever the two differ: a new process, another replica, a
+fork or replay of an earlier checkpoint); the state is authoritative. Entries of one turn's
+concurrent calls may reach the state in another order than the gate recorded them; they commute,
+so the state they fold to is the same. Tool calls of one model turn run concurrently, and
 the gate's judge-and-reserve is one critical section, so two calls of one step never both run.
 """
 
@@ -18,8 +21,10 @@ import asyncio
 import json
 import operator
 import threading
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any, NotRequired
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
 from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware, ToolCallRequest
@@ -30,12 +35,13 @@ from langgraph.types import Command
 
 from ...agents.base import Matcher
 from ...agents.lexical import LexicalMatcher
-from ...core.ledger import LedgerEntry, dump_ledger, load_ledger
+from ...core.ledger import LedgerEntry, RequestEntry, dump_ledger, load_ledger
 from ...core.plan import Plan
 from ...core.verdict import Policy
 from ...gate.tool_gate import Ticket, ToolGate
 
 LEDGER_KEY = "taskgate_ledger"
+T = TypeVar("T")
 Handler = Callable[[ToolCallRequest], Any]
 AsyncHandler = Callable[[ToolCallRequest], Awaitable[Any]]
 
@@ -58,7 +64,10 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
     """Gate an agent's tools by a tool-bound plan (steps bound to the agent's tool names).
 
     ``matcher`` resolves each user message to a step (default: the lexical matcher, no model);
-    ``policy`` is state-bound or request-bound enforcement.
+    ``policy`` is state-bound or request-bound enforcement. Tools the plan binds to no step (a
+    search, a read) run ungated unless ``unbound="refuse"``. Give each conversation its own
+    ``thread_id``: the gate of a thread is kept in memory between a run's tool calls, so that
+    concurrent calls are judged in one critical section.
     """
 
     state_schema = GateState
@@ -68,30 +77,43 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         plan: Plan,
         matcher: Matcher | None = None,
         policy: Policy = Policy.STATE_BOUND,
+        *,
+        unbound: Literal["run", "refuse"] = "run",
+        max_threads: int = 10_000,
     ) -> None:
         super().__init__()
         ToolGate(plan, policy)  # refuses a plan that is not tool-bound, before any run
-        self.plan, self.policy = plan, policy
+        self.plan, self.policy, self.unbound = plan, policy, unbound
         self.matcher: Matcher = matcher or LexicalMatcher()
-        self._gates: dict[str, ToolGate] = {}
+        self._tools = {spec.tool for spec in plan.steps.values()}
+        self._gates: OrderedDict[str, ToolGate] = OrderedDict()
+        self._max_threads = max_threads
         self._lock = threading.Lock()
 
     # -- the gate of a thread, in step with the graph state --------------------------------------
-    def gate(self, state: Any) -> ToolGate:
-        """This thread's gate, rebuilt from the state's ledger when the state is ahead of it."""
+    def gate(self, state: Any, *, sync: bool = False) -> ToolGate:
+        """This thread's gate. ``sync=True`` (at each new user message) makes it equal to the
+        state's ledger: rebuilt from the state unless the two agree entry for entry, so a fork,
+        a replayed checkpoint or a superstep LangGraph discarded never leaves them apart."""
         thread = str(get_config().get("configurable", {}).get("thread_id", ""))
         rows: list[dict[str, Any]] = list(state.get(LEDGER_KEY) or [])
         with self._lock:
             gate = self._gates.get(thread)
-            if gate is None or len(gate.ledger) < len(rows):
+            stale = gate is None or (sync and _dump(list(gate.ledger)) != rows)
+            if stale:
                 gate = ToolGate.from_ledger(_load(rows), self.policy) if rows else None
                 gate = gate or ToolGate(self.plan, self.policy)
                 self._gates[thread] = gate
+                while len(self._gates) > self._max_threads:
+                    self._gates.popitem(last=False)
+            self._gates.move_to_end(thread)
+            assert gate is not None
             return gate
 
     # -- a request per user message --------------------------------------------------------------
     def before_agent(self, state: GateState, runtime: Any) -> dict[str, Any] | None:
-        return asyncio.run(self.open_request(state))  # sync invoke: no loop is running here
+        gate = self.gate(state, sync=True)  # here, where the graph's config is in context
+        return _run_sync(self._open(state, gate))
 
     async def abefore_agent(self, state: GateState, runtime: Any) -> dict[str, Any] | None:
         return await self.open_request(state)
@@ -101,19 +123,24 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
 
         A hand-built graph runs this as its first node (see :func:`gated_tool_node`).
         """
-        gate = self.gate(state)
-        fresh = not state.get(LEDGER_KEY)
+        return await self._open(state, self.gate(state, sync=True))
+
+    async def _open(self, state: Any, gate: ToolGate) -> dict[str, Any] | None:
+        new: list[LedgerEntry] = [] if state.get(LEDGER_KEY) else [gate.ledger[0]]
         human = [m for m in state.get("messages", []) if isinstance(m, HumanMessage)]
-        if not human:
-            return {LEDGER_KEY: _dump(list(gate.ledger))} if fresh else None
-        match = await self.matcher.match(gate.machine.graph.to_plan(), str(human[-1].content))
-        before = len(gate.ledger)
-        gate.open_request(match.step, explicit_redo=match.explicit_redo)
-        new = list(gate.ledger) if fresh else list(gate.ledger[before:])
-        return {LEDGER_KEY: _dump(new)}
+        if human:
+            plan = gate.machine.graph.to_plan()
+            match = await self.matcher.match(plan, str(human[-1].content))
+            step = match.step if match.step in plan.steps else None  # never a step it lacks
+            req = gate.open_request(step, explicit_redo=match.explicit_redo)
+            new.append(RequestEntry(work_order=req.work_order, step=step,
+                                    explicit_redo=match.explicit_redo))  # fmt: skip
+        return {LEDGER_KEY: _dump(new)} if new else None
 
     # -- each tool call --------------------------------------------------------------------------
     def wrap_tool_call(self, request: ToolCallRequest, handler: Handler) -> Any:
+        if self._ungated(request):
+            return handler(request)
         gate = self.gate(request.state)
         ticket = gate.begin(request.tool_call["name"])
         if not ticket.admitted:
@@ -127,6 +154,8 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         return _with_entries(result, [receipt] if receipt is not None else [])
 
     async def awrap_tool_call(self, request: ToolCallRequest, handler: AsyncHandler) -> Any:
+        if self._ungated(request):
+            return await handler(request)
         gate = self.gate(request.state)
         ticket = gate.begin(request.tool_call["name"])
         if not ticket.admitted:
@@ -138,6 +167,19 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         finally:
             receipt = gate.finish(ticket, ok)
         return _with_entries(result, [receipt] if receipt is not None else [])
+
+    def _ungated(self, request: ToolCallRequest) -> bool:
+        return self.unbound == "run" and request.tool_call["name"] not in self._tools
+
+
+def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine from sync code, also when the caller's thread already runs a loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 def _succeeded(result: Any) -> bool:
