@@ -20,7 +20,7 @@ SIZE = 1_000_000
 TARGET_MS = 100.0
 RUNS = {"spaces": " ", "newlines": "\n", "stars": "*", "backticks": "`"}
 BOOKING_PREFIXES = ["ref", "ref RC", "ref RC-1", "ref RC-1/", "ref RC-1/W", "ref RC-1/#W"]
-LEDGER_PREFIXES = ["LEDGER", "LEDGER RC", "LEDGER RC-1", "- LEDGER RC-1"]
+MARK_PREFIXES = ["LEDGER", "LEDGER RC", "LEDGER RC-1", "- LEDGER RC-1"]
 
 
 def hostile(prefix: str, run: str) -> str:
@@ -67,7 +67,7 @@ def main() -> None:
     n_bookings, n_marks = len(parse_bookings(prose)), len(parse_marks(prose))
     worst = max(
         table("parse_bookings", parse_bookings, BOOKING_PREFIXES),
-        table("parse_marks (self-ledger arm)", parse_marks, LEDGER_PREFIXES),
+        table("parse_marks (self-ledger arm)", parse_marks, MARK_PREFIXES),
     )
     ref_dense = ("ref " * (SIZE // 4))[:SIZE]
     rows = [

@@ -125,6 +125,10 @@ CASES: dict[str, tuple[Setup, int, str]] = {
     "tau2 battery, a malformed --db": (
         lambda t: ["tau2", "battery", "--db", str(_write(t, "db.json", "{bad"))], 2, "db.json",
     ),
+    "tau2 battery, a --db nested too deep": (
+        lambda t: ["tau2", "battery", "--db", str(_write(t, "deep.json", "[" * 100_000))], 2,
+        "deep.json",
+    ),
     "tau2 battery, a binary --ruleset": (
         lambda t: ["tau2", "battery", "--ruleset", str(_write(t, "r.toml", BINARY))], 2, "r.toml",
     ),

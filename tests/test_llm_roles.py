@@ -88,3 +88,13 @@ def test_compile_errors_are_kept_not_corrected() -> None:
         plan, _ = run(srv, lambda c, cb: LLMCompiler(c, cb).compile_plan(EP.brief))
     assert isinstance(plan, Plan)
     assert plan.steps["s1"].deps == ("s9",) and plan.steps["s2"].code == ""
+
+
+def test_a_reply_nested_past_the_decoders_limit_is_a_format_error() -> None:
+    import pytest
+
+    from taskgate.errors import ReplyFormatError
+    from taskgate.llm.jsonreply import MatchReply, parse_reply
+
+    with pytest.raises(ReplyFormatError, match="nests too deeply"):
+        parse_reply('{"step": ' + "[" * 100_000, MatchReply)

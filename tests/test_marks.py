@@ -78,11 +78,11 @@ def test_fuzz_marks_are_ascii_and_in_the_text(text: str) -> None:
 
 # After each prefix of a mark comes a long run of what the pattern tolerates there. The backtracking
 # pattern took quadratic time on these (0.7 s for 10 KB of newlines, whatever came before them).
-LEDGER_PREFIXES = ["", "- ", "LEDGER", "LEDGER RC", "LEDGER RC-", "LEDGER RC-1", "> LEDGER RC-1"]
+MARK_PREFIXES = ["", "- ", "LEDGER", "LEDGER RC", "LEDGER RC-", "LEDGER RC-1", "> LEDGER RC-1"]
 
 
 @pytest.mark.parametrize("run", RUNS)
-@pytest.mark.parametrize("prefix", LEDGER_PREFIXES)
+@pytest.mark.parametrize("prefix", MARK_PREFIXES)
 def test_reading_hostile_parse_marks_is_linear(prefix: str, run: str) -> None:
     assert_linear(parse_marks, lambda size: hostile(prefix, run, size))
     assert parse_marks(hostile(prefix, run, 100_000)) == []

@@ -135,3 +135,14 @@ def test_the_ledger_saves_and_restores_the_gate() -> None:
 def test_a_tool_gate_needs_a_tool_bound_plan() -> None:
     with pytest.raises(PlanError, match="tool-bound plan"):
         ToolGate(Plan.model_validate({"steps": {"s1": {"code": "RC-1"}}}))
+
+
+def test_a_ticket_finishes_once_and_tool_keywords_pass_through() -> None:
+    gate = ToolGate(PLAN)
+    gate.open_request("s1")
+    ticket = gate.begin("collect")
+    assert gate.finish(ticket, True) is not None
+    assert gate.finish(ticket, True) is None  # a second finish records nothing
+    assert sum(1 for e in gate.ledger if getattr(e, "decision", "") == "admit") == 1
+    gate.open_request("s2")
+    assert gate.call("draft", lambda *, tool, fn: (tool, fn), tool="t", fn="f") == ("t", "f")

@@ -5,7 +5,7 @@ Every error taskgate raises on purpose derives from one root, so a caller can ca
     TaskgateError
     ├── PlanError            a plan or revision that cannot be applied (graph left unchanged)
     │   ├── UnknownStepError     names a step the plan does not have
-    │   └── CycleError           would close a prerequisite cycle
+    │   ├── CycleError           would close a prerequisite cycle
     │   └── BriefError           a brief or revision message the parser cannot read
     ├── BookingError         a completion code or work order that is malformed
     │   └── WorkOrderError       a work order that is malformed or already issued
@@ -14,7 +14,8 @@ Every error taskgate raises on purpose derives from one root, so a caller can ca
     ├── UsageError           a value or call the API cannot accept (a run setting out of range,
     │                        paired outcomes of unequal length, a scripted role outside a run)
     ├── GeneratorError       episode parameters or a rewrite cache the generator cannot use
-    ├── LogFormatError       an input file (run log, episodes, tasks, database) unreadable or malformed
+    ├── LogFormatError       an input file (run log, episodes, tasks, database) unreadable
+    │                        or malformed
     ├── RulesetError         a tau2 ruleset that is malformed or names unknown tools or facts
     ├── MissingExtraError    an optional extra that is not installed (the message names it)
     ├── ToolRefused          a tool call the tool gate refused; the tool did not run
@@ -23,10 +24,13 @@ Every error taskgate raises on purpose derives from one root, so a caller can ca
 
     ReplyFormatError (a ValueError) is a model reply that is not the JSON asked for; the model
     roles catch it and re-ask once, so it only reaches callers of ``parse_reply`` itself.
+    Integrations add leaves of their own: tau2's ``MalformedArgumentsError`` (a WRITE call whose
+    arguments do not fit its tool; the gate refuses such a call rather than raise it).
 
 The input errors also derive from ``ValueError``: they mean "this input was wrong", and the
 message names the bad value and what was expected. ``MissingExtraError`` is an ``ImportError``,
-``ModelError`` a ``RuntimeError``; ``ToolRefused`` is the gate's answer, not a fault. The command line prints any of them as one line.
+``ModelError`` a ``RuntimeError``; ``ToolRefused`` is the gate's answer, not a fault. The command
+line prints any of them as one line.
 """
 
 from __future__ import annotations

@@ -33,3 +33,5 @@ def read_json(path: Path, what: str) -> Any:
         raise LogFormatError(
             f"{what} {path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
         ) from None
+    except RecursionError:
+        raise LogFormatError(f"{what} {path} nests its JSON too deeply") from None

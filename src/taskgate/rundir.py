@@ -39,6 +39,7 @@ _RECORD: TypeAdapter[Record] = TypeAdapter(Record)
 _EPISODE = TypeAdapter(Episode)
 _RECORD_START = b'{"episode":'  # how every record's line begins (its first field)
 _CHUNK = 1 << 16
+_MAX_GLUED = 4  # record starts tried on one damaged line (one cut-off record, then the next)
 
 Key = tuple[str, str]  # (episode id, arm)
 AnyRecord = EpisodeRecord | TurnRecord | CallRecord | EndRecord
@@ -87,6 +88,7 @@ def write_episodes(path: Path, episodes: Iterable[Episode]) -> None:
                 f.write(e.model_dump_json() + "\n")
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # as an ordinary new file, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -274,7 +276,9 @@ def _parse_record(raw: bytes) -> tuple[AnyRecord | None, str]:
     except ValidationError as exc:
         why = f"not a log record: {_why(exc)}"
     at = raw.find(_RECORD_START, 1)
-    while at > 0:
+    for _ in range(_MAX_GLUED):  # bounded: a garbage line costs linear time, not quadratic
+        if at <= 0:
+            break
         try:
             rec = _RECORD.validate_json(raw[at:])
         except ValidationError:
@@ -313,3 +317,9 @@ def _is_json_object(data: bytes) -> bool:
         return isinstance(json.loads(data), dict)
     except ValueError:  # not JSON, or not UTF-8
         return False
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -96,6 +96,13 @@ class Arm:
     def uses_matcher(self) -> bool:
         return self.compiled or self.matched_line
 
+    def logged_compiler(self, name: str) -> str:
+        """The compiler as the log names it: gate arms compile; text arms use the generator's."""
+        return name if self.compiled else "generator"
+
+    def logged_matcher(self, name: str) -> str:
+        return name if self.uses_matcher else "none"
+
     def policy_now(self, state: ArmState) -> Policy:
         if self.hybrid:
             return Policy.UNGATED if state.defects else Policy.STATE_BOUND

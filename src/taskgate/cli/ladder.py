@@ -12,6 +12,7 @@ import typer
 from ..llm.client import ChatClient
 from ..progress import Progress
 from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
+from ..runner.roles import ROLES
 from .common import print_results, run_with_progress
 from .errors import warner, writable_dir, writable_file
 from .model import embedded
@@ -59,7 +60,11 @@ def ladder(
     agent, compiler, matcher = cell.roles()
     writable_file(output.json, "--json")
     writable_dir(out, "--out")
-    uses_model = "llm" in (agent, compiler, matcher)
+    uses_model = (
+        ROLES.needs_model("agent", agent)
+        or ROLES.needs_model("compiler", compiler)
+        or ROLES.needs_model("matcher", matcher)
+    )
     if uses_model and embedded(endpoint):
         steps = EMBEDDED_STEPS if steps is None else steps
         episodes = episodes or EMBEDDED_EPISODES

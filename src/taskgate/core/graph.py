@@ -93,9 +93,6 @@ class TaskGraph:
         """The step whose completion code is ``code`` (normalized), or ``None``."""
         return self._by_code.get(code)
 
-    def tool(self, step: str) -> str:
-        return self._tool[self._known(step, "tool()")]
-
     def step_for_tool(self, tool: str) -> str | None:
         """The step of a tool-bound plan whose tool is ``tool``, or ``None``."""
         return self._by_tool.get(tool)

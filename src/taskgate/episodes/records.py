@@ -98,7 +98,7 @@ class CallInfo(BaseModel):
     reask: bool = False  # a corrective re-ask after a malformed reply
 
 
-class CallRecord(_Record, CallInfo):
+class CallRecord(CallInfo, _Record):
     """One model call made for this episode-arm (its compile calls included)."""
 
     kind: Literal["call"] = "call"

@@ -78,6 +78,7 @@ class ToolGate:
         self._machine = machine
         self._lock = threading.Lock()
         self._running: set[str] = set()
+        self._open: set[int] = set()  # admitted tickets not yet finished
 
     # -- the state -------------------------------------------------------------------------------
     @property
@@ -127,23 +128,26 @@ class ToolGate:
             if verdict.admitted:
                 assert verdict.step is not None
                 self._running.add(verdict.step)
-                return Ticket(call, verdict)
+                ticket = Ticket(call, verdict)
+                self._open.add(id(ticket))
+                return ticket
             self._machine.record(call, verdict, self.policy)
             return Ticket(call, verdict, self._machine.last_entry())
 
     def finish(self, ticket: Ticket, succeeded: bool) -> LedgerEntry | None:
         """The admitted call ended: record its receipt if it succeeded, release its step, and
         return the receipt (``None`` when nothing was recorded)."""
-        if not ticket.admitted:
-            return None
         with self._lock:
+            if id(ticket) not in self._open:  # refused, or already finished: nothing to record
+                return None
+            self._open.discard(id(ticket))
             self._running.discard(ticket.verdict.step or "")
             if not succeeded:
                 return None
             self._machine.record(ticket.call, ticket.verdict, self.policy)
             return self._machine.last_entry()
 
-    def call(self, tool: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    def call(self, tool: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """Run ``fn(*args, **kwargs)`` as a call of ``tool`` if the gate admits it.
 
         Raises :class:`ToolRefused` when refused (``fn`` does not run); an exception from ``fn``
@@ -161,7 +165,7 @@ class ToolGate:
             self.finish(ticket, ok)
 
     async def acall(
-        self, tool: str, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any
+        self, tool: str, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any
     ) -> T:
         """:meth:`call` for a coroutine function."""
         ticket = self.begin(tool)

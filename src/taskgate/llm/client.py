@@ -209,7 +209,7 @@ class ChatClient:
         resp = await self._sdk.post("/chat/completions", body=body, cast_to=httpx.Response)
         try:
             return json.loads(resp.content)
-        except ValueError:  # not JSON, or not UTF-8
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the limit
             kind = resp.headers.get("content-type", "no content type").split(";")[0]
             raise MalformedReply(
                 f"a {resp.status_code} whose body is not JSON ({kind}, {len(resp.content)} bytes)"

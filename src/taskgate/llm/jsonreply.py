@@ -21,7 +21,10 @@ def extract_json(text: str) -> Any:
     start = body.find("{")
     if start == -1:
         raise ReplyFormatError("no JSON object in the reply")
-    obj, _ = json.JSONDecoder().raw_decode(body[start:])
+    try:
+        obj, _ = json.JSONDecoder().raw_decode(body[start:])
+    except RecursionError:  # a model looping on '[' nests deeper than the decoder can follow
+        raise ReplyFormatError("the JSON nests too deeply") from None
     return obj
 
 

@@ -72,8 +72,8 @@ async def run_episode(
             source=episode.id,
             arm=arm.name,
             agent=players.agent_name,
-            compiler=players.compiler_name if arm.compiled else "generator",
-            matcher=players.matcher_name if arm.uses_matcher else "none",
+            compiler=arm.logged_compiler(players.compiler_name),
+            matcher=arm.logged_matcher(players.matcher_name),
             corruption=corruption,
             repair=repair,
             compiled_plan=state.plan,
@@ -98,6 +98,8 @@ async def _run_turn(
     turn: Turn,
     bypass: bool,
 ) -> TurnRecord:
+    if players.oracle is not None:  # current from the turn's start; ask() adds the directive
+        players.oracle.view = TurnView(turn, truth)
     corruptions, repaired = arm.perturb(state)
     compiled_revision: Revision | None = None
     revision_defects: list[str] = []

@@ -160,7 +160,7 @@ async def run_episodes(
     progress.total = len(jobs)
     writer = LogWriter(out / LOG)
     gate = asyncio.Semaphore(config.concurrency)
-    builder = RoleBuilder(client, CompileCache(out / COMPILED), helper)
+    builder = RoleBuilder(client, CompileCache(out / COMPILED, on_skip), helper)
     tracker = progress
 
     async def one(cell: Cell, arm: str, ep: Episode) -> None:

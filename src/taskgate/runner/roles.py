@@ -38,7 +38,7 @@ from ..episodes.records import CallInfo, CallRecord
 from ..errors import UnknownNameError, UsageError
 from ..llm.client import ChatClient, OnCall
 from ..llm.roles import LLMAgent, LLMCompiler, LLMMatcher
-from ..rundir import append_compiled, read_compiled
+from ..rundir import OnSkip, append_compiled, read_compiled
 from .episode import Players
 
 Kind = Literal["agent", "matcher", "compiler"]
@@ -162,13 +162,14 @@ class CompileCache:
     """One compile per (episode, compiler), shared by concurrent arms; optionally on disk."""
 
     path: Path | None = None
+    on_skip: OnSkip | None = None
     _plans: dict[str, Plan] = field(default_factory=dict)
     _revisions: dict[str, Revision] = field(default_factory=dict)
     _inflight: dict[str, asyncio.Future[object]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.path is not None:
-            self._plans, self._revisions = read_compiled(self.path)
+            self._plans, self._revisions = read_compiled(self.path, self.on_skip)
 
     async def plan(self, key: str, make: Callable[[], Awaitable[Plan]]) -> Plan:
         return await self._get(self._plans, "plan", key, make)
