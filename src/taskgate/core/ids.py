@@ -30,11 +30,11 @@ def normalize_work_order(text: str) -> str | None:
     return f"#W{m.group(1)}" if m else None
 
 
-_TOOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*+")
+_TOOL = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*+")
 
 
 def normalize_tool(text: str) -> str | None:
     """``' draft_rfq '`` -> ``'draft_rfq'``; ``None`` when ``text`` is not a tool name (ASCII
-    letters, digits, ``_``, ``.`` and ``-``, not starting with a digit)."""
+    letters, digits, ``_``, ``.`` and ``-``, as function names of the OpenAI API and more)."""
     name = text.strip()
     return name if _TOOL.fullmatch(name) else None

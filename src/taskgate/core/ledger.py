@@ -14,9 +14,17 @@ Only ``attempt`` entries with decision ``admit`` are receipts: they alone make a
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+)
 
 from ..errors import LedgerFormatError
 from .plan import Plan, Revision
@@ -46,6 +54,15 @@ class AttemptEntry(_Entry):
     kind: Literal["attempt"] = "attempt"
     code: str
     tool: str | None = None  # a tool call (tool-bound plans); ``code`` is then empty
+
+    @model_serializer(mode="wrap")
+    def _code_bound_as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A booking's attempt serializes exactly as before tools existed (no ``tool`` key)."""
+        data: dict[str, Any] = handler(self)
+        if self.tool is None:
+            data.pop("tool", None)
+        return data
+
     work_order: str
     policy: Policy
     decision: Literal["admit", "refuse"]

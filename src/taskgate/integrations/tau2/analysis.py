@@ -8,7 +8,6 @@ vetoes, notices and state blocks from the tool results the agent saw.
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,7 +18,7 @@ import numpy as np
 from ...errors import LogFormatError
 from .envs import FreshEnvironments
 from .gate import REFUSAL_PREFIX
-from .live import ruleset_fingerprint
+from .live import read_config, ruleset_fingerprint
 from .replay import gold_replay
 from .rules import Ruleset
 from .state_block import STATE_BLOCK_HEADER
@@ -130,7 +129,7 @@ def run_report(out: Path, ruleset: Ruleset, db_path: Path) -> LiveReport:
     config = out / "config.json"
     if not config.exists():
         raise LogFormatError(f"{out} is not a taskgate tau2 run directory (no config.json)")
-    recorded = json.loads(config.read_text(encoding="utf-8"))
+    recorded = read_config(config)
     arms = recorded.get("arms", [])
     envs = FreshEnvironments(db_path)
     files = {a: load_results(out / f"{a}.json") for a in arms if (out / f"{a}.json").exists()}

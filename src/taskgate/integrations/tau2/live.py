@@ -30,9 +30,9 @@ from typing import Any
 import openai
 
 from ...errors import LogFormatError, ModelError, TaskgateError
-from ...files import read_json
+from ...files import read_json, read_text
 from ...progress import Progress
-from ...rundir import drop_torn_tail
+from ...rundir import SkippedLine, drop_torn_tail, warn_skipped
 from .gate import Mode, gate_environment, require_tau2
 from .rules import Ruleset
 
@@ -227,17 +227,32 @@ def _simulate(config: LiveConfig, domain: str, task: Any, seed: int) -> Any:
 
 
 def read_simulations(path: Path) -> list[dict[str, Any]]:
-    """The finished simulations of one arm; a torn last line (an interrupted write) is dropped."""
+    """The finished simulations of one arm; a torn last line (an interrupted write) is dropped,
+    and a line that is not a simulation is skipped with a warning naming it (a rerun redoes it)."""
     if not path.exists():
         return []
     drop_torn_tail(path)
     sims = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(read_text(path, "simulations file").split("\n"), 1):
+        if not line.strip():
+            continue
         try:
-            sims.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise LogFormatError(f"{path}:{n}: not a simulation record ({exc})") from None
+            sim = json.loads(line)
+        except (ValueError, RecursionError):
+            sim = None
+        if isinstance(sim, dict) and {"task_id", "trial"} <= sim.keys():
+            sims.append(sim)
+        else:
+            warn_skipped(SkippedLine(path, n, "not a simulation record"))
     return sims
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """A run directory's ``config.json``, or an error naming it."""
+    config = read_json(path, "tau2 run configuration")
+    if not isinstance(config, dict):
+        raise LogFormatError(f"{path} is not a tau2 run configuration (expected a JSON object)")
+    return config
 
 
 def _info(config: LiveConfig) -> Any:
@@ -287,7 +302,7 @@ def _check_config(out: Path, config: LiveConfig, tasks: Sequence[Any], ruleset: 
     }
     path = out / "config.json"
     if path.exists():
-        old = json.loads(path.read_text(encoding="utf-8"))
+        old = read_config(path)
         old_arms = old.pop("arms", [])
         # more trials extend a run: trial t's seed does not depend on how many trials there are
         record["trials"] = max(config.trials, old.get("trials", 0))
