@@ -127,3 +127,18 @@ def test_typer_is_only_used_by_the_cli() -> None:
     assert typer  # imported above for the scan's allowlist; the CLI is its only user
     users = [p for p in SRC.rglob("*.py") if "import typer" in p.read_text(encoding="utf-8")]
     assert users and all(p.parent.name == "cli" for p in users)
+
+
+def test_errors_survive_pickling_for_worker_processes() -> None:
+    import pickle
+
+    from taskgate import CycleError, PlanError, UnknownStepError
+
+    for exc in (
+        UnknownStepError("s9", "the revision", ["s1", "s2"]),
+        CycleError(["s1", "s2", "s1"], "the plan"),
+        MissingExtraError("local", "the embedded model"),
+        PlanError("bad plan"),
+    ):
+        back = pickle.loads(pickle.dumps(exc))
+        assert type(back) is type(exc) and str(back) == str(exc)

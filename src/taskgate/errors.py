@@ -53,16 +53,23 @@ class UnknownStepError(PlanError):
     def __init__(self, step: str, where: str, known: Sequence[str]) -> None:
         self.step = step
         self.where = where
+        self.known = tuple(known)
         shown = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
         super().__init__(f"{where} names unknown step {step!r}; the plan has: {shown or '(none)'}")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable: worker processes send errors back
+        return (type(self), (self.step, self.where, self.known))
 
 
 class CycleError(PlanError):
     """Applying a plan or revision would close a prerequisite cycle."""
 
     def __init__(self, cycle: Sequence[str], where: str) -> None:
-        self.cycle = tuple(cycle)
+        self.cycle, self.where = tuple(cycle), where
         super().__init__(f"{where} would close a prerequisite cycle: {' -> '.join(self.cycle)}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.cycle, self.where))
 
 
 class BriefError(PlanError):
@@ -106,8 +113,11 @@ class MissingExtraError(TaskgateError, ImportError):
     """An optional extra is not installed; the message names the extra to install."""
 
     def __init__(self, extra: str, what: str) -> None:
-        self.extra = extra
+        self.extra, self.what = extra, what
         super().__init__(f"{what} needs the {extra!r} extra: pip install 'taskgate[{extra}]'")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.extra, self.what))
 
 
 class ReplyFormatError(TaskgateError, ValueError):
@@ -122,6 +132,9 @@ class ToolRefused(TaskgateError):
         self.ticket = ticket
         self.notice: str = ticket.notice
         super().__init__(self.notice)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.ticket,))
 
 
 class WorkspaceError(TaskgateError, ValueError):

@@ -10,6 +10,7 @@ endpoint that stayed down). Outputs are checked before any work starts (:func:`w
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -54,6 +55,9 @@ def guarded(fn: F) -> F:
             raise fail(str(exc)) from None
         except UnicodeDecodeError as exc:
             raise fail(f"a file is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        except BrokenPipeError:  # the reader went away (``taskgate report | head``): not an error
+            sys.stderr.close()  # nothing more can be said; silence the interpreter's own complaint
+            raise typer.Exit(0) from None
         except OSError as exc:
             raise fail(describe_os_error(exc)) from None
 

