@@ -15,7 +15,7 @@ from ..llm.client import ChatClient
 from ..progress import Progress as RunProgress
 from ..rundir import OnSkip
 from ..scoring.report import channel_table, contrast_table, ladder_table
-from ..scoring.summary import Row, adjacent_contrasts, score_run, summarize
+from ..scoring.summary import Row, Scored, adjacent_contrasts, score_run, summarize
 from .errors import FAILURE, fail
 from .model import clients, endpoint_for
 from .options import EndpointOptions, ReportOptions
@@ -88,11 +88,16 @@ def with_progress(
 
 
 def print_results(
-    out: Path, arms: Sequence[str], report: ReportOptions, on_skip: OnSkip | None = None
+    out: Path,
+    arms: Sequence[str],
+    report: ReportOptions,
+    on_skip: OnSkip | None = None,
+    scored: list[Scored] | None = None,
 ) -> list[Row]:
-    """Score the run directory, print the tables, and write the JSON rows if asked."""
+    """Score the run directory (unless ``scored`` already is), print the tables, and write the
+    JSON rows if asked."""
     fmt, json_path = report.fmt, report.json
-    scored = score_run(out, on_skip)
+    scored = score_run(out, on_skip) if scored is None else scored
     present = [a for a in arms if any(s.score.arm == a for s in scored)]
     rows = summarize(scored, present)
     f: Literal["md", "latex"] = "latex" if fmt == "latex" else "md"

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..rundir import LOG, OnSkip, read_log
+from ..scoring.summary import Scored, score_run, summarize
 from .common import print_results
 from .errors import warner, writable_file
 from .options import JsonOpt, ReportOptions, check_names, command, split_list
@@ -19,8 +19,8 @@ ArmOrder = Annotated[
 ]
 
 
-def _arms(out: Path, arms: str | None, on_skip: OnSkip) -> list[str]:
-    logged = list(dict.fromkeys(arm for _, arm in read_log(out / LOG, on_skip)))
+def _arms(scored: list[Scored], arms: str | None) -> list[str]:
+    logged = list(dict.fromkeys(s.score.arm for s in scored))
     if arms is None:
         return logged
     names = split_list(arms, str, "--arms")
@@ -30,12 +30,9 @@ def _arms(out: Path, arms: str | None, on_skip: OnSkip) -> list[str]:
 
 def score(run_dir: RunDir, json_out: JsonOpt = None, arms: ArmOrder = None) -> None:
     """Score every finished episode-arm; print one summary line per (cell, arm)."""
-    from ..scoring.summary import score_run, summarize
-
     writable_file(json_out, "--json")
-    warn = warner()
-    order = _arms(run_dir, arms, warn)
-    rows = summarize(score_run(run_dir, warn), order)
+    scored = score_run(run_dir, warner())
+    rows = summarize(scored, _arms(scored, arms))
     for r in rows:
         typer.echo(
             f"{r.arm:<22} S={r.steps:<3} rho={r.density:<5g} n={r.n:<4} strict={r.rate:.2f} "
@@ -49,5 +46,5 @@ def score(run_dir: RunDir, json_out: JsonOpt = None, arms: ArmOrder = None) -> N
 def report(run_dir: RunDir, output: ReportOptions, arms: ArmOrder = None) -> None:
     """Print the ladder table, the paired contrasts and the per-channel table."""
     writable_file(output.json, "--json")
-    warn = warner()
-    print_results(run_dir, _arms(run_dir, arms, warn), output, on_skip=warn)
+    scored = score_run(run_dir, warner())
+    print_results(run_dir, _arms(scored, arms), output, scored=scored)

@@ -44,7 +44,7 @@ class Booking:
     @property
     def key(self) -> str:
         """What the booking executes: its completion code, or ``tool:<name>``."""
-        return f"tool:{self.tool}" if self.tool is not None else self.code
+        return receipt_key(self.code, self.tool)
 
     @property
     def line(self) -> str:
@@ -53,3 +53,8 @@ class Booking:
         if self.tool is not None:
             return f'ACTION {{"tool": "{self.tool}", "work_order": "{self.work_order}"}}'
         return f"ref {self.code}/{self.work_order}"
+
+
+def receipt_key(code: str, tool: str | None) -> str:
+    """What an execution is of, as the receipts ledger keys it: the code, or ``tool:<name>``."""
+    return f"tool:{tool}" if tool is not None else code

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ..errors import PlanError, WorkOrderError
-from .booking import Booking
+from .booking import Booking, receipt_key
 from .graph import TaskGraph, step_sort_key
 from .ids import normalize_work_order
 from .ledger import AttemptEntry, LedgerEntry, PlanEntry, RequestEntry, RevisionEntry
@@ -268,8 +268,7 @@ class TaskMachine:
         elif isinstance(entry, AttemptEntry):
             if entry.decision == "admit" and entry.step is not None:
                 self._done.add(entry.step)
-                key = f"tool:{entry.tool}" if entry.tool is not None else entry.code
-                self._receipts.add((key, entry.work_order))
+                self._receipts.add((receipt_key(entry.code, entry.tool), entry.work_order))
         elif isinstance(entry, RevisionEntry):
             self._graph.apply(entry.revision)
         else:
