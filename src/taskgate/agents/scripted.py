@@ -5,6 +5,10 @@
 * ``scripted:always-book`` is memoryless: it books every request's step with its work order.
 * ``scripted:obedient`` follows every directive it is given; with none, it behaves as always-book.
 
+On a tool-bound plan (the real-tool harness) they execute a step with the TOOLS clause's
+``ACTION`` line instead of a booking line, and answer the tool results of a turn's later hops
+without calling anything.
+
 The scripted matcher returns each turn's scripted step; the scripted compiler returns the
 generator's own graph and revision; the corrupt compiler returns that graph with its edges reversed,
 to show that the metric responds to module state.
@@ -12,6 +16,7 @@ to show that the metric responds to module state.
 
 from __future__ import annotations
 
+from ..core.booking import Booking
 from ..core.machine import Status
 from ..core.plan import Plan, Revision, StepSpec
 from ..episodes.models import Episode
@@ -25,14 +30,26 @@ class _ScriptedAgent:
         self.oracle = oracle
 
     def _book(self, step: str) -> str:
-        code = self.oracle.episode.plan.steps[step].code
-        return f"Carrying out {step} now.\nref {code}/{self.oracle.current().turn.work_order}"
+        plan, wo = self.oracle.episode.plan, self.oracle.current().turn.work_order
+        if plan.binding == "tool":
+            assert wo is not None
+            return f"Carrying out {step} now.\n{Booking.tool_call(plan.steps[step].tool, wo).line}"
+        return f"Carrying out {step} now.\nref {plan.steps[step].code}/{wo}"
+
+    def _follow_up(self) -> str | None:
+        """A harness hop after tool results: acknowledge them, call nothing."""
+        view = self.oracle.current()
+        if self.oracle.episode.plan.binding == "tool" and view.notice is not None:
+            return "Noted; the results are above."
+        return None
 
 
 class PerfectAgent(_ScriptedAgent):
     """Books exactly what the reference state says is owed this turn."""
 
     async def reply(self, messages: list[ChatMessage]) -> str:
+        if (ack := self._follow_up()) is not None:
+            return ack
         view = self.oracle.current()
         turn, truth = view.turn, view.truth
         if turn.label == "ambiguous":
@@ -55,6 +72,8 @@ class AlwaysBookAgent(_ScriptedAgent):
     """Books every request's step (an ambiguous probe: the first step it names)."""
 
     async def reply(self, messages: list[ChatMessage]) -> str:
+        if (ack := self._follow_up()) is not None:
+            return ack
         turn = self.oracle.current().turn
         step = turn.step or (turn.candidates[0] if turn.candidates else None)
         if step is None or turn.work_order is None:
@@ -73,6 +92,8 @@ class ObedientAgent(AlwaysBookAgent):
     """Obeys the directive; books like always-book when there is none."""
 
     async def reply(self, messages: list[ChatMessage]) -> str:
+        if (ack := self._follow_up()) is not None:
+            return ack
         view = self.oracle.current()
         directive, turn = view.directive, view.turn
         if directive and turn.work_order is not None:
@@ -107,7 +128,8 @@ class ScriptedCompiler:
 
 
 class CorruptCompiler(ScriptedCompiler):
-    """A deliberately wrong module: every edge reversed and the codes rotated by one step."""
+    """A deliberately wrong module: every edge reversed and the codes (or tools) rotated by one
+    step."""
 
     async def compile_plan(self, brief: str) -> Plan:
         plan = self._episode.plan
@@ -116,12 +138,15 @@ class CorruptCompiler(ScriptedCompiler):
         for v, spec in plan.steps.items():
             for u in spec.deps:
                 reversed_deps[u].append(v)
-        codes = [plan.steps[s].code for s in ids[1:] + ids[:1]]
+        rotated = [plan.steps[s] for s in ids[1:] + ids[:1]]
         return Plan(
+            binding=plan.binding,
             steps={
-                s: StepSpec(deps=tuple(reversed_deps[s]), code=code, text=plan.steps[s].text)
-                for s, code in zip(ids, codes, strict=True)
-            }
+                s: StepSpec(
+                    deps=tuple(reversed_deps[s]), code=r.code, tool=r.tool, text=plan.steps[s].text
+                )
+                for s, r in zip(ids, rotated, strict=True)
+            },
         )
 
     async def compile_revision(self, plan: Plan, message: str) -> Revision:

@@ -29,6 +29,7 @@ from ..core.plan import Plan, Revision
 from ..core.validator import Defect, validate
 from ..core.verdict import Policy, Verdict
 from ..episodes.models import Episode
+from ..episodes.records import Execution
 from ..errors import TaskgateError
 from ..protocol.bookings import parse_bookings
 from ..protocol.render import (
@@ -72,6 +73,13 @@ class Exchange:
     replies: list[str]
     judged: list[Judged]
     notices: list[str]
+    executions: list[Execution] | None = None  # the real-tool harness: what the workspace got
+
+
+#: an arm's exchange, or one that takes its place (the real-tool harness's)
+ExchangeFn = Callable[
+    [list[ChatMessage], str, ArmState, Ask, Callable[[Booking], None]], Awaitable[Exchange]
+]
 
 
 @dataclass(frozen=True)

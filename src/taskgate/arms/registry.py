@@ -27,6 +27,9 @@ ARMS: dict[str, Arm] = {
 
 #: The paper's four-rung ladder, in order.
 LADDER = ("raw", "checklist", "directive", "enforcement")
+#: The real-tool harness's five arms (Appendix G), in order: raw transcript, text checklist,
+#: directive gate, state-bound and request-bound enforcement.
+TOOL_LADDER = ("raw", "checklist", "directive", "enforcement", "enforcement-request")
 
 
 def get_arm(name: str) -> Arm:

@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..llm.client import ChatClient
 from ..progress import Progress as RunProgress
 from ..rundir import OnSkip
-from ..scoring.report import channel_table, contrast_table, ladder_table
+from ..scoring.report import Format, channel_table, contrast_table, ladder_table, tools_table
 from ..scoring.summary import Row, Scored, adjacent_contrasts, score_run, summarize
 from .errors import FAILURE, fail
 from .model import clients, endpoint_for
@@ -100,8 +100,42 @@ def print_results(
     scored = score_run(out, on_skip) if scored is None else scored
     present = [a for a in arms if any(s.score.arm == a for s in scored)]
     rows = summarize(scored, present)
-    f: Literal["md", "latex"] = "latex" if fmt == "latex" else "md"
+    f: Format = "latex" if fmt == "latex" else "md"
     console = Console(highlight=False, soft_wrap=True)
+    if any(s.tools for s in scored):
+        _print_tools(console, scored, rows, present, f)
+    else:
+        _print_ladder(console, scored, rows, present, f)
+    console.print(
+        "\nError channels (rate over label turns; unrequested as a count)\n", markup=False
+    )
+    console.print(channel_table(rows, f), markup=False)
+    if json_path is not None:
+        json_path.write_text(json.dumps([r.json_row() for r in rows], indent=1) + "\n")
+        console.print(f"\nwrote {len(rows)} rows to {json_path}", markup=False)
+    return rows
+
+
+def _print_tools(
+    console: Console, scored: list[Scored], rows: list[Row], arms: list[str], f: Format
+) -> None:
+    if not all(s.tools for s in scored):
+        raise fail("the run directory mixes testbed and tool-harness runs; report them apart")
+    console.print(
+        "\nTool-dispatch harness (Table rw): strict success, Wilson 95% CI, exact McNemar p "
+        "against the previous rung, refusals, error totals\n",
+        markup=False,
+    )
+    console.print(tools_table(rows, adjacent_contrasts(scored, arms), f), markup=False)
+    stale = {r.arm: r.redisplays for r in rows if r.redisplays}
+    if stale:
+        said = ", ".join(f"{a} {n}" for a, n in stale.items())
+        console.print(f"\nstale-work-order refusals (every arm): {said}", markup=False)
+
+
+def _print_ladder(
+    console: Console, scored: list[Scored], rows: list[Row], present: list[str], f: Format
+) -> None:
     console.print("\nStrict episode success (Wilson 95% CI)\n", markup=False)
     console.print(ladder_table(rows, present, f), markup=False)
     console.print("\nDecline-aware episode success\n", markup=False)
@@ -111,11 +145,3 @@ def print_results(
             "\nAdjacent rungs, exact McNemar on shared seeds, Holm-corrected\n", markup=False
         )
         console.print(contrast_table(adjacent_contrasts(scored, present), f), markup=False)
-    console.print(
-        "\nError channels (rate over label turns; unrequested as a count)\n", markup=False
-    )
-    console.print(channel_table(rows, f), markup=False)
-    if json_path is not None:
-        json_path.write_text(json.dumps([r.json_row() for r in rows], indent=1) + "\n")
-        console.print(f"\nwrote {len(rows)} rows to {json_path}", markup=False)
-    return rows

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, TypeVar, get_type_hints
 
 import typer
 
-from ..arms.registry import ARMS, LADDER
+from ..arms.registry import ARMS, LADDER, TOOL_LADDER
 from ..errors import TaskgateError
 from ..runner.roles import ROLES
 
@@ -80,8 +80,13 @@ class CellOptions:
     """The arms, roles and conditions of a cell (``ladder``, ``run``)."""
 
     arms: Annotated[
-        str, typer.Option(help=f"Comma-separated arms, lowest rung first: {', '.join(ARMS)}.")
-    ] = ",".join(LADDER)
+        str | None,
+        typer.Option(
+            help="Comma-separated arms, lowest rung first (default: the command's ladder: "
+            f"{','.join(LADDER)}; for tools {','.join(TOOL_LADDER)}): {', '.join(ARMS)}.",
+            show_default=False,
+        ),
+    ] = None
     agent: Annotated[str, typer.Option(help=f"The agent: {', '.join(ROLES.names('agent'))}.")] = (
         "llm"
     )
@@ -111,9 +116,13 @@ class CellOptions:
         bool, typer.Option(help="Filler and revision turns skip the matcher (schedule metadata).")
     ] = True
 
-    def arm_list(self) -> list[str]:
+    def arm_list(
+        self, default: Sequence[str] = LADDER, allowed: Sequence[str] = tuple(ARMS)
+    ) -> list[str]:
+        if self.arms is None:
+            return list(default)
         names = split_list(self.arms, str, "--arms")
-        check_names(names, list(ARMS), "--arms")
+        check_names(names, allowed, "--arms")
         return names
 
     def rates(self) -> list[float]:

@@ -39,7 +39,7 @@ def print_usage(run_dir: Path, arms: Sequence[str], on_skip: OnSkip | None = Non
     if acc:
         console.print("\nCompile accuracy against the generator (Table 6)\n", markup=False)
         console.print(
-            "| cell | n | Dep | Code | Cancel | Rewire | Relax |\n|---|---|---|---|---|---|---|",
+            "| cell | n | Dep | Code (tool) | Cancel | Rewire | Relax |\n|---|---|---|---|---|---|---|",
             markup=False,
         )
         for a in acc:

@@ -42,6 +42,7 @@ class Reason(StrEnum):
     NOT_REQUESTED = "not-requested"  # request-bound: another step than the resolved one
     NO_RESOLVED_STEP = "no-resolved-step"  # request-bound: the request resolved to no step
     IN_PROGRESS = "in-progress"  # a tool gate: another admitted call of this step is executing
+    MALFORMED_CALL = "malformed-call"  # a tool call whose name or arguments could not be read
 
 
 REDISPLAY_REASONS = frozenset({Reason.STALE_WORK_ORDER, Reason.REPEATED_RECEIPT})

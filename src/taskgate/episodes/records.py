@@ -8,13 +8,22 @@ record when it finishes. A run without its
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from ..core.plan import Plan, Revision
 from ..core.verdict import Policy, Reason
 from .models import Label
+
+
+def _drop_unset(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Leave out the tool harness's fields when unset, so that testbed records serialize exactly
+    as they did before the harness existed (the pinned grid hashes them)."""
+    for key in keys:
+        if data.get(key) is None:
+            data.pop(key, None)
+    return data
 
 
 class _Record(BaseModel):
@@ -35,6 +44,31 @@ class BookingRecord(BaseModel):
     reason: Reason | None = None
     step: str | None = None  # the step the module's code map names
     redisplay: bool = False
+    tool: str | None = None  # a tool call of the real-tool harness (``code`` is then empty)
+
+    @model_serializer(mode="wrap")
+    def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_unset(handler(self), ("tool",))
+
+
+class Execution(BaseModel):
+    """One execution observed in the harness's workspace: a stamped block of a tool's artifact."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tool: str
+    work_order: str
+
+
+class HarnessStamp(BaseModel):
+    """What ran a real-tool harness episode: the harness, its agent mode and library versions."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    mode: Literal["actions", "native"]
+    langgraph: str
+    taskgate: str
 
 
 class MatchRecord(BaseModel):
@@ -54,6 +88,11 @@ class EpisodeRecord(_Record):
     repair: bool = False
     compiled_plan: Plan
     plan_defects: list[str] = Field(default_factory=list)
+    harness: HarnessStamp | None = None  # set on the real-tool harness's episodes
+
+    @model_serializer(mode="wrap")
+    def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_unset(handler(self), ("harness",))
 
 
 class TurnRecord(_Record):
@@ -74,6 +113,12 @@ class TurnRecord(_Record):
     repaired: int = 0
     compiled_revision: Revision | None = None
     revision_defects: list[str] = Field(default_factory=list)
+    #: the real-tool harness: the executions the workspace received during this turn, in order
+    executions: list[Execution] | None = None
+
+    @model_serializer(mode="wrap")
+    def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_unset(handler(self), ("executions",))
 
     @property
     def visible_reply(self) -> str:

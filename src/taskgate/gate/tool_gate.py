@@ -71,6 +71,13 @@ class ToolGate:
         gate._setup(TaskMachine.from_ledger(entries), policy)
         return gate
 
+    @classmethod
+    def around(cls, machine: TaskMachine, policy: Policy = Policy.STATE_BOUND) -> ToolGate:
+        """A gate over an existing machine (shared, not copied: what either records, both see)."""
+        gate = cls.__new__(cls)
+        gate._setup(machine, policy)
+        return gate
+
     def _setup(self, machine: TaskMachine, policy: Policy) -> None:
         if machine.graph.binding != "tool":
             raise PlanError('a tool gate needs a tool-bound plan ({"binding": "tool", ...})')

@@ -62,3 +62,10 @@ def harness_brief(plan: Plan) -> str:
             TOOLS_CLAUSE,
         ]
     )
+
+
+def harness_episode(episode: Episode) -> Episode:
+    """The episode as the harness runs it: its plan bound to tools and its brief the harness
+    brief (same id, turns, revision and work orders)."""
+    plan = tool_plan(episode)
+    return episode.model_copy(update={"plan": plan, "brief": harness_brief(plan)})

@@ -25,7 +25,7 @@ from typing import Any
 from ..agents.briefparse import brief_steps, parse_brief, parse_revision
 from ..agents.lexical import LexicalMatcher
 from ..core.plan import Plan, StepSpec
-from .prompts import GRAPH_PROMPT
+from .prompts import GRAPH_PROMPT, TOOL_GRAPH_PROMPT
 
 
 @dataclass(frozen=True)
@@ -304,15 +304,17 @@ _DIRECTIVE = re.compile(
     r"\[TASK-STATE\] step (\S+) (is ELIGIBLE|is DONE but|was CANCELLED|is already DONE|is BLOCKED)"
 )
 _STEP_LINE = re.compile(r"^- (\S+): (.*)$", re.MULTILINE)
+_ACTION = re.compile(r'^ACTION \{"tool": "([^"]+)", "work_order": "(#W\d+)"\}$', re.MULTILINE)
 
 
 def protocol_responder(body: dict[str, Any]) -> Reply:
     """Answer compiler, matcher and agent prompts the way a careful, obedient model would."""
     messages = body.get("messages", [])
     last = str(messages[-1].get("content", "")) if messages else ""
-    if GRAPH_PROMPT in last:
+    if GRAPH_PROMPT in last or TOOL_GRAPH_PROMPT in last:
         plan = parse_brief(last)
-        steps = {s: {"deps": list(spec.deps), "code": spec.code} for s, spec in plan.steps.items()}
+        key = "tool" if plan.binding == "tool" else "code"
+        steps = {s: {"deps": list(spec.deps), key: plan.key(s)} for s, spec in plan.steps.items()}
         return Reply(json.dumps({"steps": steps}))
     if last.startswith("Known project steps:"):
         head, _, rest = last.partition("\n\nPROJECT UPDATE:\n")
@@ -334,7 +336,17 @@ def protocol_responder(body: dict[str, Any]) -> Reply:
         message = rest.split("\n\nWhich single step")[0]
         m = LexicalMatcher().match_now(_listed(head), message)
         return Reply(json.dumps({"step": m.step, "explicit_redo": m.explicit_redo}))
-    return Reply(_agent_reply(messages, last))
+    if messages and (messages[-1].get("role") == "tool" or last.startswith("[TOOL RESULTS]")):
+        return Reply("Noted; the results are above.")  # a harness hop after tool results
+    return _tool_reply(body, _agent_reply(messages, last))
+
+
+def _tool_reply(body: dict[str, Any], text: str) -> Reply:
+    """An agent reply; given function tools, its ACTION lines become native tool calls."""
+    if not body.get("tools"):
+        return Reply(text)
+    calls = tuple(ToolCall(m.group(1), {"work_order": m.group(2)}) for m in _ACTION.finditer(text))
+    return Reply(_ACTION.sub("", text).strip(), tool_calls=calls)
 
 
 def _listed(text: str) -> Plan:
@@ -350,6 +362,7 @@ def _agent_reply(messages: list[dict[str, Any]], last: str) -> str:
         s: c
         for s, c in re.findall(r"^- (\S+): .*\[completion code (RC-\d+)\]$", system, re.MULTILINE)
     }
+    tools = dict(re.findall(r"^- (\S+): .*\[tool: ([^\]]+)\]$", system, re.MULTILINE))
     wo = _WO.findall(last)
     directive = _DIRECTIVE.search(system + "\n" + last)
     if not wo:
@@ -364,6 +377,8 @@ def _agent_reply(messages: list[dict[str, Any]], last: str) -> str:
         step = directive.group(1)
     else:
         return f"Following the task state, I will not perform {directive.group(1)} now."
+    if step is not None and step in tools:
+        return f'Working on {step}.\nACTION {{"tool": "{tools[step]}", "work_order": "#W{wo[-1]}"}}'
     if step is None or step not in codes:
         return "Which step do you mean?"
     return f"Working on {step}.\nref {codes[step]}/#W{wo[-1]}"

@@ -62,8 +62,9 @@ class StepReply(BaseModel):
 
     deps: list[str] = []
     code: str = ""
+    tool: str = ""
 
-    @field_validator("code", mode="before")
+    @field_validator("code", "tool", mode="before")
     @classmethod
     def _code(cls, v: Any) -> Any:
         return "" if v is None else v

@@ -11,6 +11,15 @@ GRAPH_PROMPT = (
     "step's completion code. Include every step. JSON only, no commentary."
 )
 
+#: the harness brief's graph prompt: the paper's, asking for each step's tool instead of its code
+#: (Appendix G gives no wording of its own; taskgate's)
+TOOL_GRAPH_PROMPT = (
+    "Extract the project plan above as JSON, one entry per step:\n"
+    '{"steps": {"s1": {"deps": [], "tool": "draft_rfq"}, ...}}\n'
+    "deps = exactly the step ids in that step's 'requires:' list (empty list if none); tool = that "
+    "step's tool name. Include every step. JSON only, no commentary."
+)
+
 _REVISION_TAIL = (
     "Extract the update as JSON:\n"
     '{"cancel": "sX", "rewires": {"sY": ["sA", "sB"]}, "relax": ["sZ", "sD"]}\n'
@@ -38,9 +47,15 @@ def _steps(steps: Iterable[tuple[str, str]]) -> str:
     return "\n".join(f"- {sid}: {text}" for sid, text in steps)
 
 
+def tool_bound(brief: str) -> bool:
+    """A brief whose plan lines carry ``[tool: <name>]`` (the harness brief)."""
+    return any(ln.rstrip().endswith("]") and "  [tool: " in ln for ln in brief.splitlines())
+
+
 def graph_prompt(brief: str) -> str:
-    """The compiler's graph prompt, appended to the brief."""
-    return f"{brief}\n\n{GRAPH_PROMPT}"
+    """The compiler's graph prompt, appended to the brief (the tool variant for a tool-bound
+    brief)."""
+    return f"{brief}\n\n{TOOL_GRAPH_PROMPT if tool_bound(brief) else GRAPH_PROMPT}"
 
 
 def revision_prompt(steps: Iterable[tuple[str, str]], message: str) -> str:

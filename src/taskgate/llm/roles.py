@@ -9,7 +9,7 @@ no step.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -19,7 +19,7 @@ from ..core.plan import Plan, Revision, StepSpec
 from ..errors import ReplyFormatError
 from .client import ChatClient, OnCall, Purpose
 from .jsonreply import GraphReply, MatchReply, RevisionReply, parse_reply
-from .prompts import REASK, graph_prompt, matcher_prompt, revision_prompt
+from .prompts import REASK, graph_prompt, matcher_prompt, revision_prompt, tool_bound
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -83,27 +83,24 @@ class LLMCompiler:
 
     async def compile_plan(self, brief: str) -> Plan:
         texts = dict(brief_steps(brief))
+        binding: Literal["code", "tool"] = "tool" if tool_bound(brief) else "code"
         got, problem = await ask_json(
             self._client, graph_prompt(brief), GraphReply, "compiler", self._on_call
         )
-        if got is None or not got.steps:
-            self._note(f"graph unusable after a re-ask: {problem or 'no steps'}")
-            return Plan(
-                steps={s: StepSpec(code="", text=t) for s, t in texts.items()}
-                or {"s1": StepSpec(code="")}
+        steps = {
+            sid.strip(): StepSpec(
+                deps=tuple(d.strip() for d in spec.deps),
+                code=spec.code.strip() if binding == "code" else "",
+                tool=spec.tool.strip() if binding == "tool" else "",
+                text=texts.get(sid.strip(), ""),
             )
-        return Plan(
-            steps={
-                sid.strip(): StepSpec(
-                    deps=tuple(d.strip() for d in spec.deps),
-                    code=spec.code.strip(),
-                    text=texts.get(sid.strip(), ""),
-                )
-                for sid, spec in got.steps.items()
-                if sid.strip() and not any(c.isspace() for c in sid.strip())
-            }
-            or {"s1": StepSpec(code="")}
-        )
+            for sid, spec in (got.steps.items() if got is not None else ())
+            if sid.strip() and not any(c.isspace() for c in sid.strip())
+        }
+        if not steps:
+            self._note(f"graph unusable after a re-ask: {problem or 'no steps'}")
+            steps = {s: StepSpec(text=t) for s, t in texts.items()} or {"s1": StepSpec()}
+        return Plan(binding=binding, steps=steps)
 
     async def compile_revision(self, plan: Plan, message: str) -> Revision:
         prompt = revision_prompt(((s, spec.text) for s, spec in plan.steps.items()), message)

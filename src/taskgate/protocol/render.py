@@ -130,6 +130,8 @@ def refusal_clause(verdict: Verdict, booking: Booking) -> str:
             return f"{booking.code} is not a completion code of this project"
         case Reason.UNKNOWN_TOOL:
             return f"{booking.tool} is not a tool of this project"
+        case Reason.MALFORMED_CALL:
+            return "its tool name or arguments could not be read"
         case Reason.STALE_WORK_ORDER | Reason.REPEATED_RECEIPT:
             return f"{booking.work_order} was already used; it books nothing new"
         case Reason.UNKNOWN_WORK_ORDER | Reason.NO_REQUEST:

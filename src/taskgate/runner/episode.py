@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..agents.base import Agent, ChatMessage, Compiler, Matcher, Oracle, TurnView
-from ..arms.arm import Arm, ArmState, Judged
+from ..arms.arm import Arm, ArmState, ExchangeFn, Judged
 from ..core.booking import Booking
 from ..core.machine import TaskMachine
 from ..core.plan import Revision
@@ -23,6 +23,7 @@ from ..episodes.records import (
     BookingRecord,
     EndRecord,
     EpisodeRecord,
+    HarnessStamp,
     MatchRecord,
     TurnRecord,
 )
@@ -57,12 +58,15 @@ async def run_episode(
     bypass: bool = True,
     run_id: str | None = None,
     on_start: Callable[[], None] | None = None,
+    exchange: ExchangeFn | None = None,
+    harness: HarnessStamp | None = None,
 ) -> None:
     """Run ``episode`` under ``arm``; every record goes to ``sink`` as soon as it exists.
 
     Records carry ``run_id`` (default: the episode's id) so that one episode can run in several
     cells (corruption rates) of one log. ``on_start`` is called once the episode record is out
-    (the call log holds compile calls until then).
+    (the call log holds compile calls until then). ``exchange`` replaces the arm's own (the
+    real-tool harness passes its tool loop, and ``harness`` to stamp the episode record).
     """
     rid = run_id or episode.id
     state = await arm.start(episode, players.compiler, corruption, repair)
@@ -78,13 +82,16 @@ async def run_episode(
             repair=repair,
             compiled_plan=state.plan,
             plan_defects=[d.detail for d in state.defects],
+            harness=harness,
         )
     )
     if on_start is not None:
         on_start()
     truth = TaskMachine(episode.plan)
     for turn in episode.turns:
-        record = await _run_turn(episode, arm, players, state, truth, turn, bypass)
+        record = await _run_turn(
+            episode, arm, players, state, truth, turn, bypass, exchange or arm.exchange
+        )
         sink(record.model_copy(update={"episode": rid}))
     sink(EndRecord(episode=rid, arm=arm.name, turns=len(episode.turns)))
 
@@ -97,6 +104,7 @@ async def _run_turn(
     truth: TaskMachine,
     turn: Turn,
     bypass: bool,
+    exchange: ExchangeFn,
 ) -> TurnRecord:
     if players.oracle is not None:  # current from the turn's start; ask() adds the directive
         players.oracle.view = TurnView(turn, truth)
@@ -126,7 +134,7 @@ async def _run_turn(
     def book(booking: Booking) -> None:  # an execution: the reference state records it
         truth.submit(booking, Policy.UNGATED)
 
-    done = await arm.exchange(messages, kept, state, ask, book)
+    done = await exchange(messages, kept, state, ask, book)
     return TurnRecord(
         episode=episode.id,
         arm=arm.name,
@@ -146,6 +154,7 @@ async def _run_turn(
         repaired=repaired,
         compiled_revision=compiled_revision,
         revision_defects=revision_defects,
+        executions=done.executions,
     )
 
 
@@ -159,4 +168,5 @@ def _booking_record(j: Judged) -> BookingRecord:
         reason=j.verdict.reason,
         step=j.verdict.step,
         redisplay=j.verdict.redisplay,
+        tool=j.booking.tool,
     )

@@ -11,14 +11,16 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from ..agents.base import Oracle
+from ..arms.arm import Arm, ExchangeFn
 from ..arms.registry import get_arm
 from ..episodes.generator import generate_episode
 from ..episodes.models import Episode, EpisodeParams
+from ..episodes.records import HarnessStamp
 from ..errors import LogFormatError, ModelError, UsageError
-from ..llm.client import ChatClient
+from ..llm.client import ChatClient, OnCall
 from ..progress import Progress
 from ..rundir import (
     COMPILED,
@@ -107,9 +109,24 @@ class LadderConfig:
         ]
 
 
-def run_key(episode: Episode, arm: str, cell: Cell) -> str:
+class Variant(Protocol):
+    """Another way to play an episode-arm than the testbed's text protocol: the real-tool harness
+    (:class:`taskgate.harness.ToolHarness`) is one."""
+
+    @property
+    def stamp(self) -> HarnessStamp: ...
+
+    def run_id(self, episode: Episode) -> str: ...
+
+    def episode(self, episode: Episode) -> Episode: ...
+
+    def exchange(self, arm: Arm, run_id: str, agent: str, on_call: OnCall) -> ExchangeFn: ...
+
+
+def run_key(episode: Episode, arm: str, cell: Cell, variant: Variant | None = None) -> str:
     """The log's episode id of one episode under one cell (corruption makes distinct runs)."""
-    return episode.id + (f"-eps{cell.corruption:g}" if cell.corruption else "")
+    base = variant.run_id(episode) if variant is not None else episode.id
+    return base + (f"-eps{cell.corruption:g}" if cell.corruption else "")
 
 
 async def run_ladder(
@@ -119,12 +136,13 @@ async def run_ladder(
     client: ChatClient | None = None,
     helper: ChatClient | None = None,
     on_skip: OnSkip | None = None,
+    variant: Variant | None = None,
 ) -> Progress:
     """Generate the grid's episodes and run every (cell, arm, episode) not yet finished in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     grid = _episodes(config, out)
     episodes = [ep for eps in grid.values() for ep in eps]
-    return await run_episodes(episodes, config, out, progress, client, helper, on_skip)
+    return await run_episodes(episodes, config, out, progress, client, helper, on_skip, variant)
 
 
 async def run_episodes(
@@ -135,6 +153,7 @@ async def run_episodes(
     client: ChatClient | None = None,
     helper: ChatClient | None = None,
     on_skip: OnSkip | None = None,
+    variant: Variant | None = None,
 ) -> Progress:
     """Run ``episodes`` under every arm of ``config`` (and each corruption rate) into ``out``.
 
@@ -144,6 +163,7 @@ async def run_episodes(
     episode-arm whose model calls fail after their retries is left unfinished (a rerun retries it)
     and counted in ``progress.failed``. Lines of the log that cannot be read are skipped and
     reported to ``on_skip`` (see :func:`taskgate.rundir.read_log`); their episode-arms are rerun.
+    ``variant``, when given, plays each episode-arm its way (the real-tool harness).
     """
     if config.needs_model and client is None:
         raise ModelError("the llm roles need a model client; none was given")
@@ -164,15 +184,15 @@ async def run_episodes(
     tracker = progress
 
     async def one(cell: Cell, arm: str, ep: Episode) -> None:
-        if (run_key(ep, arm, cell), arm) in finished:
+        if (run_key(ep, arm, cell, variant), arm) in finished:
             tracker.skipped += 1
             tracker.advance()
             return
         async with gate:
             try:
-                await _run_one(config, builder, cell, arm, ep, writer, tracker)
+                await _run_one(config, builder, cell, arm, ep, writer, tracker, variant)
             except ModelError as exc:
-                tracker.fail(f"{run_key(ep, arm, cell)} / {arm}: {exc}")
+                tracker.fail(f"{run_key(ep, arm, cell, variant)} / {arm}: {exc}")
                 return
         tracker.advance()
 
@@ -191,10 +211,13 @@ async def _run_one(
     ep: Episode,
     sink: LogWriter,
     progress: Progress,
+    variant: Variant | None = None,
 ) -> None:
-    run_id = run_key(ep, arm, cell)
+    run_id = run_key(ep, arm, cell, variant)
     calls = CallLog(sink, progress.count_call)
     calls.bind(run_id, arm)
+    if variant is not None:
+        ep = variant.episode(ep)
     oracle = Oracle(ep)
     ctx = builder.context(oracle, calls)
     players = Players(
@@ -206,9 +229,10 @@ async def _run_one(
         matcher_name=config.matcher,
         oracle=oracle,
     )
+    the_arm = get_arm(arm)
     await run_episode(
         ep,
-        get_arm(arm),
+        the_arm,
         players,
         sink,
         corruption=cell.corruption,
@@ -216,6 +240,8 @@ async def _run_one(
         bypass=config.bypass,
         run_id=run_id,
         on_start=calls.start,
+        exchange=variant.exchange(the_arm, run_id, config.agent, calls) if variant else None,
+        harness=variant.stamp if variant else None,
     )
 
 

@@ -230,6 +230,8 @@ class RoleBuilder:
     def compiler(self, name: str, ctx: RoleContext) -> Compiler:
         """The named compiler behind the cache, keyed by episode, name and compiler model."""
         key = f"{ctx.oracle.episode.id}|{name}"
+        if ctx.oracle.episode.plan.binding == "tool":  # the harness brief compiles differently
+            key += "|tools"
         if ROLES.needs_model("compiler", name):
             key += f"|{ctx.model('compiler').model}"
         return CachedCompiler(ROLES.compiler(name, ctx), self.cache, key)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from ..arms.registry import get_arm
+from ..core.verdict import Policy
 from .scorer import CHANNELS
 from .summary import CellKey, Contrast, Row
 
@@ -103,5 +105,50 @@ def channel_table(rows: Sequence[Row], fmt: Format = "md") -> str:
         *(CHANNEL_TITLES[c] for c in CHANNELS),
         "refused",
         "false compl.",
+    ]
+    return _table(header, body, fmt)
+
+
+def tools_table(rows: Sequence[Row], contrasts: Sequence[Contrast], fmt: Format = "md") -> str:
+    """Table rw of the paper (the real-tool harness): per cell and arm, strict success with its
+    Wilson interval, the exact McNemar p against the previous rung (unadjusted, shared seeds),
+    the enforcement refusals, and the error totals: premature / unrequested / re-execution /
+    omission, with superseded executions and refused redos added when there are any."""
+    p_prev = {(c.cell, c.upper): c.p for c in contrasts if c.scoring == "primary"}
+    body = []
+    for r in rows:
+        cell = (r.steps, r.density, r.corruption)
+        ch = r.channels
+        errors = (
+            f"{ch['premature']} / {ch['unrequested']} / {ch['re_execution']} / {ch['omission']}"
+        )
+        extra = [
+            f"+{n} {what}"
+            for n, what in ((ch["superseded"], "superseded"), (ch["refused_redo"], "refused redos"))
+            if n
+        ]
+        if extra:
+            errors += f" ({', '.join(extra)})"
+        p = p_prev.get((cell, r.arm))
+        gated = get_arm(r.arm).policy is not Policy.UNGATED
+        body.append(
+            [
+                _cell_name(cell),
+                r.arm,
+                f"{r.rate:.2f}",
+                f"[{r.ci_low:.2f}, {r.ci_high:.2f}]",
+                "--" if p is None else f"{p:.2g}",
+                str(r.refused) if gated else "--",
+                errors,
+            ]
+        )
+    header = [
+        "cell",
+        "arm",
+        "strict",
+        "95% CI",
+        "p vs prev",
+        "refused",
+        "errors (prem. / unreq. / redo / omit.)",
     ]
     return _table(header, body, fmt)

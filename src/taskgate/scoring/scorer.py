@@ -21,15 +21,16 @@ is an execution; under decline-aware scoring one whose reply declines it (see
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..core.booking import Booking
 from ..core.machine import Status, TaskMachine
-from ..core.verdict import Policy
+from ..core.verdict import Policy, Verdict
 from ..episodes.models import STEP_LABELS, Episode
 from ..episodes.records import BookingRecord, TurnRecord
 from ..errors import LogFormatError
+from ..harness.brief import tool_plan
 from ..protocol.refusals import classify, has_refusal_language
 
 CHANNELS = ("re_execution", "superseded", "premature", "omission", "unrequested", "refused_redo")
@@ -100,7 +101,7 @@ def score_episode(episode: Episode, records: Sequence[TurnRecord]) -> EpisodeSco
 
 def _ground_truth(episode: Episode, records: Sequence[TurnRecord], decline_aware: bool) -> Scoring:
     out = Scoring()
-    truth = TaskMachine(episode.plan)
+    truth = TaskMachine(tool_plan(episode) if _harness(records) else episode.plan)
     for turn, rec in zip(episode.turns, records, strict=True):
         if turn.label == "revision":
             truth.revise(episode.revision)
@@ -115,18 +116,10 @@ def _ground_truth(episode: Episode, records: Sequence[TurnRecord], decline_aware
         out.labels[label] += 1
         errors: list[str] = []
         executed_v = False
-        for b in rec.bookings:
-            if b.decision != "admit":
-                continue
-            if decline_aware and classify(rec.replies[b.reply_index], _booking(b)) == "citation":
-                continue
-            x = truth.graph.step_for_code(b.code)
-            if x is None:
-                continue
-            status, ok_redo = truth.status(x), x in truth.authorized
-            if not truth.submit(Booking(b.code, b.work_order), Policy.UNGATED).admitted:
-                continue
-            if status is Status.CANCELLED:
+        for x, status, ok_redo in _executions(truth, rec, decline_aware):
+            if x is None or status is None:  # the harness: a workspace tool no step is bound to
+                errors.append("unrequested")
+            elif status is Status.CANCELLED:
                 errors.append("superseded")
             elif status is Status.DONE and not ok_redo:
                 errors.append("re_execution")
@@ -143,6 +136,45 @@ def _ground_truth(episode: Episode, records: Sequence[TurnRecord], decline_aware
         out.scored_turns += 1
         out.correct_turns += not errors
     return out
+
+
+Executed = tuple[str | None, Status | None, bool]
+
+
+def _executions(truth: TaskMachine, rec: TurnRecord, decline_aware: bool) -> Iterator[Executed]:
+    """The turn's executions, each as (step, its status before, re-execution authorized), booked
+    into ``truth`` as they come.
+
+    Testbed: the admitted bookings (a re-display or, decline-aware, a citation is none). The
+    real-tool harness: the stamped blocks the workspace received; each is an execution, a second
+    block of a step in one turn included, and a tool that no step is bound to is ``(None, ...)``.
+    """
+    if rec.executions is not None:
+        for e in rec.executions:
+            x = truth.graph.step_for_tool(e.tool)
+            if x is None:
+                yield None, None, False
+                continue
+            status, ok_redo = truth.status(x), x in truth.authorized
+            booking = Booking("", e.work_order, tool=e.tool)
+            truth.record(booking, Verdict("admit", x), Policy.UNGATED)
+            yield x, status, ok_redo
+        return
+    for b in rec.bookings:
+        if b.decision != "admit":
+            continue
+        if decline_aware and classify(rec.replies[b.reply_index], _booking(b)) == "citation":
+            continue
+        x = truth.graph.step_for_code(b.code)
+        if x is None:
+            continue
+        status, ok_redo = truth.status(x), x in truth.authorized
+        if truth.submit(Booking(b.code, b.work_order), Policy.UNGATED).admitted:
+            yield x, status, ok_redo
+
+
+def _harness(records: Sequence[TurnRecord]) -> bool:
+    return bool(records) and records[0].executions is not None
 
 
 def _realized_label(scripted: str, status: Status | None, authorized: bool) -> str:

@@ -22,6 +22,7 @@ class Scored:
     cell: CellKey
     seed: int
     score: EpisodeScore
+    tools: bool = False  # a real-tool harness episode-arm
 
 
 def score_run(out: Path, on_skip: OnSkip | None = None) -> list[Scored]:
@@ -41,7 +42,8 @@ def score_run(out: Path, on_skip: OnSkip | None = None) -> list[Scored]:
                 f"{out / EPISODES}"
             )
         cell = (ep.params.steps, ep.params.density, header.corruption)
-        scored.append(Scored(cell, ep.params.seed, score_episode(ep, turns)))
+        tools = header.harness is not None
+        scored.append(Scored(cell, ep.params.seed, score_episode(ep, turns), tools))
     return scored
 
 

@@ -6,8 +6,9 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..core.plan import Plan, Revision
+from ..core.plan import Plan, Revision, StepSpec
 from ..episodes.models import Episode
+from ..harness.brief import tool_plan
 from ..rundir import Key, Run
 
 CellKey = tuple[int, float, float]
@@ -111,20 +112,26 @@ def compile_accuracy(runs: Mapping[Key, Run], episodes: Mapping[str, Episode]) -
     for cell, items in sorted(by_cell.items()):
         dep = code = steps = cancel = rewire = relax = 0
         for ep, plan, rev in items:
-            for sid, spec in ep.plan.steps.items():
+            truth = tool_plan(ep) if plan.binding == "tool" else ep.plan
+            for sid, spec in truth.steps.items():
                 got = plan.steps.get(sid)
                 steps += 1
                 dep += got is not None and set(got.deps) == set(spec.deps)
-                code += got is not None and got.code.strip().upper() == spec.code
-            truth = ep.revision
+                code += got is not None and _key(got, plan.binding) == truth.key(sid)
+            wanted = ep.revision
             rev = rev or Revision()
-            cancel += rev.cancel == truth.cancel
+            cancel += rev.cancel == wanted.cancel
             rewire += {w: set(p) for w, p in rev.rewires.items()} == {
-                w: set(p) for w, p in truth.rewires.items()
+                w: set(p) for w, p in wanted.rewires.items()
             }
-            relax += rev.relax == truth.relax
+            relax += rev.relax == wanted.relax
         n = len(items)
         rows.append(
             CompileRow(cell, n, dep / steps, code / steps, cancel / n, rewire / n, relax / n)
         )
     return rows
+
+
+def _key(spec: StepSpec, binding: str) -> str:
+    """A compiled step's code (case-insensitive, as the gate reads it) or tool name."""
+    return spec.tool.strip() if binding == "tool" else spec.code.strip().upper()

@@ -1,0 +1,130 @@
+"""``taskgate tools``: the real-tool harness (Appendix G), run, scored and reported (Table rw)."""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from ..arms.registry import TOOL_LADDER
+from ..errors import MissingExtraError
+from ..llm.client import ChatClient, Endpoint, OnCall
+from ..progress import Progress
+from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
+from ..runner.roles import ROLES
+from .common import print_results, run_with_progress
+from .errors import warner, writable_dir, writable_file
+from .model import embedded
+from .options import CellOptions, EndpointOptions, ReportOptions, command, usage
+from .usage import print_usage
+
+#: the embedded model's smoke run: small, and in the native mode, where llama.cpp constrains the
+#: tiny model's output to a valid call of one of the 18 tools
+EMBEDDED_STEPS, EMBEDDED_EPISODES, EMBEDDED_MAX_TOKENS = 5, 1, 64
+
+
+@command
+def tools(
+    cell: CellOptions,
+    endpoint: EndpointOptions,
+    output: ReportOptions,
+    mode: Annotated[
+        Literal["actions", "native"] | None,
+        typer.Option(
+            help="How the agent calls tools: ACTION lines (the paper) or native function calls "
+            "(default: actions; native on the embedded model).",
+            show_default=False,
+        ),
+    ] = None,
+    steps: Annotated[int | None, typer.Option(min=5, max=18, help="Steps S per episode.")] = None,
+    density: Annotated[float, typer.Option(min=0.0, max=1.0, help="Extra-edge density.")] = 0.15,
+    episodes: Annotated[
+        int | None, typer.Option(min=1, max=MAX_EPISODES, help="Episodes (the paper: 50).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="First seed (the paper: 300-349).")] = 300,
+    out: Annotated[
+        Path | None, typer.Option(help="Run directory; rerunning into it resumes.")
+    ] = None,
+) -> None:
+    """Run the real-tool harness: 18 procurement tools with side effects in a per-episode
+    workspace, a LangGraph agent loop, five arms; print Table rw.
+
+    With no model flags the agent, compiler and matcher are the embedded SmolLM2 model (a smoke
+    run: 1 episode at S=5 in the native mode, replies capped at 64 tokens).
+    """
+    try:
+        from ..harness.native import chat_model
+        from ..harness.runner import ToolHarness
+    except ModuleNotFoundError as exc:
+        raise MissingExtraError("langgraph", "the real-tool harness") from exc
+    arm_list = cell.arm_list(TOOL_LADDER, TOOL_LADDER)
+    agent, compiler, matcher = cell.roles()
+    writable_file(output.json, "--json")
+    writable_dir(out, "--out")
+    uses_model = any(
+        ROLES.needs_model(kind, name)  # type: ignore[arg-type]
+        for kind, name in (("agent", agent), ("compiler", compiler), ("matcher", matcher))
+    )
+    local = uses_model and embedded(endpoint)
+    if local:
+        steps, episodes, mode = (
+            steps or EMBEDDED_STEPS,
+            episodes or EMBEDDED_EPISODES,
+            mode or "native",
+        )
+        if endpoint.max_tokens is None:  # and one request at a time: llama.cpp serves one slot
+            endpoint = dataclasses.replace(endpoint, max_tokens=EMBEDDED_MAX_TOKENS, concurrency=1)
+        typer.echo(
+            f"embedded model (SmolLM2-135M-Instruct via llama.cpp on loopback): {episodes} "
+            f"episode(s) at S={steps}, {mode} tool calls, replies capped at {endpoint.max_tokens} "
+            "tokens"
+        )
+    config = usage(
+        "--episodes",
+        lambda: LadderConfig(
+            arms=arm_list,
+            agent=agent,
+            steps=(steps or 10,),
+            densities=(density,),
+            episodes=episodes or 50,
+            first_seed=seed,
+            compiler=compiler,
+            matcher=matcher,
+            corruption=cell.rates(),
+            repair=cell.repair,
+            bypass=cell.bypass,
+            concurrency=endpoint.concurrency,
+        ),
+    )
+    run_dir = out or Path(tempfile.mkdtemp(prefix="taskgate-tools-"))
+    warn = warner()
+
+    async def work(
+        progress: Progress, client: ChatClient | None, helper: ChatClient | None
+    ) -> None:
+        def native(on_call: OnCall) -> object:
+            assert client is not None
+            return chat_model(_for_tools(client.endpoint, local), on_call)
+
+        harness = ToolHarness(run_dir, mode or "actions", native)  # type: ignore[arg-type]
+        await run_ladder(config, run_dir, progress, client, helper, warn, harness)
+
+    run_with_progress(
+        f"tools ({agent}, {mode or 'actions'})", work, uses_model, endpoint, cell.think
+    )
+    typer.echo(f"run directory: {run_dir}")
+    print_results(run_dir, arm_list, output, on_skip=warn)
+    if uses_model:
+        print_usage(run_dir, arm_list, warn)
+
+
+def _for_tools(endpoint: Endpoint, local: bool) -> Endpoint:
+    """The agent's endpoint for native calls (the embedded server is told to constrain them)."""
+    return (
+        endpoint
+        if not local
+        else dataclasses.replace(endpoint, extra_body=dict(endpoint.extra_body))
+    )
