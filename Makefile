@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_testbed.py
 	$(BIN)/python bench/bench_runner.py
 	$(BIN)/python bench/bench_tau2.py
+	$(BIN)/python bench/bench_harness.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -54,9 +54,7 @@ def test_an_llm_agent_on_an_endpoint_in_both_modes(tmp_path: Path, mode: str) ->
     for arm in ("directive", "enforcement", "enforcement-request"):
         assert "| 1.00 |" in lines[arm], result.output
     assert "Compile accuracy" in result.output and "| 1.000 | 1.000 |" in result.output
-    agent = [
-        r for r in srv.requests if r["messages"][0]["role"] == "system"
-    ]
+    agent = [r for r in srv.requests if r["messages"][0]["role"] == "system"]
     assert all(("tools" in r) == (mode == "native") for r in agent)
     if mode == "native":  # each call answered by a tool message, through ChatOpenAI
         assert any(m["role"] == "tool" for r in agent for m in r["messages"])

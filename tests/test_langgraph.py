@@ -172,6 +172,23 @@ def test_a_plan_that_is_not_tool_bound_is_refused_up_front() -> None:
         TaskGateMiddleware(Plan.model_validate({"steps": {"s1": {"code": "RC-1"}}}))
 
 
+def test_a_plan_naming_a_tool_the_agent_lacks_is_named_before_any_run() -> None:
+    from taskgate import PlanError
+
+    lacking = Plan.model_validate(
+        {
+            "binding": "tool",
+            "steps": {"s1": {"tool": "collect_requirements"}, "s2": {"tool": "sned_rfq"}},
+        }
+    )
+    with pytest.raises(PlanError, match=r"does not have: s2 \(sned_rfq\)"):
+        TaskGateMiddleware(lacking, tools=[collect_requirements, draft_rfq])
+    with pytest.raises(PlanError, match="sned_rfq"):
+        gated_tool_node([collect_requirements, draft_rfq], TaskGateMiddleware(lacking))
+    TaskGateMiddleware(PLAN, tools=[collect_requirements, draft_rfq, search_notes])  # all there
+    assert RAN == []
+
+
 @tool
 def search_notes(query: str) -> str:
     """Search the notes (a tool no step is bound to)."""

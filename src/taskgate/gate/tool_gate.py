@@ -15,7 +15,7 @@ The gate's state is its receipts ledger: :attr:`ToolGate.ledger` and
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -47,6 +47,18 @@ class Ticket:
     def notice(self) -> str:
         """What the agent reads for a refused call (the rejection notice); empty if admitted."""
         return "" if self.admitted else render_rejection(self.verdict, self.call)
+
+
+def check_tools(plan: Plan, tools: Iterable[str]) -> None:
+    """Raise :class:`PlanError` naming every step bound to a tool that is not among ``tools`` (the
+    agent's): such a step could never be executed, and its dependents never unblocked."""
+    have = set(tools)
+    missing = [f"{sid} ({spec.tool})" for sid, spec in plan.steps.items() if spec.tool not in have]
+    if missing:
+        raise PlanError(
+            f"the plan binds steps to tools the agent does not have: {', '.join(missing)}; "
+            f"its tools are: {', '.join(sorted(have)) or 'none'}"
+        )
 
 
 class ToolGate:

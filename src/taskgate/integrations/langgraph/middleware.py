@@ -38,7 +38,7 @@ from ...agents.lexical import LexicalMatcher
 from ...core.ledger import LedgerEntry, RequestEntry, dump_ledger, load_ledger
 from ...core.plan import Plan
 from ...core.verdict import Policy
-from ...gate.tool_gate import Ticket, ToolGate
+from ...gate.tool_gate import Ticket, ToolGate, check_tools
 
 LEDGER_KEY = "taskgate_ledger"
 T = TypeVar("T")
@@ -65,7 +65,8 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
 
     ``matcher`` resolves each user message to a step (default: the lexical matcher, no model);
     ``policy`` is state-bound or request-bound enforcement. Tools the plan binds to no step (a
-    search, a read) run ungated unless ``unbound="refuse"``. Give each conversation its own
+    search, a read) run ungated unless ``unbound="refuse"``. Pass the agent's ``tools`` too, and a
+    plan step bound to a tool the agent lacks is an error here, before any run. Give each conversation its own
     ``thread_id``: the gate of a thread is kept in memory between a run's tool calls, so that
     concurrent calls are judged in one critical section.
     """
@@ -80,9 +81,12 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         *,
         unbound: Literal["run", "refuse"] = "run",
         max_threads: int = 10_000,
+        tools: Sequence[Any] | None = None,
     ) -> None:
         super().__init__()
         ToolGate(plan, policy)  # refuses a plan that is not tool-bound, before any run
+        if tools is not None:
+            check_tools(plan, tool_names(tools))
         self.plan, self.policy, self.unbound = plan, policy, unbound
         self.matcher: Matcher = matcher or LexicalMatcher()
         self._tools = {spec.tool for spec in plan.steps.values()}
@@ -172,6 +176,11 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         return self.unbound == "run" and request.tool_call["name"] not in self._tools
 
 
+def tool_names(tools: Sequence[Any]) -> list[str]:
+    """The names the model calls ``tools`` by (a LangChain tool's name, a function's name)."""
+    return [str(getattr(t, "name", None) or getattr(t, "__name__", "")) for t in tools]
+
+
 def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine from sync code, also when the caller's thread already runs a loop."""
     try:
@@ -210,6 +219,8 @@ def gated_tool_node(tools: Sequence[Any], gate: TaskGateMiddleware) -> ToolNode:
     """The same gate for a hand-built graph: a ``ToolNode`` whose calls the gate judges.
 
     The graph's state needs the ``taskgate_ledger`` key (use :class:`GateState`), and a node
-    that runs ``gate.open_request`` on each new user message before the model.
+    that runs ``gate.open_request`` on each new user message before the model. A plan step bound
+    to a tool not in ``tools`` is an error.
     """
+    check_tools(gate.plan, tool_names(tools))
     return ToolNode(tools, wrap_tool_call=gate.wrap_tool_call, awrap_tool_call=gate.awrap_tool_call)
