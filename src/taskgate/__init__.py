@@ -18,7 +18,7 @@ from .agents.scripted import (
     ScriptedMatcher,
 )
 from .arms.arm import Arm, ArmState, Exchange, Judged
-from .arms.registry import ARMS, LADDER, get_arm
+from .arms.registry import ARMS, LADDER, TOOL_LADDER, get_arm
 from .core.booking import Booking
 from .core.graph import TaskGraph
 from .core.ids import normalize_code, normalize_work_order
@@ -57,7 +57,7 @@ from .errors import (
     WorkOrderError,
     WorkspaceError,
 )
-from .gate import Ticket, ToolGate, ToolRefused
+from .gate import Ticket, ToolGate, ToolRefused, check_tools
 from .llm.client import ChatClient, Completion, Endpoint
 from .llm.fake import FakeServer, Fault, Reply, protocol_responder, script
 from .llm.local import InProcessModel, LocalServer, gguf_path
@@ -84,6 +84,7 @@ __all__ = [
     "CHANNELS",
     "LADDER",
     "ROLES",
+    "TOOL_LADDER",
     "Agent",
     "AlwaysBookAgent",
     "Arm",
@@ -165,6 +166,7 @@ __all__ = [
     "__version__",
     "adjacent_contrasts",
     "build_players",
+    "check_tools",
     "classify",
     "dump_ledger",
     "generate_episode",

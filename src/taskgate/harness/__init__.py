@@ -1,8 +1,21 @@
-"""The paper's real-tool harness (Appendix G), built on the tool gate: so far its workspace (the
-18 procurement tools with stamped artifacts), the harness brief and the tool-bound plan of an
-episode. The agent loop, its five arms and the Table rw report are not built yet."""
+"""The paper's real-tool harness (Appendix G), built on the tool gate and LangGraph.
 
-from .brief import TOOLS_CLAUSE, harness_brief, tool_plan
+* :mod:`.workspace`: the 18 procurement tools, each appending a block stamped
+  ``== EXECUTION #W1234 ==`` to its artifact in a per-episode workspace (the artifact is the receipt);
+* :mod:`.brief`: the harness brief (the TOOLS clause of Appendix B.1, byte for byte) and an
+  episode's tool-bound plan;
+* :mod:`.actions`: reading ACTION lines and native calls; :mod:`.dispatch`: judging and executing
+  one call (a stale work order is refused in every arm);
+* :mod:`.graph`: one turn as a compiled LangGraph ``StateGraph`` (at most three hops);
+  :mod:`.exchange`: an episode-arm's turns, the workspace checked after each;
+  :mod:`.native`: the tools as OpenAI function tools on ``ChatOpenAI``;
+* :mod:`.runner`: :class:`~taskgate.harness.runner.ToolHarness`, the variant of the ladder's runner
+  that ``taskgate tools`` runs.
+
+This package's own namespace needs no extra; the loop and runner modules need ``taskgate[langgraph]``.
+"""
+
+from .brief import TOOLS_CLAUSE, harness_brief, harness_episode, tool_plan
 from .workspace import TOOLS, Workspace
 
-__all__ = ["TOOLS", "TOOLS_CLAUSE", "Workspace", "harness_brief", "tool_plan"]
+__all__ = ["TOOLS", "TOOLS_CLAUSE", "Workspace", "harness_brief", "harness_episode", "tool_plan"]
