@@ -83,3 +83,41 @@ def test_a_tau2_smoke_run_on_the_real_model(
         assert sim["termination_reason"] in {"max_steps", "user_stop", "agent_stop"}
         assert sim["reward_info"] is not None and len(sim["messages"]) >= 2
     assert "| Paired delta, gated |" in result.output
+
+
+def test_a_harness_episode_on_the_real_model_calls_tools(tmp_path: Path) -> None:
+    """The tool harness on SmolLM2, constrained by llama.cpp's grammar: it calls tools every
+    turn, the workspace holds what it executed, and the enforcement gate refuses what it must."""
+    pytest.importorskip("langgraph")
+    from taskgate.harness.runner import ToolHarness
+
+    config = LadderConfig(
+        arms=("enforcement",), agent="llm:constrained", compiler="parser", matcher="llm",
+        steps=(5,), episodes=1, first_seed=300,
+    )  # fmt: skip
+    with LocalServer() as agent_srv, LocalServer() as helper_srv:
+
+        async def go() -> None:
+            client = ChatClient(
+                Endpoint(base_url=agent_srv.base_url, model=MODEL_NAME, reply_budget=24)
+            )
+            helper = ChatClient(Endpoint(base_url=helper_srv.base_url, model=MODEL_NAME))
+            try:
+                await run_ladder(config, tmp_path, client=client, helper=helper,
+                                 variant=ToolHarness(tmp_path))  # fmt: skip
+            finally:
+                await client.close()
+                await helper.close()
+
+        asyncio.run(go())
+    (run,) = read_log(tmp_path / LOG).values()
+    assert run.header.harness is not None and [t.index for t in run.turns] == list(range(44))
+    asked = [t for t in run.turns if t.work_order is not None]
+    calls = [b for t in asked for b in t.bookings if b.reply_index == 0]
+    assert len(calls) >= len(asked) - 2  # the grammar makes the first reply of a turn a call
+    assert all(b.tool for b in calls)
+    refused = [b for t in run.turns for b in t.bookings if b.decision == "refuse"]
+    executed = [e for t in run.turns for e in t.executions or []]
+    assert refused and len(executed) + len(refused) == sum(len(t.bookings) for t in run.turns)
+    (scored,) = score_run(tmp_path)
+    assert scored.tools and scored.score.refused == sum(not b.redisplay for b in refused)

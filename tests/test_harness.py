@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -229,3 +230,41 @@ def test_the_scorer_reads_a_second_block_in_one_turn_as_a_re_execution(tmp_path:
     records = asyncio.run(play(Relentless(stray), "raw", tmp_path / "stray"))
     turns = [r for r in records if isinstance(r, TurnRecord)]
     assert score_episode(ep, turns).primary.channels["unrequested"] > 0
+
+
+# -- the grammar-constrained agent (the embedded model's) -----------------------------------------
+def test_the_constrained_agent_asks_for_one_call_of_a_listed_tool() -> None:
+    from taskgate import ChatClient, Endpoint, FakeServer
+    from taskgate.harness.agents import ACKNOWLEDGEMENT, ConstrainedToolAgent
+    from taskgate.llm.fake import script
+
+    ep = episode()
+    tools = [spec.tool for spec in ep.plan.steps.values()]
+    system: ChatMessage = {"role": "system", "content": ep.brief}
+    ask: ChatMessage = {"role": "user", "content": "Please draft the RFQ (#W1234)."}
+    call = json.dumps({"tool": tools[0], "work_order": "#W1234"})
+    replies = [call, "I would rather chat."]
+    with FakeServer(script(replies)) as srv:
+
+        async def go() -> list[str]:
+            async with ChatClient(Endpoint(base_url=srv.base_url, model="m")) as client:
+                agent = ConstrainedToolAgent(client)
+                results: ChatMessage = {"role": "user", "content": "[TOOL RESULTS]\nx: done"}
+                return [
+                    await agent.reply([system, ask]),
+                    await agent.reply(
+                        [system, ask, {"role": "assistant", "content": "."}, results]
+                    ),
+                    await agent.reply([system, ask]),  # a server that ignores the grammar
+                ]
+
+        got = asyncio.run(go())
+    assert got == [
+        f'ACTION {{"tool": "{tools[0]}", "work_order": "#W1234"}}',
+        ACKNOWLEDGEMENT,
+        "I would rather chat.",
+    ]
+    assert len(srv.requests) == 2  # the acknowledgement costs no call
+    schema = srv.requests[0]["response_format"]["schema"]
+    assert srv.requests[0]["response_format"]["type"] == "json_object"
+    assert schema["properties"]["tool"]["enum"] == tools

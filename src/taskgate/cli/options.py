@@ -94,14 +94,14 @@ class CellOptions:
         str,
         typer.Option(
             help=f"The gate's compiler: {', '.join(ROLES.names('compiler'))}; "
-            "auto = llm with an llm agent, else scripted."
+            "auto = llm with a model agent, else scripted."
         ),
     ] = "auto"
     matcher: Annotated[
         str,
         typer.Option(
             help=f"The matcher: {', '.join(ROLES.names('matcher'))}; "
-            "auto = llm with an llm agent, else scripted."
+            "auto = llm with a model agent, else scripted."
         ),
     ] = "auto"
     think: ThinkOpt = False
@@ -135,7 +135,7 @@ class CellOptions:
     def roles(self) -> tuple[str, str, str]:
         """(agent, compiler, matcher), checked, with ``auto`` resolved."""
         check_names([self.agent], ROLES.names("agent"), "--agent")
-        default = "llm" if self.agent == "llm" else "scripted"
+        default = "llm" if ROLES.needs_model("agent", self.agent) else "scripted"
         compiler = default if self.compiler == "auto" else self.compiler
         matcher = default if self.matcher == "auto" else self.matcher
         check_names([compiler], ROLES.names("compiler"), "--compiler")

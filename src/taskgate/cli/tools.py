@@ -11,7 +11,7 @@ import typer
 
 from ..arms.registry import TOOL_LADDER
 from ..errors import MissingExtraError
-from ..llm.client import ChatClient, Endpoint, OnCall
+from ..llm.client import ChatClient, OnCall
 from ..progress import Progress
 from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
 from ..runner.roles import ROLES
@@ -21,9 +21,11 @@ from .model import embedded
 from .options import CellOptions, EndpointOptions, ReportOptions, command, usage
 from .usage import print_usage
 
-#: the embedded model's smoke run: small, and in the native mode, where llama.cpp constrains the
-#: tiny model's output to a valid call of one of the 18 tools
+#: the embedded model's smoke run: small, with the agent's first reply of each turn constrained by
+#: llama.cpp's JSON-schema grammar to a valid call of a tool the brief lists (the tiny model never
+#: writes an ACTION line on its own)
 EMBEDDED_STEPS, EMBEDDED_EPISODES, EMBEDDED_MAX_TOKENS = 5, 1, 64
+CONSTRAINED = "llm:constrained"
 
 
 @command
@@ -32,13 +34,11 @@ def tools(
     endpoint: EndpointOptions,
     output: ReportOptions,
     mode: Annotated[
-        Literal["actions", "native"] | None,
+        Literal["actions", "native"],
         typer.Option(
-            help="How the agent calls tools: ACTION lines (the paper) or native function calls "
-            "(default: actions; native on the embedded model).",
-            show_default=False,
+            help="How the agent calls tools: ACTION lines (the paper) or native function calls.",
         ),
-    ] = None,
+    ] = "actions",
     steps: Annotated[int | None, typer.Option(min=5, max=18, help="Steps S per episode.")] = None,
     density: Annotated[float, typer.Option(min=0.0, max=1.0, help="Extra-edge density.")] = 0.15,
     episodes: Annotated[
@@ -53,9 +53,11 @@ def tools(
     workspace, a LangGraph agent loop, five arms; print Table rw.
 
     With no model flags the agent, compiler and matcher are the embedded SmolLM2 model (a smoke
-    run: 1 episode at S=5 in the native mode, replies capped at 64 tokens).
+    run: 1 episode at S=5, replies capped at 64 tokens, and the llm agent constrained to call a
+    tool on each turn's first reply: llm:constrained).
     """
     try:
+        from ..harness.exchange import NativeModel
         from ..harness.native import chat_model
         from ..harness.runner import ToolHarness
     except ModuleNotFoundError as exc:
@@ -70,17 +72,13 @@ def tools(
     )
     local = uses_model and embedded(endpoint)
     if local:
-        steps, episodes, mode = (
-            steps or EMBEDDED_STEPS,
-            episodes or EMBEDDED_EPISODES,
-            mode or "native",
-        )
+        steps, episodes = steps or EMBEDDED_STEPS, episodes or EMBEDDED_EPISODES
+        agent = CONSTRAINED if agent == "llm" else agent
         if endpoint.max_tokens is None:  # and one request at a time: llama.cpp serves one slot
             endpoint = dataclasses.replace(endpoint, max_tokens=EMBEDDED_MAX_TOKENS, concurrency=1)
         typer.echo(
             f"embedded model (SmolLM2-135M-Instruct via llama.cpp on loopback): {episodes} "
-            f"episode(s) at S={steps}, {mode} tool calls, replies capped at {endpoint.max_tokens} "
-            "tokens"
+            f"episode(s) at S={steps}, agent {agent}, replies capped at {endpoint.max_tokens} tokens"
         )
     config = usage(
         "--episodes",
@@ -105,26 +103,15 @@ def tools(
     async def work(
         progress: Progress, client: ChatClient | None, helper: ChatClient | None
     ) -> None:
-        def native(on_call: OnCall) -> object:
+        def native(on_call: OnCall) -> NativeModel:
             assert client is not None
-            return chat_model(_for_tools(client.endpoint, local), on_call)
+            return chat_model(client.endpoint, on_call)
 
-        harness = ToolHarness(run_dir, mode or "actions", native)  # type: ignore[arg-type]
+        harness = ToolHarness(run_dir, mode, native)
         await run_ladder(config, run_dir, progress, client, helper, warn, harness)
 
-    run_with_progress(
-        f"tools ({agent}, {mode or 'actions'})", work, uses_model, endpoint, cell.think
-    )
+    run_with_progress(f"tools ({agent}, {mode})", work, uses_model, endpoint, cell.think)
     typer.echo(f"run directory: {run_dir}")
     print_results(run_dir, arm_list, output, on_skip=warn)
     if uses_model:
         print_usage(run_dir, arm_list, warn)
-
-
-def _for_tools(endpoint: Endpoint, local: bool) -> Endpoint:
-    """The agent's endpoint for native calls (the embedded server is told to constrain them)."""
-    return (
-        endpoint
-        if not local
-        else dataclasses.replace(endpoint, extra_body=dict(endpoint.extra_body))
-    )

@@ -17,6 +17,8 @@ from typing import Any
 from ..core.ids import normalize_tool, normalize_work_order
 
 _PREFIX = "ACTION"
+#: the first line of the user-role message that answers a hop's ACTION lines
+RESULTS_HEADER = "[TOOL RESULTS]"
 _MAX_LINE = 20_000  # an ACTION line longer than this is not read (its call is malformed)
 
 

@@ -22,7 +22,7 @@ from ..episodes.records import Execution
 from ..errors import WorkspaceError
 from .actions import parse_actions
 from .dispatch import Dispatcher, Outcome
-from .graph import MAX_HOPS, Actor, Mode, TurnContext, calls_of, turn_graph
+from .graph import MAX_HOPS, Actor, Mode, TurnContext, calls_of, message_text, turn_graph
 from .workspace import Workspace
 
 #: a model-backed native agent: messages -> its reply, with tool calls
@@ -79,7 +79,7 @@ class ToolExchange:
                 reply = await native(msgs)
                 assert isinstance(reply, AIMessage)
                 return reply
-            notice = None if hop == 0 else _content(msgs[-1])
+            notice = None if hop == 0 else message_text(msgs[-1])
             text = await ask(to_chat(msgs), notice)
             return as_native(text) if mode == "native" else AIMessage(text)
 
@@ -116,27 +116,20 @@ def to_chat(messages: list[AnyMessage]) -> list[ChatMessage]:
     out: list[ChatMessage] = []
     for m in messages:
         if isinstance(m, SystemMessage):
-            out.append({"role": "system", "content": _content(m)})
+            out.append({"role": "system", "content": message_text(m)})
         elif isinstance(m, AIMessage):
             out.append({"role": "assistant", "content": _reply_text(m, "native")})
         elif isinstance(m, ToolMessage):
-            out.append({"role": "user", "content": _content(m)})
+            out.append({"role": "user", "content": message_text(m)})
         else:
-            out.append({"role": "user", "content": _content(m)})
+            out.append({"role": "user", "content": message_text(m)})
     return out
 
 
 def _reply_text(message: AnyMessage, mode: Mode) -> str:
     """What a reply says: its text, and in native mode its calls as ACTION lines."""
-    text = _content(message)
+    text = message_text(message)
     if mode == "native" and isinstance(message, AIMessage):
         lines = [c.line for c in calls_of(message, "native")]
         text = "\n".join([text, *lines]) if text else "\n".join(lines)
     return text
-
-
-def _content(message: AnyMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(p if isinstance(p, str) else str(p.get("text", "")) for p in content)

@@ -26,13 +26,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from .actions import ToolCall, from_arguments, parse_actions
+from .actions import RESULTS_HEADER, ToolCall, from_arguments, parse_actions
 from .dispatch import Dispatcher, Outcome
 
 Mode = Literal["actions", "native"]
 #: tool-node visits per turn at most (the paper's three hops)
 MAX_HOPS = 3
-RESULTS_HEADER = "[TOOL RESULTS]"
 #: the agent: (messages so far, hop) -> its reply
 Actor = Callable[[list[AnyMessage], int], Awaitable[AIMessage]]
 
@@ -54,7 +53,7 @@ def calls_of(message: AIMessage, mode: Mode) -> list[ToolCall]:
     """The tool calls a reply makes: its ACTION lines, or its native calls (unparsable ones
     included, so that every call id is answered)."""
     if mode == "actions":
-        return parse_actions(_text(message))
+        return parse_actions(message_text(message))
     calls = [
         from_arguments(c["name"], c["args"], call_id=c["id"] or "") for c in message.tool_calls
     ]
@@ -123,7 +122,8 @@ def turn_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     return graph.compile()
 
 
-def _text(message: AnyMessage) -> str:
+def message_text(message: AnyMessage) -> str:
+    """A message's text (the text parts of a content list, joined)."""
     content = message.content
     if isinstance(content, str):
         return content

@@ -135,8 +135,13 @@ class ChatClient:
         await self.close()
 
     async def complete(
-        self, messages: Sequence[Mapping[str, str]], purpose: Purpose, on_call: OnCall | None = None
+        self,
+        messages: Sequence[Mapping[str, str]],
+        purpose: Purpose,
+        on_call: OnCall | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> Completion:
+        """One reply; ``extra`` adds fields to this request's body (a ``response_format``)."""
         ep = self.endpoint
         budget = BUDGETS[purpose][1 if ep.think else 0]
         if purpose == "agent" and ep.reply_budget is not None:
@@ -149,7 +154,7 @@ class ChatClient:
         for attempt in range(1, ep.attempts + 1):
             try:
                 async with self._gate:
-                    resp = await self._post(messages, budget)
+                    resp = await self._post(messages, budget, extra)
                 text, reasoning = _content(resp)
             except _RETRYABLE as exc:
                 last = _describe(exc)
@@ -192,7 +197,12 @@ class ChatClient:
             on_call(info)
         raise ModelError(f"{ep.model} at {ep.base_url}: {purpose} call failed: {last}")
 
-    async def _post(self, messages: Sequence[Mapping[str, str]], budget: int) -> Any:
+    async def _post(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        budget: int,
+        extra: Mapping[str, Any] | None = None,
+    ) -> Any:
         """The reply's JSON body; :class:`MalformedReply` if a 200's body is not JSON."""
         # The SDK's typed create() re-walks every message of the history through its TypedDict
         # transform on every call (quadratic over an episode, most of the runner's CPU). Its
@@ -203,6 +213,7 @@ class ChatClient:
             "temperature": 0,
             "max_tokens": budget,
             **self._extra_body(),
+            **(extra or {}),
         }
         # The raw response: the SDK would hand back a non-JSON body as a str, and a JSON one with
         # any shape as a ChatCompletion; what the body holds is checked here, by _content.

@@ -36,6 +36,7 @@ from ..core.plan import Plan, Revision
 from ..episodes.models import Episode
 from ..episodes.records import CallInfo, CallRecord
 from ..errors import UnknownNameError, UsageError
+from ..harness.agents import ConstrainedToolAgent
 from ..llm.client import ChatClient, OnCall
 from ..llm.roles import LLMAgent, LLMCompiler, LLMMatcher
 from ..rundir import OnSkip, append_compiled, read_compiled
@@ -114,6 +115,12 @@ ROLES.register("agent", "scripted:perfect", lambda c: PerfectAgent(c.oracle))
 ROLES.register("agent", "scripted:always-book", lambda c: AlwaysBookAgent(c.oracle))
 ROLES.register("agent", "scripted:obedient", lambda c: ObedientAgent(c.oracle))
 ROLES.register("agent", "llm", lambda c: LLMAgent(c.model("agent"), c.on_call), needs_model=True)
+ROLES.register(
+    "agent",
+    "llm:constrained",
+    lambda c: ConstrainedToolAgent(c.model("agent"), c.on_call),
+    needs_model=True,
+)
 ROLES.register("matcher", "scripted", lambda c: ScriptedMatcher(c.oracle))
 ROLES.register("matcher", "lexical", lambda c: LexicalMatcher())
 ROLES.register(
