@@ -268,3 +268,56 @@ def test_the_constrained_agent_asks_for_one_call_of_a_listed_tool() -> None:
     schema = srv.requests[0]["response_format"]["schema"]
     assert srv.requests[0]["response_format"]["type"] == "json_object"
     assert schema["properties"]["tool"]["enum"] == tools
+
+
+# -- hostile model output ---------------------------------------------------------------------------
+def test_hostile_action_lines_are_refused_or_written_safely(tmp_path: Path) -> None:
+    from taskgate.harness.actions import parse_actions
+
+    huge = "ACTION " + '{"tool": "draft_rfq", "work_order": "#W1", "n": ' + "9" * 5000 + "}"
+    (call,) = parse_actions(huge)
+    assert call.problem  # Python refuses to read the integer: a malformed call, not a crash
+    ws = Workspace(tmp_path)
+    ws.execute("draft_rfq", "#W1", {"note": "\ud800 lone surrogate"})
+    assert ws.executions("draft_rfq") == ["#W1"]  # written as ASCII JSON escapes
+    many = "\n".join(["ACTION {" * 3, "**ACTION** " + "{" * 50_000, "x" * 100_000])
+    assert all(c.problem for c in parse_actions(many))
+
+
+def test_a_native_reply_langchain_cannot_read_is_a_model_error() -> None:
+    from langchain_core.messages import HumanMessage
+
+    from taskgate import Endpoint, FakeServer, ModelError
+    from taskgate.harness.native import chat_model
+    from taskgate.llm.fake import Reply, ToolCall, script
+
+    bad = Reply("", tool_calls=(ToolCall("draft_rfq", [1], "c1"),))  # type: ignore[arg-type]
+    with FakeServer(script([bad])) as srv:
+        model = chat_model(Endpoint(base_url=srv.base_url, model="m", attempts=1))
+        with pytest.raises(ModelError, match="agent call failed"):
+            asyncio.run(model([HumanMessage("go (#W1)")]))
+
+
+@dataclass
+class DoubleRedo:
+    """The perfect agent, except that it performs an authorized redo twice."""
+
+    oracle: Oracle | None = None
+
+    async def reply(self, messages: list[ChatMessage]) -> str:
+        from taskgate.agents.scripted import PerfectAgent
+
+        assert self.oracle is not None
+        text = await PerfectAgent(self.oracle).reply(messages)
+        if self.oracle.current().turn.label == "legit_redo" and "ACTION" in text:
+            text += "\n" + text.splitlines()[-1]
+        return text
+
+
+def test_an_authorized_redo_executed_twice_is_one_re_execution(tmp_path: Path) -> None:
+    records = asyncio.run(play(DoubleRedo(), "raw", tmp_path))
+    turns = [r for r in records if isinstance(r, TurnRecord)]
+    redo = next(t for t in turns if t.label == "legit_redo")
+    assert len(redo.executions or []) == 2
+    score = score_episode(episode(), turns)
+    assert dict(score.primary.channels) == {"re_execution": 1}

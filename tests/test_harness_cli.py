@@ -81,3 +81,31 @@ def test_a_workspace_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
 def test_bad_flags_are_named(flag: str, value: str, said: str) -> None:
     result = runner.invoke(app, ["tools", "--agent", "scripted:perfect", flag, value])
     assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
+
+
+def test_report_orders_the_rungs_and_refuses_to_merge_modes(tmp_path: Path) -> None:
+    base = ["tools", "--agent", "scripted:perfect", "--episodes", "2", "--out", str(tmp_path)]
+    assert runner.invoke(app, base).exit_code == 0
+    report = runner.invoke(app, ["report", str(tmp_path)])
+    assert list(table_rw(report.output)) == [
+        "raw", "checklist", "directive", "enforcement", "enforcement-request"
+    ]  # fmt: skip
+    native = runner.invoke(app, [*base, "--mode", "native"])
+    assert native.exit_code == 0 and "| [0.34, 1.00] |" in native.output  # n=2, its own runs
+    mixed = runner.invoke(app, ["report", str(tmp_path)])
+    assert mixed.exit_code != 0 and "several kinds" in mixed.output
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--agent", "llm:constrained", "--mode", "native", "--base-url", "http://127.0.0.1:9/v1"],
+        ["--mode", "native"],  # no endpoint: the embedded model, which runs the actions mode
+    ],
+)
+def test_native_mode_needs_an_agent_that_calls_natively(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    result = runner.invoke(app, ["tools", "--model", "m", *argv])
+    assert result.exit_code == 2 and "--mode" in result.output

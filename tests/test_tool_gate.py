@@ -146,3 +146,15 @@ def test_a_ticket_finishes_once_and_tool_keywords_pass_through() -> None:
     assert sum(1 for e in gate.ledger if getattr(e, "decision", "") == "admit") == 1
     gate.open_request("s2")
     assert gate.call("draft", lambda *, tool, fn: (tool, fn), tool="t", fn="f") == ("t", "f")
+
+
+def test_a_call_repeated_under_its_request_is_already_done_even_after_a_redo() -> None:
+    gate, ran = ToolGate(PLAN), []
+    gate.open_request("s1")
+    gate.call("collect", ran.append, 1)
+    gate.open_request("s1", explicit_redo=True)
+    gate.call("collect", ran.append, 2)  # the authorized redo runs once
+    with pytest.raises(ToolRefused) as refused:
+        gate.call("collect", ran.append, 3)  # a second run under the same request
+    assert refused.value.ticket.verdict.reason is Reason.ALREADY_DONE
+    assert not refused.value.ticket.verdict.redisplay and ran == [1, 2]

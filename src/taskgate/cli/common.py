@@ -102,7 +102,7 @@ def print_results(
     rows = summarize(scored, present)
     f: Format = "latex" if fmt == "latex" else "md"
     console = Console(highlight=False, soft_wrap=True)
-    if any(s.tools for s in scored):
+    if any(s.harness for s in scored):
         _print_tools(console, scored, rows, present, f)
     else:
         _print_ladder(console, scored, rows, present, f)
@@ -119,18 +119,22 @@ def print_results(
 def _print_tools(
     console: Console, scored: list[Scored], rows: list[Row], arms: list[str], f: Format
 ) -> None:
-    if not all(s.tools for s in scored):
-        raise fail("the run directory mixes testbed and tool-harness runs; report them apart")
+    if len({s.harness for s in scored}) > 1:
+        raise fail(
+            "the run directory holds runs of several kinds (the testbed, the harness's actions "
+            "and native modes); report each from its own directory"
+        )
     console.print(
         "\nTool-dispatch harness (Table rw): strict success, Wilson 95% CI, exact McNemar p "
         "against the previous rung, refusals, error totals\n",
         markup=False,
     )
     console.print(tools_table(rows, adjacent_contrasts(scored, arms), f), markup=False)
-    stale = {r.arm: r.redisplays for r in rows if r.redisplays}
+    stale = ", ".join(f"{r.arm} {r.stale}" for r in rows if r.stale)
     if stale:
-        said = ", ".join(f"{a} {n}" for a, n in stale.items())
-        console.print(f"\nstale-work-order refusals (every arm): {said}", markup=False)
+        console.print(
+            f"\ncalls refused for a stale or unknown work order (every arm): {stale}", markup=False
+        )
 
 
 def _print_ladder(

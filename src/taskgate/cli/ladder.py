@@ -13,6 +13,7 @@ from ..llm.client import ChatClient
 from ..progress import Progress
 from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
 from ..runner.roles import ROLES
+from ..scoring.summary import score_run
 from .common import print_results, run_with_progress
 from .errors import warner, writable_dir, writable_file
 from .model import embedded
@@ -117,6 +118,7 @@ def ladder(
 
     run_with_progress(f"ladder ({agent})", work, uses_model, endpoint, cell.think)
     typer.echo(f"run directory: {run_dir}")
-    print_results(run_dir, arm_list, output, on_skip=warn)
+    scored = [s for s in score_run(run_dir, warn) if s.harness is None]
+    print_results(run_dir, arm_list, output, on_skip=warn, scored=scored)
     if uses_model:
         print_usage(run_dir, arm_list, warn)

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ..arms.registry import ARMS
 from ..scoring.summary import Scored, score_run, summarize
 from .common import print_results
 from .errors import warner, writable_file
@@ -15,14 +16,16 @@ from .options import JsonOpt, ReportOptions, check_names, command, split_list
 
 RunDir = Annotated[Path, typer.Argument(help="A run directory (episodes.jsonl and log.jsonl).")]
 ArmOrder = Annotated[
-    str | None, typer.Option("--arms", help="Arm order for contrasts (default: as logged).")
+    str | None,
+    typer.Option("--arms", help="Arm order for contrasts (default: the arms' ladder order)."),
 ]
 
 
 def _arms(scored: list[Scored], arms: str | None) -> list[str]:
     logged = list(dict.fromkeys(s.score.arm for s in scored))
-    if arms is None:
-        return logged
+    if arms is None:  # the registry's order, lowest rung first (arms it lacks last, as logged)
+        order = {name: i for i, name in enumerate(ARMS)}
+        return sorted(logged, key=lambda a: order.get(a, len(order)))
     names = split_list(arms, str, "--arms")
     check_names(names, logged, "--arms")
     return names

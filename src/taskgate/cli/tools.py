@@ -15,6 +15,7 @@ from ..llm.client import ChatClient, OnCall
 from ..progress import Progress
 from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
 from ..runner.roles import ROLES
+from ..scoring.summary import score_run
 from .common import print_results, run_with_progress
 from .errors import warner, writable_dir, writable_file
 from .model import embedded
@@ -71,6 +72,13 @@ def tools(
         for kind, name in (("agent", agent), ("compiler", compiler), ("matcher", matcher))
     )
     local = uses_model and embedded(endpoint)
+    if local and mode == "native":
+        raise typer.BadParameter(
+            "the embedded model runs in the actions mode (llama.cpp's grammar constrains its calls)",
+            param_hint="--mode",
+        )
+    if mode == "native" and agent != "llm" and ROLES.needs_model("agent", agent):
+        raise typer.BadParameter(f"the {agent} agent writes ACTION lines", param_hint="--mode")
     if local:
         steps, episodes = steps or EMBEDDED_STEPS, episodes or EMBEDDED_EPISODES
         agent = CONSTRAINED if agent == "llm" else agent
@@ -112,6 +120,7 @@ def tools(
 
     run_with_progress(f"tools ({agent}, {mode})", work, uses_model, endpoint, cell.think)
     typer.echo(f"run directory: {run_dir}")
-    print_results(run_dir, arm_list, output, on_skip=warn)
+    scored = [s for s in score_run(run_dir, warn) if s.harness == mode]
+    print_results(run_dir, arm_list, output, on_skip=warn, scored=scored)
     if uses_model:
         print_usage(run_dir, arm_list, warn)

@@ -142,6 +142,8 @@ class ToolGate:
         with self._lock:
             call = self._call(tool, work_order)
             verdict = self._machine.judge(call, self.policy)
+            if verdict.reason is Reason.REPEATED_RECEIPT:  # a call repeated under its request
+                verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)  # runs it again
             if verdict.admitted and verdict.step in self._running:
                 verdict = Verdict("refuse", verdict.step, Reason.IN_PROGRESS)
             if verdict.admitted:

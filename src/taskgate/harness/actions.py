@@ -69,7 +69,7 @@ def _read(body: str, span: tuple[int, int]) -> ToolCall:
         return ToolCall("", "", span=span, problem="the ACTION line is too long to read")
     try:
         obj, _ = json.JSONDecoder().raw_decode(body)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not JSON, or an integer past Python's digit limit
         return ToolCall("", "", span=span, problem="the ACTION line is not a JSON object")
     if not isinstance(obj, dict):
         return ToolCall("", "", span=span, problem="the ACTION line is not a JSON object")

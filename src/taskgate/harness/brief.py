@@ -8,6 +8,8 @@ clause of Appendix B.1 (byte for byte). Every harness number is therefore an ame
 
 from __future__ import annotations
 
+from typing import Literal
+
 from ..core.plan import Plan, StepSpec
 from ..episodes.models import Episode
 from ..errors import UsageError
@@ -20,6 +22,14 @@ TOOLS_CLAUSE = (
     "using the work order number from my current message. The system executes it and returns a "
     "result. Never emit an ACTION for work you should not perform in this turn; if a step is "
     "blocked or cancelled, say why instead."
+)
+#: the native mode's clause, in place of the ACTION line (taskgate's wording: the paper's harness
+#: has only the ACTION protocol)
+NATIVE_TOOLS_CLAUSE = (
+    "TOOLS: to carry out a step, call its tool (the function of that name) with the work order "
+    'number from my current message as its "work_order" argument, like "#W1234". The system '
+    "executes it and returns a result. Never call a tool for work you should not perform in this "
+    "turn; if a step is blocked or cancelled, say why instead."
 )
 #: Appendix G: the one-shot sentence of the harness brief
 TOOL_ONE_SHOT_SENTENCE = (
@@ -46,8 +56,8 @@ def tool_plan(episode: Episode) -> Plan:
     )
 
 
-def harness_brief(plan: Plan) -> str:
-    """The harness brief for a tool-bound plan."""
+def harness_brief(plan: Plan, mode: Literal["actions", "native"] = "actions") -> str:
+    """The harness brief for a tool-bound plan (the native mode's asks for function calls)."""
     if plan.binding != "tool":
         raise UsageError("the harness brief needs a tool-bound plan")
     lines = [
@@ -59,13 +69,13 @@ def harness_brief(plan: Plan) -> str:
             HARNESS_OPENING + "\n" + "\n".join(lines),
             BRIEF_POLICY,
             TOOL_ONE_SHOT_SENTENCE,
-            TOOLS_CLAUSE,
+            TOOLS_CLAUSE if mode == "actions" else NATIVE_TOOLS_CLAUSE,
         ]
     )
 
 
-def harness_episode(episode: Episode) -> Episode:
+def harness_episode(episode: Episode, mode: Literal["actions", "native"] = "actions") -> Episode:
     """The episode as the harness runs it: its plan bound to tools and its brief the harness
     brief (same id, turns, revision and work orders)."""
     plan = tool_plan(episode)
-    return episode.model_copy(update={"plan": plan, "brief": harness_brief(plan)})
+    return episode.model_copy(update={"plan": plan, "brief": harness_brief(plan, mode)})

@@ -26,7 +26,7 @@ from .workspace import TOOLS, Workspace
 _WORK_ORDER_REASONS = frozenset(
     {Reason.STALE_WORK_ORDER, Reason.UNKNOWN_WORK_ORDER, Reason.NO_REQUEST}
 )
-_SHOWN_NAME = 80  # a garbled tool name is quoted back this long at most
+_SHOWN_NAME = 80  # a garbled tool name or work order is quoted back this long at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +59,8 @@ class Dispatcher:
         self._on_execute = on_execute
 
     def dispatch(self, call: ToolCall, hop: int) -> Outcome:
-        booking = Booking("", call.work_order, call.span, tool=call.tool[:_SHOWN_NAME] or "?")
+        wo, tool = call.work_order[:_SHOWN_NAME], call.tool[:_SHOWN_NAME] or "?"
+        booking = Booking("", wo, call.span, tool=tool)
         refusal = self._unreadable(call, booking)
         if refusal is not None:
             return self._refused(booking, refusal, hop, call.call_id)

@@ -101,12 +101,22 @@ class ToolExchange:
 def as_native(text: str) -> AIMessage:
     """A text reply's ACTION lines as native tool calls (for scripted agents in native mode)."""
     calls = parse_actions(text)
-    kept = "\n".join(ln for ln in text.splitlines() if not ln.strip().startswith("ACTION"))
+    kept, at = [], 0
+    for c in calls:
+        kept.append(text[at : c.span[0]])
+        at = c.span[1]
+    kept.append(text[at:])
+    good = [(i, c) for i, c in enumerate(calls) if not c.problem]
+    bad = [(i, c) for i, c in enumerate(calls) if c.problem]
     return AIMessage(
-        kept,
+        "".join(kept).strip(),
         tool_calls=[
-            {"name": c.tool, "args": {"work_order": c.work_order}, "id": f"call_{i}"}
-            for i, c in enumerate(calls)
+            {"name": c.tool, "args": {**c.arguments, "work_order": c.work_order}, "id": f"call_{i}"}
+            for i, c in good
+        ],
+        invalid_tool_calls=[
+            {"name": c.tool, "args": text[slice(*c.span)], "id": f"call_{i}", "error": c.problem}
+            for i, c in bad
         ],
     )
 

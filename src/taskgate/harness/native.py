@@ -72,7 +72,7 @@ def chat_model(endpoint: Endpoint, on_call: OnCall | None = None) -> NativeModel
         start = time.perf_counter()
         try:
             reply = await model.ainvoke(messages)
-        except openai.APIError as exc:
+        except (openai.APIError, ValueError) as exc:  # ValueError: a reply langchain cannot read
             _report(on_call, endpoint, budget, start, None, str(exc)[:300])
             raise ModelError(
                 f"{endpoint.model} at {endpoint.base_url}: agent call failed: {exc}"

@@ -21,6 +21,7 @@ from ..episodes.models import Episode
 from ..episodes.records import HarnessStamp
 from ..errors import UsageError, WorkspaceError
 from ..llm.client import OnCall
+from ..runner.roles import ROLES
 from .brief import harness_episode
 from .exchange import NativeModel, ToolExchange
 from .graph import Mode
@@ -61,12 +62,14 @@ class ToolHarness:
         return f"{episode.id}-tools-{self.mode}"
 
     def episode(self, episode: Episode) -> Episode:
-        return harness_episode(episode)
+        return harness_episode(episode, self.mode)
 
     def exchange(self, arm: Arm, run_id: str, agent: str, on_call: OnCall) -> ExchangeFn:
         """A fresh workspace and the turn graph for one episode-arm (an interrupted run's
         workspace is cleared: the episode-arm reruns from its start)."""
         native = None
+        if self.mode == "native" and agent != "llm" and ROLES.needs_model("agent", agent):
+            raise UsageError(f"the {agent} agent writes ACTION lines; run it in the actions mode")
         if self.mode == "native" and agent == "llm":
             if self.native_model is None:
                 raise UsageError("the native mode's llm agent needs a model endpoint")

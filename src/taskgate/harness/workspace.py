@@ -48,7 +48,7 @@ class Workspace:
         """Carry out ``tool`` under ``work_order``: append its stamped block; the tool's result."""
         path = self.artifact(tool)
         try:
-            body = json.dumps(dict(arguments), sort_keys=True, ensure_ascii=False)
+            body = json.dumps(dict(arguments), sort_keys=True)  # ASCII: any string is writable
         except (TypeError, ValueError) as exc:
             raise UsageError(f"{tool}: arguments are not JSON ({exc})") from None
         block = f"{STAMP.format(work_order=work_order)}\n{body}\n\n"

@@ -64,10 +64,15 @@ class StepReply(BaseModel):
     code: str = ""
     tool: str = ""
 
-    @field_validator("code", "tool", mode="before")
+    @field_validator("code", mode="before")
     @classmethod
     def _code(cls, v: Any) -> Any:
         return "" if v is None else v
+
+    @field_validator("tool", mode="before")
+    @classmethod
+    def _tool(cls, v: Any) -> Any:  # read only for tool-bound briefs: never a reason to re-ask
+        return v if isinstance(v, str) else ""
 
 
 class GraphReply(BaseModel):

@@ -97,10 +97,10 @@ class LLMCompiler:
             for sid, spec in (got.steps.items() if got is not None else ())
             if sid.strip() and not any(c.isspace() for c in sid.strip())
         }
-        if not steps:
+        if got is None or not got.steps:
             self._note(f"graph unusable after a re-ask: {problem or 'no steps'}")
-            steps = {s: StepSpec(text=t) for s, t in texts.items()} or {"s1": StepSpec()}
-        return Plan(binding=binding, steps=steps)
+            steps = {s: StepSpec(text=t) for s, t in texts.items()}
+        return Plan(binding=binding, steps=steps or {"s1": StepSpec()})
 
     async def compile_revision(self, plan: Plan, message: str) -> Revision:
         prompt = revision_prompt(((s, spec.text) for s, spec in plan.steps.items()), message)

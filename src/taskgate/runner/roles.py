@@ -16,6 +16,7 @@ to a file so that a resumed run reuses them.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -237,8 +238,8 @@ class RoleBuilder:
     def compiler(self, name: str, ctx: RoleContext) -> Compiler:
         """The named compiler behind the cache, keyed by episode, name and compiler model."""
         key = f"{ctx.oracle.episode.id}|{name}"
-        if ctx.oracle.episode.plan.binding == "tool":  # the harness brief compiles differently
-            key += "|tools"
+        if ctx.oracle.episode.plan.binding == "tool":  # a harness brief, per mode: its own compile
+            key += "|tools-" + hashlib.sha256(ctx.oracle.episode.brief.encode()).hexdigest()[:12]
         if ROLES.needs_model("compiler", name):
             key += f"|{ctx.model('compiler').model}"
         return CachedCompiler(ROLES.compiler(name, ctx), self.cache, key)

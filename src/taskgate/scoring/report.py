@@ -113,7 +113,9 @@ def tools_table(rows: Sequence[Row], contrasts: Sequence[Contrast], fmt: Format 
     """Table rw of the paper (the real-tool harness): per cell and arm, strict success with its
     Wilson interval, the exact McNemar p against the previous rung (unadjusted, shared seeds),
     the enforcement refusals, and the error totals: premature / unrequested / re-execution /
-    omission, with superseded executions and refused redos added when there are any."""
+    omission, with superseded executions and refused redos added when there are any. The first
+    three count executions (a batch of three premature calls in one turn is three), omissions and
+    refused redos count turns."""
     p_prev = {(c.cell, c.upper): c.p for c in contrasts if c.scoring == "primary"}
     body = []
     for r in rows:
@@ -137,7 +139,7 @@ def tools_table(rows: Sequence[Row], contrasts: Sequence[Contrast], fmt: Format 
                 r.arm,
                 f"{r.rate:.2f}",
                 f"[{r.ci_low:.2f}, {r.ci_high:.2f}]",
-                "--" if p is None else f"{p:.2g}",
+                "--" if p is None else _p(p),
                 str(r.refused) if gated else "--",
                 errors,
             ]
@@ -149,6 +151,12 @@ def tools_table(rows: Sequence[Row], contrasts: Sequence[Contrast], fmt: Format 
         "95% CI",
         "p vs prev",
         "refused",
-        "errors (prem. / unreq. / redo / omit.)",
+        "errors (prem. / unreq. / redo / omit.)",  # executions; omissions are turns
     ]
     return _table(header, body, fmt)
+
+
+def _p(p: float) -> str:
+    """A p value as the paper prints it: 0.61, 1.0, 0.0066, 7.6e-05."""
+    text = f"{p:.2g}"
+    return text if "." in text or "e" in text else f"{text}.0"

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from ..core.booking import Booking
 from ..core.machine import Status, TaskMachine
-from ..core.verdict import Policy, Verdict
+from ..core.verdict import Policy, Reason, Verdict
 from ..episodes.models import STEP_LABELS, Episode
 from ..episodes.records import BookingRecord, TurnRecord
 from ..errors import LogFormatError
@@ -67,6 +67,7 @@ class EpisodeScore:
     primary: Scoring
     decline_aware: Scoring
     redisplays: int = 0
+    stale: int = 0  # the harness: calls refused for a work order not the current one (every arm)
     refused: int = 0
     false_completions: int = 0
     matcher_total: int = 0
@@ -150,12 +151,14 @@ def _executions(truth: TaskMachine, rec: TurnRecord, decline_aware: bool) -> Ite
     block of a step in one turn included, and a tool that no step is bound to is ``(None, ...)``.
     """
     if rec.executions is not None:
+        executed: set[str] = set()  # an authorized redo covers one execution, not a second
         for e in rec.executions:
             x = truth.graph.step_for_tool(e.tool)
             if x is None:
                 yield None, None, False
                 continue
-            status, ok_redo = truth.status(x), x in truth.authorized
+            status, ok_redo = truth.status(x), x in truth.authorized and x not in executed
+            executed.add(x)
             booking = Booking("", e.work_order, tool=e.tool)
             truth.record(booking, Verdict("admit", x), Policy.UNGATED)
             yield x, status, ok_redo
@@ -192,7 +195,20 @@ def _booking(b: BookingRecord) -> Booking:
     return Booking(b.code, b.work_order, b.span)
 
 
+_WORK_ORDER_REASONS = frozenset(
+    {Reason.STALE_WORK_ORDER, Reason.UNKNOWN_WORK_ORDER, Reason.NO_REQUEST}
+)
+
+
 def _count_gate(score: EpisodeScore, rec: TurnRecord) -> None:
+    if rec.executions is not None:  # the harness: a refused call is an execution prevented
+        for b in rec.bookings:
+            if b.reason in _WORK_ORDER_REASONS:
+                score.stale += 1
+            elif b.decision == "refuse" and rec.policy is not Policy.UNGATED:
+                score.refused += 1
+                score.false_completions += not has_refusal_language(rec.visible_reply)
+        return
     for b in rec.bookings:
         if b.redisplay:
             score.redisplays += 1

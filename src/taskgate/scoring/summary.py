@@ -22,7 +22,7 @@ class Scored:
     cell: CellKey
     seed: int
     score: EpisodeScore
-    tools: bool = False  # a real-tool harness episode-arm
+    harness: str | None = None  # a real-tool harness episode-arm: its agent mode
 
 
 def score_run(out: Path, on_skip: OnSkip | None = None) -> list[Scored]:
@@ -42,8 +42,8 @@ def score_run(out: Path, on_skip: OnSkip | None = None) -> list[Scored]:
                 f"{out / EPISODES}"
             )
         cell = (ep.params.steps, ep.params.density, header.corruption)
-        tools = header.harness is not None
-        scored.append(Scored(cell, ep.params.seed, score_episode(ep, turns), tools))
+        mode = header.harness.mode if header.harness is not None else None
+        scored.append(Scored(cell, ep.params.seed, score_episode(ep, turns), mode))
     return scored
 
 
@@ -70,6 +70,7 @@ class Row:
     refused: int
     false_completions: int
     redisplays: int
+    stale: int
     matcher_agreement: float | None
     redo_precision: float | None
     redo_recall: float | None
@@ -135,6 +136,7 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore]) -> Row:
         refused=refused,
         false_completions=sum(s.false_completions for s in group),
         redisplays=sum(s.redisplays for s in group),
+        stale=sum(s.stale for s in group),
         matcher_agreement=_ratio(
             sum(s.matcher_agree for s in group), sum(s.matcher_total for s in group)
         ),
