@@ -114,10 +114,13 @@ def test_a_harness_episode_on_the_real_model_calls_tools(tmp_path: Path) -> None
     assert run.header.harness is not None and [t.index for t in run.turns] == list(range(44))
     asked = [t for t in run.turns if t.work_order is not None]
     calls = [b for t in asked for b in t.bookings if b.reply_index == 0]
-    assert len(calls) >= len(asked) - 2  # the grammar makes the first reply of a turn a call
+    assert len(calls) >= len(asked) - 2  # the grammar makes the reply to a request a call
+    assert all(b.work_order == t.work_order for t in asked for b in t.bookings)
     assert all(b.tool for b in calls)
     refused = [b for t in run.turns for b in t.bookings if b.decision == "refuse"]
     executed = [e for t in run.turns for e in t.executions or []]
-    assert refused and len(executed) + len(refused) == sum(len(t.bookings) for t in run.turns)
+    assert len(executed) + len(refused) == sum(len(t.bookings) for t in run.turns) > 0
     (scored,) = score_run(tmp_path)
-    assert scored.tools and scored.score.refused == sum(not b.redisplay for b in refused)
+    work_order = ("stale-work-order", "unknown-work-order", "no-request")
+    assert scored.harness == "actions"
+    assert scored.score.refused == sum(b.reason not in work_order for b in refused)

@@ -250,11 +250,13 @@ def test_the_constrained_agent_asks_for_one_call_of_a_listed_tool() -> None:
             async with ChatClient(Endpoint(base_url=srv.base_url, model="m")) as client:
                 agent = ConstrainedToolAgent(client)
                 results: ChatMessage = {"role": "user", "content": "[TOOL RESULTS]\nx: done"}
+                chat: ChatMessage = {"role": "user", "content": "Thanks for the updates."}
                 return [
                     await agent.reply([system, ask]),
                     await agent.reply(
                         [system, ask, {"role": "assistant", "content": "."}, results]
                     ),
+                    await agent.reply([system, chat]),  # no work order: nothing to do
                     await agent.reply([system, ask]),  # a server that ignores the grammar
                 ]
 
@@ -262,12 +264,14 @@ def test_the_constrained_agent_asks_for_one_call_of_a_listed_tool() -> None:
     assert got == [
         f'ACTION {{"tool": "{tools[0]}", "work_order": "#W1234"}}',
         ACKNOWLEDGEMENT,
+        ACKNOWLEDGEMENT,
         "I would rather chat.",
     ]
-    assert len(srv.requests) == 2  # the acknowledgement costs no call
+    assert len(srv.requests) == 2  # an acknowledgement costs no call
     schema = srv.requests[0]["response_format"]["schema"]
     assert srv.requests[0]["response_format"]["type"] == "json_object"
     assert schema["properties"]["tool"]["enum"] == tools
+    assert schema["properties"]["work_order"]["enum"] == ["#W1234"]
 
 
 # -- hostile model output ---------------------------------------------------------------------------

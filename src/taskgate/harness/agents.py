@@ -1,13 +1,15 @@
-"""A model-backed harness agent that always acts: its turn's first reply is one tool call.
+"""A model-backed harness agent that always acts: its reply to a request is one tool call.
 
-:class:`ConstrainedToolAgent` asks the model for its first reply of a turn under a JSON-schema
-grammar (llama.cpp's ``response_format: {"type": "json_object", "schema": ...}``) that admits only
-``{"tool": <a tool the brief lists>, "work_order": "#W<digits>"}``, and writes the result as the
-TOOLS clause's ACTION line. It acts once per turn: to the tool results it answers with a fixed
-acknowledgement and no model call (the model reads the results in the next turn's history), which
-keeps a 44-turn episode within a small model's context. The embedded SmolLM2 never writes a
-protocol line on its own; constrained, it calls a tool every turn, so the gate has something to
-judge. Which tool it picks is the model's.
+:class:`ConstrainedToolAgent` asks the model for its reply to a request under a JSON-schema grammar
+(llama.cpp's ``response_format: {"type": "json_object", "schema": ...}``) that admits only
+``{"tool": <a tool the brief lists>, "work_order": <the request's work order>}``, and writes the
+result as the TOOLS clause's ACTION line. Which tool it calls is the model's choice; the grammar
+only makes the reply a well-formed call under the current work order (the tiny model otherwise
+copies the brief's example, ``#W1234``, and every call would be refused as stale). A message that
+carries no work order (small talk), and the tool results after a call, get a fixed
+acknowledgement without a model call: the agent acts once per request, which also keeps a 44-turn
+episode within a small model's context. The embedded SmolLM2 never writes a protocol line on its
+own; constrained, it calls a tool on every request, so the gate has something to judge.
 """
 
 from __future__ import annotations
@@ -21,16 +23,16 @@ from ..llm.client import ChatClient, OnCall
 from .actions import RESULTS_HEADER
 
 _TOOL_LINE = re.compile(r"^- \S+: .*\[tool: ([^\]\s]+)\]\s*$", re.MULTILINE)
-_WORK_ORDER = r"^#W[0-9]{1,6}$"
+_REQUEST = re.compile(r"\((#W[0-9]+)\)")  # a request's work order, as the user writes it
 
 
-def action_schema(tools: list[str]) -> dict[str, Any]:
-    """The grammar's schema: one call of one of ``tools`` under a work order."""
+def action_schema(tools: list[str], work_order: str) -> dict[str, Any]:
+    """The grammar's schema: one call of one of ``tools`` under ``work_order``."""
     return {
         "type": "object",
         "properties": {
             "tool": {"type": "string", "enum": tools},
-            "work_order": {"type": "string", "pattern": _WORK_ORDER},
+            "work_order": {"type": "string", "enum": [work_order]},
         },
         "required": ["tool", "work_order"],
     }
@@ -51,12 +53,15 @@ class ConstrainedToolAgent:
         self._client, self._on_call = client, on_call
 
     async def reply(self, messages: list[ChatMessage]) -> str:
-        if messages and results_only(messages[-1]["content"]):
-            return ACKNOWLEDGEMENT
         tools = _TOOL_LINE.findall(messages[0]["content"]) if messages else []
         if not tools:  # not the harness brief: an ordinary reply
             return (await self._client.complete(messages, "agent", self._on_call)).text  # type: ignore[arg-type]
-        grammar = {"response_format": {"type": "json_object", "schema": action_schema(tools)}}
+        last = messages[-1]["content"]
+        requested = _REQUEST.findall(last)
+        if results_only(last) or not requested:
+            return ACKNOWLEDGEMENT
+        schema = action_schema(tools, requested[-1])
+        grammar = {"response_format": {"type": "json_object", "schema": schema}}
         text = (await self._client.complete(messages, "agent", self._on_call, grammar)).text  # type: ignore[arg-type]
         try:
             call = json.loads(text)
