@@ -99,7 +99,7 @@ def test_a_harness_episode_on_the_real_model_calls_tools(tmp_path: Path) -> None
 
         async def go() -> None:
             client = ChatClient(
-                Endpoint(base_url=agent_srv.base_url, model=MODEL_NAME, reply_budget=24)
+                Endpoint(base_url=agent_srv.base_url, model=MODEL_NAME, reply_budget=64)
             )
             helper = ChatClient(Endpoint(base_url=helper_srv.base_url, model=MODEL_NAME))
             try:
