@@ -8,6 +8,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
+import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -19,6 +20,7 @@ from ..scoring.summary import Row, Scored, adjacent_contrasts, score_run, summar
 from .errors import FAILURE, fail
 from .model import clients, endpoint_for
 from .options import EndpointOptions, ReportOptions
+from .usage import print_usage
 
 Work = Callable[[RunProgress, ChatClient | None, ChatClient | None], Coroutine[Any, Any, None]]
 
@@ -85,6 +87,23 @@ def with_progress(
             f"{progress.failed} {unit}(s) failed; rerun with the same --out to retry them."
         )
     return progress
+
+
+def report_run(
+    run_dir: Path,
+    arms: Sequence[str],
+    report: ReportOptions,
+    on_skip: OnSkip,
+    harness: str | None = None,
+    usage: bool = False,
+) -> None:
+    """After a run: its directory, its tables (the runs of one kind: the testbed's, or the tool
+    harness's in one mode), and token usage with compile accuracy when a model ran."""
+    typer.echo(f"run directory: {run_dir}")
+    scored = [s for s in score_run(run_dir, on_skip) if s.harness == harness]
+    print_results(run_dir, arms, report, on_skip=on_skip, scored=scored)
+    if usage:
+        print_usage(run_dir, arms, on_skip)
 
 
 def print_results(

@@ -13,8 +13,7 @@ from ..llm.client import ChatClient
 from ..progress import Progress
 from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
 from ..runner.roles import ROLES
-from ..scoring.summary import score_run
-from .common import print_results, run_with_progress
+from .common import report_run, run_with_progress
 from .errors import warner, writable_dir, writable_file
 from .model import embedded
 from .options import (
@@ -26,7 +25,6 @@ from .options import (
     split_list,
     usage,
 )
-from .usage import print_usage
 
 #: a small ladder for the embedded model, which is tiny and slow on a laptop
 EMBEDDED_STEPS, EMBEDDED_EPISODES, EMBEDDED_MAX_TOKENS = "5", 1, 64
@@ -101,9 +99,7 @@ def ladder(
             para_tier=para_tier,  # type: ignore[arg-type]
             ambiguous_rate=ambiguous_rate,
             rewrites=load_rewrites(rewrites),
-            corruption=cell.rates(),
-            repair=cell.repair,
-            bypass=cell.bypass,
+            **cell.conditions(),
             concurrency=endpoint.concurrency,
         ),
     )
@@ -117,8 +113,4 @@ def ladder(
         await run_ladder(config, run_dir, progress, client, helper, warn)
 
     run_with_progress(f"ladder ({agent})", work, uses_model, endpoint, cell.think)
-    typer.echo(f"run directory: {run_dir}")
-    scored = [s for s in score_run(run_dir, warn) if s.harness is None]
-    print_results(run_dir, arm_list, output, on_skip=warn, scored=scored)
-    if uses_model:
-        print_usage(run_dir, arm_list, warn)
+    report_run(run_dir, arm_list, output, warn, usage=uses_model)

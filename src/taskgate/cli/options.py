@@ -125,6 +125,10 @@ class CellOptions:
         check_names(names, allowed, "--arms")
         return names
 
+    def conditions(self) -> dict[str, Any]:
+        """The run conditions it sets, as :class:`~taskgate.LadderConfig` fields."""
+        return {"corruption": self.rates(), "repair": self.repair, "bypass": self.bypass}
+
     def rates(self) -> list[float]:
         rates = split_list(self.corruption, float, "--corruption")
         for r in rates:

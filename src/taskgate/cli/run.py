@@ -35,9 +35,7 @@ def run(
             agent=agent,
             compiler=compiler,
             matcher=matcher,
-            corruption=cell.rates(),
-            repair=cell.repair,
-            bypass=cell.bypass,
+            **cell.conditions(),
             concurrency=endpoint.concurrency,
         ),
     )

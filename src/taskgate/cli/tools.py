@@ -15,12 +15,10 @@ from ..llm.client import ChatClient, OnCall
 from ..progress import Progress
 from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
 from ..runner.roles import ROLES
-from ..scoring.summary import score_run
-from .common import print_results, run_with_progress
+from .common import report_run, run_with_progress
 from .errors import warner, writable_dir, writable_file
 from .model import embedded
 from .options import CellOptions, EndpointOptions, ReportOptions, command, usage
-from .usage import print_usage
 
 #: the embedded model's smoke run: small, with the agent's first reply of each turn constrained by
 #: llama.cpp's JSON-schema grammar to a valid call of a tool the brief lists (the tiny model never
@@ -99,9 +97,7 @@ def tools(
             first_seed=seed,
             compiler=compiler,
             matcher=matcher,
-            corruption=cell.rates(),
-            repair=cell.repair,
-            bypass=cell.bypass,
+            **cell.conditions(),
             concurrency=endpoint.concurrency,
         ),
     )
@@ -119,8 +115,4 @@ def tools(
         await run_ladder(config, run_dir, progress, client, helper, warn, harness)
 
     run_with_progress(f"tools ({agent}, {mode})", work, uses_model, endpoint, cell.think)
-    typer.echo(f"run directory: {run_dir}")
-    scored = [s for s in score_run(run_dir, warn) if s.harness == mode]
-    print_results(run_dir, arm_list, output, on_skip=warn, scored=scored)
-    if uses_model:
-        print_usage(run_dir, arm_list, warn)
+    report_run(run_dir, arm_list, output, warn, harness=mode, usage=uses_model)
