@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test quick lint typecheck unit bench clean
+.PHONY: run test quick lint typecheck unit guard bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,7 +29,11 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest
 
-test: lint typecheck unit
+# the runner's CPU per turn against a fake server in another process: fails on a regression
+guard: $(STAMP)
+	$(BIN)/python bench/bench_runner.py 0.05 --check
+
+test: lint typecheck unit guard
 
 quick: lint typecheck
 	$(BIN)/pytest -m "not slow" -n auto

@@ -6,7 +6,12 @@ two calls) plus 44 turns of a matcher call and an agent call, i.e. about 90 x la
 measured wall time within 1.2x of that. Also prints the runner's own CPU time per turn (the server
 runs in another process, so its work is not counted).
 
-Run: .venv/bin/python bench/bench_runner.py [latency_seconds]
+With ``--check`` it is the regression guard that ``make test`` (and so CI) runs: it exits 1 when
+the runner's CPU time per turn exceeds a generous bound (CPU time, unlike wall time, barely moves
+on a busy machine; the bound is about three times today's figure, and the regression it guards
+against was five to nine times).
+
+Run: .venv/bin/python bench/bench_runner.py [latency_seconds] [--check]
 """
 
 from __future__ import annotations
@@ -30,8 +35,14 @@ def serve(port_out: multiprocessing.Queue, latency: float) -> None:  # type: ign
             time.sleep(3600)
 
 
+#: the guard's bound on the runner's CPU time per turn (about 2 ms on a 2-core machine today)
+CHECK_MS_PER_TURN = 6.0
+
+
 def main() -> None:
-    latency = float(sys.argv[1]) if len(sys.argv) > 1 else 0.2
+    args = [a for a in sys.argv[1:] if a != "--check"]
+    check = "--check" in sys.argv[1:]
+    latency = float(args[0]) if args else 0.2
     ports: multiprocessing.Queue = multiprocessing.Queue()  # type: ignore[type-arg]
     server = multiprocessing.Process(target=serve, args=(ports, latency), daemon=True)
     server.start()
@@ -79,6 +90,15 @@ def main() -> None:
     print(
         f"peak resident memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
     )
+    per_turn = cpu / turns * 1000
+    if check and per_turn > CHECK_MS_PER_TURN:
+        print(
+            f"REGRESSION: the runner spent {per_turn:.2f} ms of CPU per turn, over the guard's "
+            f"{CHECK_MS_PER_TURN:g} ms (profile it: python -m cProfile bench/bench_runner.py)"
+        )
+        sys.exit(1)
+    if check:
+        print(f"runner guard: {per_turn:.2f} ms per turn <= {CHECK_MS_PER_TURN:g} ms: ok")
 
 
 if __name__ == "__main__":
