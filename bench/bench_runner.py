@@ -11,7 +11,8 @@ the runner's CPU time per turn exceeds a generous bound (CPU time, unlike wall t
 on a busy machine; the bound is about three times today's figure, and the regression it guards
 against was five to nine times).
 
-Run: .venv/bin/python bench/bench_runner.py [latency_seconds] [--check]
+Run: .venv/bin/python bench/bench_runner.py [latency_seconds [episodes_per_arm]] [--check]
+(the issue's scale figure: ``bench_runner.py 2 512``, 2,048 episode-arms in flight)
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if a != "--check"]
     check = "--check" in sys.argv[1:]
     latency = float(args[0]) if args else 0.2
+    episodes = int(args[1]) if len(args) > 1 else 32  # per arm; all episode-arms in flight
     ports: multiprocessing.Queue = multiprocessing.Queue()  # type: ignore[type-arg]
     server = multiprocessing.Process(target=serve, args=(ports, latency), daemon=True)
     server.start()
@@ -54,15 +56,15 @@ def main() -> None:
         compiler="llm",
         matcher="llm",
         steps=(10,),
-        episodes=32,
-        concurrency=128,
+        episodes=episodes,
+        concurrency=4 * episodes,
     )
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
 
         async def go() -> None:
             endpoint = Endpoint(
-                base_url=f"http://127.0.0.1:{port}/v1", model="fake", concurrency=256
+                base_url=f"http://127.0.0.1:{port}/v1", model="fake", concurrency=8 * episodes
             )
             client = ChatClient(endpoint)
             try:
@@ -86,7 +88,10 @@ def main() -> None:
     print(
         f"wall {wall:.2f} s; ideal critical path {ideal:.2f} s; ratio {wall / ideal:.3f} (target <= 1.2)"
     )
-    print(f"runner CPU {cpu:.2f} s = {cpu / turns * 1000:.2f} ms per turn ({turns} turns)")
+    print(
+        f"runner CPU {cpu:.2f} s = {cpu / turns * 1000:.2f} ms per turn ({turns} turns), "
+        f"{cpu / calls * 1000:.2f} ms per model call"
+    )
     print(
         f"peak resident memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
     )
