@@ -20,7 +20,7 @@ from .errors import warner, writable_dir, writable_file
 from .model import embedded
 from .options import CellOptions, EndpointOptions, ReportOptions, command, usage
 
-#: the embedded model's smoke run: small, with the agent's first reply of each turn constrained by
+#: the embedded model's smoke run: small, with the agent's reply to each request constrained by
 #: llama.cpp's JSON-schema grammar to a valid call of a tool the brief lists (the tiny model never
 #: writes an ACTION line on its own)
 EMBEDDED_STEPS, EMBEDDED_EPISODES, EMBEDDED_MAX_TOKENS = 5, 1, 64
@@ -52,8 +52,8 @@ def tools(
     workspace, a LangGraph agent loop, five arms; print Table rw.
 
     With no model flags the agent, compiler and matcher are the embedded SmolLM2 model (a smoke
-    run: 1 episode at S=5, replies capped at 64 tokens, and the llm agent constrained to call a
-    tool on each turn's first reply: llm:constrained).
+    run: 1 episode at S=5, replies capped at 64 tokens, and the llm agent constrained by llama.cpp's
+    grammar to answer each request with one tool call: llm:constrained).
     """
     try:
         from ..harness.exchange import NativeModel

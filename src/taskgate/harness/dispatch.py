@@ -61,7 +61,7 @@ class Dispatcher:
     def dispatch(self, call: ToolCall, hop: int) -> Outcome:
         wo, tool = call.work_order[:_SHOWN_NAME], call.tool[:_SHOWN_NAME] or "?"
         booking = Booking("", wo, call.span, tool=tool)
-        refusal = self._unreadable(call, booking)
+        refusal = _unreadable(call)
         if refusal is not None:
             return self._refused(booking, refusal, hop, call.call_id)
         if self._gate is None:
@@ -83,13 +83,6 @@ class Dispatcher:
             self._gate.finish(ticket, ok)
         return self._executed(booking, ticket.verdict, result, hop, call)
 
-    def _unreadable(self, call: ToolCall, booking: Booking) -> Verdict | None:
-        if call.problem:
-            return Verdict("refuse", None, Reason.MALFORMED_CALL)
-        if call.tool not in TOOLS:
-            return Verdict("refuse", None, Reason.UNKNOWN_TOOL)
-        return None
-
     def _refused(self, booking: Booking, verdict: Verdict, hop: int, call_id: str) -> Outcome:
         return Outcome(
             Judged(booking, verdict, hop), render_rejection(verdict, booking), False, call_id
@@ -100,3 +93,12 @@ class Dispatcher:
     ) -> Outcome:
         self._on_execute(booking)
         return Outcome(Judged(booking, verdict, hop), result, True, call.call_id)
+
+
+def _unreadable(call: ToolCall) -> Verdict | None:
+    """Refused in every arm: a call that cannot be read, or names a tool the workspace lacks."""
+    if call.problem:
+        return Verdict("refuse", None, Reason.MALFORMED_CALL)
+    if call.tool not in TOOLS:
+        return Verdict("refuse", None, Reason.UNKNOWN_TOOL)
+    return None

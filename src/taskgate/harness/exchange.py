@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 
 from ..agents.base import ChatMessage
 from ..arms.arm import Arm, ArmState, Ask, Exchange
@@ -129,9 +129,7 @@ def to_chat(messages: list[AnyMessage]) -> list[ChatMessage]:
             out.append({"role": "system", "content": message_text(m)})
         elif isinstance(m, AIMessage):
             out.append({"role": "assistant", "content": _reply_text(m, "native")})
-        elif isinstance(m, ToolMessage):
-            out.append({"role": "user", "content": message_text(m)})
-        else:
+        else:  # the user's turns, and tool results
             out.append({"role": "user", "content": message_text(m)})
     return out
 

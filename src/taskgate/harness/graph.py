@@ -9,7 +9,7 @@ each call and answers it, and a conditional edge loops back to the agent, at mos
 * ``native``: the agent calls the 18 tools as OpenAI function tools; each call is answered by a
   ``ToolMessage`` (``status="error"`` for a refusal), as tool-calling models expect.
 
-The graph is compiled once per mode; what a turn needs (the actor, the dispatcher) travels in the
+The graph is compiled once; what a turn needs (the actor, the dispatcher, the mode) travels in the
 run's ``configurable`` config, so concurrent episodes share it.
 """
 
