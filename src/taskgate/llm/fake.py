@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -139,6 +140,15 @@ def script(replies: Iterable[str | Reply]) -> Responder:
     return respond
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # the client went away (it timed out, or closed its pool): nothing to report
+        super().handle_error(request, client_address)
+
+
 @dataclass
 class FakeServer:
     """A context manager: ``with FakeServer(responder) as srv: ... srv.base_url``."""
@@ -159,8 +169,7 @@ class FakeServer:
 
     def __enter__(self) -> FakeServer:
         handler = _handler(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", self.port), handler)
         self.port = int(self._server.server_address[1])
         # a short poll: shutdown() waits for the serve loop's next poll (0.5 s by default)
         server = self._server
