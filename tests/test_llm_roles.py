@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable
+from pathlib import Path
 from typing import TypeVar
 
-from taskgate import EpisodeParams, Plan, Revision, generate_episode
+from taskgate import ChatMessage, EpisodeParams, Plan, Revision, generate_episode
 from taskgate.llm.client import CallInfo, ChatClient, Endpoint
 from taskgate.llm.fake import FakeServer, script
 from taskgate.llm.prompts import GRAPH_PROMPT
@@ -98,3 +99,53 @@ def test_a_reply_nested_past_the_decoders_limit_is_a_format_error() -> None:
 
     with pytest.raises(ReplyFormatError, match="nests too deeply"):
         parse_reply('{"step": ' + "[" * 100_000, MatchReply)
+
+
+def test_the_prefix_share_is_what_the_previous_prompt_starts_with() -> None:
+    from taskgate.llm.roles import prefix_share
+
+    sys_: ChatMessage = {"role": "system", "content": "brief"}
+    u1: ChatMessage = {"role": "user", "content": "ask one [checklist]"}
+    kept: ChatMessage = {"role": "user", "content": "ask one"}
+    a1: ChatMessage = {"role": "assistant", "content": "done"}
+    u2: ChatMessage = {"role": "user", "content": "ask two"}
+    assert prefix_share([], [sys_, u1]) == 0.0
+    now = [sys_, kept, a1, u2]
+    total = sum(len(m["role"]) + len(m["content"]) for m in now)
+    # the system prompt, then the user turn up to where its checklist was left out
+    assert prefix_share([sys_, u1], now) == (6 + 5 + 4 + len("ask one")) / total
+    assert prefix_share(now, now) == 1.0
+    changed: ChatMessage = {"role": "system", "content": "brief + directive"}
+    assert prefix_share([changed, kept], now) == (6 + 5) / total
+
+
+def test_a_run_logs_each_agent_calls_prefix_share(tmp_path: Path) -> None:
+    import asyncio
+
+    from taskgate import (
+        ChatClient,
+        Endpoint,
+        FakeServer,
+        LadderConfig,
+        protocol_responder,
+        run_ladder,
+    )
+    from taskgate.rundir import LOG, read_log
+
+    config = LadderConfig(
+        arms=("raw", "directive-system"), agent="llm", compiler="llm", matcher="llm", episodes=1
+    )
+    with FakeServer(protocol_responder) as srv:
+
+        async def go() -> None:
+            async with ChatClient(Endpoint(base_url=srv.base_url, model="m")) as client:
+                await run_ladder(config, tmp_path, client=client)
+
+        asyncio.run(go())
+    share = {
+        arm: [c.prefix_share for c in run.calls if c.purpose == "agent"]
+        for (_, arm), run in read_log(tmp_path / LOG).items()
+    }
+    assert all(s is not None for s in share["raw"]) and share["raw"][0] == 0.0
+    mean = {arm: sum(s or 0 for s in v) / len(v) for arm, v in share.items()}
+    assert mean["raw"] > 0.9 > mean["directive-system"]  # its directive rewrites the system prompt

@@ -24,15 +24,16 @@ def print_usage(run_dir: Path, arms: Sequence[str], on_skip: OnSkip | None = Non
         console.print("\nToken usage per episode (agent calls; Appendix B.5)\n", markup=False)
         console.print(
             "| cell | arm | prompt | completion | total | x raw | matcher calls | compile tokens "
-            "| refused | failed calls |\n|---|---|---|---|---|---|---|---|---|---|",
+            "| refused | failed calls | prefix share |\n|---|---|---|---|---|---|---|---|---|---|---|",
             markup=False,
         )
         for r in rows:
             ratio = "--" if r.ratio_to_raw is None else f"{r.ratio_to_raw:.2f}"
+            prefix = "--" if r.prefix_share is None else f"{r.prefix_share:.3f}"
             console.print(
                 f"| {_cell(r.cell)} | {r.arm} | {r.prompt:.0f} | {r.completion:.0f} | {r.total:.0f} "
                 f"| {ratio} | {r.matcher_calls:.1f} | {r.compiler_tokens:.0f} | {r.refused} "
-                f"| {r.failed_calls} |",
+                f"| {r.failed_calls} | {prefix} |",
                 markup=False,
             )
     acc = compile_accuracy(runs, episodes)

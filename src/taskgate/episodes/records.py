@@ -141,6 +141,9 @@ class CallInfo(BaseModel):
     reasoning_chars: int = 0
     events: tuple[str, ...] = ()  # retries and budget changes, in order
     reask: bool = False  # a corrective re-ask after a malformed reply
+    #: the agent's calls: the share of this prompt (in characters) that is a prefix of the
+    #: episode-arm's previous agent prompt, which a server's prefix (KV) cache can reuse
+    prefix_share: float | None = None
 
 
 class CallRecord(CallInfo, _Record):

@@ -51,11 +51,52 @@ def _tagged(on_call: OnCall | None, reask: bool) -> OnCall | None:
 
 
 class LLMAgent:
+    """The model as the agent. Each call is reported with its prompt's prefix share: how much of
+    it repeats the previous prompt of this episode-arm from its start (what a prefix cache reuses)."""
+
     def __init__(self, client: ChatClient, on_call: OnCall | None = None) -> None:
         self._client, self._on_call = client, on_call
+        self._last: list[ChatMessage] = []
 
     async def reply(self, messages: list[ChatMessage]) -> str:
-        return (await self._client.complete(messages, "agent", self._on_call)).text  # type: ignore[arg-type]
+        share = prefix_share(self._last, messages)
+        self._last = list(messages)
+        report = self._on_call
+        tagged = (
+            None
+            if report is None
+            else (lambda i: report(i.model_copy(update={"prefix_share": share})))
+        )
+        return (await self._client.complete(messages, "agent", tagged)).text  # type: ignore[arg-type]
+
+
+def prefix_share(before: list[ChatMessage], now: list[ChatMessage]) -> float:
+    """The share of ``now``'s characters (roles and contents, in order) that ``before`` starts
+    with too. Whole messages compare at C speed; the first differing one by binary search."""
+    total = sum(len(m["role"]) + len(m["content"]) for m in now)
+    if not total:
+        return 1.0
+    same = 0
+    for old, new in zip(before, now, strict=False):
+        if old == new:
+            same += len(new["role"]) + len(new["content"])
+            continue
+        if old["role"] == new["role"]:
+            same += len(new["role"]) + _common(old["content"], new["content"])
+        break
+    return same / total
+
+
+def _common(a: str, b: str) -> int:
+    """The length of the longest common prefix of ``a`` and ``b`` (O(n log n), in C)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 class LLMMatcher:

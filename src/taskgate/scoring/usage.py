@@ -27,6 +27,7 @@ class UsageRow:
     compiler_tokens: float  # per episode, when this arm made the (shared) compile call
     refused: int  # refused bookings, all episodes
     failed_calls: int
+    prefix_share: float | None = None  # mean share of an agent prompt its predecessor starts
 
 
 def _cell(ep: Episode, run: Run) -> CellKey:
@@ -80,6 +81,9 @@ def usage_rows(
                         if b.decision == "refuse" and not b.redisplay
                     ),
                     failed_calls=sum(1 for r in group for c in r.calls if c.error),
+                    prefix_share=_mean(
+                        [c.prefix_share for c in agent if c.prefix_share is not None]
+                    ),
                 )
             )
     return rows
@@ -135,3 +139,7 @@ def compile_accuracy(runs: Mapping[Key, Run], episodes: Mapping[str, Episode]) -
 def _key(spec: StepSpec, binding: str) -> str:
     """A compiled step's code (case-insensitive, as the gate reads it) or tool name."""
     return spec.tool.strip() if binding == "tool" else spec.code.strip().upper()
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
