@@ -71,8 +71,11 @@ def _clear() -> None:
 
 def test_invoke_admits_the_requested_step_and_refuses_a_blocked_one() -> None:
     gate = TaskGateMiddleware(PLAN)
-    script = [AIMessage("", tool_calls=[call("draft_rfq", "c1", title="x"),
-                                        call("collect_requirements", "c2", scope="all")]),
+    # one call per model turn: calls of one turn run concurrently, and a draft judged after the
+    # collect finished would be admitted (the state is correct at that instant), so the order
+    # of two parallel calls would decide the test
+    script = [AIMessage("", tool_calls=[call("draft_rfq", "c1", title="x")]),
+              AIMessage("", tool_calls=[call("collect_requirements", "c2", scope="all")]),
               "done"]  # fmt: skip
     config = {"configurable": {"thread_id": "t"}}
     result = agent(script, gate).invoke(

@@ -62,7 +62,7 @@ def test_tool_calls_are_gated_like_bookings() -> None:
     assert m.submit(Booking.tool_call("send_rfq", "#W9999")).reason is Reason.UNKNOWN_WORK_ORDER
     assert m.submit(Booking("RC-1001", wo)).reason is Reason.UNKNOWN_CODE  # no codes here
     v = m.submit(Booking.tool_call("draft_rfq", wo), Policy.REQUEST_BOUND)
-    assert v.reason is Reason.BLOCKED
+    assert v.reason is Reason.NOT_REQUESTED  # request-bound: another step is unrequested first
     m.submit(Booking.tool_call("collect_requirements", wo))
     assert m.submit(Booking.tool_call("draft_rfq", wo), Policy.REQUEST_BOUND).reason is (
         Reason.NOT_REQUESTED

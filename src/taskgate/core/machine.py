@@ -165,6 +165,11 @@ class TaskMachine:
             return Verdict("refuse", step, Reason.REPEATED_RECEIPT)
         if policy is Policy.UNGATED:
             return Verdict("admit", step)
+        if policy is Policy.REQUEST_BOUND:  # first: a call of another step is simply unrequested
+            if req.step is None:
+                return Verdict("refuse", step, Reason.NO_RESOLVED_STEP)
+            if step != req.step:
+                return Verdict("refuse", step, Reason.NOT_REQUESTED)
         status = self.status(step)
         if status is Status.CANCELLED:
             return Verdict("refuse", step, Reason.CANCELLED)
@@ -172,11 +177,6 @@ class TaskMachine:
             return Verdict("refuse", step, Reason.ALREADY_DONE)
         if status is Status.BLOCKED:
             return Verdict("refuse", step, Reason.BLOCKED, self.missing(step))
-        if policy is Policy.REQUEST_BOUND:
-            if req.step is None:
-                return Verdict("refuse", step, Reason.NO_RESOLVED_STEP)
-            if step != req.step:
-                return Verdict("refuse", step, Reason.NOT_REQUESTED)
         return Verdict("admit", step)
 
     # -- changing the state (each through one ledger entry) --------------------------------------

@@ -7,7 +7,9 @@ Policies (Section 3.3 of the paper):
 * ``state-bound``: also refuse a CANCELLED step, a DONE step without authorization, and a BLOCKED
   step (naming its missing prerequisites); admit anything else, unrequested steps included.
 * ``request-bound``: also refuse any step other than the one the request resolved to, and every
-  booking when the request resolved to no step.
+  booking when the request resolved to no step. These are judged before the state, so a refused
+  call of another step reads NOT REQUESTED even when that step is also DONE or BLOCKED (as the
+  paper's harness reports: re-issued batches "are caught as not-requested first").
 
 Under every policy a booking whose work order is not the current request's, or whose completion
 code names no step, is refused: it is not an execution. A booking carrying an earlier request's
