@@ -111,7 +111,7 @@ class LadderConfig:
 
 class Variant(Protocol):
     """Another way to play an episode-arm than the testbed's text protocol: the real-tool harness
-    (:class:`taskgate.harness.ToolHarness`) is one."""
+    (:class:`taskgate.harness.runner.ToolHarness`) is one."""
 
     @property
     def stamp(self) -> HarnessStamp: ...
