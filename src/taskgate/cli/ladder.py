@@ -59,11 +59,7 @@ def ladder(
     agent, compiler, matcher = cell.roles()
     writable_file(output.json, "--json")
     writable_dir(out, "--out")
-    uses_model = (
-        ROLES.needs_model("agent", agent)
-        or ROLES.needs_model("compiler", compiler)
-        or ROLES.needs_model("matcher", matcher)
-    )
+    uses_model = ROLES.any_needs_model(agent, compiler, matcher)
     if uses_model and embedded(endpoint):
         steps = EMBEDDED_STEPS if steps is None else steps
         episodes = episodes or EMBEDDED_EPISODES

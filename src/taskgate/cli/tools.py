@@ -65,10 +65,7 @@ def tools(
     agent, compiler, matcher = cell.roles()
     writable_file(output.json, "--json")
     writable_dir(out, "--out")
-    uses_model = any(
-        ROLES.needs_model(kind, name)  # type: ignore[arg-type]
-        for kind, name in (("agent", agent), ("compiler", compiler), ("matcher", matcher))
-    )
+    uses_model = ROLES.any_needs_model(agent, compiler, matcher)
     local = uses_model and embedded(endpoint)
     if local and mode == "native":
         raise typer.BadParameter(

@@ -48,6 +48,10 @@ class Reason(StrEnum):
 
 
 REDISPLAY_REASONS = frozenset({Reason.STALE_WORK_ORDER, Reason.REPEATED_RECEIPT})
+#: refused because the work order is not the current request's (every policy refuses these)
+WORK_ORDER_REASONS = frozenset(
+    {Reason.STALE_WORK_ORDER, Reason.UNKNOWN_WORK_ORDER, Reason.NO_REQUEST}
+)
 STATE_REASONS = frozenset({Reason.CANCELLED, Reason.ALREADY_DONE, Reason.BLOCKED})
 
 

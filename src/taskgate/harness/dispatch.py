@@ -17,15 +17,12 @@ from dataclasses import dataclass
 from ..arms.arm import Judged
 from ..core.booking import Booking
 from ..core.machine import TaskMachine
-from ..core.verdict import Policy, Reason, Verdict
+from ..core.verdict import WORK_ORDER_REASONS, Policy, Reason, Verdict
 from ..gate.tool_gate import ToolGate
 from ..protocol.render import render_rejection
 from .actions import ToolCall
 from .workspace import TOOLS, Workspace
 
-_WORK_ORDER_REASONS = frozenset(
-    {Reason.STALE_WORK_ORDER, Reason.UNKNOWN_WORK_ORDER, Reason.NO_REQUEST}
-)
 _SHOWN_NAME = 80  # a garbled tool name or work order is quoted back this long at most
 
 
@@ -66,7 +63,7 @@ class Dispatcher:
             return self._refused(booking, refusal, hop, call.call_id)
         if self._gate is None:
             verdict = self.module.judge(booking, Policy.UNGATED)
-            if verdict.reason in _WORK_ORDER_REASONS:
+            if verdict.reason in WORK_ORDER_REASONS:
                 return self._refused(booking, verdict, hop, call.call_id)
             result = self.workspace.execute(booking.tool or "", booking.work_order, call.arguments)
             if verdict.admitted:  # a tool the module does not know, or a repeat, leaves it as is

@@ -85,11 +85,7 @@ class LadderConfig:
 
     @property
     def needs_model(self) -> bool:
-        return (
-            ROLES.needs_model("agent", self.agent)
-            or ROLES.needs_model("compiler", self.compiler)
-            or ROLES.needs_model("matcher", self.matcher)
-        )
+        return ROLES.any_needs_model(self.agent, self.compiler, self.matcher)
 
     def cells(self) -> list[Cell]:
         return [Cell(s, d, e) for s in self.steps for d in self.densities for e in self.corruption]

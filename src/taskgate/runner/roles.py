@@ -101,6 +101,14 @@ class RoleRegistry:
     def needs_model(self, kind: Kind, name: str) -> bool:
         return self.get(kind, name).needs_model
 
+    def any_needs_model(self, agent: str, compiler: str, matcher: str) -> bool:
+        """Whether any of the three named roles calls a model."""
+        return (
+            self.needs_model("agent", agent)
+            or self.needs_model("compiler", compiler)
+            or self.needs_model("matcher", matcher)
+        )
+
     def agent(self, name: str, ctx: RoleContext) -> Agent:
         return cast(Agent, self.get("agent", name).build(ctx))
 

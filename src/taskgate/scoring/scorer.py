@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from ..core.booking import Booking
 from ..core.machine import Status, TaskMachine
-from ..core.verdict import Policy, Reason, Verdict
+from ..core.verdict import WORK_ORDER_REASONS, Policy, Verdict
 from ..episodes.models import STEP_LABELS, Episode
 from ..episodes.records import BookingRecord, TurnRecord
 from ..errors import LogFormatError
@@ -195,15 +195,10 @@ def _booking(b: BookingRecord) -> Booking:
     return Booking(b.code, b.work_order, b.span)
 
 
-_WORK_ORDER_REASONS = frozenset(
-    {Reason.STALE_WORK_ORDER, Reason.UNKNOWN_WORK_ORDER, Reason.NO_REQUEST}
-)
-
-
 def _count_gate(score: EpisodeScore, rec: TurnRecord) -> None:
     if rec.executions is not None:  # the harness: a refused call is an execution prevented
         for b in rec.bookings:
-            if b.reason in _WORK_ORDER_REASONS:
+            if b.reason in WORK_ORDER_REASONS:
                 score.stale += 1
             elif b.decision == "refuse" and rec.policy is not Policy.UNGATED:
                 score.refused += 1
