@@ -163,8 +163,26 @@ CASES: dict[str, tuple[Setup, int, str]] = {
     ),
     "endpoint is not a URL": (
         lambda t: ["ladder", "--agent", "llm", "--arms", "raw", "--episodes", "1", "--steps", "5",
-                   "--base-url", "not a url", "--model", "m", "--timeout", "1", "--retries", "1",
-                   "--out", str(t / "o")], 1, "not a url",
+                   "--base-url", "not a url", "--model", "m", "--out", str(t / "o")], 2, "not a url",
+    ),
+    "endpoints file with a bad line": (
+        lambda t: ["ladder", "--agent", "llm", "--arms", "raw", "--episodes", "1",
+                   "--endpoints", str(_write(t, "eps.txt", "http://127.0.0.1:9/v1 many\n")),
+                   "--model", "m", "--out", str(t / "o")], 2, "eps.txt:1",
+    ),
+    "endpoints file that lists none": (
+        lambda t: ["ladder", "--agent", "llm", "--arms", "raw", "--episodes", "1",
+                   "--endpoints", str(_write(t, "eps.txt", "# nothing here\n")),
+                   "--model", "m", "--out", str(t / "o")], 2, "lists no endpoint",
+    ),
+    "every endpoint refuses connections": (
+        lambda t: ["ladder", "--agent", "llm", "--arms", "raw", "--episodes", "1", "--steps", "5",
+                   "--base-url", "http://127.0.0.1:9/v1", "--base-url", "http://127.0.0.1:7/v1",
+                   "--model", "m", "--out", str(t / "o")], 1, "no model endpoint answers",
+    ),
+    "tau2 run with several endpoints": (
+        lambda t: ["tau2", "run", "--out", str(t / "o"), "--base-url", "http://127.0.0.1:9/v1",
+                   "--base-url", "http://127.0.0.1:7/v1", "--model", "m"], 2, "one endpoint",
     ),
 }  # fmt: skip
 

@@ -74,7 +74,7 @@ from .protocol.render import (
 )
 from .runner.episode import Players, run_episode
 from .runner.ladder import LadderConfig, run_episodes, run_ladder
-from .runner.roles import ROLES, RoleContext, RoleRegistry, build_players
+from .runner.roles import ROLES, Clients, RoleContext, RoleRegistry, build_players
 from .scoring.scorer import CHANNELS, EpisodeScore, score_episode
 from .scoring.stats import holm, mcnemar_exact, wilson
 from .scoring.summary import Row, adjacent_contrasts, score_run, summarize
@@ -96,6 +96,7 @@ __all__ = [
     "CallInfo",
     "ChatClient",
     "ChatMessage",
+    "Clients",
     "Compiler",
     "Completion",
     "CorruptCompiler",

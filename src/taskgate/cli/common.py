@@ -12,9 +12,9 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..llm.client import ChatClient
 from ..progress import Progress as RunProgress
 from ..rundir import OnSkip
+from ..runner.roles import Clients
 from ..scoring.report import Format, channel_table, contrast_table, ladder_table, tools_table
 from ..scoring.summary import Row, Scored, adjacent_contrasts, score_run, summarize
 from .errors import FAILURE, fail
@@ -22,7 +22,7 @@ from .model import clients, endpoint_for
 from .options import EndpointOptions, ReportOptions
 from .usage import print_usage
 
-Work = Callable[[RunProgress, ChatClient | None, ChatClient | None], Coroutine[Any, Any, None]]
+Work = Callable[[RunProgress, Clients], Coroutine[Any, Any, None]]
 
 
 def run_with_progress(
@@ -39,19 +39,23 @@ def run_with_progress(
     with the first failure, exit status 1: there is nothing to report.
     """
     if not needs_model:
-        progress = with_progress(label, lambda p: work(p, None, None), unit)
+        progress = with_progress(label, lambda p: work(p, Clients()), unit)
     else:
         with endpoint_for(endpoint, think) as endpoints:
 
             async def go(progress: RunProgress) -> None:
-                async with clients(endpoints) as (client, helper):
-                    await work(progress, client, helper)
+                async with clients(endpoints, warn_line) as role_clients:
+                    await work(progress, role_clients)
 
-            progress = with_progress(f"{label} on {endpoints[0].model}", go, unit)
+            progress = with_progress(f"{label} on {endpoints.model}", go, unit)
     if progress.failed and progress.failed == progress.total - progress.skipped:
         first = progress.failures[0] if progress.failures else "no job finished"
         raise fail(f"every {unit} failed; the first: {first}", FAILURE)
     return progress
+
+
+def warn_line(message: str) -> None:
+    typer.echo(f"taskgate: warning: {message}", err=True)
 
 
 def with_progress(

@@ -9,10 +9,9 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..llm.client import ChatClient
 from ..progress import Progress
 from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
-from ..runner.roles import ROLES
+from ..runner.roles import ROLES, Clients
 from .common import report_run, run_with_progress
 from .errors import warner, writable_dir, writable_file
 from .model import embedded
@@ -103,10 +102,8 @@ def ladder(
 
     warn = warner()
 
-    async def work(
-        progress: Progress, client: ChatClient | None, helper: ChatClient | None
-    ) -> None:
-        await run_ladder(config, run_dir, progress, client, helper, warn)
+    async def work(progress: Progress, clients: Clients) -> None:
+        await run_ladder(config, run_dir, progress, clients, None, warn)
 
     run_with_progress(f"ladder ({agent})", work, uses_model, endpoint, cell.think)
     report_run(run_dir, arm_list, output, warn, usage=uses_model)

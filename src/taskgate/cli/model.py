@@ -1,36 +1,63 @@
-"""Model options (``--base-url``, ``--model``, ``--think``, ...) and the client they make.
+"""Model options (``--base-url``, ``--model``, ``--think``, ...) and the clients they make.
 
-With no endpoint given (no ``--base-url``, no ``OPENAI_BASE_URL``), the ``llm`` roles run on the
-embedded SmolLM2 model, served by ``llama_cpp.server`` on loopback for the duration of the command:
-twice, one server for the agent and one for the matcher and compiler, so that each keeps the KV
-prefix of its own prompts (llama.cpp serves one sequence per server).
+``--base-url`` may be given several times, or ``--endpoints FILE`` may list the servers (one base
+URL per line, optionally followed by that server's own concurrency limit; blank lines and ``#``
+comments are skipped): the client spreads the calls over them (see
+:class:`~taskgate.llm.client.ChatClient`). ``--matcher-base-url`` and ``--compiler-base-url``
+(repeatable too) give those roles their own servers; by default they use the agent's.
+
+With no endpoint given (no ``--base-url``, no ``--endpoints``, no ``OPENAI_BASE_URL``), the
+``llm`` roles run on the embedded SmolLM2 model, served by ``llama_cpp.server`` on loopback for the
+duration of the command: twice, one server for the agent and one for the matcher and compiler, so
+that each keeps the KV prefix of its own prompts (llama.cpp serves one sequence per server).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import typer
 
 from ..errors import ModelError
+from ..files import read_text
 from ..llm.client import ChatClient, Endpoint
 from ..llm.local import MODEL_NAME, LocalServer
+from ..runner.roles import Clients
 from .options import EndpointOptions
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Each role's endpoints; the matcher's and the compiler's default to the agent's."""
+
+    agent: tuple[Endpoint, ...]
+    matcher: tuple[Endpoint, ...] = ()
+    compiler: tuple[Endpoint, ...] = ()
+
+    @property
+    def model(self) -> str:
+        return self.agent[0].model
+
+    @property
+    def helper(self) -> Endpoint | None:
+        """The first endpoint of the matcher's (or the compiler's) own list, if any."""
+        return (self.matcher or self.compiler or (None,))[0]
 
 
 def embedded(opts: EndpointOptions) -> bool:
     """No endpoint given: the llm roles run on the embedded model."""
-    return not (opts.base_url or os.environ.get("OPENAI_BASE_URL"))
+    return not (opts.base_url or opts.endpoints or os.environ.get("OPENAI_BASE_URL"))
 
 
 @contextlib.contextmanager
-def endpoint_for(
-    opts: EndpointOptions, think: bool = False
-) -> Iterator[tuple[Endpoint, Endpoint | None]]:
-    """The agent's endpoint and a helper one (or None); starts the embedded model if needed."""
+def endpoint_for(opts: EndpointOptions, think: bool = False) -> Iterator[Endpoints]:
+    """Each role's endpoints from the options; starts the embedded model if none is given."""
     common: dict[str, Any] = {
         "think": think,
         "enable_thinking": opts.thinking,
@@ -40,27 +67,77 @@ def endpoint_for(
         "attempts": opts.retries + 1,
     }
     if not embedded(opts):
+        agent = _listed(opts.base_url, opts.endpoints, "--base-url")
         try:
-            endpoint = Endpoint.from_env(opts.base_url, opts.model, **common)
+            first = Endpoint.from_env(agent[0][0] if agent else None, opts.model, **common)
         except ModelError as exc:
             raise typer.BadParameter(str(exc)) from None
-        yield endpoint, None
+        make = _maker(first)
+        yield Endpoints(
+            agent=tuple(make(u, c) for u, c in agent) or (first,),
+            matcher=tuple(make(u, c) for u, c in _listed(opts.matcher_base_url, None, "")),
+            compiler=tuple(make(u, c) for u, c in _listed(opts.compiler_base_url, None, "")),
+        )
         return
-    with LocalServer() as agent, LocalServer() as helper:
-        yield (
-            Endpoint(base_url=agent.base_url, model=MODEL_NAME, **common),
-            Endpoint(base_url=helper.base_url, model=MODEL_NAME, **common),
+    with LocalServer() as agent_srv, LocalServer() as helper_srv:
+        helper = (Endpoint(base_url=helper_srv.base_url, model=MODEL_NAME, **common),)
+        yield Endpoints(
+            agent=(Endpoint(base_url=agent_srv.base_url, model=MODEL_NAME, **common),),
+            matcher=helper,
+            compiler=helper,
         )
 
 
+def _maker(first: Endpoint) -> Any:
+    def make(url: str, concurrency: int | None) -> Endpoint:
+        return dataclasses.replace(
+            first, base_url=url, concurrency=concurrency or first.concurrency
+        )
+
+    return make
+
+
+def _listed(
+    urls: Sequence[str] | None, path: Path | None, flag: str
+) -> list[tuple[str, int | None]]:
+    """(base URL, its own concurrency limit or None) from repeated flags and an endpoints file."""
+    out: list[tuple[str, int | None]] = [(u, None) for u in urls or ()]
+    if path is not None:
+        text = read_text(path, "endpoints file")
+        for n, raw in enumerate(text.splitlines(), 1):
+            line = raw.split("#", 1)[0].split()
+            if not line:
+                continue
+            if len(line) > 2 or (len(line) == 2 and not (line[1].isdigit() and int(line[1]) > 0)):
+                raise typer.BadParameter(
+                    f"{path}:{n}: expected a base URL and an optional concurrency limit (a "
+                    f"positive whole number), got {raw.strip()[:80]!r}",
+                    param_hint="--endpoints",
+                )
+            out.append((line[0], int(line[1]) if len(line) == 2 else None))
+        if not out:
+            raise typer.BadParameter(f"{path} lists no endpoint", param_hint="--endpoints")
+    for url, _ in out:
+        if not url.startswith(("http://", "https://")) or len(url) < 10:
+            hint = flag or "--matcher-base-url/--compiler-base-url"
+            raise typer.BadParameter(f"{url[:80]!r} is not an http(s) URL", param_hint=hint)
+    return out
+
+
 @contextlib.asynccontextmanager
-async def clients(
-    endpoints: tuple[Endpoint, Endpoint | None],
-) -> AsyncIterator[tuple[ChatClient, ChatClient | None]]:
-    """Open the clients of ``endpoint_for``'s endpoints, and close them at the end."""
+async def clients(endpoints: Endpoints, warn: Any = None) -> AsyncIterator[Clients]:
+    """Open a client per role list, check that each has an endpoint that answers (warning about
+    those that do not), and close them at the end."""
     async with contextlib.AsyncExitStack() as stack:
-        agent = await stack.enter_async_context(ChatClient(endpoints[0]))
-        helper = None
-        if endpoints[1] is not None:
-            helper = await stack.enter_async_context(ChatClient(endpoints[1]))
-        yield agent, helper
+
+        async def open_(eps: tuple[Endpoint, ...]) -> ChatClient | None:
+            if not eps:
+                return None
+            client = await stack.enter_async_context(ChatClient(eps))
+            await client.check(warn)
+            return client
+
+        agent = await open_(endpoints.agent)
+        matcher = await open_(endpoints.matcher)
+        same = endpoints.compiler == endpoints.matcher  # one client: one limit on that server
+        yield Clients(agent, matcher, matcher if same else await open_(endpoints.compiler))

@@ -44,10 +44,27 @@ class EndpointOptions:
     """Where the model is, and how to call it (``ladder``, ``run``, ``tau2 run``)."""
 
     base_url: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
-            help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else the embedded model)."
+            help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else the embedded model); "
+            "repeat it to spread the calls over several servers of the model.",
+            show_default=False,
         ),
+    ] = None
+    endpoints: Annotated[
+        Path | None,
+        typer.Option(
+            help="A file of endpoints for the agent (and, unless given their own, the matcher "
+            "and compiler): one base URL per line, optionally followed by its concurrency limit.",
+        ),
+    ] = None
+    matcher_base_url: Annotated[
+        list[str] | None,
+        typer.Option(help="The matcher's own endpoint(s) (repeatable).", show_default=False),
+    ] = None
+    compiler_base_url: Annotated[
+        list[str] | None,
+        typer.Option(help="The compiler's own endpoint(s) (repeatable).", show_default=False),
     ] = None
     model: Annotated[str | None, typer.Option(help="Model name (default: $TASKGATE_MODEL).")] = None
     thinking: Annotated[
@@ -63,7 +80,12 @@ class EndpointOptions:
         typer.Option(min=16, help="Cap every reply budget (default: the paper's budgets)."),
     ] = None
     concurrency: Annotated[
-        int, typer.Option(min=1, help="Episode-arms (or simulations) in flight at once.")
+        int,
+        typer.Option(
+            min=1,
+            help="Episode-arms (or simulations) in flight at once, and each endpoint's limit of "
+            "requests in flight (an --endpoints file may set its own).",
+        ),
     ] = 8
     retries: Annotated[
         int,

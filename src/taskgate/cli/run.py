@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from ..llm.client import ChatClient
 from ..progress import Progress
 from ..rundir import read_episodes
 from ..runner.ladder import LadderConfig, run_episodes
+from ..runner.roles import Clients
 from .common import run_with_progress
 from .errors import warner, writable_dir
 from .options import CellOptions, EndpointOptions, command, usage
@@ -42,10 +42,8 @@ def run(
 
     warn = warner()
 
-    async def work(
-        progress: Progress, client: ChatClient | None, helper: ChatClient | None
-    ) -> None:
-        await run_episodes(eps, config, out, progress, client, helper, warn)
+    async def work(progress: Progress, clients: Clients) -> None:
+        await run_episodes(eps, config, out, progress, clients, None, warn)
 
     run_with_progress(f"run ({agent})", work, config.needs_model, endpoint, cell.think)
     typer.echo(f"logged {len(eps) * len(arm_list) * len(config.corruption)} episode-arms to {out}")

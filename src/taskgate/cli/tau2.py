@@ -143,8 +143,9 @@ def compile_rules(
     with endpoint_for(endpoint, think) as endpoints:
 
         async def go() -> tuple[Any, str | None]:
-            async with clients(endpoints) as (client, _):
-                return await compile_ruleset(client, text)
+            async with clients(endpoints) as role_clients:
+                assert role_clients.agent is not None
+                return await compile_ruleset(role_clients.agent, text)
 
         rules, problem = asyncio.run(go())
     if rules is None:

@@ -77,9 +77,15 @@ def run(
             f"max {max_steps} steps, replies capped at {endpoint.max_tokens} tokens)",
             err=True,
         )
-    with endpoint_for(endpoint) as (agent_ep, helper_ep):
+    if len(endpoint.base_url or ()) > 1 or endpoint.endpoints:
+        raise typer.BadParameter(
+            "tau2 run calls one endpoint (through tau2's own LiteLLM client)",
+            param_hint="--base-url",
+        )
+    with endpoint_for(endpoint) as endpoints:
+        agent_ep = endpoints.agent[0]
         agent = _role(agent_ep, endpoint)
-        user = _role(helper_ep or agent_ep, endpoint, user_base_url, user_model)
+        user = _role(endpoints.helper or agent_ep, endpoint, user_base_url, user_model)
         config = usage(
             "--arms",
             lambda: LiveConfig(

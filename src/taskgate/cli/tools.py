@@ -11,10 +11,10 @@ import typer
 
 from ..arms.registry import TOOL_LADDER
 from ..errors import MissingExtraError
-from ..llm.client import ChatClient, OnCall
+from ..llm.client import OnCall
 from ..progress import Progress
 from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
-from ..runner.roles import ROLES
+from ..runner.roles import ROLES, Clients
 from .common import report_run, run_with_progress
 from .errors import warner, writable_dir, writable_file
 from .model import embedded
@@ -72,6 +72,11 @@ def tools(
             "the embedded model runs in the actions mode (llama.cpp's grammar constrains its calls)",
             param_hint="--mode",
         )
+    if mode == "native" and (len(endpoint.base_url or ()) > 1 or endpoint.endpoints):
+        raise typer.BadParameter(
+            "the native mode's agent calls one endpoint (langchain-openai's ChatOpenAI)",
+            param_hint="--mode",
+        )
     if mode == "native" and agent != "llm" and ROLES.needs_model("agent", agent):
         raise typer.BadParameter(f"the {agent} agent writes ACTION lines", param_hint="--mode")
     if local:
@@ -101,15 +106,13 @@ def tools(
     run_dir = out or Path(tempfile.mkdtemp(prefix="taskgate-tools-"))
     warn = warner()
 
-    async def work(
-        progress: Progress, client: ChatClient | None, helper: ChatClient | None
-    ) -> None:
+    async def work(progress: Progress, clients: Clients) -> None:
         def native(on_call: OnCall) -> NativeModel:
-            assert client is not None
-            return chat_model(client.endpoint, on_call)
+            assert clients.agent is not None
+            return chat_model(clients.agent.endpoint, on_call)
 
         harness = ToolHarness(run_dir, mode, native)
-        await run_ladder(config, run_dir, progress, client, helper, warn, harness)
+        await run_ladder(config, run_dir, progress, clients, None, warn, harness)
 
     run_with_progress(f"tools ({agent}, {mode})", work, uses_model, endpoint, cell.think)
     report_run(run_dir, arm_list, output, warn, harness=mode, usage=uses_model)

@@ -144,6 +144,7 @@ class CallInfo(BaseModel):
     #: the agent's calls: the share of this prompt (in characters) that is a prefix of the
     #: episode-arm's previous agent prompt, which a server's prefix (KV) cache can reuse
     prefix_share: float | None = None
+    endpoint: str | None = None  # the base URL that served the call's last attempt
 
 
 class CallRecord(CallInfo, _Record):

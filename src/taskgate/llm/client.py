@@ -1,4 +1,4 @@
-"""One async chat client for any OpenAI-compatible endpoint, on the official ``openai`` SDK.
+"""One async chat client for any OpenAI-compatible endpoint (or several serving one model).
 
 Decoding follows Appendix B.4 of the paper: temperature 0; reply budgets per purpose and regime
 (agent 400 / 2,500, matcher 200 / 2,500, compiler 3,000 / 6,000 tokens without / with thinking);
@@ -8,7 +8,8 @@ replies (a 200 whose body is not a chat completion: not JSON, no ``choices``, no
 ``null`` content without reasoning) are retried with exponential backoff, six attempts in all; when
 they run out the call raises :class:`~taskgate.errors.ModelError`. An empty string content is a
 reply (an empty one). Every call, retried or not, is reported to the caller's ``on_call`` with its
-token usage. Reasoning content never enters the transcript.
+token usage. Reasoning content never enters the transcript. The HTTP is :mod:`taskgate.llm.http`
+(aiohttp; why not the ``openai`` SDK is said there).
 """
 
 from __future__ import annotations
@@ -23,11 +24,9 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Self
 
-import httpx
-import openai
-
 from ..episodes.records import CallInfo
 from ..errors import ModelError
+from .http import Route, StatusError, TransportError
 
 Purpose = Literal["agent", "matcher", "compiler"]
 BUDGETS: dict[Purpose, tuple[int, int]] = {
@@ -47,16 +46,6 @@ _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
 
 class MalformedReply(ModelError):
     """A 200 response that is not a chat completion (a broken proxy or server): retried."""
-
-
-_RETRYABLE = (
-    openai.APITimeoutError,
-    openai.APIConnectionError,
-    openai.RateLimitError,
-    openai.InternalServerError,
-    openai.APIResponseValidationError,
-    MalformedReply,
-)
 
 
 @dataclass(frozen=True)
@@ -101,31 +90,64 @@ OnCall = Callable[[CallInfo], None]
 
 
 class ChatClient:
-    """Calls one endpoint; at most ``endpoint.concurrency`` requests in flight.
+    """Calls one endpoint, or spreads calls over several serving the same model.
+
+    Each endpoint keeps its own limit (``endpoint.concurrency`` requests in flight). A call goes to
+    the endpoint with the fewest requests in flight among those in rotation. An endpoint whose
+    request fails (no response, 408, 409, 429, 5xx, or a 200 that is not a reply) leaves the
+    rotation for a cool-down that doubles with each failure in a row (``backoff``, then twice
+    that, up to 30 s); the failed call is retried at once on another endpoint, and the first call
+    after the cool-down is the test of whether it has recovered. With one endpoint, or all of them
+    out, a retry waits its backoff first. Each call's :class:`CallInfo` names the endpoint that
+    served it. The budgets and the retry count are the first endpoint's.
 
     Close it with :meth:`close`, or use it as ``async with ChatClient(endpoint) as client:``.
     """
 
     def __init__(
-        self, endpoint: Endpoint, *, sleep: Callable[[float], Any] = asyncio.sleep
+        self,
+        endpoint: Endpoint | Sequence[Endpoint],
+        *,
+        sleep: Callable[[float], Any] = asyncio.sleep,
     ) -> None:
-        self.endpoint = endpoint
-        self._sdk = openai.AsyncOpenAI(
-            base_url=endpoint.base_url,
-            api_key=endpoint.api_key,
-            timeout=endpoint.timeout,
-            max_retries=0,  # retries are ours: each one is logged and bounded
-            http_client=_transport(endpoint),
-        )
-        self._gate = asyncio.Semaphore(endpoint.concurrency)
+        endpoints = [endpoint] if isinstance(endpoint, Endpoint) else list(endpoint)
+        if not endpoints:
+            raise ModelError("a chat client needs at least one endpoint")
+        self.endpoint = endpoints[0]
+        self.routes = [Route(ep) for ep in endpoints]
         self._sleep = sleep
 
     @property
     def model(self) -> str:
         return self.endpoint.model
 
+    @property
+    def endpoints(self) -> tuple[Endpoint, ...]:
+        return tuple(r.endpoint for r in self.routes)
+
+    async def check(self, warn: Callable[[str], None] | None = None) -> None:
+        """Ask every endpoint for ``/models``: one that does not answer is warned about and left
+        out of rotation (the cool-down of a failure); :class:`ModelError` when none answers."""
+        reasons = await asyncio.gather(*(r.probe() for r in self.routes))
+        for route, why in zip(self.routes, reasons, strict=True):
+            if why is not None:
+                route.failed(self.endpoint.backoff)
+                if warn is not None and len(self.routes) > 1:
+                    warn(f"endpoint {route.url} does not answer ({why}); going on without it")
+        if all(why is not None for why in reasons):
+            listed = "; ".join(
+                f"{r.url}: {why}" for r, why in zip(self.routes, reasons, strict=True)
+            )
+            raise ModelError(f"no model endpoint answers ({listed})")
+
+    @property
+    def closed(self) -> bool:
+        """Whether no connection is open (before the first call, and after :meth:`close`)."""
+        return all(r.closed for r in self.routes)
+
     async def close(self) -> None:
-        await self._sdk.close()
+        for route in self.routes:
+            await route.close()
 
     async def __aenter__(self) -> Self:
         return self
@@ -152,101 +174,110 @@ class ChatClient:
         prompt = completion = 0
         last = ""
         attempt = 0
+        route = self.routes[0]
         for attempt in range(1, ep.attempts + 1):
+            route = self._pick()
             try:
-                async with self._gate:
-                    resp = await self._post(messages, budget, extra)
+                resp = await self._post(route, messages, budget, extra)
                 text, reasoning = _content(resp)
-            except _RETRYABLE as exc:
+            except (TransportError, MalformedReply) as exc:
                 last = _describe(exc)
-                events.append(f"retry after {last}")
-                if attempt < ep.attempts:
-                    await self._sleep(ep.backoff * 2 ** (attempt - 1))
-                continue
-            except openai.BadRequestError as exc:
+            except StatusError as exc:
                 last = _describe(exc)
-                if _OVERFLOW.search(str(exc)) and budget > MIN_BUDGET:
-                    budget = max(MIN_BUDGET, budget // 2)
-                    events.append(f"context overflow: budget halved to {budget}")
+                if not exc.retryable:
+                    if exc.status == 400 and _OVERFLOW.search(exc.message) and budget > MIN_BUDGET:
+                        budget = max(MIN_BUDGET, budget // 2)
+                        events.append(f"context overflow: budget halved to {budget}")
+                        continue
+                    break
+            else:
+                prompt += _tokens(resp, "prompt_tokens")
+                completion += _tokens(resp, "completion_tokens")
+                route.served()
+                if not text.strip() and ep.think and budget < MAX_BUDGET:
+                    budget = min(MAX_BUDGET, budget * 2)
+                    events.append(f"empty thinking reply: budget doubled to {budget}")
+                    last = "empty content"
                     continue
-                break
-            except openai.APIStatusError as exc:  # 4xx other than the above: not retryable
-                last = _describe(exc)
-                break
-            prompt += _tokens(resp, "prompt_tokens")
-            completion += _tokens(resp, "completion_tokens")
-            if not text.strip() and ep.think and budget < MAX_BUDGET:
-                budget = min(MAX_BUDGET, budget * 2)
-                events.append(f"empty thinking reply: budget doubled to {budget}")
-                last = "empty content"
-                continue
-            info = CallInfo(
-                purpose=purpose, model=ep.model, attempts=attempt, max_tokens=budget,
-                prompt_tokens=prompt, completion_tokens=completion,
-                latency_s=time.perf_counter() - start, reasoning_chars=len(reasoning),
-                events=tuple(events),
-            )  # fmt: skip
-            if on_call:
-                on_call(info)
-            return Completion(text, reasoning, info)
+                info = CallInfo(
+                    purpose=purpose, model=route.endpoint.model, attempts=attempt,
+                    max_tokens=budget, prompt_tokens=prompt, completion_tokens=completion,
+                    latency_s=time.perf_counter() - start, reasoning_chars=len(reasoning),
+                    events=tuple(events), endpoint=route.url,
+                )  # fmt: skip
+                if on_call:
+                    on_call(info)
+                return Completion(text, reasoning, info)
+            # a retryable failure: this endpoint leaves the rotation while another can serve
+            events.append(f"retry after {last}" + (f" at {route.url}" if self._many else ""))
+            if self._many:
+                route.failed(ep.backoff)
+            if attempt < ep.attempts and not self._any_up():
+                await self._sleep(ep.backoff * 2 ** (attempt - 1))
         info = CallInfo(
-            purpose=purpose, model=ep.model, attempts=attempt, max_tokens=budget,
+            purpose=purpose, model=route.endpoint.model, attempts=attempt, max_tokens=budget,
             prompt_tokens=prompt, completion_tokens=completion,
             latency_s=time.perf_counter() - start, error=last, events=tuple(events),
+            endpoint=route.url,
         )  # fmt: skip
         if on_call:
             on_call(info)
-        raise ModelError(f"{ep.model} at {ep.base_url}: {purpose} call failed: {last}")
+        where = route.url if not self._many else f"{len(self.routes)} endpoints"
+        raise ModelError(f"{route.endpoint.model} at {where}: {purpose} call failed: {last}")
+
+    @property
+    def _many(self) -> bool:
+        return len(self.routes) > 1
+
+    def _any_up(self) -> bool:
+        """Whether a retry can go somewhere at once (never with a single endpoint)."""
+        now = time.monotonic()
+        return self._many and any(r.up(now) for r in self.routes)
+
+    def _pick(self) -> Route:
+        """The endpoint in rotation with the fewest requests in flight; when all are out, the one
+        whose cool-down ends first (its next call tests whether it has recovered)."""
+        if not self._many:
+            return self.routes[0]
+        now = time.monotonic()
+        up = [r for r in self.routes if r.up(now)]
+        if not up:
+            return min(self.routes, key=lambda r: r.down_until)
+        return min(up, key=lambda r: r.in_flight / r.endpoint.concurrency)
 
     async def _post(
         self,
+        route: Route,
         messages: Sequence[Mapping[str, str]],
         budget: int,
         extra: Mapping[str, Any] | None = None,
     ) -> Any:
         """The reply's JSON body; :class:`MalformedReply` if a 200's body is not JSON."""
-        # The SDK's typed create() re-walks every message of the history through its TypedDict
-        # transform on every call (quadratic over an episode, most of the runner's CPU). Its
-        # low-level post() sends the same body through the same transport, errors and parsing.
         body: dict[str, Any] = {
-            "model": self.endpoint.model,
+            "model": route.endpoint.model,
             "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
             "temperature": 0,
             "max_tokens": budget,
-            **self._extra_body(),
+            **_extra_body(route.endpoint),
             **(extra or {}),
         }
-        # The raw response: the SDK would hand back a non-JSON body as a str, and a JSON one with
-        # any shape as a ChatCompletion; what the body holds is checked here, by _content.
-        resp = await self._sdk.post("/chat/completions", body=body, cast_to=httpx.Response)
+        status, kind, content = await route.post("/chat/completions", body)
         try:
-            return json.loads(resp.content)
+            return json.loads(content)
         except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the limit
-            kind = resp.headers.get("content-type", "no content type").split(";")[0]
+            kind = kind.split(";")[0] or "no content type"
             raise MalformedReply(
-                f"a {resp.status_code} whose body is not JSON ({kind}, {len(resp.content)} bytes)"
+                f"a {status} whose body is not JSON ({kind}, {len(content)} bytes)"
             ) from None
 
-    def _extra_body(self) -> dict[str, Any]:
-        body = dict(self.endpoint.extra_body)
-        if self.endpoint.enable_thinking is not None:
-            kwargs = dict(body.get("chat_template_kwargs") or {})
-            kwargs["enable_thinking"] = self.endpoint.enable_thinking
-            body["chat_template_kwargs"] = kwargs
-        return body
 
-
-def _transport(endpoint: Endpoint) -> Any:
-    """The SDK's aiohttp transport (``openai[aiohttp]``), else its default (httpx's own pool).
-
-    httpcore's connection pool re-scans every connection for every queued request on each
-    request's start and end: with a hundred requests in flight that was most of the runner's CPU
-    (11-19 ms per turn, against 2 ms on aiohttp; see ``bench/bench_runner.py``).
-    """
-    try:
-        return openai.DefaultAioHttpClient(timeout=endpoint.timeout)
-    except RuntimeError:  # httpx-aiohttp is not installed
-        return None
+def _extra_body(endpoint: Endpoint) -> dict[str, Any]:
+    body = dict(endpoint.extra_body)
+    if endpoint.enable_thinking is not None:
+        kwargs = dict(body.get("chat_template_kwargs") or {})
+        kwargs["enable_thinking"] = endpoint.enable_thinking
+        body["chat_template_kwargs"] = kwargs
+    return body
 
 
 def _content(body: Any) -> tuple[str, str]:
@@ -297,9 +328,8 @@ def _line(text: str, limit: int = 200) -> str:
 
 
 def _describe(exc: Exception) -> str:
-    """Status, exception name and the server's own message (cut short, on one line)."""
-    status = getattr(exc, "status_code", None)
-    name = type(exc).__name__
-    detail = _line(str(getattr(exc, "message", None) or exc))
-    head = f"{status} {name}" if status else name
-    return f"{head}: {detail}" if detail and detail != name else head
+    """What went wrong, on one line: ``500 Internal Server Error: <the server's message>``,
+    ``timeout after 900 s``, ``connection error: ...``, ``MalformedReply: ...``."""
+    if isinstance(exc, MalformedReply):
+        return f"MalformedReply: {_line(str(exc))}"
+    return _line(str(exc))

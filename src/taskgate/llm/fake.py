@@ -1,7 +1,7 @@
 """A fake OpenAI-compatible server on loopback, for tests and benchmarks (shipped, like httpx's
 MockTransport, so users can test their own setups without a model).
 
-It is a real HTTP server (``http.server`` in a thread) answering ``POST /v1/chat/completions``
+It is a real HTTP server (aiohttp, on its own event loop in a thread) answering ``POST /v1/chat/completions``
 and ``GET /v1/models``. Each request is answered by the next scripted :class:`Fault` if any are
 queued, else by the responder: ``script(...)`` replays given replies and fails loudly (HTTP 418)
 when they run out; :func:`protocol_responder` plays a protocol-following model (it compiles briefs
@@ -10,18 +10,18 @@ with the structured parser, matches lexically, and books what the directive says
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import socket
-import sys
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+
+from aiohttp import web
 
 from ..agents.briefparse import brief_steps, parse_brief, parse_revision
 from ..agents.lexical import LexicalMatcher
@@ -140,18 +140,15 @@ def script(replies: Iterable[str | Reply]) -> Responder:
     return respond
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return  # the client went away (it timed out, or closed its pool): nothing to report
-        super().handle_error(request, client_address)
-
-
 @dataclass
 class FakeServer:
-    """A context manager: ``with FakeServer(responder) as srv: ... srv.base_url``."""
+    """A context manager: ``with FakeServer(responder) as srv: ... srv.base_url``.
+
+    It serves on its own event loop in a background thread (aiohttp), so thousands of requests
+    can wait out their ``latency`` at once. Leaving the context closes every connection, requests
+    in flight included (as a server that is killed would). ``port`` may name the port to listen
+    on (a server restarted where a killed one was).
+    """
 
     responder: Responder
     latency: float = 0.0
@@ -161,29 +158,51 @@ class FakeServer:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def __enter__(self) -> FakeServer:
-        handler = _handler(self)
-        self._server = _Server(("127.0.0.1", self.port), handler)
-        self.port = int(self._server.server_address[1])
-        # a short poll: shutdown() waits for the serve loop's next poll (0.5 s by default)
-        server = self._server
-        threading.Thread(
-            target=lambda: server.serve_forever(poll_interval=0.01), daemon=True
-        ).start()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", self.port))
+        except OSError:
+            sock.close()
+            raise
+        self.port = int(sock.getsockname()[1])
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._thread = threading.Thread(target=loop.run_forever, daemon=True)
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(sock), loop).result()
         return self
 
     def __exit__(
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        loop, runner = self._loop, self._runner
+        if loop is None:
+            return
+        if runner is not None:
+            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join()
+        loop.close()
+        self._loop = self._runner = self._thread = None
+
+    async def _start(self, sock: socket.socket) -> None:
+        app = web.Application(client_max_size=1 << 30)
+        app.router.add_get("/v1/models", _models)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
+        await self._runner.setup()
+        await web.SockSite(self._runner, sock).start()
 
     def _next(self, body: dict[str, Any]) -> tuple[Fault | None, Reply | None, str | None]:
         with self._lock:
@@ -196,79 +215,57 @@ class FakeServer:
         except ScriptExhausted as exc:
             return None, None, str(exc)
 
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body = json.loads(await request.read() or b"{}")
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        fault, reply, exhausted = self._next(body)
+        if exhausted is not None:
+            return _json(418, {"error": {"message": exhausted, "type": "script_exhausted"}})
+        if fault is not None:
+            if fault.kind == "slow":
+                await asyncio.sleep(fault.seconds)
+            elif fault.kind == "status":
+                return _json(fault.status, {"error": {"message": fault.message, "type": "fault"}})
+            elif fault.kind == "drop":
+                if request.transport is not None:
+                    request.transport.abort()  # no response: the client sees the connection drop
+                return web.Response()
+            elif fault.kind == "malformed":
+                return _raw(200, b'{"id": "x", "choices": [{"message": ')
+            elif fault.kind == "empty":
+                reply = Reply("", reasoning="thinking... " * 50)
+            elif fault.kind in NOT_REPLIES:
+                return _not_a_reply(fault.kind, body)
+        assert reply is not None
+        return _json(200, _completion(body, reply))
 
-def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
 
-        def setup(self) -> None:
-            super().setup()
-            # Headers and body go out in two writes: without this, Nagle's algorithm holds the
-            # body until the client's delayed ACK (about 40 ms a request on Linux loopback).
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+async def _models(_: web.Request) -> web.StreamResponse:
+    return _json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
 
-        def log_message(self, *args: Any) -> None:  # quiet
-            return
 
-        def do_GET(self) -> None:
-            self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+def _not_a_reply(kind: str, body: dict[str, Any]) -> web.StreamResponse:
+    if kind == "html":
+        return _raw(200, _HTML, "text/html; charset=utf-8")
+    if kind == "empty_object":
+        return _json(200, {})
+    if kind == "foreign":
+        return _json(200, {"hello": "world"})
+    obj = _completion(body, Reply("x"))
+    if kind == "no_choices":
+        obj["choices"] = []
+    else:
+        obj["choices"][0]["message"]["content"] = None
+    return _json(200, obj)
 
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
-            if server.latency:
-                time.sleep(server.latency)
-            fault, reply, exhausted = server._next(body)
-            if exhausted is not None:
-                self._json(418, {"error": {"message": exhausted, "type": "script_exhausted"}})
-                return
-            if fault is not None:
-                if fault.kind == "slow":
-                    time.sleep(fault.seconds)
-                elif fault.kind == "status":
-                    self._json(fault.status, {"error": {"message": fault.message, "type": "fault"}})
-                    return
-                elif fault.kind == "drop":
-                    self.connection.shutdown(socket.SHUT_RDWR)
-                    self.close_connection = True
-                    return
-                elif fault.kind == "malformed":
-                    self._raw(200, b'{"id": "x", "choices": [{"message": ')
-                    return
-                elif fault.kind == "empty":
-                    reply = Reply("", reasoning="thinking... " * 50)
-                elif fault.kind in NOT_REPLIES:
-                    self._not_a_reply(fault.kind, body)
-                    return
-            assert reply is not None
-            self._json(200, _completion(body, reply))
 
-        def _not_a_reply(self, kind: str, body: dict[str, Any]) -> None:
-            if kind == "html":
-                self._raw(200, _HTML, "text/html; charset=utf-8")
-            elif kind == "empty_object":
-                self._json(200, {})
-            elif kind == "foreign":
-                self._json(200, {"hello": "world"})
-            else:
-                obj = _completion(body, Reply("x"))
-                if kind == "no_choices":
-                    obj["choices"] = []
-                else:
-                    obj["choices"][0]["message"]["content"] = None
-                self._json(200, obj)
+def _json(status: int, obj: dict[str, Any]) -> web.StreamResponse:
+    return _raw(status, json.dumps(obj).encode())
 
-        def _json(self, status: int, obj: dict[str, Any]) -> None:
-            self._raw(status, json.dumps(obj).encode())
 
-        def _raw(self, status: int, data: bytes, content_type: str = "application/json") -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    return Handler
+def _raw(status: int, data: bytes, content_type: str = "application/json") -> web.StreamResponse:
+    return web.Response(status=status, body=data, headers={"Content-Type": content_type})
 
 
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:

@@ -48,17 +48,46 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
+class Clients:
+    """The model clients of the roles: the agent's, and the matcher's and the compiler's (each
+    defaults to the agent's). Each client may spread its calls over several endpoints."""
+
+    agent: ChatClient | None = None
+    matcher: ChatClient | None = None
+    compiler: ChatClient | None = None
+
+    @classmethod
+    def of(cls, client: ChatClient | Clients | None, helper: ChatClient | None = None) -> Clients:
+        """From the runner's arguments: a :class:`Clients`, or an agent client and a helper that
+        serves both the matcher and the compiler."""
+        if isinstance(client, Clients):
+            return client
+        return cls(client, helper, helper)
+
+    def get(self, kind: Kind) -> ChatClient | None:
+        own = self.matcher if kind == "matcher" else self.compiler if kind == "compiler" else None
+        return own or self.agent
+
+    def distinct(self) -> list[ChatClient]:
+        """Each client once (for opening, checking and closing)."""
+        seen: list[ChatClient] = []
+        for c in (self.agent, self.matcher, self.compiler):
+            if c is not None and all(c is not s for s in seen):
+                seen.append(c)
+        return seen
+
+
+@dataclass(frozen=True)
 class RoleContext:
     """What a role factory may use: the oracle (scripted roles only), the clients, the call log."""
 
     oracle: Oracle
-    client: ChatClient | None = None  # the agent's endpoint
-    helper: ChatClient | None = None  # the matcher's and compiler's (default: the agent's)
+    clients: Clients = field(default_factory=Clients)
     on_call: OnCall | None = None
 
     def model(self, kind: Kind) -> ChatClient:
         """The client for a model-backed role of ``kind``, or an error saying none is configured."""
-        client = self.client if kind == "agent" else (self.helper or self.client)
+        client = self.clients.get(kind)
         if client is None:
             raise UsageError(f"the llm {kind} needs a model endpoint, and none is configured")
         return client
@@ -233,15 +262,13 @@ class CachedCompiler:
 
 @dataclass
 class RoleBuilder:
-    """Makes the roles of each episode-arm from their names. ``client`` serves the model-backed
-    agent; ``helper``, when given, the model-backed matcher and compiler (else ``client`` does)."""
+    """Makes the roles of each episode-arm from their names, on the model ``clients``."""
 
-    client: ChatClient | None
+    clients: Clients
     cache: CompileCache
-    helper: ChatClient | None = None
 
     def context(self, oracle: Oracle, calls: CallLog) -> RoleContext:
-        return RoleContext(oracle, self.client, self.helper, calls)
+        return RoleContext(oracle, self.clients, calls)
 
     def compiler(self, name: str, ctx: RoleContext) -> Compiler:
         """The named compiler behind the cache, keyed by episode, name and compiler model."""
@@ -259,13 +286,13 @@ def build_players(
     compiler: str = "scripted",
     matcher: str = "scripted",
     *,
-    client: ChatClient | None = None,
+    client: ChatClient | Clients | None = None,
     helper: ChatClient | None = None,
     on_call: OnCall | None = None,
 ) -> Players:
     """The named roles of one episode-arm, built from :data:`ROLES` (no compile cache)."""
     oracle = Oracle(episode)
-    ctx = RoleContext(oracle, client, helper, on_call)
+    ctx = RoleContext(oracle, Clients.of(client, helper), on_call)
     return Players(
         agent=ROLES.agent(agent, ctx),
         compiler=ROLES.compiler(compiler, ctx),
