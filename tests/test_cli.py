@@ -23,7 +23,17 @@ def test_help_lists_every_registered_command() -> None:
     registered = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
     commands = result.output.split("Commands:")[1]
     listed = {line.split()[0] for line in commands.splitlines() if line.strip()}
-    assert registered == {"demo", "generate", "run", "score", "report", "ladder", "tools", "tau2"}
+    assert registered == {
+        "demo",
+        "generate",
+        "run",
+        "score",
+        "report",
+        "ladder",
+        "tools",
+        "merge",
+        "tau2",
+    }
     assert listed == registered
 
 

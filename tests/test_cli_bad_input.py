@@ -180,6 +180,25 @@ CASES: dict[str, tuple[Setup, int, str]] = {
                    "--base-url", "http://127.0.0.1:9/v1", "--base-url", "http://127.0.0.1:7/v1",
                    "--model", "m", "--out", str(t / "o")], 1, "no model endpoint answers",
     ),
+    "--shard out of range": (
+        lambda t: ["ladder", "--agent", "scripted:perfect", "--shard", "4/3", "--out", str(t / "o")],
+        2, "out of range",
+    ),
+    "--shard not I/N": (
+        lambda t: ["run", "--episodes", str(t / "e.json"), "--out", str(t / "o"), "--shard", "half"],
+        2, "not I/N",
+    ),
+    "--ray where no cluster answers": (
+        lambda t: ["ladder", "--agent", "scripted:perfect", "--ray", "127.0.0.1:9", "--out", str(t / "o")],
+        2, "no Ray cluster answers",
+    ),
+    "--ray for the tool harness": (
+        lambda t: ["tools", "--agent", "scripted:perfect", "--ray", "local", "--out", str(t / "o")],
+        2, "runs locally",
+    ),
+    "merge, a source that is not a run directory": (
+        lambda t: ["merge", str(t / "out"), str(t)], 2, "is not a run directory",
+    ),
     "tau2 run with several endpoints": (
         lambda t: ["tau2", "run", "--out", str(t / "o"), "--base-url", "http://127.0.0.1:9/v1",
                    "--base-url", "http://127.0.0.1:7/v1", "--model", "m"], 2, "one endpoint",

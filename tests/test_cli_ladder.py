@@ -92,3 +92,24 @@ def test_resume_gives_the_numbers_of_an_uninterrupted_run(tmp_path: Path) -> Non
     size = (cut / LOG).stat().st_size
     invoke(*args, "--out", str(cut))
     assert (cut / LOG).stat().st_size == size
+
+
+def test_sharded_runs_merged_report_the_tables_of_one_run(tmp_path: Path) -> None:
+    grid = ["--agent", "scripted:always-book", "--steps", "5,10", "--episodes", "5"]
+    whole = tmp_path / "whole.json"
+    invoke("ladder", *grid, "--out", str(tmp_path / "one"), "--json", str(whole))
+    shards = [str(tmp_path / f"s{i}") for i in (1, 2, 3)]
+    for i, out in enumerate(shards, 1):
+        invoke("ladder", *grid, "--shard", f"{i}/3", "--out", out)
+    said = invoke("merge", str(tmp_path / "all"), *shards)
+    assert "40 episode-arms (40 added) over 10 episodes" in said
+    merged = tmp_path / "merged.json"
+    invoke("report", str(tmp_path / "all"), "--json", str(merged))
+    assert json.loads(merged.read_text()) == json.loads(whole.read_text())
+    run_eps = tmp_path / "eps.jsonl"
+    invoke("generate", "--out", str(run_eps), "--episodes", "4", "--steps", "5")
+    said = invoke(
+        "run", "--episodes", str(run_eps), "--out", str(tmp_path / "r"), "--agent",
+        "scripted:perfect", "--shard", "2/3",
+    )  # fmt: skip
+    assert "logged 4 episode-arms" in said  # 1 episode of 4 (the 2nd) x the ladder's 4 arms

@@ -19,6 +19,7 @@ from .options import (
     CellOptions,
     EndpointOptions,
     ReportOptions,
+    ScaleOptions,
     command,
     load_rewrites,
     split_list,
@@ -34,6 +35,7 @@ def ladder(
     cell: CellOptions,
     endpoint: EndpointOptions,
     output: ReportOptions,
+    scale: ScaleOptions,
     steps: Annotated[str | None, typer.Option(help="Comma-separated step counts S (5-18).")] = None,
     density: Annotated[str, typer.Option(help="Comma-separated extra-edge densities.")] = "0.15",
     episodes: Annotated[
@@ -56,6 +58,7 @@ def ladder(
     """
     arm_list = cell.arm_list()
     agent, compiler, matcher = cell.roles()
+    shard, ray = scale.checked()
     writable_file(output.json, "--json")
     writable_dir(out, "--out")
     uses_model = ROLES.any_needs_model(agent, compiler, matcher)
@@ -103,7 +106,7 @@ def ladder(
     warn = warner()
 
     async def work(progress: Progress, clients: Clients) -> None:
-        await run_ladder(config, run_dir, progress, clients, None, warn)
+        await run_ladder(config, run_dir, progress, clients, None, warn, shard=shard, ray=ray)
 
     run_with_progress(f"ladder ({agent})", work, uses_model, endpoint, cell.think)
     report_run(run_dir, arm_list, output, warn, usage=uses_model)

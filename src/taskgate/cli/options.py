@@ -26,7 +26,9 @@ import typer
 
 from ..arms.registry import ARMS, LADDER, TOOL_LADDER
 from ..errors import TaskgateError
+from ..runner.cluster import check_address
 from ..runner.roles import ROLES
+from ..runner.shards import Shard
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -177,7 +179,37 @@ class ReportOptions:
     json: JsonOpt = None
 
 
-OPTION_SETS = (EndpointOptions, CellOptions, ReportOptions)
+@dataclass(frozen=True, kw_only=True)
+class ScaleOptions:
+    """Grids beyond one process (``ladder``, ``run``, ``tools``)."""
+
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Run shard I of N only (I/N, from 1/N to N/N): every N-th episode with all its "
+            "arms. Give each shard its own --out, then `taskgate merge` them.",
+            show_default=False,
+        ),
+    ] = None
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            help="Play the episode-arms as Ray tasks: local (a one-machine Ray instance), auto, "
+            "HOST:PORT or ray://HOST:PORT (the ray extra). Without it nothing of Ray runs.",
+            show_default=False,
+        ),
+    ] = None
+
+    def checked(self) -> tuple[Shard | None, str | None]:
+        """(the shard, the Ray address), checked before any work starts."""
+        text = self.shard
+        shard = usage("--shard", lambda: Shard.parse(text)) if text is not None else None
+        if self.ray is not None:
+            usage("--ray", lambda: check_address(self.ray or ""))
+        return shard, self.ray
+
+
+OPTION_SETS = (EndpointOptions, CellOptions, ReportOptions, ScaleOptions)
 
 
 def command(fn: F) -> F:

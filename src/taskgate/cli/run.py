@@ -13,7 +13,7 @@ from ..runner.ladder import LadderConfig, run_episodes
 from ..runner.roles import Clients
 from .common import run_with_progress
 from .errors import warner, writable_dir
-from .options import CellOptions, EndpointOptions, command, usage
+from .options import CellOptions, EndpointOptions, ScaleOptions, command, usage
 
 
 @command
@@ -22,10 +22,12 @@ def run(
     out: Annotated[Path, typer.Option(help="Run directory; rerunning into it resumes.")],
     cell: CellOptions,
     endpoint: EndpointOptions,
+    scale: ScaleOptions,
 ) -> None:
     """Run episodes and log every turn (and model call) to OUT/log.jsonl."""
     arm_list = cell.arm_list()
     agent, compiler, matcher = cell.roles()
+    shard, ray = scale.checked()
     writable_dir(out, "--out")
     eps = usage("--episodes", lambda: read_episodes(episodes))
     config = usage(
@@ -43,7 +45,8 @@ def run(
     warn = warner()
 
     async def work(progress: Progress, clients: Clients) -> None:
-        await run_episodes(eps, config, out, progress, clients, None, warn)
+        await run_episodes(eps, config, out, progress, clients, None, warn, shard=shard, ray=ray)
 
     run_with_progress(f"run ({agent})", work, config.needs_model, endpoint, cell.think)
-    typer.echo(f"logged {len(eps) * len(arm_list) * len(config.corruption)} episode-arms to {out}")
+    ran = len(shard.take(eps)) if shard else len(eps)
+    typer.echo(f"logged {ran * len(arm_list) * len(config.corruption)} episode-arms to {out}")

@@ -18,7 +18,7 @@ from ..runner.roles import ROLES, Clients
 from .common import report_run, run_with_progress
 from .errors import warner, writable_dir, writable_file
 from .model import embedded
-from .options import CellOptions, EndpointOptions, ReportOptions, command, usage
+from .options import CellOptions, EndpointOptions, ReportOptions, ScaleOptions, command, usage
 
 #: the embedded model's smoke run: small, with the agent's reply to each request constrained by
 #: llama.cpp's JSON-schema grammar to a valid call of a tool the brief lists (the tiny model never
@@ -32,6 +32,7 @@ def tools(
     cell: CellOptions,
     endpoint: EndpointOptions,
     output: ReportOptions,
+    scale: ScaleOptions,
     mode: Annotated[
         Literal["actions", "native"],
         typer.Option(
@@ -63,6 +64,12 @@ def tools(
         raise MissingExtraError("langgraph", "the real-tool harness") from exc
     arm_list = cell.arm_list(TOOL_LADDER, TOOL_LADDER)
     agent, compiler, matcher = cell.roles()
+    if scale.ray is not None:
+        raise typer.BadParameter(
+            "the harness writes each episode-arm's workspace, so it runs locally; use --shard",
+            param_hint="--ray",
+        )
+    shard, _ = scale.checked()
     writable_file(output.json, "--json")
     writable_dir(out, "--out")
     uses_model = ROLES.any_needs_model(agent, compiler, matcher)
@@ -112,7 +119,7 @@ def tools(
             return chat_model(clients.agent.endpoint, on_call)
 
         harness = ToolHarness(run_dir, mode, native)
-        await run_ladder(config, run_dir, progress, clients, None, warn, harness)
+        await run_ladder(config, run_dir, progress, clients, None, warn, harness, shard=shard)
 
     run_with_progress(f"tools ({agent}, {mode})", work, uses_model, endpoint, cell.think)
     report_run(run_dir, arm_list, output, warn, harness=mode, usage=uses_model)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -28,14 +28,17 @@ from ..rundir import (
     COMPILED,
     EPISODES,
     LOG,
+    AnyRecord,
     LogWriter,
     OnSkip,
     read_episodes,
     read_log,
     write_episodes,
 )
+from .cluster import Unit, run_on_ray
 from .episode import Players, run_episode
 from .roles import ROLES, CallLog, Clients, CompileCache, RoleBuilder
+from .shards import Shard
 
 #: episodes per cell (the paper's cells have 128): every episode of a cell is held in memory
 MAX_EPISODES = 10_000
@@ -135,12 +138,18 @@ async def run_ladder(
     helper: ChatClient | None = None,
     on_skip: OnSkip | None = None,
     variant: Variant | None = None,
+    *,
+    shard: Shard | None = None,
+    ray: str | None = None,
 ) -> Progress:
-    """Generate the grid's episodes and run every (cell, arm, episode) not yet finished in ``out``."""
+    """Generate the grid's episodes and run every (cell, arm, episode) not yet finished in ``out``
+    (``shard`` and ``ray``: see :func:`run_episodes`)."""
     out.mkdir(parents=True, exist_ok=True)
-    grid = _episodes(config, out)
+    grid = _episodes(config, out, shard)
     episodes = [ep for eps in grid.values() for ep in eps]
-    return await run_episodes(episodes, config, out, progress, client, helper, on_skip, variant)
+    return await run_episodes(  # already the shard's episodes
+        episodes, config, out, progress, client, helper, on_skip, variant, ray=ray
+    )
 
 
 async def run_episodes(
@@ -152,6 +161,9 @@ async def run_episodes(
     helper: ChatClient | None = None,
     on_skip: OnSkip | None = None,
     variant: Variant | None = None,
+    *,
+    shard: Shard | None = None,
+    ray: str | None = None,
 ) -> Progress:
     """Run ``episodes`` under every arm of ``config`` (and each corruption rate) into ``out``.
 
@@ -163,10 +175,18 @@ async def run_episodes(
     and counted in ``progress.failed``. Lines of the log that cannot be read are skipped and
     reported to ``on_skip`` (see :func:`taskgate.rundir.read_log`); their episode-arms are rerun.
     ``variant``, when given, plays each episode-arm its way (the real-tool harness).
+
+    ``shard`` runs only every N-th episode (see :mod:`taskgate.runner.shards`); ``ray``, a Ray
+    address, plays the episode-arms as Ray tasks (see :mod:`taskgate.runner.cluster`), with the
+    same run directory and results as a local run.
     """
+    if ray is not None and variant is not None:
+        raise UsageError("Ray runs the testbed's episode-arms; the tool harness runs locally")
     if config.needs_model and client is None:
         raise ModelError("the llm roles need a model client; none was given")
     out.mkdir(parents=True, exist_ok=True)
+    if shard is not None:
+        episodes = shard.take(episodes)
     _remember(out, episodes)
     finished = set(read_log(out / LOG, on_skip))
     jobs = [
@@ -197,10 +217,35 @@ async def run_episodes(
 
     try:
         with _fewer_collections():
-            await asyncio.gather(*(one(*job) for job in jobs))
+            if ray is None:
+                await asyncio.gather(*(one(*job) for job in jobs))
+            else:
+                units = _units(jobs, finished, variant, progress)
+                await run_on_ray(
+                    ray, units, config, builder.clients, builder.cache, writer, progress
+                )
     finally:
         writer.close()
     return progress
+
+
+def _units(
+    jobs: Sequence[tuple[Cell, str, Episode]],
+    finished: set[tuple[str, str]],
+    variant: Variant | None,
+    progress: Progress,
+) -> list[Unit]:
+    """The jobs as Ray tasks: each episode's unfinished arms under one cell."""
+    arms: dict[tuple[Cell, str], list[str]] = {}
+    eps: dict[str, Episode] = {}
+    for cell, arm, ep in jobs:
+        if (run_key(ep, arm, cell, variant), arm) in finished:
+            progress.skipped += 1
+            progress.advance()
+            continue
+        arms.setdefault((cell, ep.id), []).append(arm)
+        eps[ep.id] = ep
+    return [Unit(cell, eps[ep_id], tuple(a)) for (cell, ep_id), a in arms.items()]
 
 
 @contextlib.contextmanager
@@ -226,7 +271,7 @@ async def _run_one(
     cell: Cell,
     arm: str,
     ep: Episode,
-    sink: LogWriter,
+    sink: Callable[[AnyRecord], None],
     progress: Progress,
     variant: Variant | None = None,
 ) -> None:
@@ -262,17 +307,20 @@ async def _run_one(
     )
 
 
-def _episodes(config: LadderConfig, out: Path) -> dict[tuple[int, float], list[Episode]]:
-    """Each cell's episodes: read back from ``episodes.jsonl`` when there, else generated."""
+def _episodes(
+    config: LadderConfig, out: Path, shard: Shard | None = None
+) -> dict[tuple[int, float], list[Episode]]:
+    """Each cell's episodes: read back from ``episodes.jsonl`` when there, else generated (only
+    the shard's, when sharded: the shards partition the grid's episodes as listed here)."""
     path = out / EPISODES
     known = {e.id: e for e in read_episodes(path)} if path.exists() else {}
     grid: dict[tuple[int, float], list[Episode]] = {}
-    for cell in config.cells():
-        if (cell.steps, cell.density) not in grid:
-            grid[(cell.steps, cell.density)] = [
-                known.get(p.key) or generate_episode(p, config.rewrites)
-                for p in config.episode_params(cell)
-            ]
+    cells: dict[tuple[int, float], Cell] = {}
+    for c in config.cells():
+        cells.setdefault((c.steps, c.density), c)
+    params = [(key, p) for key, cell in cells.items() for p in config.episode_params(cell)]
+    for key, p in shard.take(params) if shard is not None else params:
+        grid.setdefault(key, []).append(known.get(p.key) or generate_episode(p, config.rewrites))
     return grid
 
 

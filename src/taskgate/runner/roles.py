@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
@@ -44,6 +44,8 @@ from ..rundir import OnSkip, append_compiled, read_compiled
 from .episode import Players
 
 Kind = Literal["agent", "matcher", "compiler"]
+#: a compile cache entry: ("plan", key, plan) or ("revision", key, revision)
+Entry = tuple[Literal["plan", "revision"], str, Plan | Revision]
 T = TypeVar("T")
 
 
@@ -215,6 +217,22 @@ class CompileCache:
     def __post_init__(self) -> None:
         if self.path is not None:
             self._plans, self._revisions = read_compiled(self.path, self.on_skip)
+
+    def entries(self, episode: str) -> list[Entry]:
+        """The cache's entries for one episode (its keys start with the episode's id)."""
+        head = episode + "|"
+        return [("plan", k, v) for k, v in self._plans.items() if k.startswith(head)] + [
+            ("revision", k, r) for k, r in self._revisions.items() if k.startswith(head)
+        ]
+
+    def add(self, entries: Sequence[Entry]) -> None:
+        """Take entries made elsewhere (a Ray task's); new ones are appended to the file too."""
+        for what, key, value in entries:
+            table: dict[str, Any] = self._plans if what == "plan" else self._revisions
+            if key not in table:
+                table[key] = value
+                if self.path is not None:
+                    append_compiled(self.path, what, key, value)
 
     async def plan(self, key: str, make: Callable[[], Awaitable[Plan]]) -> Plan:
         return await self._get(self._plans, "plan", key, make)
