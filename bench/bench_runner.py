@@ -13,8 +13,11 @@ the runner's CPU time per turn exceeds a generous bound (CPU time, unlike wall t
 on a busy machine; the bound is about three times today's figure, and the regression it guards
 against was five to nine times).
 
-Run: .venv/bin/python bench/bench_runner.py [latency_seconds [episodes_per_arm]] [--check]
-(the issue's scale figure: ``bench_runner.py 2 512``, 2,048 episode-arms in flight)
+Run: .venv/bin/python bench/bench_runner.py [latency_seconds [episodes_per_arm [in_flight]]] [--check]
+(the scale figure: ``bench_runner.py 2 512``, 2,048 episode-arms in flight; memory against the
+length of a run: ``bench_runner.py 0.02 64 64`` and ``bench_runner.py 0.02 512 64``, the same
+episode-arms in flight, eight times as many run; the ratio then is not the point, as only 64 of
+the grid's episode-arms are in flight at a time)
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from taskgate.rundir import LOG, Run, read_log
 
 
 def serve(port_out: multiprocessing.Queue, latency: float) -> None:  # type: ignore[type-arg]
-    with FakeServer(protocol_responder, latency=latency) as srv:
+    with FakeServer(protocol_responder, latency=latency, keep_requests=False) as srv:
         port_out.put(srv.port)
         while True:
             time.sleep(3600)
@@ -71,7 +74,8 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if a != "--check"]
     check = "--check" in sys.argv[1:]
     latency = float(args[0]) if args else 0.2
-    episodes = int(args[1]) if len(args) > 1 else 32  # per arm; all episode-arms in flight
+    episodes = int(args[1]) if len(args) > 1 else 32  # per arm
+    in_flight = int(args[2]) if len(args) > 2 else 4 * episodes  # default: every episode-arm
     ports: multiprocessing.Queue = multiprocessing.Queue()  # type: ignore[type-arg]
     server = multiprocessing.Process(target=serve, args=(ports, latency), daemon=True)
     server.start()
@@ -84,14 +88,14 @@ def main() -> None:
         matcher="llm",
         steps=(10,),
         episodes=episodes,
-        concurrency=4 * episodes,
+        concurrency=in_flight,
     )
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
 
         async def go() -> None:
             endpoint = Endpoint(
-                base_url=f"http://127.0.0.1:{port}/v1", model="fake", concurrency=8 * episodes
+                base_url=f"http://127.0.0.1:{port}/v1", model="fake", concurrency=2 * in_flight
             )
             client = ChatClient(endpoint)
             try:
@@ -104,6 +108,7 @@ def main() -> None:
         asyncio.run(go())
         wall = time.perf_counter() - t0
         cpu = time.process_time() - cpu0
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before reading the log
         runs = read_log(out / LOG)
         calls = sum(len(r.calls) for r in runs.values())
     server_cpu = cpu_seconds(server.pid)
@@ -111,7 +116,8 @@ def main() -> None:
     turns = sum(len(r.turns) for r in runs.values())
     ideal = critical_path(runs) * latency
     print(
-        f"fake server latency {latency * 1000:.0f} ms per request; {len(runs)} episode-arms, {calls} calls"
+        f"fake server latency {latency * 1000:.0f} ms per request; {len(runs)} episode-arms "
+        f"({in_flight} in flight), {calls} calls"
     )
     target = 1.05 if latency >= 1 else 1.2
     print(
@@ -126,9 +132,7 @@ def main() -> None:
         print(
             f"fake server CPU {server_cpu:.2f} s (its own process; {server_cpu / wall:.0%} of a core)"
         )
-    print(
-        f"peak resident memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
-    )
+    print(f"runner peak resident memory {peak:.0f} MB")
     per_turn = cpu / turns * 1000
     if check and per_turn > CHECK_MS_PER_TURN:
         print(

@@ -15,7 +15,6 @@ token usage. Reasoning content never enters the transcript. The HTTP is :mod:`ta
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import time
@@ -23,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Self
+
+import orjson
 
 from ..episodes.records import CallInfo
 from ..errors import ModelError
@@ -263,8 +264,8 @@ class ChatClient:
         }
         status, kind, content = await route.post("/chat/completions", body)
         try:
-            return json.loads(content)
-        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the limit
+            return orjson.loads(content)
+        except orjson.JSONDecodeError:  # not JSON, not UTF-8, or nested past orjson's limit
             kind = kind.split(";")[0] or "no content type"
             raise MalformedReply(
                 f"a {status} whose body is not JSON ({kind}, {len(content)} bytes)"

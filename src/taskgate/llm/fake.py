@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from ..agents.briefparse import brief_steps, parse_brief, parse_revision
@@ -155,6 +156,8 @@ class FakeServer:
     faults: list[Fault] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     port: int = 0
+    #: keep every request's body in ``requests`` (a benchmark's millions of calls keep none)
+    keep_requests: bool = True
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -206,7 +209,8 @@ class FakeServer:
 
     def _next(self, body: dict[str, Any]) -> tuple[Fault | None, Reply | None, str | None]:
         with self._lock:
-            self.requests.append(body)
+            if self.keep_requests:
+                self.requests.append(body)
             fault = self.faults.pop(0) if self.faults else None
         if fault is not None and fault.kind != "slow":
             return fault, None, None
@@ -216,7 +220,7 @@ class FakeServer:
             return None, None, str(exc)
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
-        body = json.loads(await request.read() or b"{}")
+        body = orjson.loads(await request.read() or b"{}")
         if self.latency:
             await asyncio.sleep(self.latency)
         fault, reply, exhausted = self._next(body)
@@ -261,7 +265,7 @@ def _not_a_reply(kind: str, body: dict[str, Any]) -> web.StreamResponse:
 
 
 def _json(status: int, obj: dict[str, Any]) -> web.StreamResponse:
-    return _raw(status, json.dumps(obj).encode())
+    return _raw(status, orjson.dumps(obj))
 
 
 def _raw(status: int, data: bytes, content_type: str = "application/json") -> web.StreamResponse:

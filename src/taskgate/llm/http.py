@@ -18,6 +18,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
+import orjson
 
 from ..errors import ModelError
 
@@ -93,7 +94,7 @@ class Route:
         self.in_flight += 1
         try:
             async with self.gate:
-                return await self._send("POST", path, json.dumps(body).encode())
+                return await self._send("POST", path, orjson.dumps(body))
         finally:
             self.in_flight -= 1
 

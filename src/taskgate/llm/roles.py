@@ -57,10 +57,16 @@ class LLMAgent:
     def __init__(self, client: ChatClient, on_call: OnCall | None = None) -> None:
         self._client, self._on_call = client, on_call
         self._last: list[ChatMessage] = []
+        self._last_chars = 0
 
     async def reply(self, messages: list[ChatMessage]) -> str:
-        share = prefix_share(self._last, messages)
-        self._last = list(messages)
+        k = len(self._last)
+        if k and len(messages) >= k and messages[:k] == self._last:  # the history grew (C speed)
+            total = self._last_chars + _chars(messages[k:])
+            share = self._last_chars / total if total else 1.0
+        else:
+            share, total = prefix_share(self._last, messages), _chars(messages)
+        self._last, self._last_chars = list(messages), total
         report = self._on_call
         tagged = (
             None
@@ -73,7 +79,7 @@ class LLMAgent:
 def prefix_share(before: list[ChatMessage], now: list[ChatMessage]) -> float:
     """The share of ``now``'s characters (roles and contents, in order) that ``before`` starts
     with too. Whole messages compare at C speed; the first differing one by binary search."""
-    total = sum(len(m["role"]) + len(m["content"]) for m in now)
+    total = _chars(now)
     if not total:
         return 1.0
     same = 0
@@ -85,6 +91,10 @@ def prefix_share(before: list[ChatMessage], now: list[ChatMessage]) -> float:
             same += len(new["role"]) + _common(old["content"], new["content"])
         break
     return same / total
+
+
+def _chars(messages: list[ChatMessage]) -> int:
+    return sum(len(m["role"]) + len(m["content"]) for m in messages)
 
 
 def _common(a: str, b: str) -> int:

@@ -198,7 +198,6 @@ async def run_episodes(
     progress = progress or Progress()
     progress.total = len(jobs)
     writer = LogWriter(out / LOG)
-    gate = asyncio.Semaphore(config.concurrency)
     builder = RoleBuilder(Clients.of(client, helper), CompileCache(out / COMPILED, on_skip))
     tracker = progress
 
@@ -207,18 +206,25 @@ async def run_episodes(
             tracker.skipped += 1
             tracker.advance()
             return
-        async with gate:
-            try:
-                await _run_one(config, builder, cell, arm, ep, writer, tracker, variant)
-            except ModelError as exc:
-                tracker.fail(f"{run_key(ep, arm, cell, variant)} / {arm}: {exc}")
-                return
+        try:
+            await _run_one(config, builder, cell, arm, ep, writer, tracker, variant)
+        except ModelError as exc:
+            tracker.fail(f"{run_key(ep, arm, cell, variant)} / {arm}: {exc}")
+            return
         tracker.advance()
+
+    # ``concurrency`` workers take the jobs in order (an episode's arms next to each other, so its
+    # gate arms share one compile): memory holds what is in flight, however long the grid
+    pending = iter(jobs)
+
+    async def worker() -> None:
+        for job in pending:
+            await one(*job)
 
     try:
         with _fewer_collections():
             if ray is None:
-                await asyncio.gather(*(one(*job) for job in jobs))
+                await asyncio.gather(*(worker() for _ in range(min(config.concurrency, len(jobs)))))
             else:
                 units = _units(jobs, finished, variant, progress)
                 await run_on_ray(
