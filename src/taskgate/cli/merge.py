@@ -12,9 +12,13 @@ from .errors import warner, writable_dir
 
 
 def merge(
-    out: Annotated[Path, typer.Argument(help="The merged run directory (new, or one to add to).")],
+    out: Annotated[
+        Path,
+        typer.Argument(help="The merged run directory (new, or one to add to).", metavar="OUT"),
+    ],
     sources: Annotated[
-        list[Path], typer.Argument(help="The shards' run directories (from --shard I/N).")
+        list[Path],
+        typer.Argument(help="The shards' run directories (from --shard I/N).", metavar="SHARD_DIR"),
     ],
 ) -> None:
     """Merge the run directories of a sharded run into OUT; `taskgate report OUT` prints its

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import typer
 
@@ -118,10 +119,17 @@ def _listed(
         if not out:
             raise typer.BadParameter(f"{path} lists no endpoint", param_hint="--endpoints")
     for url, _ in out:
-        if not url.startswith(("http://", "https://")) or len(url) < 10:
+        if urlsplit(url).scheme not in ("http", "https") or not _host(url):
             hint = flag or "--matcher-base-url/--compiler-base-url"
             raise typer.BadParameter(f"{url[:80]!r} is not an http(s) URL", param_hint=hint)
     return out
+
+
+def _host(url: str) -> str | None:
+    try:
+        return urlsplit(url).hostname
+    except ValueError:  # a malformed port or bracket
+        return None
 
 
 @contextlib.asynccontextmanager

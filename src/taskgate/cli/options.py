@@ -51,6 +51,7 @@ class EndpointOptions:
             help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else the embedded model); "
             "repeat it to spread the calls over several servers of the model.",
             show_default=False,
+            metavar="URL",
         ),
     ] = None
     endpoints: Annotated[
@@ -62,11 +63,15 @@ class EndpointOptions:
     ] = None
     matcher_base_url: Annotated[
         list[str] | None,
-        typer.Option(help="The matcher's own endpoint(s) (repeatable).", show_default=False),
+        typer.Option(
+            help="The matcher's own endpoint(s) (repeatable).", show_default=False, metavar="URL"
+        ),
     ] = None
     compiler_base_url: Annotated[
         list[str] | None,
-        typer.Option(help="The compiler's own endpoint(s) (repeatable).", show_default=False),
+        typer.Option(
+            help="The compiler's own endpoint(s) (repeatable).", show_default=False, metavar="URL"
+        ),
     ] = None
     model: Annotated[str | None, typer.Option(help="Model name (default: $TASKGATE_MODEL).")] = None
     thinking: Annotated[
@@ -189,6 +194,7 @@ class ScaleOptions:
             help="Run shard I of N only (I/N, from 1/N to N/N): every N-th episode with all its "
             "arms. Give each shard its own --out, then `taskgate merge` them.",
             show_default=False,
+            metavar="I/N",
         ),
     ] = None
     ray: Annotated[
@@ -197,6 +203,7 @@ class ScaleOptions:
             help="Play the episode-arms as Ray tasks: local (a one-machine Ray instance), auto, "
             "HOST:PORT or ray://HOST:PORT (the ray extra). Without it nothing of Ray runs.",
             show_default=False,
+            metavar="ADDRESS",
         ),
     ] = None
 

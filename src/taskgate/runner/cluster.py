@@ -119,13 +119,22 @@ async def run_on_ray(
     progress: Progress,
 ) -> None:
     """Run every unit as a Ray task; write what each returns as it arrives."""
+    from .ladder import run_key
+
     ray = connect(address)
     endpoints: Endpoints = (_eps(clients.agent), _eps(clients.matcher), _eps(clients.compiler))
     task = ray.remote(num_cpus=TASK_CPUS, max_retries=TASK_RETRIES)(play_unit)
 
     async def one(unit: Unit) -> None:
         known = cache.entries(unit.episode.id)
-        result: UnitResult = await task.remote(config, unit, endpoints, known)
+        try:
+            result: UnitResult = await task.remote(config, unit, endpoints, known)
+        except Exception as exc:  # Ray's own errors: the task died past its retries, or raised
+            why = " ".join(str(exc).split())[:300] or type(exc).__name__
+            for arm in unit.arms:  # left unfinished: a rerun into the same directory retries them
+                key = run_key(unit.episode, arm, unit.cell)
+                progress.fail(f"{key} / {arm}: the Ray task failed: {why}")
+            return
         cache.add(result.compiled)
         for record in result.records:
             write(record)

@@ -182,7 +182,8 @@ async def run_episodes(
     """
     if ray is not None and variant is not None:
         raise UsageError("Ray runs the testbed's episode-arms; the tool harness runs locally")
-    if config.needs_model and client is None:
+    clients = Clients.of(client, helper)
+    if config.needs_model and clients.agent is None:
         raise ModelError("the llm roles need a model client; none was given")
     out.mkdir(parents=True, exist_ok=True)
     if shard is not None:
@@ -198,7 +199,7 @@ async def run_episodes(
     progress = progress or Progress()
     progress.total = len(jobs)
     writer = LogWriter(out / LOG)
-    builder = RoleBuilder(Clients.of(client, helper), CompileCache(out / COMPILED, on_skip))
+    builder = RoleBuilder(clients, CompileCache(out / COMPILED, on_skip))
     tracker = progress
 
     async def one(cell: Cell, arm: str, ep: Episode) -> None:

@@ -70,14 +70,6 @@ class Clients:
         own = self.matcher if kind == "matcher" else self.compiler if kind == "compiler" else None
         return own or self.agent
 
-    def distinct(self) -> list[ChatClient]:
-        """Each client once (for opening, checking and closing)."""
-        seen: list[ChatClient] = []
-        for c in (self.agent, self.matcher, self.compiler):
-            if c is not None and all(c is not s for s in seen):
-                seen.append(c)
-        return seen
-
 
 @dataclass(frozen=True)
 class RoleContext:
