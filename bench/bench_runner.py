@@ -5,7 +5,9 @@ The ideal wall time is the critical path: the longest chain of calls one episode
 after another (a gate arm's: its episode's compile calls, shared by the gate arms, then each turn's
 matcher and agent calls; 61 calls at S=10), times the latency, read from the run's log. Target:
 the measured wall time within 1.2x of that (within 1.05x at 2 s with 512 episodes per arm).
-Also prints the runner's own CPU time per turn and per model call (the server runs in another
+The fake server answers each request ``latency`` seconds after it arrived (its own work
+included, as a model server's service time is). Also prints the runner's own CPU time per turn and
+per model call (the server runs in another
 process, so its work is not counted, but its CPU time is printed too).
 
 With ``--check`` it is the regression guard that ``make test`` (and so CI) runs: it exits 1 when

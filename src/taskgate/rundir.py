@@ -1,7 +1,7 @@
 """Reading and writing run directories.
 
 A run directory holds ``episodes.jsonl`` (one episode per line), ``log.jsonl`` (the records of
-every episode-arm, appended and flushed as they happen) and, for compiled arms, ``compiled.jsonl``
+every episode-arm, appended as they happen and flushed as each episode-arm ends) and, for compiled arms, ``compiled.jsonl``
 (the compile cache a resumed run reuses). An episode-arm counts only once its ``end`` record is
 written and every one of its turns was read back; a later complete run of the same episode-arm
 replaces an earlier one.
@@ -122,7 +122,9 @@ def read_episodes(path: Path) -> list[Episode]:
 
 
 class LogWriter:
-    """Appends records to ``log.jsonl``, one line each, flushed at once.
+    """Appends records to ``log.jsonl``, one line each, flushed at each episode-arm's ``end``
+    record (what an interruption loses is then only records of unfinished episode-arms, which a
+    rerun plays again anyway) and when closed.
 
     A torn last line (a write cut off by an interruption) is cut off first (see
     :func:`drop_torn_tail`); nothing else in the file is touched.
@@ -134,7 +136,8 @@ class LogWriter:
 
     def __call__(self, record: AnyRecord) -> None:
         self._file.write(record.model_dump_json() + "\n")
-        self._file.flush()
+        if isinstance(record, EndRecord):
+            self._file.flush()
 
     def close(self) -> None:
         self._file.close()

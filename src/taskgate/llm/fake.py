@@ -15,6 +15,7 @@ import json
 import re
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -152,7 +153,7 @@ class FakeServer:
     """
 
     responder: Responder
-    latency: float = 0.0
+    latency: float = 0.0  # each reply leaves this long after its request arrived
     faults: list[Fault] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     port: int = 0
@@ -220,10 +221,11 @@ class FakeServer:
             return None, None, str(exc)
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
+        arrived = time.monotonic()
         body = orjson.loads(await request.read() or b"{}")
-        if self.latency:
-            await asyncio.sleep(self.latency)
         fault, reply, exhausted = self._next(body)
+        if self.latency:  # a model's service time: its own work included, as a real server's is
+            await asyncio.sleep(max(0.0, self.latency - (time.monotonic() - arrived)))
         if exhausted is not None:
             return _json(418, {"error": {"message": exhausted, "type": "script_exhausted"}})
         if fault is not None:
