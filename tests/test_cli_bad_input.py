@@ -184,6 +184,10 @@ CASES: dict[str, tuple[Setup, int, str]] = {
         lambda t: ["ladder", "--agent", "scripted:perfect", "--shard", "4/3", "--out", str(t / "o")],
         2, "out of range",
     ),
+    "--shard with no episodes": (
+        lambda t: ["ladder", "--agent", "scripted:perfect", "--episodes", "2", "--shard", "3/3",
+                   "--out", str(t / "o")], 2, "holds no episodes",
+    ),
     "--shard not I/N": (
         lambda t: ["run", "--episodes", str(t / "e.json"), "--out", str(t / "o"), "--shard", "half"],
         2, "not I/N",

@@ -226,3 +226,21 @@ def test_endpoint_from_flags_and_environment(monkeypatch: pytest.MonkeyPatch) ->
     ep = Endpoint.from_env()
     assert (ep.base_url, ep.model, ep.api_key) == ("http://127.0.0.1:9/v1", "m", "k")
     assert Endpoint.from_env(model="other").model == "other"
+
+
+def test_an_overflow_said_anywhere_in_the_error_body_halves_the_budget() -> None:
+    long = "Invalid request. " * 20 + "This model's maximum context length is 4096 tokens."
+    with FakeServer(script(["fits"]), faults=[Fault.error(400, long)]) as srv:
+        c, _ = client(srv)
+        text, _ = ask(c, "compiler")
+    assert text == "fits" and [r["max_tokens"] for r in srv.requests] == [3000, 1500]
+
+
+def test_an_error_nested_past_any_recursion_limit_is_one_malformed_reply() -> None:
+    deep: object = "x"
+    for _ in range(1020):
+        deep = [deep]
+    with pytest.raises(ModelError, match="no choices but an error: a JSON list"):
+        _content({"error": deep})
+    with pytest.raises(ModelError, match="no choices but an error: a JSON list"):
+        _content({"error": {"message": deep}})

@@ -14,7 +14,7 @@ import pytest
 from taskgate import ChatClient, Endpoint, FakeServer, LadderConfig, protocol_responder, run_ladder
 from taskgate.errors import ModelError
 from taskgate.llm.client import CallInfo
-from taskgate.llm.fake import Reply
+from taskgate.llm.fake import Fault, Reply
 from taskgate.rundir import LOG, read_log
 from taskgate.scoring.summary import score_run, summarize
 
@@ -122,9 +122,11 @@ def test_the_start_up_check_warns_of_a_dead_endpoint_and_fails_when_none_answers
     assert len(warnings) == 1 and dead in warnings[0] and "going on without it" in warnings[0]
     assert client.routes[0].down_until > 0 and client.routes[1].down_until == 0
 
-    lonely = ChatClient([endpoint(dead)])
+    lonely = ChatClient([endpoint(dead), endpoint(dead.replace("/v1", "/v2"))])
+    warnings.clear()
     with pytest.raises(ModelError, match=f"no model endpoint answers .*{dead}"):
-        asyncio.run(lonely.check())
+        asyncio.run(lonely.check(warnings.append))
+    assert warnings == []  # no "going on without it" before the error
 
 
 ARMS = ("raw", "checklist", "directive", "enforcement")
@@ -174,3 +176,34 @@ def test_a_server_killed_mid_run_loses_nothing_and_changes_no_table(tmp_path: Pa
         [r.json_row() for r in summarize(score_run(tmp_path / d), ARMS)] for d in ("single", "two")
     ]
     assert tables[0] == tables[1]
+
+
+def test_failures_of_calls_in_flight_count_once_and_one_call_tests_recovery() -> None:
+    route = ChatClient([endpoint("http://127.0.0.1:1/v1"), endpoint("http://127.0.0.1:2/v1")])
+    first, second = route.routes
+    for _ in range(40):  # forty calls in flight fail together: one cool-down, not forty
+        first.failed(0.05)
+    assert first.failures == 1 and not first.up(time.monotonic())
+    time.sleep(0.06)
+    second.in_flight = 5  # busier: the recovered endpoint would be everyone's choice
+    assert route._pick() is first and first.probing  # the one test call
+    assert route._pick() is second  # the others wait for its answer
+    first.served()
+    assert route._pick() is first and not first.probing
+
+
+def test_a_404_or_401_from_one_of_several_servers_sends_the_call_elsewhere() -> None:
+    with (
+        FakeServer(echo, faults=[Fault.error(404, "model not found")]) as wrong,
+        FakeServer(echo) as right,
+    ):
+        client = ChatClient([endpoint(wrong.base_url), endpoint(right.base_url)])
+        right_route = client.routes[1]
+        right_route.in_flight = 1  # so that the first call picks the wrong one
+        info = calls_of(client, 1)[0]
+    assert info.attempts == 2 and info.endpoint == right.base_url
+    assert info.events[0].startswith("retry after 404 Not Found: model not found")
+    one = FakeServer(echo, faults=[Fault.error(404, "model not found")])
+    with one as alone, pytest.raises(ModelError, match="404"):  # one server: the answer stands
+        calls_of(ChatClient([endpoint(alone.base_url)]), 1)
+    assert len(alone.requests) == 1

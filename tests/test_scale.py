@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib.util
 from pathlib import Path
 
@@ -21,10 +22,10 @@ CONFIG = LadderConfig(
 )
 
 
-def ladder(url: str, out: Path, **kw: object) -> None:
+def ladder(url: str, out: Path, config: LadderConfig = CONFIG, **kw: object) -> None:
     async def go() -> None:
         async with ChatClient(Endpoint(base_url=url, model="fake")) as client:
-            progress = await run_ladder(CONFIG, out, client=client, **kw)  # type: ignore[arg-type]
+            progress = await run_ladder(config, out, client=client, **kw)  # type: ignore[arg-type]
         assert progress.failed == 0
 
     asyncio.run(go())
@@ -32,6 +33,14 @@ def ladder(url: str, out: Path, **kw: object) -> None:
 
 def table(out: Path) -> list[dict[str, object]]:
     return [r.json_row() for r in summarize(score_run(out), ARMS)]
+
+
+def test_a_shard_with_no_episodes_is_refused_before_anything_is_written(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    with pytest.raises(UsageError, match="shard 6/6 holds no episodes: the grid has 5"):
+        ladder(server.base_url, tmp_path / "s", shard=Shard(6, 6))
+    assert not (tmp_path / "s" / EPISODES).exists()
 
 
 @pytest.fixture(scope="module")
@@ -106,14 +115,18 @@ def test_a_ray_run_gives_the_local_runs_tables(
 ) -> None:
     import ray
 
+    two_rates = dataclasses.replace(CONFIG, corruption=(0.0, 0.02))
+    ladder(server.base_url, tmp_path / "local", two_rates)
     try:
-        ladder(server.base_url, tmp_path / "ray", ray="local")
-        assert table(tmp_path / "ray") == table(single)
+        ladder(server.base_url, tmp_path / "ray", two_rates, ray="local")
+        assert table(tmp_path / "ray") == table(tmp_path / "local")
         runs = read_log(tmp_path / "ray" / LOG)
-        assert len(runs) == 20 and all(len(r.turns) == 44 for r in runs.values())
+        assert len(runs) == 40 and all(len(r.turns) == 44 for r in runs.values())
+        compiled = (tmp_path / "ray" / COMPILED).read_text().splitlines()
+        assert len(compiled) == 10  # one plan and one revision per episode, for both rates
         # resume: a finished run is skipped whole, nothing is rerun or written twice
         before = (tmp_path / "ray" / LOG).read_bytes()
-        ladder(server.base_url, tmp_path / "ray", ray="local")
+        ladder(server.base_url, tmp_path / "ray", two_rates, ray="local")
         assert (tmp_path / "ray" / LOG).read_bytes() == before
     finally:
         ray.shutdown()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,8 @@ from ..llm.client import ChatClient, Endpoint
 from ..llm.local import MODEL_NAME, LocalServer
 from ..runner.roles import Clients
 from .options import EndpointOptions
+
+_LIMIT = re.compile(r"[1-9][0-9]{0,5}")  # an endpoint's concurrency limit: 1 to 999999
 
 
 @dataclass(frozen=True)
@@ -109,27 +112,29 @@ def _listed(
             line = raw.split("#", 1)[0].split()
             if not line:
                 continue
-            if len(line) > 2 or (len(line) == 2 and not (line[1].isdigit() and int(line[1]) > 0)):
+            if len(line) > 2 or (len(line) == 2 and not _LIMIT.fullmatch(line[1])):
                 raise typer.BadParameter(
-                    f"{path}:{n}: expected a base URL and an optional concurrency limit (a "
-                    f"positive whole number), got {raw.strip()[:80]!r}",
+                    f"{path}:{n}: expected a base URL and an optional concurrency limit (1 to "
+                    f"999999), got {raw.strip()[:80]!r}",
                     param_hint="--endpoints",
                 )
             out.append((line[0], int(line[1]) if len(line) == 2 else None))
         if not out:
             raise typer.BadParameter(f"{path} lists no endpoint", param_hint="--endpoints")
     for url, _ in out:
-        if urlsplit(url).scheme not in ("http", "https") or not _host(url):
+        if not _http_url(url):
             hint = flag or "--matcher-base-url/--compiler-base-url"
             raise typer.BadParameter(f"{url[:80]!r} is not an http(s) URL", param_hint=hint)
     return out
 
 
-def _host(url: str) -> str | None:
+def _http_url(url: str) -> bool:
+    """An http(s) URL with a host (its port is checked when it is called)."""
     try:
-        return urlsplit(url).hostname
-    except ValueError:  # a malformed port or bracket
-        return None
+        split = urlsplit(url)
+        return split.scheme in ("http", "https") and bool(split.hostname)
+    except ValueError:  # an unclosed IPv6 bracket and kin
+        return False
 
 
 @contextlib.asynccontextmanager

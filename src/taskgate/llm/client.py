@@ -3,7 +3,7 @@
 Decoding follows Appendix B.4 of the paper: temperature 0; reply budgets per purpose and regime
 (agent 400 / 2,500, matcher 200 / 2,500, compiler 3,000 / 6,000 tokens without / with thinking);
 a thinking reply with empty content is retried with the budget doubled (up to 12,000); a
-context-overflow error halves it (floor 512). Timeouts, connection errors, 429, 5xx and malformed
+context-overflow error halves it (floor 512). Timeouts, connection errors, 408, 409, 429, 5xx and malformed
 replies (a 200 whose body is not a chat completion: not JSON, no ``choices``, no message, or a
 ``null`` content without reasoning) are retried with exponential backoff, six attempts in all; when
 they run out the call raises :class:`~taskgate.errors.ModelError`. An empty string content is a
@@ -43,6 +43,9 @@ _OVERFLOW = re.compile(
     re.IGNORECASE,
 )
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
+#: statuses that another server of the model may not answer (a wrong key, the model not loaded):
+#: with several endpoints they send the call elsewhere, with one they end it
+_OTHER_SERVER = (401, 403, 404)
 
 
 class MalformedReply(ModelError):
@@ -95,14 +98,17 @@ class ChatClient:
 
     Each endpoint keeps its own limit (``endpoint.concurrency`` requests in flight). A call goes to
     the endpoint with the fewest requests in flight among those in rotation. An endpoint whose
-    request fails (no response, 408, 409, 429, 5xx, or a 200 that is not a reply) leaves the
-    rotation for a cool-down that doubles with each failure in a row (``backoff``, then twice
-    that, up to 30 s); the failed call is retried at once on another endpoint, and the first call
-    after the cool-down is the test of whether it has recovered. With one endpoint, or all of them
-    out, a retry waits its backoff first. Each call's :class:`CallInfo` names the endpoint that
+    request fails (no response, 408, 409, 429, 5xx, a 200 that is not a reply, or 401, 403 or 404,
+    which another server of the model may well not answer) leaves the rotation for a cool-down
+    that doubles with each cool-down in a row (``backoff``, then twice that, up to 30 s; failures
+    of calls already in flight do not lengthen it); the failed call is retried at once on another
+    endpoint. After the cool-down one call tests whether it has recovered, and the others wait for
+    its answer. With one endpoint, or all of them out, a retry waits its backoff first. Each call's :class:`CallInfo` names the endpoint that
     served it. The budgets and the retry count are the first endpoint's.
 
     Close it with :meth:`close`, or use it as ``async with ChatClient(endpoint) as client:``.
+    Its connections belong to the event loop of its first call: close it before that loop ends
+    (used from a new loop it opens new ones, and aiohttp warns of the old ones left open).
     """
 
     def __init__(
@@ -130,16 +136,16 @@ class ChatClient:
         """Ask every endpoint for ``/models``: one that does not answer is warned about and left
         out of rotation (the cool-down of a failure); :class:`ModelError` when none answers."""
         reasons = await asyncio.gather(*(r.probe() for r in self.routes))
-        for route, why in zip(self.routes, reasons, strict=True):
-            if why is not None:
-                route.failed(self.endpoint.backoff)
-                if warn is not None and len(self.routes) > 1:
-                    warn(f"endpoint {route.url} does not answer ({why}); going on without it")
         if all(why is not None for why in reasons):
             listed = "; ".join(
                 f"{r.url}: {why}" for r, why in zip(self.routes, reasons, strict=True)
             )
             raise ModelError(f"no model endpoint answers ({listed})")
+        for route, why in zip(self.routes, reasons, strict=True):
+            if why is not None:
+                route.failed(self.endpoint.backoff)
+                if warn is not None:
+                    warn(f"endpoint {route.url} does not answer ({why}); going on without it")
 
     @property
     def closed(self) -> bool:
@@ -185,8 +191,9 @@ class ChatClient:
                 last = _describe(exc)
             except StatusError as exc:
                 last = _describe(exc)
-                if not exc.retryable:
-                    if exc.status == 400 and _OVERFLOW.search(exc.message) and budget > MIN_BUDGET:
+                if not exc.retryable and not (self._many and exc.status in _OTHER_SERVER):
+                    route.served()  # it answered: up, if it was being tested
+                    if exc.status == 400 and _OVERFLOW.search(exc.body) and budget > MIN_BUDGET:
                         budget = max(MIN_BUDGET, budget // 2)
                         events.append(f"context overflow: budget halved to {budget}")
                         continue
@@ -244,7 +251,9 @@ class ChatClient:
         up = [r for r in self.routes if r.up(now)]
         if not up:
             return min(self.routes, key=lambda r: r.down_until)
-        return min(up, key=lambda r: r.in_flight / r.endpoint.concurrency)
+        route = min(up, key=lambda r: r.in_flight / r.endpoint.concurrency)
+        route.take(now)
+        return route
 
     async def _post(
         self,
@@ -295,7 +304,9 @@ def _content(body: Any) -> tuple[str, str]:
         error = body.get("error")
         if error is not None:
             detail = error.get("message", error) if isinstance(error, dict) else error
-            raise MalformedReply(f"a reply with no choices but an error: {_line(str(detail))}")
+            # a string, or only the kind of value: str() of a deeply nested one would recurse
+            shown = detail if isinstance(detail, str) else f"a JSON {type(detail).__name__}"
+            raise MalformedReply(f"a reply with no choices but an error: {_line(shown)}")
         keys = ", ".join(map(str, list(body)[:5])) or "none"
         what = "empty choices" if isinstance(choices, list) else "no choices"
         raise MalformedReply(f"a reply with {what} (keys: {_line(keys)})")
@@ -320,7 +331,7 @@ def _tokens(body: dict[str, Any], name: str) -> int:
     """A token count from the reply's ``usage``; 0 where it does not say."""
     usage = body.get("usage")
     count = usage.get(name) if isinstance(usage, dict) else None
-    return count if isinstance(count, int) else 0
+    return count if type(count) is int and count >= 0 else 0  # not a bool, not negative
 
 
 def _line(text: str, limit: int = 200) -> str:

@@ -11,7 +11,6 @@ sorting a failure into a timeout, a connection error, or an HTTP status with the
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -29,6 +28,10 @@ if TYPE_CHECKING:
 MAX_COOLDOWN = 30.0
 #: how long the start-up check waits for an endpoint's ``GET /models``
 PROBE_TIMEOUT = 5.0
+#: the largest response body read: a longer one is a failed request, not a memory exhausted
+MAX_BODY = 64 << 20
+#: how much of an error body is kept (searched for a context overflow, cut for the message)
+ERROR_BODY = 64 << 10
 
 
 class TransportError(ModelError):
@@ -38,9 +41,10 @@ class TransportError(ModelError):
 class StatusError(ModelError):
     """An HTTP error status, with the server's own message."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, body: str) -> None:
         self.status = status
-        self.message = message
+        self.body = body  # the start of the error body, decoded
+        self.message = message = _server_message(body)
         try:
             phrase = HTTPStatus(status).phrase
         except ValueError:
@@ -62,6 +66,7 @@ class Route:
     in_flight: int = 0
     failures: int = 0
     down_until: float = 0.0
+    probing: bool = False
     _session: aiohttp.ClientSession | None = field(default=None, repr=False)
     _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
 
@@ -73,17 +78,28 @@ class Route:
         return self.endpoint.base_url
 
     def up(self, now: float) -> bool:
-        return self.down_until <= now
+        """In rotation: not cooling down, and not waiting for the answer of its recovery test."""
+        return self.down_until <= now and not self.probing
+
+    def take(self, now: float) -> None:
+        """A call goes here: after a cool-down it is the one test of whether the endpoint is back."""
+        if self.failures:
+            self.probing = True
 
     def failed(self, backoff: float) -> None:
-        """Out of rotation for a while that doubles with each failure in a row (at most 30 s)."""
+        """Out of rotation for a cool-down that doubles with each cool-down in a row (at most 30 s).
+        Failures of calls that were in flight when it began do not lengthen it."""
+        now = time.monotonic()
+        if self.down_until > now:
+            return
         self.failures += 1
-        cooldown = min(MAX_COOLDOWN, backoff * 2 ** min(self.failures - 1, 16))
-        self.down_until = time.monotonic() + cooldown
+        self.probing = False
+        self.down_until = now + min(MAX_COOLDOWN, backoff * 2 ** min(self.failures - 1, 16))
 
     def served(self) -> None:
         self.failures = 0
         self.down_until = 0.0
+        self.probing = False
 
     async def post(self, path: str, body: dict[str, Any]) -> tuple[int, str, bytes]:
         """Send ``body`` as JSON; (status, content type, body bytes) of a 2xx response.
@@ -129,22 +145,26 @@ class Route:
                 data=data,
                 timeout=aiohttp.ClientTimeout(total=limit),
             ) as resp:
-                content = await resp.read()
-                kind = resp.headers.get("Content-Type", "")
                 status = resp.status
+                kind = resp.headers.get("Content-Type", "")
+                ok = 200 <= status < 300
+                content = await _read(resp, MAX_BODY if ok else ERROR_BODY)
         except TimeoutError:
             raise TransportError(f"timeout after {limit:g} s") from None
-        except aiohttp.ClientError as exc:
+        except (aiohttp.ClientError, ValueError) as exc:  # ValueError: a URL that cannot be used
             raise TransportError(f"connection error: {_short(exc)}") from None
-        if not 200 <= status < 300:
-            raise StatusError(status, _server_message(content))
+        if not ok:
+            raise StatusError(status, content.decode("utf-8", "replace"))
         return status, kind, content
 
     def _client(self) -> aiohttp.ClientSession:
         session = self._session
         loop = asyncio.get_running_loop()
         if session is None or session.closed or self._loop is not loop:
-            self._loop = loop  # a session serves one event loop (a new asyncio.run, a new one)
+            if self._loop is not None and self._loop is not loop:
+                # a session and a semaphore serve one event loop: a new asyncio.run, new ones
+                self.gate = asyncio.Semaphore(self.endpoint.concurrency)
+            self._loop = loop
             headers = {"Authorization": f"Bearer {self.endpoint.api_key}"}
             headers["Content-Type"] = "application/json"
             # no pool limit: the route's gate bounds what is in flight
@@ -154,19 +174,37 @@ class Route:
         return session
 
 
-def _server_message(content: bytes) -> str:
+async def _read(resp: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The body, or :class:`TransportError` past ``limit`` bytes (a hostile or broken server)
+    for a 2xx; an error body is cut at ``limit``."""
+    length = resp.content_length
+    if length is not None and length > limit and limit == MAX_BODY:
+        raise TransportError(f"a reply of {length} bytes, over the {MAX_BODY >> 20} MiB limit")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in resp.content.iter_chunked(1 << 16):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            if limit == MAX_BODY:
+                raise TransportError(f"a reply over the {MAX_BODY >> 20} MiB limit")
+            break
+    return b"".join(chunks)[:limit]
+
+
+def _server_message(text: str) -> str:
     """The message of an error body (OpenAI's ``{"error": {"message": ...}}`` and kin), on one
     line of at most 200 characters."""
-    text = content.decode("utf-8", "replace")
     try:
-        body = json.loads(text)
-    except (ValueError, RecursionError):
+        body = orjson.loads(text)
+    except orjson.JSONDecodeError:
         return _line(text)
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict):
-            error = error.get("message") or error.get("detail") or error
-        return _line(str(error))
+            error = error.get("message") or error.get("detail") or error.get("code") or error
+        if isinstance(error, str):
+            return _line(error)
     return _line(text)
 
 

@@ -4,9 +4,10 @@ Nothing of Ray is imported or started unless an address is given: ``local`` star
 Ray instance for the run; any other address (``auto``, ``HOST:PORT``, ``ray://HOST:PORT``) joins
 that cluster, after a check that it answers.
 
-One task plays one episode's unfinished arms under one cell, concurrently, with its own model
-clients built from the driver's endpoint lists; the gate arms of the episode share one compile in
-the task, as they do in a local run. A task writes nothing: it returns the records of the
+One task plays one episode's unfinished episode-arms (its arms under each corruption rate),
+concurrently, with its own model clients built from the driver's endpoint lists; they share the
+episode's one compile in the task, as they do in a local run. At most ``--concurrency`` episode-arms
+are in flight over the cluster (whole tasks: at least one). A task writes nothing: it returns the records of the
 episode-arms it finished, and the compile cache entries it made, and the driver, the only writer,
 appends them to the run directory. A task that dies is retried by Ray and reruns its episode-arms
 from their start, which is safe because an episode-arm is deterministic given its episode and
@@ -45,11 +46,11 @@ CONNECT_TIMEOUT = 5.0
 
 @dataclass(frozen=True)
 class Unit:
-    """One task: an episode's arms (not yet finished) under one cell."""
+    """One task: an episode's unfinished episode-arms, as (cell, arm) pairs (its cells differ only
+    in the corruption rate)."""
 
-    cell: Cell
     episode: Episode
-    arms: tuple[str, ...]
+    jobs: tuple[tuple[Cell, str], ...]
 
 
 @dataclass(frozen=True)
@@ -94,10 +95,10 @@ def _answers(address: str) -> None:
     """Fail fast, naming the address, when nothing listens there (Ray itself would wait minutes)."""
     if address == "auto":
         return  # Ray finds the address itself, and says at once when there is none
-    split = urlsplit(address if "://" in address else f"tcp://{address}")
     try:
+        split = urlsplit(address if "://" in address else f"tcp://{address}")
         host, port = split.hostname, split.port
-    except ValueError:
+    except ValueError:  # a bad port, an unclosed bracket
         host = port = None
     if not host or not port:
         raise UsageError(
@@ -125,14 +126,18 @@ async def run_on_ray(
     endpoints: Endpoints = (_eps(clients.agent), _eps(clients.matcher), _eps(clients.compiler))
     task = ray.remote(num_cpus=TASK_CPUS, max_retries=TASK_RETRIES)(play_unit)
 
+    arms = max(len(u.jobs) for u in units) if units else 1
+    gate = asyncio.Semaphore(max(1, config.concurrency // arms))  # tasks in flight
+
     async def one(unit: Unit) -> None:
-        known = cache.entries(unit.episode.id)
         try:
-            result: UnitResult = await task.remote(config, unit, endpoints, known)
+            async with gate:
+                known = cache.entries(unit.episode.id)
+                result: UnitResult = await task.remote(config, unit, endpoints, known)
         except Exception as exc:  # Ray's own errors: the task died past its retries, or raised
             why = " ".join(str(exc).split())[:300] or type(exc).__name__
-            for arm in unit.arms:  # left unfinished: a rerun into the same directory retries them
-                key = run_key(unit.episode, arm, unit.cell)
+            for cell, arm in unit.jobs:  # left unfinished: a rerun into the same directory retries
+                key = run_key(unit.episode, arm, cell)
                 progress.fail(f"{key} / {arm}: the Ray task failed: {why}")
             return
         cache.add(result.compiled)
@@ -172,22 +177,22 @@ async def _play(
     cache = CompileCache()
     cache.add(known)
     builder = RoleBuilder(clients, cache)
-    kept: dict[str, list[AnyRecord]] = {arm: [] for arm in unit.arms}
+    kept: dict[tuple[Cell, str], list[AnyRecord]] = {job: [] for job in unit.jobs}
     failures: list[str] = []
 
-    async def arm_run(arm: str) -> None:
-        sink = kept[arm].append
+    async def arm_run(cell: Cell, arm: str) -> None:
+        sink = kept[(cell, arm)].append
         try:
-            await _run_one(config, builder, unit.cell, arm, unit.episode, sink, Progress())
+            await _run_one(config, builder, cell, arm, unit.episode, sink, Progress())
         except ModelError as exc:
-            failures.append(f"{run_key(unit.episode, arm, unit.cell)} / {arm}: {exc}")
-            del kept[arm]
+            failures.append(f"{run_key(unit.episode, arm, cell)} / {arm}: {exc}")
+            del kept[(cell, arm)]
 
     try:
-        await asyncio.gather(*(arm_run(arm) for arm in unit.arms))
+        await asyncio.gather(*(arm_run(cell, arm) for cell, arm in unit.jobs))
     finally:
         for _, client in opened:
             await client.close()
-    records = [r for arm in unit.arms if arm in kept for r in kept[arm]]
+    records = [r for job in unit.jobs if job in kept for r in kept[job]]
     new = [e for e in cache.entries(unit.episode.id) if e not in known]
     return UnitResult(records, new, failures, finished=len(kept))

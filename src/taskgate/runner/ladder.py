@@ -13,7 +13,7 @@ import gc
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 from ..agents.base import Oracle
 from ..arms.arm import Arm, ExchangeFn
@@ -39,6 +39,8 @@ from .cluster import Unit, run_on_ray
 from .episode import Players, run_episode
 from .roles import ROLES, CallLog, Clients, CompileCache, RoleBuilder
 from .shards import Shard
+
+T = TypeVar("T")
 
 #: episodes per cell (the paper's cells have 128): every episode of a cell is held in memory
 MAX_EPISODES = 10_000
@@ -187,7 +189,7 @@ async def run_episodes(
         raise ModelError("the llm roles need a model client; none was given")
     out.mkdir(parents=True, exist_ok=True)
     if shard is not None:
-        episodes = shard.take(episodes)
+        episodes = _sharded(shard, episodes)
     _remember(out, episodes)
     finished = set(read_log(out / LOG, on_skip))
     jobs = [
@@ -236,23 +238,36 @@ async def run_episodes(
     return progress
 
 
+def _sharded(shard: Shard, items: Sequence[T]) -> list[T]:
+    """The shard's share of the grid's episodes; an error, before any file is written, when the
+    grid has fewer episodes than there are shards."""
+    mine = shard.take(items)
+    if not mine:
+        raise UsageError(
+            f"shard {shard} holds no episodes: the grid has {len(items)}; "
+            f"split it into at most {len(items)} shards"
+        )
+    return mine
+
+
 def _units(
     jobs: Sequence[tuple[Cell, str, Episode]],
     finished: set[tuple[str, str]],
     variant: Variant | None,
     progress: Progress,
 ) -> list[Unit]:
-    """The jobs as Ray tasks: each episode's unfinished arms under one cell."""
-    arms: dict[tuple[Cell, str], list[str]] = {}
+    """The jobs as Ray tasks: each episode's unfinished episode-arms, under every cell (its
+    corruption rates), so that they share the episode's one compile as a local run's do."""
+    todo: dict[str, list[tuple[Cell, str]]] = {}
     eps: dict[str, Episode] = {}
     for cell, arm, ep in jobs:
         if (run_key(ep, arm, cell, variant), arm) in finished:
             progress.skipped += 1
             progress.advance()
             continue
-        arms.setdefault((cell, ep.id), []).append(arm)
+        todo.setdefault(ep.id, []).append((cell, arm))
         eps[ep.id] = ep
-    return [Unit(cell, eps[ep_id], tuple(a)) for (cell, ep_id), a in arms.items()]
+    return [Unit(eps[ep_id], tuple(j)) for ep_id, j in todo.items()]
 
 
 @contextlib.contextmanager
@@ -326,7 +341,7 @@ def _episodes(
     for c in config.cells():
         cells.setdefault((c.steps, c.density), c)
     params = [(key, p) for key, cell in cells.items() for p in config.episode_params(cell)]
-    for key, p in shard.take(params) if shard is not None else params:
+    for key, p in _sharded(shard, params) if shard is not None else params:
         grid.setdefault(key, []).append(known.get(p.key) or generate_episode(p, config.rewrites))
     return grid
 
