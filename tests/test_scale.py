@@ -110,7 +110,7 @@ def test_a_ray_address_that_does_not_answer_is_a_clear_error() -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs the ray extra")
-def test_a_ray_run_gives_the_local_runs_tables(
+def test_a_ray_run_and_merged_shards_give_the_local_runs_tables(
     server: FakeServer, single: Path, tmp_path: Path
 ) -> None:
     import ray
@@ -119,7 +119,11 @@ def test_a_ray_run_gives_the_local_runs_tables(
     ladder(server.base_url, tmp_path / "local", two_rates)
     try:
         ladder(server.base_url, tmp_path / "ray", two_rates, ray="local")
-        assert table(tmp_path / "ray") == table(tmp_path / "local")
+        for i in (1, 2):
+            ladder(server.base_url, tmp_path / f"shard{i}", two_rates, shard=Shard(i, 2))
+        merge_runs(tmp_path / "merged", [tmp_path / "shard1", tmp_path / "shard2"])
+        # one grid, three ways: a local run, a Ray run, two shards merged
+        assert table(tmp_path / "ray") == table(tmp_path / "local") == table(tmp_path / "merged")
         runs = read_log(tmp_path / "ray" / LOG)
         assert len(runs) == 40 and all(len(r.turns) == 44 for r in runs.values())
         compiled = (tmp_path / "ray" / COMPILED).read_text().splitlines()
