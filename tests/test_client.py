@@ -244,3 +244,50 @@ def test_an_error_nested_past_any_recursion_limit_is_one_malformed_reply() -> No
         _content({"error": deep})
     with pytest.raises(ModelError, match="no choices but an error: a JSON list"):
         _content({"error": {"message": deep}})
+
+
+def test_a_reply_past_64_mib_is_a_failed_call_not_exhausted_memory() -> None:
+    """Told by Content-Length, streamed without one, or a gzip bomb: one line each."""
+    import gzip
+
+    from aiohttp import web
+
+    big = b"x" * ((64 << 20) + 1)
+    bomb = gzip.compress(b" " * (80 << 20))
+
+    async def reply(request: web.Request) -> web.StreamResponse:
+        kind = request.path.split("/")[1]
+        if kind == "told":
+            return web.Response(body=big, content_type="application/json")
+        if kind == "bomb":
+            headers = {"Content-Encoding": "gzip", "Content-Type": "application/json"}
+            return web.Response(body=bomb, headers=headers)
+        stream = web.StreamResponse()
+        await stream.prepare(request)
+        for i in range(0, len(big), 1 << 20):
+            try:
+                await stream.write(big[i : i + (1 << 20)])
+            except ConnectionError:  # the client stopped reading: as it should
+                break
+        return stream
+
+    async def go() -> list[str]:
+        app = web.Application()
+        app.router.add_route("*", "/{kind}/{tail:.*}", reply)
+        runner = web.AppRunner(app, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        said = []
+        for kind in ("told", "streamed", "bomb"):
+            ep = Endpoint(base_url=f"http://127.0.0.1:{port}/{kind}/v1", model="m", attempts=1)
+            async with ChatClient(ep) as c:
+                with pytest.raises(ModelError) as err:
+                    await c.complete([{"role": "user", "content": "hi"}], "agent")
+            said.append(str(err.value))
+        await runner.cleanup()
+        return said
+
+    said = asyncio.run(go())
+    assert all("over the 64 MiB limit" in s and "\n" not in s for s in said), said

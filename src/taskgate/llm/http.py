@@ -180,6 +180,8 @@ async def _read(resp: aiohttp.ClientResponse, limit: int) -> bytes:
     length = resp.content_length
     if length is not None and length > limit and limit == MAX_BODY:
         raise TransportError(f"a reply of {length} bytes, over the {MAX_BODY >> 20} MiB limit")
+    if length is not None and length <= limit and not resp.headers.get("Content-Encoding"):
+        return await resp.read()  # the usual case, in one read: the length is what arrives
     chunks: list[bytes] = []
     size = 0
     async for chunk in resp.content.iter_chunked(1 << 16):
