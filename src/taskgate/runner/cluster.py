@@ -106,7 +106,7 @@ def _answers(address: str) -> None:
         )
     try:
         socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a host name that cannot be encoded
         raise UsageError(f"--ray {address}: no Ray cluster answers there ({exc})") from None
 
 
