@@ -11,9 +11,30 @@ import pytest
 from taskgate import ChatClient, Endpoint, LadderConfig, LocalServer, gguf_path, run_ladder
 from taskgate.llm.local import MODEL_NAME
 from taskgate.rundir import LOG, read_log
+from taskgate.runner.ladder import Variant
 from taskgate.scoring.summary import score_run, summarize
 
 pytestmark = pytest.mark.slow  # the real model on 2 cores: minutes, bounded by tokens and turns
+
+
+def run_embedded(
+    config: LadderConfig, out: Path, reply_budget: int, variant: Variant | None = None
+) -> None:
+    """Run ``config`` on the embedded model: one server for the agent, one for the matcher and
+    compiler, so that each keeps its own KV prefix (as the CLI does)."""
+    with LocalServer() as agent_srv, LocalServer() as helper_srv:
+
+        async def go() -> None:
+            agent = Endpoint(
+                base_url=agent_srv.base_url, model=MODEL_NAME, reply_budget=reply_budget
+            )
+            async with (
+                ChatClient(agent) as client,
+                ChatClient(Endpoint(base_url=helper_srv.base_url, model=MODEL_NAME)) as helper,
+            ):
+                await run_ladder(config, out, client=client, helper=helper, variant=variant)
+
+        asyncio.run(go())
 
 
 def test_the_gguf_ships_in_a_wheel() -> None:
@@ -25,21 +46,7 @@ def test_an_episode_on_the_real_model_through_the_local_server(tmp_path: Path) -
     config = LadderConfig(
         arms=("enforcement",), agent="llm", compiler="parser", matcher="llm", steps=(5,), episodes=1
     )
-    # one server for the agent, one for the matcher: each keeps its own KV prefix (as the CLI does)
-    with LocalServer() as agent_srv, LocalServer() as helper_srv:
-
-        async def go() -> None:
-            client = ChatClient(
-                Endpoint(base_url=agent_srv.base_url, model=MODEL_NAME, reply_budget=24)
-            )
-            helper = ChatClient(Endpoint(base_url=helper_srv.base_url, model=MODEL_NAME))
-            try:
-                await run_ladder(config, tmp_path, client=client, helper=helper)
-            finally:
-                await client.close()
-                await helper.close()
-
-        asyncio.run(go())
+    run_embedded(config, tmp_path, reply_budget=24)
     (run,) = read_log(tmp_path / LOG).values()
     assert [t.index for t in run.turns] == list(range(44))
     agent = [c for c in run.calls if c.purpose == "agent"]
@@ -95,21 +102,7 @@ def test_a_harness_episode_on_the_real_model_calls_tools(tmp_path: Path) -> None
         arms=("enforcement",), agent="llm:constrained", compiler="parser", matcher="llm",
         steps=(5,), episodes=1, first_seed=300,
     )  # fmt: skip
-    with LocalServer() as agent_srv, LocalServer() as helper_srv:
-
-        async def go() -> None:
-            client = ChatClient(
-                Endpoint(base_url=agent_srv.base_url, model=MODEL_NAME, reply_budget=64)
-            )
-            helper = ChatClient(Endpoint(base_url=helper_srv.base_url, model=MODEL_NAME))
-            try:
-                await run_ladder(config, tmp_path, client=client, helper=helper,
-                                 variant=ToolHarness(tmp_path))  # fmt: skip
-            finally:
-                await client.close()
-                await helper.close()
-
-        asyncio.run(go())
+    run_embedded(config, tmp_path, reply_budget=64, variant=ToolHarness(tmp_path))
     (run,) = read_log(tmp_path / LOG).values()
     assert run.header.harness is not None and [t.index for t in run.turns] == list(range(44))
     asked = [t for t in run.turns if t.work_order is not None]
