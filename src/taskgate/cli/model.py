@@ -18,7 +18,7 @@ import contextlib
 import dataclasses
 import os
 import re
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,11 +76,10 @@ def endpoint_for(opts: EndpointOptions, think: bool = False) -> Iterator[Endpoin
             first = Endpoint.from_env(agent[0][0] if agent else None, opts.model, **common)
         except ModelError as exc:
             raise typer.BadParameter(str(exc)) from None
-        make = _maker(first)
         yield Endpoints(
-            agent=tuple(make(u, c) for u, c in agent) or (first,),
-            matcher=tuple(make(u, c) for u, c in _listed(opts.matcher_base_url, None, "")),
-            compiler=tuple(make(u, c) for u, c in _listed(opts.compiler_base_url, None, "")),
+            agent=_like(first, agent) or (first,),
+            matcher=_like(first, _listed(opts.matcher_base_url, None, "")),
+            compiler=_like(first, _listed(opts.compiler_base_url, None, "")),
         )
         return
     with LocalServer() as agent_srv, LocalServer() as helper_srv:
@@ -92,13 +91,12 @@ def endpoint_for(opts: EndpointOptions, think: bool = False) -> Iterator[Endpoin
         )
 
 
-def _maker(first: Endpoint) -> Any:
-    def make(url: str, concurrency: int | None) -> Endpoint:
-        return dataclasses.replace(
-            first, base_url=url, concurrency=concurrency or first.concurrency
-        )
-
-    return make
+def _like(first: Endpoint, listed: list[tuple[str, int | None]]) -> tuple[Endpoint, ...]:
+    """Endpoints like ``first`` at the listed URLs, each with its own limit where one is given."""
+    return tuple(
+        dataclasses.replace(first, base_url=url, concurrency=limit or first.concurrency)
+        for url, limit in listed
+    )
 
 
 def _listed(
@@ -138,7 +136,9 @@ def _http_url(url: str) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def clients(endpoints: Endpoints, warn: Any = None) -> AsyncIterator[Clients]:
+async def clients(
+    endpoints: Endpoints, warn: Callable[[str], None] | None = None
+) -> AsyncIterator[Clients]:
     """Open a client per role list, check that each has an endpoint that answers (warning about
     those that do not), and close them at the end."""
     async with contextlib.AsyncExitStack() as stack:

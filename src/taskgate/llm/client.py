@@ -27,7 +27,7 @@ import orjson
 
 from ..episodes.records import CallInfo
 from ..errors import ModelError
-from .http import Route, StatusError, TransportError
+from .http import Route, StatusError, TransportError, one_line
 
 Purpose = Literal["agent", "matcher", "compiler"]
 BUDGETS: dict[Purpose, tuple[int, int]] = {
@@ -306,10 +306,10 @@ def _content(body: Any) -> tuple[str, str]:
             detail = error.get("message", error) if isinstance(error, dict) else error
             # a string, or only the kind of value: str() of a deeply nested one would recurse
             shown = detail if isinstance(detail, str) else f"a JSON {type(detail).__name__}"
-            raise MalformedReply(f"a reply with no choices but an error: {_line(shown)}")
+            raise MalformedReply(f"a reply with no choices but an error: {one_line(shown)}")
         keys = ", ".join(map(str, list(body)[:5])) or "none"
         what = "empty choices" if isinstance(choices, list) else "no choices"
-        raise MalformedReply(f"a reply with {what} (keys: {_line(keys)})")
+        raise MalformedReply(f"a reply with {what} (keys: {one_line(keys)})")
     msg = choices[0].get("message") if isinstance(choices[0], dict) else None
     if not isinstance(msg, dict):
         raise MalformedReply("a reply whose first choice has no message")
@@ -334,14 +334,9 @@ def _tokens(body: dict[str, Any], name: str) -> int:
     return count if type(count) is int and count >= 0 else 0  # not a bool, not negative
 
 
-def _line(text: str, limit: int = 200) -> str:
-    """One line of at most ``limit`` characters."""
-    return " ".join(text.split())[:limit]
-
-
 def _describe(exc: Exception) -> str:
     """What went wrong, on one line: ``500 Internal Server Error: <the server's message>``,
     ``timeout after 900 s``, ``connection error: ...``, ``MalformedReply: ...``."""
     if isinstance(exc, MalformedReply):
-        return f"MalformedReply: {_line(str(exc))}"
-    return _line(str(exc))
+        return f"MalformedReply: {one_line(str(exc))}"
+    return one_line(str(exc))
