@@ -59,7 +59,7 @@ from .errors import (
 )
 from .gate import Ticket, ToolGate, ToolRefused, check_tools
 from .llm.client import ChatClient, Completion, Endpoint
-from .llm.fake import FakeServer, Fault, Reply, protocol_responder, script
+from .llm.fake import FakeServer, Fault, Reply, careless_responder, protocol_responder, script
 from .llm.local import InProcessModel, LocalServer, gguf_path
 from .llm.roles import LLMAgent, LLMCompiler, LLMMatcher
 from .progress import Progress
@@ -167,6 +167,7 @@ __all__ = [
     "__version__",
     "adjacent_contrasts",
     "build_players",
+    "careless_responder",
     "check_tools",
     "classify",
     "dump_ledger",

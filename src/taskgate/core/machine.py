@@ -237,6 +237,11 @@ class TaskMachine:
         """Apply a revision in place; on error nothing changes and nothing is recorded."""
         self._append(RevisionEntry(revision=revision))
 
+    def append(self, entry: LedgerEntry) -> None:
+        """Apply an entry recorded earlier (a saved ledger or journal being replayed) and append
+        it; a plan entry can only start a ledger."""
+        self._append(entry)
+
     # -- fault injection and repair (the corrupted-state ablation) -------------------------------
     def corrupt_completion(self, step: str, done: bool) -> None:
         """Set or clear a DONE bit behind the ledger's back (never recorded)."""

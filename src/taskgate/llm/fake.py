@@ -11,6 +11,7 @@ with the structured parser, matches lexically, and books what the directive says
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 import socket
@@ -351,6 +352,34 @@ def protocol_responder(body: dict[str, Any]) -> Reply:
     if messages and (messages[-1].get("role") == "tool" or last.startswith("[TOOL RESULTS]")):
         return Reply("Noted; the results are above.")  # a harness hop after tool results
     return _tool_reply(body, _agent_reply(messages, last))
+
+
+def careless_responder(rate: float = 0.3) -> Responder:
+    """:func:`protocol_responder`, except that on a share ``rate`` of requests it ignores the task
+    state (directive lines) and does what the message seems to ask. Which requests is decided by a
+    hash of the request's work order, so every arm and every rerun meets the same lapses."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        messages = body.get("messages", [])
+        last = str(messages[-1].get("content", "")) if messages else ""
+        wo = _WO.findall(last)
+        if wo and _lapse(wo[-1]) < rate:
+            cleaned = [
+                {**m, "content": _DIRECTIVE_LINE.sub("", str(m.get("content", "")))}
+                for m in messages
+            ]
+            return protocol_responder({**body, "messages": cleaned})
+        return protocol_responder(body)
+
+    return respond
+
+
+_DIRECTIVE_LINE = re.compile(r"^\[TASK-STATE\].*$", re.MULTILINE)
+
+
+def _lapse(work_order: str) -> float:
+    digest = hashlib.sha256(work_order.encode()).digest()
+    return int.from_bytes(digest[:4], "big") / 2**32
 
 
 def _tool_reply(body: dict[str, Any], text: str) -> Reply:

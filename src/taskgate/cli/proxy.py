@@ -1,0 +1,138 @@
+"""``taskgate proxy``: the gating proxy in front of a model server; ``taskgate proxy-status``."""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Annotated
+
+import typer
+
+from ..errors import MissingExtraError, UsageError
+from .errors import fail
+
+RungName = Annotated[
+    str,
+    typer.Option(
+        "--rung",
+        help="checklist | directive | enforcement | enforcement-request (or raw: track only).",
+    ),
+]
+
+
+def proxy(
+    upstream: Annotated[
+        str, typer.Option("--upstream", help="The model server's base URL (…/v1).", metavar="URL")
+    ],
+    rung_name: RungName = "enforcement",
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            help="The journal: a SQLite file, or a postgresql:// URL shared by replicas "
+            "(default: memory only).",
+            metavar="PATH|URL",
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535)] = 8100,
+    compiler: Annotated[
+        str, typer.Option("--compiler", help="llm (the model compiles the brief) | parser.")
+    ] = "llm",
+    matcher: Annotated[
+        str, typer.Option("--matcher", help="llm | lexical (no model call).")
+    ] = "llm",
+    helper_url: Annotated[
+        str | None,
+        typer.Option("--helper-url", help="Compiler and matcher calls go here.", metavar="URL"),
+    ] = None,
+    helper_model: Annotated[
+        str | None, typer.Option("--helper-model", help="Default: the request's model.")
+    ] = None,
+) -> None:
+    """Serve an OpenAI-compatible endpoint that gates every conversation whose system prompt is
+    a brief. Point the agent's base URL at http://HOST:PORT/v1. The status endpoints need
+    TASKGATE_STATUS_TOKEN as a bearer token when it is set; TASKGATE_HELPER_API_KEY is the
+    helper endpoint's key."""
+    try:
+        import uvicorn
+
+        from ..proxy import ProxyConfig, create_app, open_store
+        from ..proxy.gating import rung
+    except ImportError:
+        raise MissingExtraError("proxy", "taskgate proxy") from None
+    if compiler not in ("llm", "parser"):
+        raise UsageError(f"--compiler must be llm or parser, not {compiler!r}")
+    if matcher not in ("llm", "lexical"):
+        raise UsageError(f"--matcher must be llm or lexical, not {matcher!r}")
+    if not upstream.startswith(("http://", "https://")):
+        raise UsageError(f"--upstream must be an http(s) URL, not {upstream!r}")
+    rung(rung_name)
+    config = ProxyConfig(
+        upstream=upstream,
+        rung=rung_name,
+        compiler=compiler,
+        matcher=matcher,
+        helper_url=helper_url,
+        helper_model=helper_model,
+        helper_key=os.environ.get("TASKGATE_HELPER_API_KEY", "EMPTY"),
+        status_token=os.environ.get("TASKGATE_STATUS_TOKEN") or None,
+    )
+    app = create_app(config, open_store(db))
+    typer.echo(f"taskgate proxy: {rung_name} in front of {upstream}, at http://{host}:{port}/v1")
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+
+
+def proxy_status(
+    conversation: Annotated[
+        str | None,
+        typer.Argument(help="A conversation id (none: list them).", metavar="ID"),
+    ] = None,
+    url: Annotated[
+        str, typer.Option("--url", help="The proxy.", metavar="URL")
+    ] = "http://127.0.0.1:8100",
+    as_json: Annotated[bool, typer.Option("--json", help="The whole state as JSON.")] = False,
+) -> None:
+    """Print a conversation's checklist (or list the conversations) from a running proxy."""
+    path = "/taskgate/conversations"
+    if conversation is not None:
+        path += "/" + urllib.parse.quote(conversation, safe="")
+    request = urllib.request.Request(url.rstrip("/") + path)
+    token = os.environ.get("TASKGATE_STATUS_TOKEN")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            data = json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read())["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            message = f"HTTP {exc.code}"
+        raise fail(f"{url}: {message}") from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise fail(f"no taskgate proxy answers at {url}: {exc}", 1) from None
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+    elif conversation is None:
+        for row in data["conversations"]:
+            typer.echo(f"{row['id']}  {row['turns']} turns")
+    else:
+        _print_state(data)
+
+
+def _print_state(data: dict[str, object]) -> None:
+    typer.echo(f"conversation {data['id']} ({data['rung']}, {data['turns']} turns)")
+    if "checklist" not in data:
+        typer.echo("no plan yet")
+        return
+    typer.echo(str(data["checklist"]))
+    req = data.get("request")
+    if isinstance(req, dict):
+        typer.echo(f"current request: {req['work_order']} -> {req['step'] or 'no step'}")
+    refusals = data.get("refusals")
+    if isinstance(refusals, list) and refusals:
+        typer.echo(f"refused attempts: {len(refusals)}")

@@ -1,0 +1,14 @@
+"""The gating proxy: any OpenAI-compatible agent gets the ladder's rungs with no code change.
+
+:func:`create_app` builds the ASGI app that ``taskgate proxy`` serves; :mod:`.journal` is the
+conversation state as a fold of its journal, :mod:`.gating` the pure request and reply logic,
+:mod:`.stream` the SSE path and :mod:`.store` the journal's SQLite and PostgreSQL homes.
+"""
+
+from __future__ import annotations
+
+from .journal import Conversation
+from .server import ProxyConfig, create_app
+from .store import MemoryStore, SQLiteStore, open_store
+
+__all__ = ["Conversation", "MemoryStore", "ProxyConfig", "SQLiteStore", "create_app", "open_store"]

@@ -1,0 +1,255 @@
+"""What the proxy does to one request and its reply, with no I/O: the pure half of the proxy.
+
+* :func:`align` places a request in its conversation: a new turn (one more user message than the
+  conversation has turns), a new hop of the last turn (tool results after the last reply), or a
+  client retry of the last hop. Anything else is a conflict, and nothing changes.
+* :func:`settle` reads the evidence a request carries for the last reply's pending attempts.
+* :func:`upstream_messages` rebuilds what the upstream is shown: the conversation's earlier user
+  messages as they were forwarded (notices, checklist, directive), and its earlier replies as the
+  upstream wrote them (refused booking lines included, as the testbed's arms keep them).
+* :func:`judge_text` and :func:`judge_calls` judge a reply's booking lines and tool calls on the
+  conversation's machine and take the refused ones out of what the client gets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ..arms.arm import Arm
+from ..arms.registry import get_arm
+from ..core.booking import Booking
+from ..core.ids import normalize_tool
+from ..core.ledger import AttemptEntry
+from ..core.machine import TaskMachine
+from ..core.verdict import Policy, Reason, Verdict
+from ..errors import UsageError
+from ..harness.actions import from_arguments
+from ..protocol.bookings import parse_bookings
+from ..protocol.render import render_checklist, render_directive, render_rejection
+from .journal import Conversation, ReplyEvent
+
+#: the rungs a proxy can run (raw tracks the state and couples nothing)
+RUNGS = ("raw", "checklist", "directive", "enforcement", "enforcement-request")
+#: a request's work order: the last ``(#W1234)`` of its user message, as the brief's protocol writes it
+_WORK_ORDER = re.compile(r"\(#W([0-9]{1,12})\)")
+
+Message = dict[str, Any]
+
+
+class Conflict(Exception):
+    """A request that does not continue its conversation (HTTP 409); nothing is changed."""
+
+
+def rung(name: str) -> Arm:
+    """The arm a proxy rung runs as: its checklist, directive and policy are the testbed's."""
+    if name not in RUNGS:
+        raise UsageError(f"unknown rung {name!r}; choose from: {', '.join(RUNGS)}")
+    return get_arm(name)
+
+
+def gating(arm: Arm) -> bool:
+    return arm.policy is not Policy.UNGATED
+
+
+def text_of(content: object) -> str | None:
+    """A message's text: its string content, or its text parts joined; None for anything else."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            p.get("text") for p in content if isinstance(p, Mapping) and p.get("type") == "text"
+        ]
+        if all(isinstance(p, str) for p in parts):
+            return "".join(str(p) for p in parts)
+    return None
+
+
+def work_order_of(message: str) -> str | None:
+    """The request's work order: the last parenthesized ``#W<digits>`` of the message."""
+    found = _WORK_ORDER.findall(message)
+    return f"#W{found[-1]}" if found else None
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a request falls in its conversation."""
+
+    kind: str  # "turn" (a new user message), "hop" (tool results), "retry" (the last hop again)
+    turn: int
+    hop: int
+    message: str = ""  # the new user message (kind "turn")
+    answered: frozenset[str] = field(default_factory=frozenset)  # tool call ids answered, no error
+
+
+def align(conv: Conversation, messages: Sequence[Message]) -> Place:
+    """Place the request (raise :class:`Conflict` when it does not continue the conversation)."""
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    n, last = len(conv.turns), messages[-1].get("role") if messages else None
+    answered = _answered(messages)
+    if len(users) == n + 1 and last == "user":
+        text = text_of(messages[-1].get("content"))
+        if text is None:
+            raise Conflict("the new user message has no text content")
+        return Place("turn", n, 0, text, answered)
+    if n and len(users) == n:
+        hops = sum(1 for m in messages[users[-1] :] if m.get("role") == "assistant")
+        stored = len(conv.turns[-1].replies)
+        if last == "user" and hops == 0 and stored == 1:
+            return Place("retry", n - 1, 0, answered=answered)
+        if last == "tool" and hops == stored:
+            return Place("hop", n - 1, stored, answered=answered)
+        if last == "tool" and hops == stored - 1:
+            return Place("retry", n - 1, stored - 1, answered=answered)
+    raise Conflict(
+        f"the request does not continue conversation {conv.key}: it has {len(users)} user "
+        f"messages, the conversation {n} turns (start a new conversation for a new history)"
+    )
+
+
+def _answered(messages: Sequence[Message]) -> frozenset[str]:
+    ids = set()
+    for m in messages:
+        if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
+            text = (text_of(m.get("content")) or "").lstrip()
+            if not text[:5].lower().startswith("error"):
+                ids.add(m["tool_call_id"])
+    return frozenset(ids)
+
+
+def settle(reply: ReplyEvent, answered: frozenset[str]) -> tuple[int, ...]:
+    """The pending attempts the client's going on commits: booking lines and refusals as they
+    stand; an admitted tool call only if a tool message answered its id without an error."""
+    return tuple(
+        i
+        for i, (attempt, call) in enumerate(zip(reply.attempts, reply.call_ids, strict=True))
+        if call is None or attempt.decision == "refuse" or call in answered
+    )
+
+
+def user_text(arm: Arm, machine: TaskMachine, notices: Sequence[str], message: str) -> str:
+    """The user message the upstream gets at this rung (the testbed arm's rendering)."""
+    parts = [*notices, message]
+    if arm.checklist is not None:
+        parts.append(render_checklist(machine))
+    if arm.compiled:
+        directive = render_directive(machine)
+        if directive is not None:
+            parts.append(directive)
+    return "\n\n".join(parts)
+
+
+def upstream_messages(conv: Conversation, messages: Sequence[Message]) -> list[Message]:
+    """The request's messages as the upstream sees them (the new turn's is in ``conv`` already)."""
+    out: list[Message] = []
+    turn, hop = -1, 0
+    for m in messages:
+        role = m.get("role")
+        if role == "user":
+            turn, hop = turn + 1, 0
+            if turn < len(conv.turns) and text_of(m.get("content")) == conv.turns[turn].client:
+                m = {**m, "content": conv.turns[turn].forwarded}
+        elif role == "assistant" and 0 <= turn < len(conv.turns):
+            replies = conv.turns[turn].replies
+            if hop < len(replies) and _kept(m, replies[hop]):
+                m = {**m, "content": replies[hop].original}
+            hop += 1
+        out.append(m)
+    return out
+
+
+def _kept(m: Message, reply: ReplyEvent) -> bool:
+    """Whether the client kept the reply as it got it (a client may trim its whitespace)."""
+    content = text_of(m.get("content"))
+    return (
+        not reply.has_calls
+        and not m.get("tool_calls")
+        and content is not None
+        and content.strip() == reply.returned.strip()
+    )
+
+
+@dataclass
+class Judged:
+    """A reply's attempts, as the journal records them, and the notices they raise."""
+
+    attempts: list[AttemptEntry] = field(default_factory=list)
+    call_ids: list[str | None] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    def add(self, machine: TaskMachine, call_id: str | None) -> None:
+        entry = machine.last_entry()
+        assert isinstance(entry, AttemptEntry)
+        self.attempts.append(entry)
+        self.call_ids.append(call_id)
+
+
+def judge_text(machine: TaskMachine, arm: Arm, text: str, judged: Judged) -> str:
+    """Judge ``text``'s booking lines in order; return it with the refused ones taken out (at a
+    gating rung; re-displays of past work stay, as citations)."""
+    out, at = [], 0
+    for booking in parse_bookings(text):
+        verdict = machine.submit(booking, arm.policy)
+        judged.add(machine, None)
+        if gating(arm) and not verdict.admitted and not verdict.redisplay:
+            judged.notices.append(render_rejection(verdict, booking))
+            start, end = booking.span
+            out.append(text[at:start])
+            at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def judge_calls(
+    machine: TaskMachine, arm: Arm, calls: Sequence[Mapping[str, Any]], judged: Judged
+) -> tuple[list[Mapping[str, Any]], list[str]]:
+    """Judge a reply's tool calls in order: the calls the client may get, and the refusals.
+
+    A call of a tool no step is bound to passes ungated. A call without a work order is judged
+    under the current request's, as the tool gate does.
+    """
+    kept: list[Mapping[str, Any]] = []
+    refusals: list[str] = []
+    for call in calls:
+        booking, verdict = _judge_call(machine, arm.policy, call)
+        if booking is None:
+            kept.append(call)
+            continue
+        machine.record(booking, verdict, arm.policy)
+        call_id = call.get("id")
+        judged.add(machine, call_id if isinstance(call_id, str) else "")
+        if verdict.admitted or not gating(arm):
+            kept.append(call)
+        else:
+            refusals.append(render_rejection(verdict, booking))
+    return kept, refusals
+
+
+def _judge_call(
+    machine: TaskMachine, policy: Policy, call: Mapping[str, Any]
+) -> tuple[Booking | None, Verdict]:
+    fn = call.get("function")
+    fn = fn if isinstance(fn, Mapping) else {}
+    name, raw = fn.get("name"), fn.get("arguments")
+    req = machine.request
+    current = req.work_order if req is not None else "#W0"
+    tool = normalize_tool(name) if isinstance(name, str) else None
+    if tool is not None and machine.graph.step_for_tool(tool) is None:
+        return None, Verdict("admit", None)  # a tool no step is bound to
+    try:
+        args = orjson.loads(raw) if isinstance(raw, str) and raw.strip() else {}
+    except orjson.JSONDecodeError:
+        args = None
+    parsed = from_arguments(name, args)
+    if tool is None or not isinstance(args, dict):
+        booking = Booking("", current, tool=tool or (name if isinstance(name, str) else ""))
+        return booking, Verdict("refuse", None, Reason.MALFORMED_CALL)
+    booking = Booking("", parsed.work_order or current, tool=tool)  # a garbled one is refused
+    verdict = machine.judge(booking, policy)
+    if verdict.reason is Reason.REPEATED_RECEIPT:  # the same call again under its request
+        verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)
+    return booking, verdict

@@ -1,0 +1,186 @@
+"""A gated conversation as an append-only journal, and the state folded from it.
+
+The proxy writes four kinds of event, and a conversation is nothing but their fold (status is
+derived, never stored):
+
+* ``ledger``: an entry of the receipts ledger (the plan first; then requests, revisions and the
+  attempts that were committed), as :class:`~taskgate.TaskMachine` keeps it;
+* ``turn``: a user message began a turn: the client's text and the text the upstream was sent
+  (notices before it, the rung's checklist or directive after it);
+* ``reply``: the upstream answered a hop of the turn: its original content, what the client got,
+  the attempts it made (pending: judged and applied, not yet receipts) and the notices for the
+  next turn. A second reply for the same hop is a client retry: it replaces the first, whose
+  pending attempts are dropped;
+* ``commit``: the client went on past a reply, which is the evidence that decides its attempts: a
+  booking line is committed because the client kept the reply; an admitted tool call only when a
+  tool message answers its call id without an error. Refusals are committed as they stand.
+
+So a client retry never books twice, and a proxy killed at any point and restarted on the same
+journal is back in exactly the state its last committed request left.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from ..core.ledger import AttemptEntry, LedgerEntry, PlanEntry
+from ..core.machine import TaskMachine
+from ..errors import LedgerFormatError
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class LedgerEvent(_Event):
+    kind: Literal["ledger"] = "ledger"
+    entry: LedgerEntry
+
+
+class TurnEvent(_Event):
+    kind: Literal["turn"] = "turn"
+    client: str  # the user message as the client sent it
+    forwarded: str  # the user message as the upstream got it
+
+
+class ReplyEvent(_Event):
+    kind: Literal["reply"] = "reply"
+    turn: int  # 0-based turn index
+    hop: int  # 0-based: the n-th upstream reply of this turn
+    original: str  # the upstream's content
+    returned: str  # the content the client got
+    has_calls: bool = False  # the reply carried tool calls (its history copy is the client's)
+    attempts: tuple[AttemptEntry, ...] = ()  # judged, applied, pending
+    call_ids: tuple[str | None, ...] = ()  # per attempt: a tool call's id, None for a booking line
+    notices: tuple[str, ...] = ()  # rejection notices for the next turn's user message
+
+
+class CommitEvent(_Event):
+    kind: Literal["commit"] = "commit"
+    keep: tuple[int, ...]  # indices of the last reply's attempts that are committed, in order
+
+
+Event = Annotated[LedgerEvent | TurnEvent | ReplyEvent | CommitEvent, Field(discriminator="kind")]
+EVENT: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def dump_event(event: Event) -> bytes:
+    return EVENT.dump_json(event)
+
+
+def load_event(data: bytes | str) -> Event:
+    try:
+        return EVENT.validate_json(data)
+    except ValueError as exc:
+        raise LedgerFormatError(f"a journal row is not a valid event: {exc}") from exc
+
+
+@dataclass
+class Turn:
+    client: str
+    forwarded: str
+    replies: list[ReplyEvent] = field(default_factory=list)
+
+
+class Conversation:
+    """One conversation's state: the machine (committed receipts plus the last reply's pending
+    attempts), its turns, and the notices waiting for the next turn."""
+
+    def __init__(self, key: str, events: list[Event] | None = None) -> None:
+        self.key = key
+        self.events: list[Event] = []
+        self.committed: list[LedgerEntry] = []
+        self.turns: list[Turn] = []
+        self.pending: ReplyEvent | None = None
+        self.notices: list[str] = []
+        self._machine: TaskMachine | None = None
+        for event in events or ():
+            self.apply(event)
+
+    @property
+    def started(self) -> bool:
+        return self._machine is not None
+
+    @property
+    def machine(self) -> TaskMachine:
+        if self._machine is None:
+            raise LedgerFormatError(f"conversation {self.key} has no plan yet")
+        return self._machine
+
+    def apply(self, event: Event, *, applied: bool = False) -> None:
+        """Fold one event into the state (and keep it in :attr:`events`). ``applied``: its ledger
+        entries or attempts are in the machine already (the proxy made them there, live)."""
+        if isinstance(event, LedgerEvent):
+            self._ledger(event.entry, applied)
+        elif isinstance(event, TurnEvent):
+            self.turns.append(Turn(event.client, event.forwarded))
+            self.notices = []
+        elif isinstance(event, ReplyEvent):
+            self._reply(event, applied)
+        else:
+            self._commit(event)
+        self.events.append(event)
+
+    def rebuild(self) -> None:
+        """Back to the fold of :attr:`events` (after a request that failed half-way)."""
+        events, self.events = self.events, []
+        self.committed, self.turns, self.pending, self.notices = [], [], None, []
+        self._machine = None
+        for event in events:
+            self.apply(event)
+
+    def retract(self) -> None:
+        """A client retry of the last hop is coming: drop that reply and its pending attempts
+        (the journal needs no event for it: the retry's reply replaces the hop)."""
+        last = self.pending
+        if last is None:
+            return
+        self._settle(())
+        self.turns[last.turn].replies.pop()
+        if last.notices:
+            del self.notices[-len(last.notices) :]
+
+    def _ledger(self, entry: LedgerEntry, applied: bool) -> None:
+        if isinstance(entry, PlanEntry):
+            if self._machine is not None:
+                raise LedgerFormatError(f"conversation {self.key} has two plans")
+            self._machine = TaskMachine.from_ledger([entry])
+        else:
+            if self.pending is not None:
+                raise LedgerFormatError(f"conversation {self.key}: a turn before the reply settled")
+            if not applied:
+                self.machine.append(entry)
+        self.committed.append(entry)
+
+    def _reply(self, event: ReplyEvent, applied: bool) -> None:
+        last = self.pending
+        if last is not None and (last.turn, last.hop) == (event.turn, event.hop):
+            self.retract()  # a client retry of that hop
+        elif last is not None:
+            raise LedgerFormatError(f"conversation {self.key}: a reply before the last one settled")
+        turn = self.turns[event.turn]
+        if not applied:
+            for attempt in event.attempts:
+                self.machine.append(attempt)
+        turn.replies.append(event)
+        self.pending = event
+        self.notices += event.notices
+
+    def _commit(self, event: CommitEvent) -> None:
+        if self.pending is None:
+            raise LedgerFormatError(f"conversation {self.key}: a commit with no reply pending")
+        self._settle(event.keep)
+
+    def _settle(self, keep: tuple[int, ...]) -> None:
+        """Commit the pending attempts ``keep`` names; drop the rest (rebuilding if any)."""
+        pending = self.pending
+        if pending is None:
+            return
+        self.pending = None
+        kept = [pending.attempts[i] for i in keep]
+        self.committed += kept
+        if len(kept) != len(pending.attempts):
+            self._machine = TaskMachine.from_ledger(self.committed)

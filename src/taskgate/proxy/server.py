@@ -1,0 +1,539 @@
+"""The gating proxy: an OpenAI-compatible server in front of a model server (Starlette + httpx).
+
+A request whose system prompt is a brief (plan lines, :func:`~taskgate.agents.briefparse.brief_steps`)
+belongs to a gated conversation: the proxy compiles the brief on the first request, turns each new
+user message into a request (its work order, the matcher's step) or a revision, shows the upstream
+what the rung adds, judges the reply and hands the client only what the gate admits. Any other
+request is forwarded untouched. A request's events reach the journal in one write, after the
+upstream answered and before the client gets the reply: if anything fails on the way, nothing is
+written and the conversation is as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..agents.base import Compiler, Matcher
+from ..agents.briefparse import ParserCompiler, brief_steps
+from ..agents.lexical import LexicalMatcher
+from ..core.ledger import PlanEntry
+from ..core.plan import Revision
+from ..errors import ModelError, TaskgateError, WorkOrderError
+from ..llm.client import ChatClient, Endpoint
+from ..llm.roles import LLMCompiler, LLMMatcher
+from .gating import (
+    Conflict,
+    Judged,
+    Place,
+    align,
+    judge_calls,
+    judge_text,
+    rung,
+    settle,
+    text_of,
+    upstream_messages,
+    user_text,
+    work_order_of,
+)
+from .journal import CommitEvent, Conversation, Event, LedgerEvent, ReplyEvent, TurnEvent
+from .status import conversation_json
+from .store import MemoryStore, StaleJournal, Store
+
+HEADER = "x-taskgate-conversation"
+_FORWARD = ("authorization", "content-type", "accept", "openai-organization", "openai-project")
+
+
+@dataclass
+class ProxyConfig:
+    """What ``taskgate proxy`` is told: the upstream, the rung, and who compiles and matches."""
+
+    upstream: str
+    rung: str = "enforcement"
+    compiler: str = "llm"  # "llm" (the upstream, or the helper) or "parser" (structured briefs)
+    matcher: str = "llm"  # "llm" or "lexical"
+    helper_url: str | None = None  # compiler and matcher calls go here instead of the upstream
+    helper_model: str | None = None  # default: the model the request names
+    helper_key: str = "EMPTY"  # the helper's own key (the client's goes to the upstream only)
+    status_token: str | None = None
+    timeout: float = 900.0
+    max_connections: int = 1024
+
+
+class ProxyError(Exception):
+    """One OpenAI-style error answer."""
+
+    def __init__(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.status, self.kind = status, kind
+
+    def response(self) -> Response:
+        body = {"error": {"message": str(self), "type": self.kind, "code": self.status}}
+        return Response(orjson.dumps(body), self.status, media_type="application/json")
+
+
+@dataclass
+class Overheads:
+    """The proxy's own time per gated request (upstream and helper calls excluded), in seconds."""
+
+    samples: deque[float] = field(default_factory=lambda: deque(maxlen=200_000))
+
+    def summary(self) -> dict[str, float | int]:
+        xs = sorted(self.samples)
+        if not xs:
+            return {"requests": 0}
+
+        def ms(q: float) -> float:
+            return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
+
+        return {"requests": len(xs), "p50_ms": ms(0.5), "p99_ms": ms(0.99), "max_ms": ms(1.0)}
+
+
+class Proxy:
+    """The proxy's state: the upstream client, the journal store and the conversations."""
+
+    def __init__(self, config: ProxyConfig, store: Store | None = None) -> None:
+        self.config = config
+        self.arm = rung(config.rung)
+        self.upstream = config.upstream.rstrip("/")
+        self.store: Store = store or MemoryStore()
+        self.conversations: dict[str, Conversation] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._http: httpx.AsyncClient | None = None
+        self._helpers: dict[tuple[str, str], ChatClient] = {}
+        self.overheads = Overheads()
+
+    # -- life --------------------------------------------------------------------------------------
+    @property
+    def http(self) -> httpx.AsyncClient:
+        if self._http is None:
+            limits = httpx.Limits(
+                max_connections=self.config.max_connections, max_keepalive_connections=256
+            )
+            timeout = httpx.Timeout(self.config.timeout, connect=10.0)
+            self._http = httpx.AsyncClient(timeout=timeout, limits=limits)
+        return self._http
+
+    async def close(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+        for client in self._helpers.values():
+            await client.close()
+        await self.store.close()
+
+    # -- the roles -----------------------------------------------------------------------------------
+    def _helper(self, model: str, key: str) -> ChatClient:
+        url = self.config.helper_url or self.upstream
+        model = self.config.helper_model or model
+        key = self.config.helper_key if self.config.helper_url else key
+        slot = (model, hashlib.sha256(key.encode()).hexdigest())
+        if slot not in self._helpers:
+            self._helpers[slot] = ChatClient(
+                Endpoint(url, model, api_key=key, attempts=3, timeout=120.0, concurrency=64)
+            )
+        return self._helpers[slot]
+
+    def compiler(self, model: str, key: str) -> Compiler:
+        if self.config.compiler == "parser":
+            return ParserCompiler()
+        return LLMCompiler(self._helper(model, key))
+
+    def matcher(self, model: str, key: str) -> Matcher:
+        if self.config.matcher == "lexical":
+            return LexicalMatcher()
+        return LLMMatcher(self._helper(model, key))
+
+    # -- conversations -------------------------------------------------------------------------------
+    async def conversation(self, key: str) -> Conversation:
+        conv = self.conversations.get(key)
+        if conv is None:
+            conv = Conversation(key, await self.store.load(key))
+            self.conversations[key] = conv
+        elif self.store.shared:  # another replica may have gone on with it
+            for event in await self.store.load(key, len(conv.events)):
+                conv.apply(event)
+        return conv
+
+    def lock(self, key: str) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+
+# -- the chat endpoint ---------------------------------------------------------------------------
+@dataclass
+class Call:
+    """One gated request on its way: the conversation, where it falls, what it will write."""
+
+    proxy: Proxy
+    conv: Conversation
+    body: dict[str, Any]
+    headers: dict[str, str]
+    seq: int
+    lock: asyncio.Lock
+    events: list[Event] = field(default_factory=list)
+    place: Place | None = None
+    waited: float = 0.0  # seconds spent on the upstream and the helpers
+    owns_lock: bool = False  # a streamed reply holds the conversation's lock until it ends
+
+    def release(self) -> None:
+        if self.owns_lock:
+            self.owns_lock = False
+            self.lock.release()
+
+    def add(self, event: Event, *, applied: bool = True) -> None:
+        self.conv.apply(event, applied=applied)
+        self.events.append(event)
+
+    async def waiting(self, coro: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return await coro
+        finally:
+            self.waited += time.perf_counter() - start
+
+
+async def chat(request: Request) -> Response:
+    proxy: Proxy = request.app.state.proxy
+    started = time.perf_counter()
+    try:
+        body = _body(await request.body())
+        headers = _forwarded(request.headers)
+        brief = _brief(body["messages"])
+        if brief is None:  # not a gated conversation: forwarded as it came
+            return await _passthrough(proxy, request, body)
+        key = conversation_key(request.headers, brief, body["messages"])
+        lock = proxy.lock(key)
+        await lock.acquire()
+        call: Call | None = None
+        try:
+            conv = await proxy.conversation(key)
+            call = Call(proxy, conv, body, headers, len(conv.events), lock)
+            response = await _gated(call, brief, started)
+        except BaseException:
+            if call is not None:
+                call.conv.rebuild()
+            lock.release()
+            raise
+        if not call.owns_lock:  # a stream releases it when it ends
+            lock.release()
+        return response
+    except ProxyError as exc:
+        return exc.response()
+
+
+def _body(raw: bytes) -> dict[str, Any]:
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ProxyError(400, f"the request body is not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise ProxyError(400, "the request body must be a JSON object")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise ProxyError(400, "'messages' must be a non-empty list of message objects")
+    if not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages):
+        raise ProxyError(400, "every message must be an object with a string 'role'")
+    return body
+
+
+def _brief(messages: list[dict[str, Any]]) -> str | None:
+    first = messages[0]
+    if first.get("role") not in ("system", "developer"):
+        return None
+    text = text_of(first.get("content"))
+    return text if text is not None and brief_steps(text) else None
+
+
+def conversation_key(headers: Mapping[str, str], brief: str, messages: list[dict[str, Any]]) -> str:
+    """The conversation's key: the header's name, or a hash of its brief and first user message
+    (two conversations that open identically share one: name them by the header). The client's
+    key is part of it, so no client reaches another key's conversations."""
+    named = headers.get(HEADER)
+    if named is not None:
+        if not 0 < len(named) <= 200 or not named.isprintable():
+            raise ProxyError(400, f"the {HEADER} header must be 1-200 printable characters")
+        base = named
+    else:
+        first = next((m for m in messages if m.get("role") == "user"), {})
+        text = text_of(first.get("content")) or ""
+        base = "h-" + hashlib.sha256(f"{brief}\x00{text}".encode()).hexdigest()[:24]
+    auth = headers.get("authorization")
+    if auth:
+        return f"{base}~{hashlib.sha256(auth.encode()).hexdigest()[:10]}"
+    return base
+
+
+def _forwarded(headers: Mapping[str, str]) -> dict[str, str]:
+    return {k: headers[k] for k in _FORWARD if k in headers}
+
+
+def _api_key(headers: Mapping[str, str]) -> str:
+    auth = headers.get("authorization", "")
+    return auth[7:] if auth.lower().startswith("bearer ") else "EMPTY"
+
+
+async def _gated(call: Call, brief: str, started: float) -> Response:
+    proxy, conv, body = call.proxy, call.conv, call.body
+    model, key = str(body.get("model", "")), _api_key(call.headers)
+    if body.get("n", 1) != 1:
+        raise ProxyError(400, "a gated conversation takes one choice per request (n=1)")
+    if not conv.started:
+        plan = await call.waiting(_helping(proxy.compiler(model, key).compile_plan(brief)))
+        call.add(LedgerEvent(entry=PlanEntry(plan=plan, lenient=True)), applied=False)
+    try:
+        place = align(conv, body["messages"])
+    except Conflict as exc:
+        raise ProxyError(409, str(exc), "conversation_conflict") from None
+    call.place = place
+    if place.kind == "retry":
+        conv.retract()
+    elif conv.pending is not None:
+        call.add(CommitEvent(keep=settle(conv.pending, place.answered)))
+    if place.kind == "turn":
+        await _open_turn(call, place.message, model, key)
+    forward = {**body, "messages": upstream_messages(conv, body["messages"])}
+    if body.get("stream"):
+        from .stream import stream
+
+        return await stream(call, forward, started)
+    return await _complete(call, forward, started)
+
+
+async def _helping(coro: Any) -> Any:
+    try:
+        return await coro
+    except ModelError as exc:
+        raise ProxyError(502, f"the proxy's helper model failed: {exc}", "upstream_error") from None
+
+
+async def _open_turn(call: Call, message: str, model: str, key: str) -> None:
+    """A new user message: a request (its work order, the matched step) or a revision."""
+    proxy, conv = call.proxy, call.conv
+    machine, arm = conv.machine, proxy.arm
+    work_order = work_order_of(message)
+    if work_order is None:
+        compiler = proxy.compiler(model, key)
+        plan = machine.graph.to_plan()
+        revision = await call.waiting(_helping(compiler.compile_revision(plan, message)))
+        if revision != Revision():
+            try:
+                machine.revise(revision)
+                call.add(LedgerEvent(entry=machine.last_entry()))
+            except TaskgateError:
+                pass  # a revision the plan cannot take changes nothing (the testbed's rule)
+        machine.close_request()
+    else:
+        step, redo = None, False
+        if arm.uses_matcher:
+            plan = machine.graph.to_plan()
+            match = await call.waiting(_helping(proxy.matcher(model, key).match(plan, message)))
+            step = match.step if match.step in machine.graph else None
+            redo = match.explicit_redo
+        try:
+            machine.open_request(step, explicit_redo=redo, work_order=work_order)
+        except WorkOrderError:  # a work order used before: no request
+            machine.close_request()
+    call.add(LedgerEvent(entry=machine.last_entry()))
+    call.add(TurnEvent(client=message, forwarded=user_text(arm, machine, conv.notices, message)))
+
+
+async def _complete(call: Call, forward: dict[str, Any], started: float) -> Response:
+    proxy = call.proxy
+    upstream = await call.waiting(_post(proxy, call.headers, forward))
+    if upstream.status_code != 200:  # passed through unchanged; nothing is written
+        call.conv.rebuild()
+        return _relay(upstream)
+    data = _completion(upstream.content)
+    message = data["choices"][0]["message"]
+    judged = Judged()
+    original, returned = gate_message(call, message, data["choices"][0], judged)
+    await finish(call, original, returned, judged)
+    proxy.overheads.samples.append(time.perf_counter() - started - call.waited)
+    return Response(orjson.dumps(data), 200, media_type="application/json")
+
+
+def gate_message(
+    call: Call, message: dict[str, Any], choice: dict[str, Any], judged: Judged
+) -> tuple[str, str]:
+    """Judge one reply message in place (refused booking lines and tool calls taken out); its
+    content as the upstream wrote it and as the client gets it."""
+    machine, arm = call.conv.machine, call.proxy.arm
+    content = text_of(message.get("content")) or ""
+    returned = content
+    if machine.graph.binding == "code":
+        returned = judge_text(machine, arm, content, judged)
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls and machine.graph.binding == "tool":
+        kept, refusals = judge_calls(machine, arm, calls, judged)
+        if refusals:
+            returned = "\n\n".join([returned, *refusals] if returned else refusals)
+        if kept:
+            message["tool_calls"] = kept
+        else:
+            message.pop("tool_calls", None)
+            choice["finish_reason"] = "stop"
+    if returned != content:
+        message["content"] = returned
+    return content, returned
+
+
+async def finish(call: Call, original: str, returned: str, judged: Judged) -> None:
+    """Record the reply and write the request's events (one journal write)."""
+    place = call.place
+    assert place is not None
+    has_calls = bool(judged.call_ids and any(c is not None for c in judged.call_ids))
+    call.add(
+        ReplyEvent(
+            turn=place.turn,
+            hop=place.hop,
+            original=original,
+            returned=returned,
+            has_calls=has_calls,
+            attempts=tuple(judged.attempts),
+            call_ids=tuple(judged.call_ids),
+            notices=tuple(judged.notices),
+        )
+    )
+    try:
+        await call.proxy.store.append(call.conv.key, call.seq, call.events)
+    except StaleJournal:
+        raise ProxyError(
+            409, f"conversation {call.conv.key} moved on elsewhere; retry", "conversation_conflict"
+        ) from None
+    except TaskgateError as exc:
+        raise ProxyError(
+            503, f"the proxy could not record the turn: {exc}", "server_error"
+        ) from None
+
+
+def _completion(raw: bytes) -> dict[str, Any]:
+    try:
+        data = orjson.loads(raw)
+        message = data["choices"][0]["message"]
+        if not isinstance(message, dict):
+            raise TypeError
+    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
+        raise ProxyError(
+            502, "the upstream's reply is not a chat completion", "upstream_error"
+        ) from None
+    return data  # type: ignore[no-any-return]
+
+
+async def _post(proxy: Proxy, headers: dict[str, str], body: dict[str, Any]) -> httpx.Response:
+    try:
+        return await proxy.http.post(
+            f"{proxy.upstream}/chat/completions", content=orjson.dumps(body), headers=headers
+        )
+    except httpx.HTTPError as exc:
+        raise ProxyError(502, f"the upstream failed: {exc!r}", "upstream_error") from None
+
+
+def _relay(upstream: httpx.Response) -> Response:
+    media = upstream.headers.get("content-type", "application/json")
+    return Response(upstream.content, upstream.status_code, media_type=media)
+
+
+async def _passthrough(proxy: Proxy, request: Request, body: dict[str, Any]) -> Response:
+    headers = _forwarded(request.headers)
+    if body.get("stream"):
+        from .stream import relay_stream
+
+        return await relay_stream(proxy, headers, body)
+    return _relay(await _post(proxy, headers, body))
+
+
+# -- the other endpoints -------------------------------------------------------------------------
+async def models(request: Request) -> Response:
+    proxy: Proxy = request.app.state.proxy
+    try:
+        upstream = await proxy.http.get(
+            f"{proxy.upstream}/models", headers=_forwarded(request.headers)
+        )
+    except httpx.HTTPError as exc:
+        return ProxyError(502, f"the upstream failed: {exc!r}", "upstream_error").response()
+    return _relay(upstream)
+
+
+def _authorized(request: Request) -> None:
+    token = request.app.state.proxy.config.status_token
+    if token is None:
+        return
+    given = request.headers.get("authorization", "")
+    if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        raise ProxyError(
+            401, "the status endpoints need 'Authorization: Bearer <token>'", "auth_error"
+        )
+
+
+async def list_conversations(request: Request) -> Response:
+    proxy: Proxy = request.app.state.proxy
+    try:
+        _authorized(request)
+    except ProxyError as exc:
+        return exc.response()
+    keys = sorted(set(proxy.conversations) | set(await proxy.store.keys()))
+    rows = []
+    for key in keys:
+        conv = await proxy.conversation(key)
+        rows.append({"id": key, "turns": len(conv.turns), "started": conv.started})
+    return Response(orjson.dumps({"conversations": rows}), media_type="application/json")
+
+
+async def show_conversation(request: Request) -> Response:
+    proxy: Proxy = request.app.state.proxy
+    key = request.path_params["key"]
+    try:
+        _authorized(request)
+        if key not in proxy.conversations and key not in await proxy.store.keys():
+            raise ProxyError(404, f"no conversation {key!r}", "not_found")
+        conv = await proxy.conversation(key)
+    except ProxyError as exc:
+        return exc.response()
+    return Response(
+        orjson.dumps(conversation_json(conv, proxy.config.rung)), media_type="application/json"
+    )
+
+
+async def metrics(request: Request) -> Response:
+    proxy: Proxy = request.app.state.proxy
+    try:
+        _authorized(request)
+    except ProxyError as exc:
+        return exc.response()
+    return Response(orjson.dumps(proxy.overheads.summary()), media_type="application/json")
+
+
+def create_app(config: ProxyConfig, store: Store | None = None) -> Starlette:
+    """The proxy as an ASGI app (``taskgate proxy`` serves it with uvicorn)."""
+    proxy = Proxy(config, store)
+
+    async def lifespan(app: Starlette) -> Any:
+        app.state.proxy = proxy
+        yield
+        await proxy.close()
+
+    routes = [
+        Route("/v1/chat/completions", chat, methods=["POST"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/taskgate/conversations", list_conversations, methods=["GET"]),
+        Route("/taskgate/conversations/{key:path}", show_conversation, methods=["GET"]),
+        Route("/taskgate/metrics", metrics, methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.proxy = proxy
+    return app

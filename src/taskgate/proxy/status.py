@@ -1,0 +1,39 @@
+"""What an operator sees of a conversation: ``GET /taskgate/conversations/{id}`` and
+``taskgate proxy-status``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ..core.ledger import AttemptEntry, dump_ledger
+from ..protocol.render import render_checklist
+from .journal import Conversation
+
+
+def conversation_json(conv: Conversation, rung: str) -> dict[str, Any]:
+    """The plan, statuses, current request, receipts ledger, refusals and pending attempts."""
+    out: dict[str, Any] = {"id": conv.key, "rung": rung, "turns": len(conv.turns)}
+    if not conv.started:
+        return out
+    machine = conv.machine
+    req = machine.request
+    ledger = [orjson.loads(line) for line in dump_ledger(conv.committed).splitlines()]
+    pending = conv.pending.attempts if conv.pending is not None else ()
+    out.update(
+        plan=machine.graph.to_plan().model_dump(mode="json"),
+        statuses={s: str(v) for s, v in machine.statuses().items()},
+        request=None
+        if req is None
+        else {"work_order": req.work_order, "step": req.step, "explicit_redo": req.explicit_redo},
+        checklist=render_checklist(machine),
+        ledger=ledger,
+        refusals=[
+            e.model_dump(mode="json")
+            for e in conv.committed
+            if isinstance(e, AttemptEntry) and e.decision == "refuse"
+        ],
+        pending=[e.model_dump(mode="json") for e in pending],
+    )
+    return out

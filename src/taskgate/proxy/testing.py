@@ -1,0 +1,64 @@
+"""The proxy on loopback in a background thread, for tests and benchmarks (a real uvicorn server,
+as ``taskgate proxy`` runs it)::
+
+    with FakeServer(protocol_responder) as upstream, ProxyServer(ProxyConfig(upstream.base_url)) as proxy:
+        client = openai.OpenAI(base_url=proxy.base_url, api_key="x")
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from .server import ProxyConfig, create_app
+from .store import Store
+
+
+@dataclass
+class ProxyServer:
+    config: ProxyConfig
+    store: Store | None = None
+    port: int = 0
+    _server: object = field(default=None, init=False, repr=False)
+    _thread: threading.Thread | None = field(default=None, init=False, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    def __enter__(self) -> ProxyServer:
+        import uvicorn
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self.port))
+        self.port = int(sock.getsockname()[1])
+        app = create_app(self.config, self.store)
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        server = uvicorn.Server(config)
+        self._server = server
+        self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the proxy did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        server = self._server
+        if server is not None:
+            server.should_exit = True  # type: ignore[attr-defined]
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        self._server = self._thread = None
