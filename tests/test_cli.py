@@ -32,6 +32,8 @@ def test_help_lists_every_registered_command() -> None:
         "ladder",
         "tools",
         "merge",
+        "proxy",
+        "proxy-status",
         "tau2",
     }
     assert listed == registered

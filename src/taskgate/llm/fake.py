@@ -50,7 +50,8 @@ class Reply:
 
 @dataclass(frozen=True)
 class Fault:
-    """One scripted misbehaviour: ``kind`` is slow, status, drop, malformed, empty, or one of the
+    """One scripted misbehaviour: ``kind`` is slow, status, drop, broken (a stream cut half-way),
+    malformed, empty, or one of the
     200 responses that are not replies (:data:`NOT_REPLIES`: an empty object, a foreign object,
     empty choices, a null content, an HTML page)."""
 
@@ -80,6 +81,11 @@ class Fault:
     @classmethod
     def drop(cls) -> Fault:
         return cls("drop")
+
+    @classmethod
+    def broken(cls) -> Fault:
+        """A streamed reply whose connection breaks half-way (no finish, no ``[DONE]``)."""
+        return cls("broken")
 
     @classmethod
     def malformed(cls) -> Fault:
@@ -157,6 +163,7 @@ class FakeServer:
     latency: float = 0.0  # each reply leaves this long after its request arrived
     faults: list[Fault] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)  # each kept request's headers
     port: int = 0
     #: keep every request's body in ``requests`` (a benchmark's millions of calls keep none)
     keep_requests: bool = True
@@ -209,12 +216,15 @@ class FakeServer:
         await self._runner.setup()
         await web.SockSite(self._runner, sock).start()
 
-    def _next(self, body: dict[str, Any]) -> tuple[Fault | None, Reply | None, str | None]:
+    def _next(
+        self, body: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[Fault | None, Reply | None, str | None]:
         with self._lock:
             if self.keep_requests:
                 self.requests.append(body)
+                self.headers.append(headers)
             fault = self.faults.pop(0) if self.faults else None
-        if fault is not None and fault.kind != "slow":
+        if fault is not None and fault.kind not in ("slow", "broken"):
             return fault, None, None
         try:
             return fault, self.responder(body), None
@@ -224,7 +234,9 @@ class FakeServer:
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         arrived = time.monotonic()
         body = orjson.loads(await request.read() or b"{}")
-        fault, reply, exhausted = self._next(body)
+        fault, reply, exhausted = self._next(
+            body, {k.lower(): v for k, v in request.headers.items()}
+        )
         if self.latency:  # a model's service time: its own work included, as a real server's is
             await asyncio.sleep(max(0.0, self.latency - (time.monotonic() - arrived)))
         if exhausted is not None:
@@ -245,7 +257,64 @@ class FakeServer:
             elif fault.kind in NOT_REPLIES:
                 return _not_a_reply(fault.kind, body)
         assert reply is not None
+        if body.get("stream"):
+            return await _stream(
+                request, body, reply, broken=fault is not None and fault.kind == "broken"
+            )
         return _json(200, _completion(body, reply))
+
+
+#: streamed replies come in pieces this long (a booking line or a tool call's arguments are split)
+STREAM_PIECE = 5
+
+
+async def _stream(
+    request: web.Request, body: dict[str, Any], reply: Reply, *, broken: bool
+) -> web.StreamResponse:
+    """The reply as OpenAI's SSE chunks: content and each call's arguments split into pieces, a
+    finish chunk, a usage chunk when ``stream_options.include_usage`` asks for one, ``[DONE]``."""
+    whole = _completion(body, reply)
+    head = {k: whole[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return b"data: " + orjson.dumps({**head, "choices": [choice]}) + b"\n\n"
+
+    parts = [chunk({"role": "assistant", "content": ""})]
+    text = reply.content
+    parts += [
+        chunk({"content": text[i : i + STREAM_PIECE]}) for i in range(0, len(text), STREAM_PIECE)
+    ]
+    for n, call in enumerate(whole["choices"][0]["message"].get("tool_calls") or []):
+        fn = call["function"]
+        parts.append(chunk({"tool_calls": [{"index": n, "id": call["id"], "type": "function",
+                                            "function": {"name": fn["name"], "arguments": ""}}]}))  # fmt: skip
+        args = fn["arguments"]
+        parts += [
+            chunk(
+                {
+                    "tool_calls": [
+                        {"index": n, "function": {"arguments": args[i : i + STREAM_PIECE]}}
+                    ]
+                }
+            )
+            for i in range(0, len(args), STREAM_PIECE)
+        ]
+    parts.append(chunk({}, whole["choices"][0]["finish_reason"]))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        usage = {**head, "choices": [], "usage": whole["usage"]}
+        parts.append(b"data: " + orjson.dumps(usage) + b"\n\n")
+    parts.append(b"data: [DONE]\n\n")
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    for i, part in enumerate(parts):
+        if broken and i >= len(parts) // 2:
+            if request.transport is not None:
+                request.transport.abort()
+            return response
+        await response.write(part)
+    await response.write_eof()
+    return response
 
 
 async def _models(_: web.Request) -> web.StreamResponse:

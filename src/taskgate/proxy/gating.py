@@ -27,7 +27,7 @@ from ..core.ids import normalize_tool
 from ..core.ledger import AttemptEntry
 from ..core.machine import TaskMachine
 from ..core.verdict import Policy, Reason, Verdict
-from ..errors import UsageError
+from ..errors import TaskgateError, UsageError
 from ..harness.actions import from_arguments
 from ..protocol.bookings import parse_bookings
 from ..protocol.render import render_checklist, render_directive, render_rejection
@@ -41,7 +41,7 @@ _WORK_ORDER = re.compile(r"\(#W([0-9]{1,12})\)")
 Message = dict[str, Any]
 
 
-class Conflict(Exception):
+class Conflict(TaskgateError):
     """A request that does not continue its conversation (HTTP 409); nothing is changed."""
 
 

@@ -124,9 +124,10 @@ class Conversation:
             self._commit(event)
         self.events.append(event)
 
-    def rebuild(self) -> None:
-        """Back to the fold of :attr:`events` (after a request that failed half-way)."""
-        events, self.events = self.events, []
+    def rebuild(self, keep: int) -> None:
+        """Back to the fold of the first ``keep`` events (the written ones), after a request that
+        failed half-way."""
+        events, self.events = self.events[:keep], []
         self.committed, self.turns, self.pending, self.notices = [], [], None, []
         self._machine = None
         for event in events:

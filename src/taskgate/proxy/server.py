@@ -12,11 +12,12 @@ written and the conversation is as it was.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ from ..core.plan import Revision
 from ..errors import ModelError, TaskgateError, WorkOrderError
 from ..llm.client import ChatClient, Endpoint
 from ..llm.roles import LLMCompiler, LLMMatcher
+from .errors import ProxyError
 from .gating import (
     Conflict,
     Judged,
@@ -71,18 +73,6 @@ class ProxyConfig:
     status_token: str | None = None
     timeout: float = 900.0
     max_connections: int = 1024
-
-
-class ProxyError(Exception):
-    """One OpenAI-style error answer."""
-
-    def __init__(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
-        super().__init__(message)
-        self.status, self.kind = status, kind
-
-    def response(self) -> Response:
-        body = {"error": {"message": str(self), "type": self.kind, "code": self.status}}
-        return Response(orjson.dumps(body), self.status, media_type="application/json")
 
 
 @dataclass
@@ -190,6 +180,10 @@ class Call:
     waited: float = 0.0  # seconds spent on the upstream and the helpers
     owns_lock: bool = False  # a streamed reply holds the conversation's lock until it ends
 
+    def rollback(self) -> None:
+        """Forget what this call changed: the conversation is its written journal again."""
+        self.conv.rebuild(self.seq)
+
     def release(self) -> None:
         if self.owns_lock:
             self.owns_lock = False
@@ -226,7 +220,7 @@ async def chat(request: Request) -> Response:
             response = await _gated(call, brief, started)
         except BaseException:
             if call is not None:
-                call.conv.rebuild()
+                call.rollback()
             lock.release()
             raise
         if not call.owns_lock:  # a stream releases it when it ends
@@ -356,7 +350,7 @@ async def _complete(call: Call, forward: dict[str, Any], started: float) -> Resp
     proxy = call.proxy
     upstream = await call.waiting(_post(proxy, call.headers, forward))
     if upstream.status_code != 200:  # passed through unchanged; nothing is written
-        call.conv.rebuild()
+        call.rollback()
         return _relay(upstream)
     data = _completion(upstream.content)
     message = data["choices"][0]["message"]
@@ -425,12 +419,10 @@ def _completion(raw: bytes) -> dict[str, Any]:
     try:
         data = orjson.loads(raw)
         message = data["choices"][0]["message"]
-        if not isinstance(message, dict):
-            raise TypeError
     except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
-        raise ProxyError(
-            502, "the upstream's reply is not a chat completion", "upstream_error"
-        ) from None
+        message = None
+    if not isinstance(message, dict):
+        raise ProxyError(502, "the upstream's reply is not a chat completion", "upstream_error")
     return data  # type: ignore[no-any-return]
 
 
@@ -522,7 +514,8 @@ def create_app(config: ProxyConfig, store: Store | None = None) -> Starlette:
     """The proxy as an ASGI app (``taskgate proxy`` serves it with uvicorn)."""
     proxy = Proxy(config, store)
 
-    async def lifespan(app: Starlette) -> Any:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.proxy = proxy
         yield
         await proxy.close()

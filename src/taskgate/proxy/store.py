@@ -21,11 +21,11 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Protocol
 
-from ..errors import LogFormatError
+from ..errors import LogFormatError, TaskgateError
 from .journal import Event, dump_event, load_event
 
 
-class StaleJournal(Exception):
+class StaleJournal(TaskgateError):
     """Another writer appended to this conversation first; fold its events and try again."""
 
 

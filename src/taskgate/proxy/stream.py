@@ -20,6 +20,7 @@ import httpx
 import orjson
 from starlette.responses import Response, StreamingResponse
 
+from .errors import ProxyError
 from .gating import Judged, judge_calls, judge_text
 
 _REF = re.compile("ref", re.IGNORECASE)
@@ -57,18 +58,23 @@ class HeldText:
         self._holding, self._scan = False, 0
         return out
 
+    def _out(self, out: list[str], text: str) -> None:
+        if text:
+            out.append(text)
+            self._prev = text[-1]
+
     def _release(self, *, final: bool) -> str:
         out: list[str] = []
         while self._buf:
             if self._stuck or (self._holding and final):
                 if final:
-                    out.append(self._judged(self._buf))
+                    self._out(out, self._judged(self._buf))
                     self._buf = ""
                 break
             if not self._holding:
                 m = _REF.search(self._buf)
                 cut = m.start() if m else len(self._buf) - (0 if final else _partial(self._buf))
-                out.append(self._buf[:cut])
+                self._out(out, self._buf[:cut])
                 self._buf = self._buf[cut:]
                 if m is None:
                     break
@@ -82,12 +88,9 @@ class HeldText:
             if _INCOMPLETE.fullmatch(head, head.lower().rfind("ref")):
                 self._scan = nl + 1
                 continue
-            out.append(self._judged(head))
+            self._out(out, self._judged(head))
             self._buf = self._buf[nl + 1 :]
-        text = "".join(out)
-        if text:
-            self._prev = text[-1]
-        return text
+        return "".join(out)
 
 
 def _partial(text: str) -> int:
@@ -98,8 +101,6 @@ def _partial(text: str) -> int:
 
 async def stream(call: Any, forward: dict[str, Any], started: float) -> Response:
     """The gated stream of ``forward``'s reply (the call's lock is released when it ends)."""
-    from .server import ProxyError
-
     proxy = call.proxy
     request = proxy.http.build_request(
         "POST", f"{proxy.upstream}/chat/completions", content=orjson.dumps(forward),
@@ -113,7 +114,7 @@ async def stream(call: Any, forward: dict[str, Any], started: float) -> Response
     if upstream.status_code != 200:
         content = await upstream.aread()
         await upstream.aclose()
-        call.conv.rebuild()
+        call.rollback()
         media = upstream.headers.get("content-type", "application/json")
         return Response(content, upstream.status_code, media_type=media)
     call.waited += time.perf_counter() - t0
@@ -136,7 +137,7 @@ async def _gated(call: Any, upstream: httpx.Response, started: float) -> AsyncIt
             choices = chunk.get("choices") if isinstance(chunk, dict) else None
             if not isinstance(choices, list) or not choices:  # usage-only (or an error object)
                 if not isinstance(chunk, dict) or "error" in chunk:
-                    raise ValueError(f"the upstream stream sent no reply: {data[:200]}")
+                    raise ProxyError(502, f"the upstream stream sent no reply: {data[:200]}")
                 yield _event(chunk)
                 continue
             reply.template = {k: v for k, v in chunk.items() if k != "choices"}
@@ -158,7 +159,7 @@ async def _gated(call: Any, upstream: httpx.Response, started: float) -> AsyncIt
                     yield out
                 written = True
         if not written:
-            raise ValueError("the upstream stream ended before its reply finished")
+            raise ProxyError(502, "the upstream stream ended before its reply finished")
         yield b"data: [DONE]\n\n"
         call.proxy.overheads.samples.append(time.perf_counter() - started - call.waited)
     except Exception as exc:  # fail closed: nothing held is released
@@ -166,7 +167,7 @@ async def _gated(call: Any, upstream: httpx.Response, started: float) -> AsyncIt
         yield _event({"error": {"message": f"taskgate proxy: {message}", "type": "upstream_error"}})
     finally:
         if not written:  # nothing was written: the conversation is as it was
-            call.conv.rebuild()
+            call.rollback()
         await upstream.aclose()
         call.release()
 
@@ -251,8 +252,6 @@ def _event(obj: dict[str, Any]) -> bytes:
 
 async def relay_stream(proxy: Any, headers: dict[str, str], body: dict[str, Any]) -> Response:
     """An ungated stream, passed through byte for byte."""
-    from .server import ProxyError
-
     request = proxy.http.build_request(
         "POST", f"{proxy.upstream}/chat/completions", content=orjson.dumps(body), headers=headers
     )

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from types import TracebackType
 
+from ..errors import UsageError
 from .server import ProxyConfig, create_app
 from .store import Store
 
@@ -49,7 +50,7 @@ class ProxyServer:
         deadline = time.monotonic() + 30
         while not server.started:
             if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the proxy did not start")
+                raise UsageError(f"the proxy did not start on port {self.port}")
             time.sleep(0.01)
         return self
 

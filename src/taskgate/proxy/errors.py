@@ -1,0 +1,20 @@
+"""The proxy's error answer: one OpenAI-style JSON error, with the HTTP status that fits."""
+
+from __future__ import annotations
+
+import orjson
+from starlette.responses import Response
+
+from ..errors import TaskgateError
+
+
+class ProxyError(TaskgateError):
+    """One OpenAI-style error answer (``{"error": {"message", "type", "code"}}``)."""
+
+    def __init__(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.status, self.kind = status, kind
+
+    def response(self) -> Response:
+        body = {"error": {"message": str(self), "type": self.kind, "code": self.status}}
+        return Response(orjson.dumps(body), self.status, media_type="application/json")

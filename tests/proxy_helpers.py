@@ -1,0 +1,59 @@
+"""Shared by the proxy's tests: a raw-transcript client that talks through the proxy."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+
+from taskgate import EpisodeParams, generate_episode
+from taskgate.episodes.models import Episode
+
+
+def episodes(n: int, steps: int = 10, first: int = 100) -> list[Episode]:
+    return [generate_episode(EpisodeParams(steps=steps, seed=first + i)) for i in range(n)]
+
+
+def post(
+    client: httpx.Client, url: str, messages: list[dict[str, Any]], *, retry: bool = False,
+    headers: dict[str, str] | None = None, **extra: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """One chat call; with ``retry``, connection failures and 5xx are retried until it answers."""
+    body = {"model": "fake", "messages": messages, **extra}
+    while True:
+        try:
+            resp = client.post(f"{url}/chat/completions", json=body, headers=headers)
+        except httpx.HTTPError:
+            if not retry:
+                raise
+            time.sleep(0.05)
+            continue
+        if retry and resp.status_code >= 500:
+            time.sleep(0.05)
+            continue
+        resp.raise_for_status()
+        data: dict[str, Any] = resp.json()
+        return data
+
+
+def talk(
+    url: str, episode: Episode, *, retry: bool = False, turns: int | None = None,
+    headers: dict[str, str] | None = None, history: list[dict[str, Any]] | None = None,
+) -> list[str]:  # fmt: skip
+    """Play ``episode`` as the raw transcript does (brief, then each user message with the
+    history), up to turn ``turns``, going on from ``history`` (which grows); return the replies
+    the client got."""
+    messages = history if history is not None else []
+    if not messages:
+        messages.append({"role": "system", "content": episode.brief})
+    done = sum(1 for m in messages if m["role"] == "user")
+    replies = []
+    with httpx.Client(timeout=60) as client:
+        for turn in episode.turns[done:turns]:
+            messages.append({"role": "user", "content": turn.message})
+            data = post(client, url, messages, retry=retry, headers=headers)
+            reply = data["choices"][0]["message"]["content"] or ""
+            replies.append(reply)
+            messages.append({"role": "assistant", "content": reply})
+    return replies
