@@ -32,7 +32,7 @@ def post(
         if retry and resp.status_code >= 500:
             time.sleep(0.05)
             continue
-        resp.raise_for_status()
+        assert resp.status_code == 200, f"{resp.status_code}: {resp.text}"
         data: dict[str, Any] = resp.json()
         return data
 

@@ -148,8 +148,9 @@ class Proxy:
 
     # -- conversations -------------------------------------------------------------------------------
     async def conversation(self, key: str) -> Conversation:
+        """The conversation ``key`` (call it holding :meth:`lock` of ``key``)."""
         conv = self.conversations.get(key)
-        if conv is None:
+        if conv is None:  # callers hold the key's lock, so no one else is loading it
             conv = Conversation(key, await self.store.load(key))
             self.conversations[key] = conv
         elif self.store.shared:  # another replica may have gone on with it
@@ -481,8 +482,9 @@ async def list_conversations(request: Request) -> Response:
     keys = sorted(set(proxy.conversations) | set(await proxy.store.keys()))
     rows = []
     for key in keys:
-        conv = await proxy.conversation(key)
-        rows.append({"id": key, "turns": len(conv.turns), "started": conv.started})
+        async with proxy.lock(key):
+            conv = await proxy.conversation(key)
+            rows.append({"id": key, "turns": len(conv.turns), "started": conv.started})
     return Response(orjson.dumps({"conversations": rows}), media_type="application/json")
 
 
@@ -493,12 +495,12 @@ async def show_conversation(request: Request) -> Response:
         _authorized(request)
         if key not in proxy.conversations and key not in await proxy.store.keys():
             raise ProxyError(404, f"no conversation {key!r}", "not_found")
-        conv = await proxy.conversation(key)
     except ProxyError as exc:
         return exc.response()
-    return Response(
-        orjson.dumps(conversation_json(conv, proxy.config.rung)), media_type="application/json"
-    )
+    async with proxy.lock(key):  # the state between requests, never half a request's
+        conv = await proxy.conversation(key)
+        data = conversation_json(conv, proxy.config.rung)
+    return Response(orjson.dumps(data), media_type="application/json")
 
 
 async def metrics(request: Request) -> Response:

@@ -1,0 +1,180 @@
+"""The proxy's journal survives: SIGKILL at random points of a 16-conversation run, and replicas
+that share one PostgreSQL database."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("starlette", reason="needs the proxy extra")
+
+from proxy_helpers import episodes, talk
+from taskgate import FakeServer, careless_responder
+from taskgate.proxy import ProxyConfig
+from taskgate.proxy.testing import ProxyServer
+
+pytestmark = pytest.mark.slow
+
+
+def states(url: str) -> dict[str, Any]:
+    rows = httpx.get(f"{url}/taskgate/conversations", timeout=30).json()["conversations"]
+    return {
+        r["id"]: httpx.get(f"{url}/taskgate/conversations/{r['id']}", timeout=30).json()
+        for r in rows
+    }
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Killable:
+    """``taskgate proxy`` as a process, killed with SIGKILL and restarted on the same database."""
+
+    def __init__(self, upstream: str, db: Path) -> None:
+        self.port = free_port()
+        self.args = [
+            sys.executable, "-m", "taskgate", "proxy", "--upstream", upstream, "--db", str(db),
+            "--port", str(self.port),
+        ]  # fmt: skip
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.kills = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"{self.url}/taskgate/conversations", timeout=1)
+                return
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        raise AssertionError("the proxy did not come up")
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self.kills += 1
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+
+
+def run_all(url: str, eps: list[Any]) -> None:
+    with ThreadPoolExecutor(len(eps)) as pool:
+        list(pool.map(lambda ep: talk(f"{url}/v1", ep, retry=True), eps))
+
+
+def test_sigkill_at_random_points_loses_and_duplicates_no_receipt(tmp_path: Path) -> None:
+    eps = episodes(16)
+    with FakeServer(careless_responder(0.4), keep_requests=False) as upstream:
+        with ProxyServer(ProxyConfig(upstream.base_url)) as reference:
+            run_all(reference.url, eps)
+            expected = states(reference.url)
+        proxy = Killable(upstream.base_url, tmp_path / "journal.db")
+        proxy.start()
+        finished = threading.Event()
+        rng = random.Random(7)
+
+        def killer() -> None:
+            while not finished.wait(rng.uniform(0.3, 1.2)):
+                proxy.kill()
+                proxy.start()
+
+        thread = threading.Thread(target=killer)
+        thread.start()
+        try:
+            run_all(proxy.url, eps)
+        finally:
+            finished.set()
+            thread.join()
+        got = states(proxy.url)
+        proxy.stop()
+    assert proxy.kills >= 3
+    assert len(expected) == 16 and got == expected
+
+
+# -- PostgreSQL -----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def postgres() -> Any:
+    try:
+        import pgserver  # type: ignore[import-untyped]
+    except ImportError:
+        pytest.skip("no PostgreSQL: pgserver is not installed (pip install 'taskgate[dev]')")
+    folder = tempfile.mkdtemp(prefix="taskgate-pg-")
+    try:
+        server = pgserver.get_server(folder, cleanup_mode="stop")
+    except Exception as exc:  # the wheel's server could not start on this machine
+        pytest.skip(f"no PostgreSQL: pgserver could not start a server: {exc}")
+    yield server.get_uri()
+    server.cleanup()
+
+
+def test_two_replicas_on_one_postgresql_database_share_every_conversation(postgres: str) -> None:
+    from taskgate.proxy.postgres import PostgresStore
+
+    eps = episodes(4, first=300)
+    db = postgres
+    with FakeServer(careless_responder(0.4), keep_requests=False) as upstream:
+        config = ProxyConfig(upstream.base_url)
+        with ProxyServer(config) as reference:
+            run_all(reference.url, eps)
+            expected = states(reference.url)
+        with (
+            ProxyServer(config, PostgresStore(db)) as a,
+            ProxyServer(config, PostgresStore(db)) as b,
+        ):
+            histories: list[list[dict[str, Any]]] = [[] for _ in eps]
+            for n in range(1, 45):  # turn by turn, each turn at the other replica
+                for ep, history in zip(eps, histories, strict=True):
+                    talk((a if n % 2 else b).base_url, ep, turns=n, history=history)
+            got_a, got_b = states(a.url), states(b.url)
+    assert got_a == got_b
+    assert {k: v for k, v in got_a.items() if k in expected} == expected
+
+
+def test_a_replica_that_wrote_second_answers_409_and_catches_up(postgres: str) -> None:
+    import asyncio
+
+    from taskgate.proxy.journal import TurnEvent
+    from taskgate.proxy.postgres import PostgresStore
+    from taskgate.proxy.store import StaleJournal
+
+    db = postgres
+    key = f"race-{os.getpid()}-{time.monotonic_ns()}"
+
+    async def race() -> list[Any]:
+        one, two = PostgresStore(db), PostgresStore(db)
+        try:
+            await one.append(key, 0, [TurnEvent(client="a", forwarded="a")])
+            with pytest.raises(StaleJournal):
+                await two.append(key, 0, [TurnEvent(client="b", forwarded="b")])
+            return await two.load(key)
+        finally:
+            await one.close()
+            await two.close()
+
+    assert asyncio.run(race()) == [TurnEvent(client="a", forwarded="a")]
