@@ -207,6 +207,23 @@ CASES: dict[str, tuple[Setup, int, str]] = {
         lambda t: ["tau2", "run", "--out", str(t / "o"), "--base-url", "http://127.0.0.1:9/v1",
                    "--base-url", "http://127.0.0.1:7/v1", "--model", "m"], 2, "one endpoint",
     ),
+    "proxy, an unknown rung": (
+        lambda t: ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--rung", "gate"], 2,
+        "unknown rung 'gate'",
+    ),
+    "proxy, an upstream that is no URL": (
+        lambda t: ["proxy", "--upstream", "localhost:8000"], 2, "--upstream must be",
+    ),
+    "proxy, a compiler it does not know": (
+        lambda t: ["proxy", "--upstream", "http://x/v1", "--compiler", "gpt"], 2, "--compiler",
+    ),
+    "proxy, a journal that is not a database": (
+        lambda t: ["proxy", "--upstream", "http://x/v1", "--db", str(_write(t, "j.db", BINARY))],
+        2, "not a usable SQLite database",
+    ),
+    "proxy-status, no proxy there": (
+        lambda t: ["proxy-status", "--url", "http://127.0.0.1:9"], 1, "no taskgate proxy answers",
+    ),
 }  # fmt: skip
 
 

@@ -102,6 +102,7 @@ def test_raw_through_the_proxy_is_each_arm(tmp_path: Path, arm: str) -> None:
 
 
 # -- the journal ----------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_restarted_proxy_folds_its_journal_back_into_the_same_state(tmp_path: Path) -> None:
     eps = episodes(3)
     with FakeServer(careless_responder(0.4)) as upstream:
@@ -229,6 +230,7 @@ def test_a_booking_is_never_released_before_it_is_judged() -> None:
     assert held.end() == "ref "  # not a booking after all
 
 
+@pytest.mark.slow
 def test_streamed_and_whole_replies_through_the_proxy_agree() -> None:
     eps = episodes(2)
     with FakeServer(careless_responder(0.5)) as upstream:
@@ -461,3 +463,31 @@ def test_a_request_without_a_brief_is_forwarded_untouched() -> None:
         assert keys(proxy.url) == []
         assert httpx.get(f"{proxy.base_url}/models").json()["data"][0]["id"] == "fake"
     assert upstream.requests == [body]  # unknown fields survive
+
+
+def test_proxy_status_prints_a_conversations_checklist(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from taskgate.cli import app
+
+    ep = episodes(1)[0]
+    with (
+        FakeServer(protocol_responder) as upstream,
+        ProxyServer(ProxyConfig(upstream.base_url, status_token="tok")) as proxy,
+    ):
+        talk(proxy.base_url, ep, turns=4, headers={"X-Taskgate-Conversation": "demo"})
+        monkeypatch.setenv("TASKGATE_STATUS_TOKEN", "tok")
+        listed = CliRunner().invoke(app, ["proxy-status", "--url", proxy.url])
+        shown = CliRunner().invoke(app, ["proxy-status", "demo", "--url", proxy.url])
+        missing = CliRunner().invoke(app, ["proxy-status", "nobody", "--url", proxy.url])
+        monkeypatch.setenv("TASKGATE_STATUS_TOKEN", "wrong")
+        refused = CliRunner().invoke(app, ["proxy-status", "--url", proxy.url])
+    assert listed.exit_code == 0 and listed.output.startswith("demo  4 turns")
+    assert shown.exit_code == 0, shown.output
+    assert (
+        "[PROJECT CHECKLIST -- kept up to date automatically from booked work orders]"
+        in shown.output
+    )
+    assert "conversation demo (enforcement, 4 turns)" in shown.output
+    assert missing.exit_code == 2 and "no conversation 'nobody'" in missing.stderr
+    assert refused.exit_code == 2 and "Bearer" in refused.stderr

@@ -100,7 +100,7 @@ def test_sigkill_at_random_points_loses_and_duplicates_no_receipt(tmp_path: Path
         rng = random.Random(7)
 
         def killer() -> None:
-            while not finished.wait(rng.uniform(0.3, 1.2)):
+            while not finished.wait(rng.uniform(0.1, 0.5)):
                 proxy.kill()
                 proxy.start()
 

@@ -138,7 +138,9 @@ async def _gated(call: Any, upstream: httpx.Response, started: float) -> AsyncIt
             if not isinstance(choices, list) or not choices:  # usage-only (or an error object)
                 if not isinstance(chunk, dict) or "error" in chunk:
                     raise ProxyError(502, f"the upstream stream sent no reply: {data[:200]}")
+                sent = time.perf_counter()
                 yield _event(chunk)
+                call.waited += time.perf_counter() - sent  # the client's reading
                 continue
             reply.template = {k: v for k, v in chunk.items() if k != "choices"}
             choice = choices[0] if isinstance(choices[0], dict) else {}
@@ -150,14 +152,23 @@ async def _gated(call: Any, upstream: httpx.Response, started: float) -> AsyncIt
                 released = held.feed(text)
             _gather(reply.calls, delta.get("tool_calls"))
             rest = {k: v for k, v in delta.items() if k not in ("content", "tool_calls")}
+            finish_reason = choice.get("finish_reason")
             if released or any(v is not None for v in rest.values()):
                 reply.returned.append(released)
-                yield reply.chunk({**rest, "content": released})
-            finish_reason = choice.get("finish_reason")
+                untouched = released == (text or "") and "tool_calls" not in delta
+                sent = time.perf_counter()
+                if untouched and finish_reason is None and len(choices) == 1:
+                    yield b"data: " + data.encode() + b"\n\n"  # as it came
+                else:
+                    yield reply.chunk({**rest, "content": released})
+                call.waited += time.perf_counter() - sent  # the client's reading
             if finish_reason is not None and not written:
-                for out in await _finish(call, held, reply, judged, finish_reason):
+                outs = await _finish(call, held, reply, judged, finish_reason)
+                written = True  # in the journal: from here on the turn stands
+                for out in outs:
+                    sent = time.perf_counter()
                     yield out
-                written = True
+                    call.waited += time.perf_counter() - sent  # the client's reading
         if not written:
             raise ProxyError(502, "the upstream stream ended before its reply finished")
         yield b"data: [DONE]\n\n"
