@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_runner.py
 	$(BIN)/python bench/bench_tau2.py
 	$(BIN)/python bench/bench_harness.py
+	$(BIN)/python bench/bench_proxy.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -41,7 +41,10 @@ def test_tools_prints_table_rw_for_scripted_agents(tmp_path: Path) -> None:
     assert report.exit_code == 0 and "Table rw" in report.output
 
 
-@pytest.mark.parametrize("mode", ["actions", "native"])
+@pytest.mark.parametrize(
+    "mode",
+    ["actions", pytest.param("native", marks=pytest.mark.slow)],  # native: 12 s
+)
 def test_an_llm_agent_on_an_endpoint_in_both_modes(tmp_path: Path, mode: str) -> None:
     with FakeServer(protocol_responder) as srv:
         argv = ["tools", "--base-url", srv.base_url, "--model", "fake", "--mode", mode]

@@ -3,6 +3,8 @@ LangGraph ``create_agent`` on ``ChatOpenAI``, whose base URL is all that changes
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 from typing import Any
 
@@ -147,3 +149,29 @@ def test_a_langgraph_agent_behind_the_proxy_runs_only_admitted_calls(streaming: 
             )
     assert ran == ["collect_requirements", "draft_rfq"]
     assert state["messages"][-1].content == "Done."
+
+
+def test_the_readme_proxy_examples_run() -> None:
+    pytest.importorskip("langchain", reason="needs the langgraph extra")
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Put a gate in front of your model server") :]
+    blocks = re.findall(r"```python\n(.*?)```", section.split("\n## ")[0], re.S)
+    assert len(blocks) == 2
+    replies = [
+        Reply("Drafting.\nref RC-1002/#W2001"),
+        Reply("", tool_calls=(ToolCall("draft_rfq", {"work_order": "#W3001"}, id="c1"),)),
+    ]
+    with FakeServer(script(replies)) as upstream:
+        config = ProxyConfig(upstream.base_url, compiler="parser", matcher="lexical")
+        with ProxyServer(config) as proxy:
+            scope: dict[str, Any] = {}
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                for block in blocks:
+                    code = block.replace('"http://127.0.0.1:8100/v1"', repr(proxy.base_url))
+                    exec(compile(code, "README", "exec"), scope)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "Drafting." and "ref" not in out.getvalue()
+    assert lines[-1] == "[]" and scope["ran"] == []

@@ -58,6 +58,7 @@ from .errors import (
     WorkspaceError,
 )
 from .gate import Ticket, ToolGate, ToolRefused, check_tools
+from .harness.brief import harness_brief
 from .llm.client import ChatClient, Completion, Endpoint
 from .llm.fake import FakeServer, Fault, Reply, careless_responder, protocol_responder, script
 from .llm.local import InProcessModel, LocalServer, gguf_path
@@ -174,6 +175,7 @@ __all__ = [
     "generate_episode",
     "get_arm",
     "gguf_path",
+    "harness_brief",
     "has_refusal_language",
     "holm",
     "is_refusal",
