@@ -57,3 +57,31 @@ def talk(
             replies.append(reply)
             messages.append({"role": "assistant", "content": reply})
     return replies
+
+
+class RawUpstream:
+    """An upstream that answers each chat call with the next of ``bodies`` as it stands (a JSON
+    body, or SSE when it starts with ``data:``): for replies no well-behaved server sends."""
+
+    def __init__(self, bodies: list[bytes]) -> None:
+        from aiohttp import web
+
+        from taskgate import FakeServer, script
+
+        outer = self
+
+        class Server(FakeServer):
+            async def _chat(self, request: web.Request) -> web.StreamResponse:
+                await request.read()
+                body = outer.bodies.pop(0)
+                kind = "text/event-stream" if body.startswith(b"data:") else "application/json"
+                return web.Response(body=body, headers={"Content-Type": kind})
+
+        self.bodies = bodies
+        self.server = Server(script([]))
+
+    def __enter__(self) -> Any:
+        return self.server.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.__exit__(None, None, None)

@@ -189,7 +189,7 @@ BOOKING_TEXT = st.lists(
         [
             "ref RC-1/#W1", "ref RC-2/#W1", "**ref RC-1 / #W1**", "ref RC-9/#W1", "ref RC-2/#W7",
             "prefer ", "reference ", "ref\n", "\n", "RC-1/#W1", " done. ", "ref RC-1\n/#W1",
-            "Ref: RC - 2 /\n W1", "r", "re", "x" * 30,
+            "Ref: RC - 2 /\n W1", "r", "re", "x" * 30, "\n" * 300, " " * 5000,
         ]
     ),
     max_size=12,
@@ -491,3 +491,79 @@ def test_proxy_status_prints_a_conversations_checklist(monkeypatch: pytest.Monke
     assert "conversation demo (enforcement, 4 turns)" in shown.output
     assert missing.exit_code == 2 and "no conversation 'nobody'" in missing.stderr
     assert refused.exit_code == 2 and "Bearer" in refused.stderr
+
+
+# -- replies no well-behaved server sends ----------------------------------------------------------
+def completion(message: dict[str, Any], choices: int = 1, **extra: Any) -> bytes:
+    choice = {"index": 0, "message": message, "finish_reason": "stop", **extra}
+    return json.dumps(
+        {"id": "x", "object": "chat.completion", "choices": [choice] * choices}
+    ).encode()
+
+
+def sse(*deltas: dict[str, Any], finish_at: int = -1) -> bytes:
+    out = []
+    for n, delta in enumerate(deltas):
+        finish = "stop" if n == (finish_at % len(deltas)) else None
+        chunk = {"id": "x", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        out.append(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+    return b"".join(out) + b"data: [DONE]\n\n"
+
+
+def test_replies_the_gate_cannot_read_fail_closed_and_write_nothing() -> None:
+    from proxy_helpers import RawUpstream
+
+    ep = episodes(1)[0]
+    first = ep.turns[0]
+    blocked = next(s for s, spec in ep.plan.steps.items() if spec.deps)
+    refused = f"ref {ep.plan.steps[blocked].code}/{first.work_order}"
+    deep: Any = []
+    for _ in range(300):
+        deep = [deep]
+    bodies = [
+        completion({"role": "assistant", "content": [{"type": "output_text", "text": refused}, {"type": "image"}]}),
+        completion({"role": "assistant", "content": "ok"}, choices=2),
+        completion({"role": "assistant", "content": "ok"}, extra=deep),
+        completion({"role": "assistant", "content": f"Sure.\n{refused}\n"}, logprobs={"content": [{"token": "ref"}]}),
+        sse({"content": "Hi."}, {"content": f"\n{refused}\n"}, finish_at=0),
+    ]  # fmt: skip
+    messages = [{"role": "system", "content": ep.brief}, {"role": "user", "content": first.message}]
+    with (
+        RawUpstream(bodies) as upstream,
+        ProxyServer(ProxyConfig(upstream.base_url, compiler="parser", matcher="lexical")) as proxy,
+        httpx.Client() as client,
+    ):
+        url = f"{proxy.base_url}/chat/completions"
+        for _ in range(3):
+            resp = client.post(url, json={"model": "m", "messages": messages})
+            assert resp.status_code == 502 and refused not in resp.text, resp.text
+            assert state(proxy.url, keys(proxy.url)[0])["turns"] == 0
+        resp = client.post(url, json={"model": "m", "messages": messages})
+        assert resp.status_code == 200 and refused not in resp.text and "logprobs" not in resp.text
+        messages = [*messages, {"role": "assistant", "content": "Sure.\n\n"}, {"role": "user", "content": "Thanks."}]  # fmt: skip
+        text, finish, _ = read_stream(client, proxy.base_url, messages)
+        assert (text, finish) == ("Hi.", "stop")  # what came after the finish is not passed on
+        now = state(proxy.url, keys(proxy.url)[0])
+    assert now["turns"] == 2 and [e["reason"] for e in now["refusals"]] == ["blocked"]
+
+
+def test_the_status_list_does_not_wait_for_a_streamed_reply() -> None:
+    import threading
+    import time
+
+    ep = episodes(1)[0]
+    with (
+        FakeServer(protocol_responder, latency=2.0) as upstream,
+        ProxyServer(ProxyConfig(upstream.base_url, compiler="parser", matcher="lexical")) as proxy,
+    ):
+        messages = [{"role": "system", "content": ep.brief}, {"role": "user", "content": ep.turns[0].message}]  # fmt: skip
+        streaming = threading.Thread(
+            target=lambda: read_stream(httpx.Client(timeout=30), proxy.base_url, messages)
+        )
+        streaming.start()
+        time.sleep(0.5)
+        start = time.monotonic()
+        listed = keys(proxy.url)
+        took = time.monotonic() - start
+        streaming.join()
+    assert len(listed) == 1 and took < 1.0

@@ -62,6 +62,7 @@ def proxy(
 
         from ..proxy import ProxyConfig, create_app, open_store
         from ..proxy.gating import rung
+        from ..proxy.server import fewer_collections
     except ImportError:
         raise MissingExtraError("proxy", "taskgate proxy") from None
     if compiler not in ("llm", "parser"):
@@ -83,7 +84,8 @@ def proxy(
     )
     app = create_app(config, open_store(db))
     typer.echo(f"taskgate proxy: {rung_name} in front of {upstream}, at http://{host}:{port}/v1")
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    with fewer_collections():  # this process only serves: see the function
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
 
 
 def proxy_status(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from starlette.responses import Response
 
@@ -18,3 +20,12 @@ class ProxyError(TaskgateError):
     def response(self) -> Response:
         body = {"error": {"message": str(self), "type": self.kind, "code": self.status}}
         return Response(orjson.dumps(body), self.status, media_type="application/json")
+
+
+def dumps(obj: Any, status: int, what: str) -> bytes:
+    """JSON bytes, or an error naming ``what`` (orjson writes at most 254 levels of nesting)."""
+    try:
+        return orjson.dumps(obj)
+    except orjson.JSONEncodeError as exc:
+        kind = "upstream_error" if status >= 500 else "invalid_request_error"
+        raise ProxyError(status, f"{what} cannot be forwarded: {exc}", kind) from None

@@ -61,10 +61,8 @@ def text_of(content: object) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [
-            p.get("text") for p in content if isinstance(p, Mapping) and p.get("type") == "text"
-        ]
-        if all(isinstance(p, str) for p in parts):
+        parts = [p.get("text") if isinstance(p, Mapping) else None for p in content]
+        if all(isinstance(p, str) for p in parts):  # every part is text (of any text type)
             return "".join(str(p) for p in parts)
     return None
 
@@ -94,7 +92,7 @@ def align(conv: Conversation, messages: Sequence[Message]) -> Place:
     if len(users) == n + 1 and last == "user":
         text = text_of(messages[-1].get("content"))
         if text is None:
-            raise Conflict("the new user message has no text content")
+            raise UsageError("the new user message's content must be text or text parts")
         return Place("turn", n, 0, text, answered)
     if n and len(users) == n:
         hops = sum(1 for m in messages[users[-1] :] if m.get("role") == "assistant")
@@ -112,8 +110,12 @@ def align(conv: Conversation, messages: Sequence[Message]) -> Place:
 
 
 def _answered(messages: Sequence[Message]) -> frozenset[str]:
+    """The call ids that tool messages answer without an error, after the last reply (an id an
+    upstream used again in an earlier hop is no evidence for this one)."""
     ids = set()
-    for m in messages:
+    for m in reversed(messages):
+        if m.get("role") == "assistant":
+            break
         if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
             text = (text_of(m.get("content")) or "").lstrip()
             if not text[:5].lower().startswith("error"):
@@ -220,7 +222,7 @@ def judge_calls(
             kept.append(call)
             continue
         machine.record(booking, verdict, arm.policy)
-        call_id = call.get("id")
+        call_id = call.get("id") if isinstance(call, Mapping) else None
         judged.add(machine, call_id if isinstance(call_id, str) else "")
         if verdict.admitted or not gating(arm):
             kept.append(call)
@@ -232,7 +234,7 @@ def judge_calls(
 def _judge_call(
     machine: TaskMachine, policy: Policy, call: Mapping[str, Any]
 ) -> tuple[Booking | None, Verdict]:
-    fn = call.get("function")
+    fn = call.get("function") if isinstance(call, Mapping) else None
     fn = fn if isinstance(fn, Mapping) else {}
     name, raw = fn.get("name"), fn.get("arguments")
     req = machine.request

@@ -99,6 +99,7 @@ class Conversation:
         self._machine: TaskMachine | None = None
         for event in events or ():
             self.apply(event)
+        self.written = len(self.events)  # how many of the events the journal holds
 
     @property
     def started(self) -> bool:
@@ -132,6 +133,7 @@ class Conversation:
         self._machine = None
         for event in events:
             self.apply(event)
+        self.written = len(self.events)
 
     def retract(self) -> None:
         """A client retry of the last hop is coming: drop that reply and its pending attempts

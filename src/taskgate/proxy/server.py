@@ -35,10 +35,10 @@ from ..agents.briefparse import ParserCompiler, brief_steps
 from ..agents.lexical import LexicalMatcher
 from ..core.ledger import PlanEntry
 from ..core.plan import Revision
-from ..errors import ModelError, TaskgateError, WorkOrderError
+from ..errors import ModelError, TaskgateError, UsageError, WorkOrderError
 from ..llm.client import ChatClient, Endpoint
 from ..llm.roles import LLMCompiler, LLMMatcher
-from .errors import ProxyError
+from .errors import ProxyError, dumps
 from .gating import (
     Conflict,
     Judged,
@@ -198,10 +198,13 @@ class Call:
     place: Place | None = None
     waited: float = 0.0  # seconds spent waiting on the upstream, the helpers, a streamed client
     owns_lock: bool = False  # a streamed reply holds the conversation's lock until it ends
+    written: bool = False  # the events are in the journal: the turn stands, whatever follows
 
     def rollback(self) -> None:
-        """Forget what this call changed: the conversation is its written journal again."""
-        self.conv.rebuild(self.seq)
+        """Forget what this call changed (the conversation is its written journal again), unless
+        its events were written: then they stand."""
+        if not self.written:
+            self.conv.rebuild(self.seq)
 
     def release(self) -> None:
         if self.owns_lock:
@@ -223,7 +226,7 @@ class Call:
 async def chat(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
     try:
-        raw = await request.body()
+        raw = await _read(request)
         started = time.perf_counter()  # the proxy's time starts once the request is in
         body = _body(raw)
         headers = _forwarded(request.headers)
@@ -248,6 +251,23 @@ async def chat(request: Request) -> Response:
         return response
     except ProxyError as exc:
         return exc.response()
+
+
+#: the largest request body the proxy reads (a long agent history is a few MB)
+MAX_BODY = 64 << 20
+
+
+async def _read(request: Request) -> bytes:
+    size = request.headers.get("content-length", "")
+    if size.isdigit() and int(size) > MAX_BODY:
+        raise ProxyError(413, f"the request body is over {MAX_BODY >> 20} MiB")
+    parts, total = [], 0
+    async for part in request.stream():
+        total += len(part)
+        if total > MAX_BODY:
+            raise ProxyError(413, f"the request body is over {MAX_BODY >> 20} MiB")
+        parts.append(part)
+    return b"".join(parts)
 
 
 def _body(raw: bytes) -> dict[str, Any]:
@@ -320,6 +340,8 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
         place = align(conv, body["messages"])
     except Conflict as exc:
         raise ProxyError(409, str(exc), "conversation_conflict") from None
+    except UsageError as exc:
+        raise ProxyError(400, str(exc)) from None
     call.place = place
     if place.kind == "retry":
         conv.retract()
@@ -340,6 +362,8 @@ async def _helping(coro: Any) -> Any:
         return await coro
     except ModelError as exc:
         raise ProxyError(502, f"the proxy's helper model failed: {exc}", "upstream_error") from None
+    except TaskgateError as exc:  # e.g. a brief the parser cannot read
+        raise ProxyError(400, f"the brief or message could not be read: {exc}") from None
 
 
 async def _open_turn(call: Call, message: str, model: str, key: str) -> None:
@@ -383,9 +407,10 @@ async def _complete(call: Call, forward: dict[str, Any], started: float) -> Resp
     message = data["choices"][0]["message"]
     judged = Judged()
     original, returned = gate_message(call, message, data["choices"][0], judged)
+    body = dumps(data, 502, "the upstream's reply")  # before the write: nothing fails after it
     await finish(call, original, returned, judged)
     proxy.overheads.samples.append(time.perf_counter() - started - call.waited)
-    return Response(orjson.dumps(data), 200, media_type="application/json")
+    return Response(body, 200, media_type="application/json")
 
 
 def gate_message(
@@ -394,12 +419,18 @@ def gate_message(
     """Judge one reply message in place (refused booking lines and tool calls taken out); its
     content as the upstream wrote it and as the client gets it."""
     machine, arm = call.conv.machine, call.proxy.arm
-    content = text_of(message.get("content")) or ""
+    raw, calls = message.get("content"), message.get("tool_calls")
+    content = "" if raw is None else text_of(raw)
+    if content is None:  # fail closed: text the gate cannot read is not passed on
+        raise ProxyError(502, "the upstream's reply content is neither text nor text parts")
+    if (calls is not None and not isinstance(calls, list)) or message.get("function_call"):
+        raise ProxyError(
+            502, "the upstream's reply carries tool calls in a form the gate cannot read"
+        )
     returned = content
     if machine.graph.binding == "code":
         returned = judge_text(machine, arm, content, judged)
-    calls = message.get("tool_calls")
-    if isinstance(calls, list) and calls and machine.graph.binding == "tool":
+    if calls and machine.graph.binding == "tool":
         kept, refusals = judge_calls(machine, arm, calls, judged)
         if refusals:
             returned = "\n\n".join([returned, *refusals] if returned else refusals)
@@ -410,6 +441,7 @@ def gate_message(
             choice["finish_reason"] = "stop"
     if returned != content:
         message["content"] = returned
+        choice.pop("logprobs", None)  # they would spell out what was taken out
     return content, returned
 
 
@@ -432,7 +464,10 @@ async def finish(call: Call, original: str, returned: str, judged: Judged) -> No
     )
     try:
         await call.proxy.store.append(call.conv.key, call.seq, call.events)
+        call.written = True
+        call.conv.written = len(call.conv.events)
     except StaleJournal:
+        call.proxy.conversations.pop(call.conv.key, None)  # read it afresh next time
         raise ProxyError(
             409, f"conversation {call.conv.key} moved on elsewhere; retry", "conversation_conflict"
         ) from None
@@ -446,17 +481,22 @@ def _completion(raw: bytes) -> dict[str, Any]:
     try:
         data = orjson.loads(raw)
         message = data["choices"][0]["message"]
+        one = len(data["choices"]) == 1
     except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
-        message = None
+        message, one = None, True
     if not isinstance(message, dict):
         raise ProxyError(502, "the upstream's reply is not a chat completion", "upstream_error")
+    if not one:  # fail closed: the gate judges one choice
+        raise ProxyError(502, "the upstream answered with several choices; the gate judges one")
     return data  # type: ignore[no-any-return]
 
 
 async def _post(proxy: Proxy, headers: dict[str, str], body: dict[str, Any]) -> httpx.Response:
     try:
         return await proxy.http.post(
-            f"{proxy.upstream}/chat/completions", content=orjson.dumps(body), headers=headers
+            f"{proxy.upstream}/chat/completions",
+            content=dumps(body, 400, "the request"),
+            headers=headers,
         )
     except httpx.HTTPError as exc:
         raise ProxyError(502, f"the upstream failed: {exc!r}", "upstream_error") from None
@@ -508,9 +548,8 @@ async def list_conversations(request: Request) -> Response:
     keys = sorted(set(proxy.conversations) | set(await proxy.store.keys()))
     rows = []
     for key in keys:
-        async with proxy.lock(key):
-            conv = await proxy.conversation(key)
-            rows.append({"id": key, "turns": len(conv.turns), "started": conv.started})
+        conv = await _written(proxy, key)
+        rows.append({"id": key, "turns": len(conv.turns), "started": conv.started})
     return Response(orjson.dumps({"conversations": rows}), media_type="application/json")
 
 
@@ -523,10 +562,19 @@ async def show_conversation(request: Request) -> Response:
             raise ProxyError(404, f"no conversation {key!r}", "not_found")
     except ProxyError as exc:
         return exc.response()
-    async with proxy.lock(key):  # the state between requests, never half a request's
-        conv = await proxy.conversation(key)
-        data = conversation_json(conv, proxy.config.rung)
+    data = conversation_json(await _written(proxy, key), proxy.config.rung)
     return Response(orjson.dumps(data), media_type="application/json")
+
+
+async def _written(proxy: Proxy, key: str) -> Conversation:
+    """The conversation as its journal has it: never half a request's state, and without waiting
+    for a request in flight (a streamed reply holds its conversation until it ends)."""
+    lock = proxy.lock(key)
+    if lock.locked() and key in proxy.conversations:
+        conv = proxy.conversations[key]
+        return Conversation(key, conv.events[: conv.written])
+    async with lock:
+        return await proxy.conversation(key)
 
 
 async def metrics(request: Request) -> Response:
@@ -539,17 +587,18 @@ async def metrics(request: Request) -> Response:
 
 
 @contextlib.contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """While serving, the collector scans the young generation every 5,000 new objects instead of
-    every 700, full scans (of every conversation's state) come a hundred times less often, and
-    what existed at start is never scanned: with the defaults, collection was a third of the
-    proxy's CPU and its longest pauses. A larger young generation (50,000) cost 40-55 ms pauses
-    under streaming load; 5,000 keeps them near 15 ms (bench/bench_proxy.py). Cyclic garbage is
-    still collected."""
+def fewer_collections() -> Iterator[None]:
+    """While serving, the collector scans the young generation every 2,000 new objects (not 700)
+    and the middle one every 5 young scans (not 10), full scans of every conversation's state come
+    a hundred times less often, and what existed at start is never scanned. The middle
+    generation's scans are the proxy's longest pauses: 40-55 ms with a young generation of
+    50,000 under streaming load, 15 ms at 5,000 x 10, a few ms at 2,000 x 5
+    (bench/bench_proxy.py; with the defaults, collection was a third of the proxy's CPU).
+    Cyclic garbage is still collected."""
     before = gc.get_threshold()
     gc.collect()
     gc.freeze()  # the modules and everything built at start: never scanned again
-    gc.set_threshold(5_000, before[1], before[2] * 100)
+    gc.set_threshold(2_000, 5, before[2] * 100)
     try:
         yield
     finally:
@@ -565,8 +614,7 @@ def create_app(config: ProxyConfig, store: Store | None = None) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.proxy = proxy
         await proxy.start()
-        with _fewer_collections():
-            yield
+        yield
         await proxy.close()
 
     routes = [

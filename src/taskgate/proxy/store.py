@@ -126,6 +126,8 @@ class SQLiteStore:
         except sqlite3.IntegrityError:
             raise StaleJournal(key) from None
         except sqlite3.Error as exc:
+            if self._db.in_transaction:  # a failed COMMIT leaves it open
+                self._db.execute("ROLLBACK")
             raise LogFormatError(f"{self.path}: the journal write failed: {exc}") from None
         self._pages += 1 + sum(len(r[2]) for r in rows) // 4096
         if self._pages >= self.CHECKPOINT_PAGES:

@@ -20,7 +20,7 @@ import httpx
 import orjson
 from starlette.responses import Response, StreamingResponse
 
-from .errors import ProxyError
+from .errors import ProxyError, dumps
 from .gating import Judged, judge_calls, judge_text
 
 _REF = re.compile("ref", re.IGNORECASE)
@@ -32,70 +32,90 @@ _INCOMPLETE = re.compile(
 )
 #: text held this long without deciding is held to the end of the reply
 HOLD_LIMIT = 4096
+#: a booking's beginning that runs on this long (spaces, newlines) is held to the end of the reply
+PREFIX_LIMIT = 256
 
 
 class HeldText:
     """Content deltas in, releasable text out: booking lines are released only once judged by
-    ``judge`` (which returns its argument with refused bookings taken out)."""
+    ``judge`` (which returns its argument with refused bookings taken out).
+
+    Linear in the reply: while a line is held, deltas without a newline are only queued; a held
+    line longer than :data:`HOLD_LIMIT` is held to the end without being scanned again."""
 
     def __init__(self, judge: Callable[[str], str]) -> None:
         self._judge = judge
-        self._buf = ""
+        self._pending: list[str] = []  # unreleased text, in the pieces it came in
+        self._size = 0
         self._prev = ""  # the last released character (a booking needs no letter before 'ref')
         self._holding = False
         self._stuck = False
-        self._scan = 0
 
     def feed(self, text: str) -> str:
-        self._buf += text
+        self._pending.append(text)
+        self._size += len(text)
+        if self._stuck or (self._holding and "\n" not in text):
+            self._stuck = self._stuck or self._size > HOLD_LIMIT
+            return ""
         return self._release(final=False)
 
     def end(self) -> str:
         return self._release(final=True)
 
     def _judged(self, text: str) -> str:
-        out = self._judge(self._prev + text)[len(self._prev) :]
-        self._holding, self._scan = False, 0
-        return out
+        self._holding = False
+        return self._judge(self._prev + text)[len(self._prev) :]
 
-    def _out(self, out: list[str], text: str) -> None:
+    def _emit(self, out: list[str], text: str) -> None:
         if text:
             out.append(text)
             self._prev = text[-1]
 
     def _release(self, *, final: bool) -> str:
+        buf = "".join(self._pending)
         out: list[str] = []
-        while self._buf:
-            if self._stuck or (self._holding and final):
-                if final:
-                    self._out(out, self._judged(self._buf))
-                    self._buf = ""
-                break
-            if not self._holding:
-                m = _REF.search(self._buf)
-                cut = m.start() if m else len(self._buf) - (0 if final else _partial(self._buf))
-                self._out(out, self._buf[:cut])
-                self._buf = self._buf[cut:]
-                if m is None:
-                    break
-                self._holding = True
-                continue
-            nl = self._buf.find("\n", self._scan)
-            if nl < 0 or nl > HOLD_LIMIT:
-                self._stuck = len(self._buf) > HOLD_LIMIT
-                break
-            head = self._buf[: nl + 1]
-            if _INCOMPLETE.fullmatch(head, head.lower().rfind("ref")):
-                self._scan = nl + 1
-                continue
-            self._out(out, self._judged(head))
-            self._buf = self._buf[nl + 1 :]
+        at = self._scan(buf, out, final) if not self._stuck else 0
+        rest = buf[at:]
+        if final and rest:
+            self._emit(out, self._judged(rest) if self._holding or self._stuck else rest)
+            rest = ""
+        self._pending, self._size = ([rest], len(rest)) if rest else ([], 0)
+        self._stuck = self._stuck or (self._holding and self._size > HOLD_LIMIT)
         return "".join(out)
 
+    def _scan(self, buf: str, out: list[str], final: bool) -> int:
+        """Release what can go from ``buf``; return where the unreleased text starts."""
+        at, scan = 0, 0
+        while at < len(buf):
+            if not self._holding:
+                m = _REF.search(buf, at)
+                if m is None:
+                    cut = len(buf) - (0 if final else _partial(buf, at))
+                    self._emit(out, buf[at:cut])
+                    return cut
+                self._emit(out, buf[at : m.start()])
+                at = scan = m.start()
+                self._holding = True
+            nl = buf.find("\n", scan)
+            if nl < 0 or nl - at > HOLD_LIMIT:
+                return at
+            head = buf[at : nl + 1]
+            last = head.lower().rfind("ref")
+            if _INCOMPLETE.fullmatch(head, last):  # a booking may go on past this line
+                if len(head) - last > PREFIX_LIMIT:  # a prefix padded this long: hold to the end
+                    self._stuck = True
+                    return at
+                scan = nl + 1
+                continue
+            self._emit(out, self._judged(head))
+            at = nl + 1
+        return at
 
-def _partial(text: str) -> int:
-    """How many trailing characters could begin a 'ref' (held until the next delta)."""
-    tail = text[-2:].lower()
+
+def _partial(text: str, start: int) -> int:
+    """How many trailing characters of ``text[start:]`` could begin a 'ref' (held until the next
+    delta)."""
+    tail = text[max(start, len(text) - 2) :].lower()
     return 2 if tail == "re" else 1 if tail[-1:] == "r" else 0
 
 
@@ -103,8 +123,8 @@ async def stream(call: Any, forward: dict[str, Any], started: float) -> Response
     """The gated stream of ``forward``'s reply (the call's lock is released when it ends)."""
     proxy = call.proxy
     request = proxy.http.build_request(
-        "POST", f"{proxy.upstream}/chat/completions", content=orjson.dumps(forward),
-        headers=call.headers,
+        "POST", f"{proxy.upstream}/chat/completions",
+        content=dumps(forward, 400, "the request"), headers=call.headers,
     )  # fmt: skip
     t0 = time.perf_counter()
     try:
@@ -128,7 +148,7 @@ async def _gated(call: Any, upstream: httpx.Response, started: float) -> AsyncIt
     code_bound = machine.graph.binding == "code"
     held = HeldText(lambda text: judge_text(machine, arm, text, judged) if code_bound else text)
     reply = _Reply()
-    written = False
+    tool_bound = machine.graph.binding == "tool"
     try:
         async for data in _sse(upstream, call):
             if data == "[DONE]":
@@ -142,9 +162,10 @@ async def _gated(call: Any, upstream: httpx.Response, started: float) -> AsyncIt
                 yield _event(chunk)
                 call.waited += time.perf_counter() - sent  # the client's reading
                 continue
+            if call.written:  # the reply finished: nothing after it is passed on, or judged
+                continue
+            choice, delta = _one_choice(choices, tool_bound)
             reply.template = {k: v for k, v in chunk.items() if k != "choices"}
-            choice = choices[0] if isinstance(choices[0], dict) else {}
-            delta = choice.get("delta") or {}
             text = delta.get("content")
             released = ""
             if isinstance(text, str) and text:
@@ -162,14 +183,12 @@ async def _gated(call: Any, upstream: httpx.Response, started: float) -> AsyncIt
                 else:
                     yield reply.chunk({**rest, "content": released})
                 call.waited += time.perf_counter() - sent  # the client's reading
-            if finish_reason is not None and not written:
-                outs = await _finish(call, held, reply, judged, finish_reason)
-                written = True  # in the journal: from here on the turn stands
-                for out in outs:
+            if finish_reason is not None:
+                for out in await _finish(call, held, reply, judged, finish_reason):
                     sent = time.perf_counter()
                     yield out
                     call.waited += time.perf_counter() - sent  # the client's reading
-        if not written:
+        if not call.written:
             raise ProxyError(502, "the upstream stream ended before its reply finished")
         yield b"data: [DONE]\n\n"
         call.proxy.overheads.samples.append(time.perf_counter() - started - call.waited)
@@ -177,10 +196,9 @@ async def _gated(call: Any, upstream: httpx.Response, started: float) -> AsyncIt
         message = str(exc) or repr(exc)
         yield _event({"error": {"message": f"taskgate proxy: {message}", "type": "upstream_error"}})
     finally:
-        if not written:  # nothing was written: the conversation is as it was
-            call.rollback()
-        await upstream.aclose()
+        call.rollback()  # unless it was written, the conversation is as it was
         call.release()
+        await upstream.aclose()
 
 
 class _Reply:
@@ -208,29 +226,45 @@ async def _finish(
     machine, arm = call.conv.machine, call.proxy.arm
     sent = "".join(reply.returned)
     text = sent + held.end()
-    ordered = [reply.calls[i] for i in sorted(reply.calls)]
+    ordered = [_assembled(reply.calls[i]) for i in sorted(reply.calls)]
     kept: list[Any] = ordered
     if ordered and machine.graph.binding == "tool":
         kept, refusals = judge_calls(machine, arm, ordered, judged)
         if refusals:
             text = "\n\n".join([text, *refusals] if text else refusals)
-    await finish(call, "".join(reply.original), text, judged)
     out = [reply.chunk({"content": text[len(sent) :]})] if len(text) > len(sent) else []
     out += [reply.chunk({"tool_calls": [{**c, "index": i}]}) for i, c in enumerate(kept)]
     out.append(reply.chunk({}, "stop" if ordered and not kept else finish_reason))
+    await finish(call, "".join(reply.original), text, judged)  # last: nothing fails after it
     return out
 
 
+def _one_choice(choices: list[Any], tool_bound: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The chunk's one choice and its delta; anything the gate cannot judge fails the stream."""
+    choice = choices[0]
+    delta = choice.get("delta") if isinstance(choice, dict) else None
+    if len(choices) != 1 or not isinstance(delta, dict) or choice.get("index", 0) != 0:
+        raise ProxyError(502, "the upstream streamed a choice the gate cannot judge")
+    content = delta.get("content")
+    if content is not None and not isinstance(content, str):
+        raise ProxyError(502, "the upstream streamed content that is not text")
+    if tool_bound and delta.get("function_call"):
+        raise ProxyError(502, "the upstream streamed a legacy function call the gate cannot judge")
+    return choice, delta
+
+
 def _gather(calls: dict[int, dict[str, Any]], deltas: object) -> None:
-    if not isinstance(deltas, list):
+    """Add tool-call deltas to the calls being gathered (argument pieces kept in lists)."""
+    if deltas is None:
         return
+    if not isinstance(deltas, list):
+        raise ProxyError(502, "the upstream streamed tool calls the gate cannot read")
     for d in deltas:
         if not isinstance(d, dict):
-            continue
+            raise ProxyError(502, "the upstream streamed tool calls the gate cannot read")
         index = d.get("index", 0)
         call = calls.setdefault(
-            index if isinstance(index, int) else 0,
-            {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},
+            index if isinstance(index, int) else 0, {"id": "", "name": [], "arguments": []}
         )
         if isinstance(d.get("id"), str):
             call["id"] = d["id"]
@@ -238,7 +272,12 @@ def _gather(calls: dict[int, dict[str, Any]], deltas: object) -> None:
         if isinstance(fn, dict):
             for part in ("name", "arguments"):
                 if isinstance(fn.get(part), str):
-                    call["function"][part] += fn[part]
+                    call[part].append(fn[part])
+
+
+def _assembled(call: dict[str, Any]) -> dict[str, Any]:
+    fn = {"name": "".join(call["name"]), "arguments": "".join(call["arguments"])}
+    return {"id": call["id"], "type": "function", "function": fn}
 
 
 async def _sse(upstream: httpx.Response, call: Any) -> AsyncIterator[str]:
@@ -264,7 +303,10 @@ def _event(obj: dict[str, Any]) -> bytes:
 async def relay_stream(proxy: Any, headers: dict[str, str], body: dict[str, Any]) -> Response:
     """An ungated stream, passed through byte for byte."""
     request = proxy.http.build_request(
-        "POST", f"{proxy.upstream}/chat/completions", content=orjson.dumps(body), headers=headers
+        "POST",
+        f"{proxy.upstream}/chat/completions",
+        content=dumps(body, 400, "the request"),
+        headers=headers,
     )
     try:
         upstream = await proxy.http.send(request, stream=True)
