@@ -6,6 +6,8 @@ matcher matches, so no helper model call is counted), and this load generator. C
 are open at once, each playing one generated episode (S=10) as the raw transcript does, growing
 its history turn by turn; each turn is one gated request, judged and journaled.
 
+The proxy runs on a core of its own, the upstream and the load generator on the others.
+
 * Throughput: 64 conversations with no pause between turns (every process saturated): requests
   per second, and the proxy's CPU per request.
 * Added latency: 64 and 512 open conversations, each pausing between turns (as an agent does while
@@ -35,6 +37,12 @@ import orjson
 from taskgate import EpisodeParams, generate_episode
 
 TARGET_P50_MS, TARGET_P99_MS = 2.0, 10.0
+#: the proxy gets a core of its own; the upstream and this load generator share the others (on a
+#: 2-core machine the load generator alone can take a core at 512 conversations, and its
+#: preempting the proxy was most of the proxy's p99)
+CPUS = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+PROXY_CPU = set(CPUS[-1:])
+OTHER_CPUS = set(CPUS[:-1]) or PROXY_CPU
 UPSTREAM = """
 import sys, time
 from taskgate import FakeServer, protocol_responder
@@ -121,6 +129,12 @@ async def load(
     }
 
 
+def pin(pid: int, cpus: set[int]) -> None:
+    """Run ``pid`` on ``cpus`` only (where the machine has them)."""
+    if hasattr(os, "sched_setaffinity") and cpus <= os.sched_getaffinity(0):
+        os.sched_setaffinity(pid, cpus)
+
+
 def proxy_process(upstream: str, db: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen(
@@ -128,6 +142,7 @@ def proxy_process(upstream: str, db: Path) -> tuple[subprocess.Popen[bytes], str
          "--db", str(db), "--compiler", "parser", "--matcher", "lexical"],
         stdout=subprocess.DEVNULL,
     )  # fmt: skip
+    pin(proc.pid, PROXY_CPU)
     return proc, f"http://127.0.0.1:{port}"
 
 
@@ -159,6 +174,8 @@ def main() -> None:
     turns = int(sys.argv[1]) if len(sys.argv) > 1 else 12
     up_port = free_port()
     upstream = subprocess.Popen([sys.executable, "-c", UPSTREAM, str(up_port)])
+    pin(upstream.pid, OTHER_CPUS)
+    pin(os.getpid(), OTHER_CPUS)
     upstream_url = f"http://127.0.0.1:{up_port}/v1"
     asyncio.run(wait_up(f"{upstream_url}/models"))
     print(

@@ -83,6 +83,11 @@ class Overheads:
 
     samples: deque[float] = field(default_factory=lambda: deque(maxlen=200_000))
 
+    def add(self, seconds: float) -> None:
+        self.samples.append(seconds)
+        if _COLLECTOR is not None:
+            _COLLECTOR.served()
+
     def summary(self) -> dict[str, float | int]:
         xs = sorted(self.samples)
         if not xs:
@@ -409,7 +414,7 @@ async def _complete(call: Call, forward: dict[str, Any], started: float) -> Resp
     original, returned = gate_message(call, message, data["choices"][0], judged)
     body = dumps(data, 502, "the upstream's reply")  # before the write: nothing fails after it
     await finish(call, original, returned, judged)
-    proxy.overheads.samples.append(time.perf_counter() - started - call.waited)
+    proxy.overheads.add(time.perf_counter() - started - call.waited)
     return Response(body, 200, media_type="application/json")
 
 
@@ -586,22 +591,49 @@ async def metrics(request: Request) -> Response:
     return Response(orjson.dumps(proxy.overheads.summary()), media_type="application/json")
 
 
+class _Collector:
+    """The collector's schedule while this process serves (see :func:`fewer_collections`)."""
+
+    FREEZE_EVERY = 2_000  # requests
+    SWEEP_EVERY = 100  # freezes
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.freezes = 0
+
+    def served(self) -> None:
+        self.requests += 1
+        if self.requests % self.FREEZE_EVERY:
+            return
+        self.freezes += 1
+        if self.freezes % self.SWEEP_EVERY == 0:  # now and then, everything, cycles included
+            gc.unfreeze()
+            gc.collect()
+        gc.freeze()
+
+
+_COLLECTOR: _Collector | None = None
+
+
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
-    """While serving, the collector scans the young generation every 2,000 new objects (not 700)
-    and the middle one every 5 young scans (not 10), full scans of every conversation's state come
-    a hundred times less often, and what existed at start is never scanned. The middle
-    generation's scans are the proxy's longest pauses: 40-55 ms with a young generation of
-    50,000 under streaming load, 15 ms at 5,000 x 10, a few ms at 2,000 x 5
-    (bench/bench_proxy.py; with the defaults, collection was a third of the proxy's CPU).
-    Cyclic garbage is still collected."""
+    """While this process serves, what survives 2,000 requests is frozen out of the collector's
+    scans (the conversations' state: it lives on, and is freed by reference counting when it
+    goes); every 200,000 requests one full collection sweeps whatever cycles were frozen. The
+    young generation is scanned every 2,000 new objects (not 700) and the middle one every 5
+    young scans; full scans come a hundred times less often. Without this, collection was a third
+    of the proxy's CPU, and its scans of the growing state its longest pauses: 40-55 ms under
+    streaming load at 512 conversations, under 10 ms with it (bench/bench_proxy.py)."""
+    global _COLLECTOR
     before = gc.get_threshold()
     gc.collect()
     gc.freeze()  # the modules and everything built at start: never scanned again
     gc.set_threshold(2_000, 5, before[2] * 100)
+    _COLLECTOR = _Collector()
     try:
         yield
     finally:
+        _COLLECTOR = None
         gc.set_threshold(*before)
         gc.unfreeze()
 

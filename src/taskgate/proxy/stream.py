@@ -191,7 +191,7 @@ async def _gated(call: Any, upstream: httpx.Response, started: float) -> AsyncIt
         if not call.written:
             raise ProxyError(502, "the upstream stream ended before its reply finished")
         yield b"data: [DONE]\n\n"
-        call.proxy.overheads.samples.append(time.perf_counter() - started - call.waited)
+        call.proxy.overheads.add(time.perf_counter() - started - call.waited)
     except Exception as exc:  # fail closed: nothing held is released
         message = str(exc) or repr(exc)
         yield _event({"error": {"message": f"taskgate proxy: {message}", "type": "upstream_error"}})
