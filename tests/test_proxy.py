@@ -567,3 +567,26 @@ def test_the_status_list_does_not_wait_for_a_streamed_reply() -> None:
         took = time.monotonic() - start
         streaming.join()
     assert len(listed) == 1 and took < 1.0
+
+
+def test_a_serving_process_freezes_what_survives_and_sweeps_now_and_then(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gc
+
+    from taskgate.proxy.app import Collector, fewer_collections
+
+    monkeypatch.setattr(Collector, "FREEZE_EVERY", 3)
+    monkeypatch.setattr(Collector, "SWEEP_EVERY", 2)
+    before = gc.get_threshold()
+    with fewer_collections() as collector:
+        assert gc.get_threshold()[0] == 2_000
+        start = gc.get_freeze_count()
+        kept = [[n] for n in range(100)]  # state that survives
+        for _ in range(3):
+            collector.served()
+        assert gc.get_freeze_count() >= start + len(kept)  # frozen out of the scans
+        for _ in range(3):
+            collector.served()  # the second freeze sweeps first: everything scanned once more
+        assert collector.freezes == 2
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

@@ -61,8 +61,8 @@ def proxy(
         import uvicorn
 
         from ..proxy import ProxyConfig, create_app, open_store
+        from ..proxy.app import fewer_collections
         from ..proxy.gating import rung
-        from ..proxy.server import fewer_collections
     except ImportError:
         raise MissingExtraError("proxy", "taskgate proxy") from None
     if compiler not in ("llm", "parser"):
@@ -82,9 +82,10 @@ def proxy(
         helper_key=os.environ.get("TASKGATE_HELPER_API_KEY", "EMPTY"),
         status_token=os.environ.get("TASKGATE_STATUS_TOKEN") or None,
     )
-    app = create_app(config, open_store(db))
+    store = open_store(db)
     typer.echo(f"taskgate proxy: {rung_name} in front of {upstream}, at http://{host}:{port}/v1")
-    with fewer_collections():  # this process only serves: see the function
+    with fewer_collections() as collector:  # this process only serves: see the function
+        app = create_app(config, store, on_served=collector.served)
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
 
 

@@ -1,4 +1,4 @@
-"""The gating proxy: an OpenAI-compatible server in front of a model server (Starlette + httpx).
+"""The gating proxy's chat endpoint: each request gated and forwarded to the upstream (httpx).
 
 A request whose system prompt is a brief (plan lines, :func:`~taskgate.agents.briefparse.brief_steps`)
 belongs to a gated conversation: the proxy compiles the brief on the first request, turns each new
@@ -12,23 +12,18 @@ written and the conversation is as it was.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
-import gc
 import hashlib
-import hmac
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import orjson
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from ..agents.base import Compiler, Matcher
 from ..agents.briefparse import ParserCompiler, brief_steps
@@ -54,7 +49,6 @@ from .gating import (
     work_order_of,
 )
 from .journal import CommitEvent, Conversation, Event, LedgerEvent, ReplyEvent, TurnEvent
-from .status import conversation_json
 from .store import MemoryStore, StaleJournal, Store
 
 HEADER = "x-taskgate-conversation"
@@ -82,11 +76,12 @@ class Overheads:
     """The proxy's own time per gated request (upstream and helper calls excluded), in seconds."""
 
     samples: deque[float] = field(default_factory=lambda: deque(maxlen=200_000))
+    on_add: Callable[[], None] | None = None  # told of every request served
 
     def add(self, seconds: float) -> None:
         self.samples.append(seconds)
-        if _COLLECTOR is not None:
-            _COLLECTOR.served()
+        if self.on_add is not None:
+            self.on_add()
 
     def summary(self) -> dict[str, float | int]:
         xs = sorted(self.samples)
@@ -234,7 +229,7 @@ async def chat(request: Request) -> Response:
         raw = await _read(request)
         started = time.perf_counter()  # the proxy's time starts once the request is in
         body = _body(raw)
-        headers = _forwarded(request.headers)
+        headers = forwarded_headers(request.headers)
         brief = _brief(body["messages"])
         if brief is None:  # not a gated conversation: forwarded as it came
             return await _passthrough(proxy, request, body)
@@ -324,7 +319,7 @@ def conversation_key(headers: Mapping[str, str], brief: str, messages: list[dict
     return base
 
 
-def _forwarded(headers: Mapping[str, str]) -> dict[str, str]:
+def forwarded_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return {k: headers[k] for k in _FORWARD if k in headers}
 
 
@@ -407,7 +402,7 @@ async def _complete(call: Call, forward: dict[str, Any], started: float) -> Resp
     upstream = await call.waiting(_post(proxy, call.headers, forward))
     if upstream.status_code != 200:  # passed through unchanged; nothing is written
         call.rollback()
-        return _relay(upstream)
+        return relay(upstream)
     data = _completion(upstream.content)
     message = data["choices"][0]["message"]
     judged = Judged()
@@ -507,155 +502,18 @@ async def _post(proxy: Proxy, headers: dict[str, str], body: dict[str, Any]) -> 
         raise ProxyError(502, f"the upstream failed: {exc!r}", "upstream_error") from None
 
 
-def _relay(upstream: httpx.Response) -> Response:
+def relay(upstream: httpx.Response) -> Response:
     media = upstream.headers.get("content-type", "application/json")
     return Response(upstream.content, upstream.status_code, media_type=media)
 
 
 async def _passthrough(proxy: Proxy, request: Request, body: dict[str, Any]) -> Response:
-    headers = _forwarded(request.headers)
+    headers = forwarded_headers(request.headers)
     if body.get("stream"):
         from .stream import relay_stream
 
         return await relay_stream(proxy, headers, body)
-    return _relay(await _post(proxy, headers, body))
+    return relay(await _post(proxy, headers, body))
 
 
 # -- the other endpoints -------------------------------------------------------------------------
-async def models(request: Request) -> Response:
-    proxy: Proxy = request.app.state.proxy
-    try:
-        upstream = await proxy.http.get(
-            f"{proxy.upstream}/models", headers=_forwarded(request.headers)
-        )
-    except httpx.HTTPError as exc:
-        return ProxyError(502, f"the upstream failed: {exc!r}", "upstream_error").response()
-    return _relay(upstream)
-
-
-def _authorized(request: Request) -> None:
-    token = request.app.state.proxy.config.status_token
-    if token is None:
-        return
-    given = request.headers.get("authorization", "")
-    if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-        raise ProxyError(
-            401, "the status endpoints need 'Authorization: Bearer <token>'", "auth_error"
-        )
-
-
-async def list_conversations(request: Request) -> Response:
-    proxy: Proxy = request.app.state.proxy
-    try:
-        _authorized(request)
-    except ProxyError as exc:
-        return exc.response()
-    keys = sorted(set(proxy.conversations) | set(await proxy.store.keys()))
-    rows = []
-    for key in keys:
-        conv = await _written(proxy, key)
-        rows.append({"id": key, "turns": len(conv.turns), "started": conv.started})
-    return Response(orjson.dumps({"conversations": rows}), media_type="application/json")
-
-
-async def show_conversation(request: Request) -> Response:
-    proxy: Proxy = request.app.state.proxy
-    key = request.path_params["key"]
-    try:
-        _authorized(request)
-        if key not in proxy.conversations and key not in await proxy.store.keys():
-            raise ProxyError(404, f"no conversation {key!r}", "not_found")
-    except ProxyError as exc:
-        return exc.response()
-    data = conversation_json(await _written(proxy, key), proxy.config.rung)
-    return Response(orjson.dumps(data), media_type="application/json")
-
-
-async def _written(proxy: Proxy, key: str) -> Conversation:
-    """The conversation as its journal has it: never half a request's state, and without waiting
-    for a request in flight (a streamed reply holds its conversation until it ends)."""
-    lock = proxy.lock(key)
-    if lock.locked() and key in proxy.conversations:
-        conv = proxy.conversations[key]
-        return Conversation(key, conv.events[: conv.written])
-    async with lock:
-        return await proxy.conversation(key)
-
-
-async def metrics(request: Request) -> Response:
-    proxy: Proxy = request.app.state.proxy
-    try:
-        _authorized(request)
-    except ProxyError as exc:
-        return exc.response()
-    return Response(orjson.dumps(proxy.overheads.summary()), media_type="application/json")
-
-
-class _Collector:
-    """The collector's schedule while this process serves (see :func:`fewer_collections`)."""
-
-    FREEZE_EVERY = 2_000  # requests
-    SWEEP_EVERY = 100  # freezes
-
-    def __init__(self) -> None:
-        self.requests = 0
-        self.freezes = 0
-
-    def served(self) -> None:
-        self.requests += 1
-        if self.requests % self.FREEZE_EVERY:
-            return
-        self.freezes += 1
-        if self.freezes % self.SWEEP_EVERY == 0:  # now and then, everything, cycles included
-            gc.unfreeze()
-            gc.collect()
-        gc.freeze()
-
-
-_COLLECTOR: _Collector | None = None
-
-
-@contextlib.contextmanager
-def fewer_collections() -> Iterator[None]:
-    """While this process serves, what survives 2,000 requests is frozen out of the collector's
-    scans (the conversations' state: it lives on, and is freed by reference counting when it
-    goes); every 200,000 requests one full collection sweeps whatever cycles were frozen. The
-    young generation is scanned every 2,000 new objects (not 700) and the middle one every 5
-    young scans; full scans come a hundred times less often. Without this, collection was a third
-    of the proxy's CPU, and its scans of the growing state its longest pauses: 40-55 ms under
-    streaming load at 512 conversations, under 10 ms with it (bench/bench_proxy.py)."""
-    global _COLLECTOR
-    before = gc.get_threshold()
-    gc.collect()
-    gc.freeze()  # the modules and everything built at start: never scanned again
-    gc.set_threshold(2_000, 5, before[2] * 100)
-    _COLLECTOR = _Collector()
-    try:
-        yield
-    finally:
-        _COLLECTOR = None
-        gc.set_threshold(*before)
-        gc.unfreeze()
-
-
-def create_app(config: ProxyConfig, store: Store | None = None) -> Starlette:
-    """The proxy as an ASGI app (``taskgate proxy`` serves it with uvicorn)."""
-    proxy = Proxy(config, store)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        app.state.proxy = proxy
-        await proxy.start()
-        yield
-        await proxy.close()
-
-    routes = [
-        Route("/v1/chat/completions", chat, methods=["POST"]),
-        Route("/v1/models", models, methods=["GET"]),
-        Route("/taskgate/conversations", list_conversations, methods=["GET"]),
-        Route("/taskgate/conversations/{key:path}", show_conversation, methods=["GET"]),
-        Route("/taskgate/metrics", metrics, methods=["GET"]),
-    ]
-    app = Starlette(routes=routes, lifespan=lifespan)
-    app.state.proxy = proxy
-    return app

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from ..errors import UsageError
-from .server import ProxyConfig, create_app
+from .app import create_app
+from .server import ProxyConfig
 from .store import Store
 
 
