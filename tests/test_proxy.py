@@ -590,3 +590,16 @@ def test_a_serving_process_freezes_what_survives_and_sweeps_now_and_then(
             collector.served()  # the second freeze sweeps first: everything scanned once more
         assert collector.freezes == 2
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_a_conversation_dropped_from_memory_is_read_back_from_its_journal(tmp_path: Path) -> None:
+    ep = episodes(1)[0]
+    history: list[dict[str, Any]] = []
+    with (
+        FakeServer(protocol_responder) as upstream,
+        ProxyServer(ProxyConfig(upstream.base_url), SQLiteStore(tmp_path / "j.db")) as proxy,
+    ):
+        talk(proxy.base_url, ep, turns=3, history=history)
+        proxy.app.state.proxy.conversations.clear()  # as after a conflict with the journal
+        talk(proxy.base_url, ep, turns=6, history=history)
+        assert state(proxy.url, keys(proxy.url)[0])["turns"] == 6

@@ -171,6 +171,8 @@ class Proxy:
             new = self._stored is not None and key not in self._stored
             conv = Conversation(key, [] if new else await self.store.load(key))
             self.conversations[key] = conv
+            if self._stored is not None:  # from now on, read it back if it is ever dropped
+                self._stored.add(key)
         elif self.store.shared:  # another replica may have gone on with it
             for event in await self.store.load(key, len(conv.events)):
                 conv.apply(event)

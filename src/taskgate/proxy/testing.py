@@ -12,6 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import Any
 
 from ..errors import UsageError
 from .app import create_app
@@ -24,6 +25,7 @@ class ProxyServer:
     config: ProxyConfig
     store: Store | None = None
     port: int = 0
+    app: Any = field(default=None, init=False, repr=False)  # the Starlette app it serves
     _server: object = field(default=None, init=False, repr=False)
     _thread: threading.Thread | None = field(default=None, init=False, repr=False)
 
@@ -42,7 +44,7 @@ class ProxyServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", self.port))
         self.port = int(sock.getsockname()[1])
-        app = create_app(self.config, self.store)
+        app = self.app = create_app(self.config, self.store)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
         server = uvicorn.Server(config)
         self._server = server
