@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hmac
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import httpx
 import orjson
@@ -49,12 +49,24 @@ def _authorized(request: Request) -> None:
         )
 
 
-async def list_conversations(request: Request) -> Response:
-    proxy: Proxy = request.app.state.proxy
-    try:
-        _authorized(request)
-    except ProxyError as exc:
-        return exc.response()
+Endpoint = Callable[[Request, Proxy], Awaitable[Response]]
+
+
+def _operators(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+    """An operators' endpoint: the bearer token checked first, a ProxyError answered as one."""
+
+    async def handle(request: Request) -> Response:
+        try:
+            _authorized(request)
+            return await endpoint(request, request.app.state.proxy)
+        except ProxyError as exc:
+            return exc.response()
+
+    return handle
+
+
+@_operators
+async def list_conversations(request: Request, proxy: Proxy) -> Response:
     keys = sorted(set(proxy.conversations) | set(await proxy.store.keys()))
     rows = []
     for key in keys:
@@ -63,15 +75,11 @@ async def list_conversations(request: Request) -> Response:
     return Response(orjson.dumps({"conversations": rows}), media_type="application/json")
 
 
-async def show_conversation(request: Request) -> Response:
-    proxy: Proxy = request.app.state.proxy
+@_operators
+async def show_conversation(request: Request, proxy: Proxy) -> Response:
     key = request.path_params["key"]
-    try:
-        _authorized(request)
-        if key not in proxy.conversations and key not in await proxy.store.keys():
-            raise ProxyError(404, f"no conversation {key!r}", "not_found")
-    except ProxyError as exc:
-        return exc.response()
+    if key not in proxy.conversations and key not in await proxy.store.keys():
+        raise ProxyError(404, f"no conversation {key!r}", "not_found")
     data = conversation_json(await _written(proxy, key), proxy.config.rung)
     return Response(orjson.dumps(data), media_type="application/json")
 
@@ -87,12 +95,8 @@ async def _written(proxy: Proxy, key: str) -> Conversation:
         return await proxy.conversation(key)
 
 
-async def metrics(request: Request) -> Response:
-    proxy: Proxy = request.app.state.proxy
-    try:
-        _authorized(request)
-    except ProxyError as exc:
-        return exc.response()
+@_operators
+async def metrics(request: Request, proxy: Proxy) -> Response:
     return Response(orjson.dumps(proxy.overheads.summary()), media_type="application/json")
 
 
