@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from proxy_helpers import episodes, post, talk
 from taskgate import (
+    Booking,
     ChatClient,
     Endpoint,
     FakeServer,
@@ -164,7 +165,7 @@ def test_the_journal_fold_drops_a_retried_hops_attempts_and_commits_on_evidence(
     machine = TaskMachine(plan)
     machine.open_request(None, work_order="#W1")
     request = machine.last_entry()
-    admit = machine.submit(*[__import__("taskgate").Booking.of("RC-1", "#W1")], Policy.UNGATED)
+    admit = machine.submit(Booking.of("RC-1", "#W1"), Policy.UNGATED)
     assert admit.admitted
     attempt = machine.last_entry()
     events = [

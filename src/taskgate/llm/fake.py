@@ -179,13 +179,7 @@ class FakeServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def __enter__(self) -> FakeServer:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", self.port))
-        except OSError:
-            sock.close()
-            raise
+        sock = loopback_socket(self.port)
         self.port = int(sock.getsockname()[1])
         loop = asyncio.new_event_loop()
         self._loop = loop
@@ -315,6 +309,18 @@ async def _stream(
         await response.write(part)
     await response.write_eof()
     return response
+
+
+def loopback_socket(port: int = 0) -> socket.socket:
+    """A TCP socket bound to ``127.0.0.1:port`` (0: a free port), reusable after a killed server."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 async def _models(_: web.Request) -> web.StreamResponse:

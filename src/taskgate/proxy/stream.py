@@ -145,10 +145,9 @@ async def stream(call: Any, forward: dict[str, Any], started: float) -> Response
 async def _gated(call: Any, upstream: httpx.Response, started: float) -> AsyncIterator[bytes]:
     machine, arm = call.conv.machine, call.proxy.arm
     judged = Judged()
-    code_bound = machine.graph.binding == "code"
-    held = HeldText(lambda text: judge_text(machine, arm, text, judged) if code_bound else text)
+    tool_bound = machine.graph.binding == "tool"  # native calls judged; else booking lines
+    held = HeldText(lambda text: text if tool_bound else judge_text(machine, arm, text, judged))
     reply = _Reply()
-    tool_bound = machine.graph.binding == "tool"
     try:
         async for data in _sse(upstream, call):
             if data == "[DONE]":

@@ -7,7 +7,6 @@ as ``taskgate proxy`` runs it)::
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from types import TracebackType
 from typing import Any
 
 from ..errors import UsageError
+from ..llm.fake import loopback_socket
 from .app import create_app
 from .server import ProxyConfig
 from .store import Store
@@ -40,9 +40,7 @@ class ProxyServer:
     def __enter__(self) -> ProxyServer:
         import uvicorn
 
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", self.port))
+        sock = loopback_socket(self.port)
         self.port = int(sock.getsockname()[1])
         app = self.app = create_app(self.config, self.store)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
