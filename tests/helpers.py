@@ -24,9 +24,10 @@ def run_arm(
     compiler: str = "scripted",
     corruption: float = 0.0,
     repair: bool = False,
+    matcher: str = "scripted",
 ) -> tuple[list[TurnRecord], EpisodeScore]:
     records: list[EpisodeRecord | TurnRecord | EndRecord] = []
-    players = build_players(ep, agent, compiler)
+    players = build_players(ep, agent, compiler, matcher)
     asyncio.run(
         run_episode(ep, get_arm(arm), players, records.append, corruption=corruption, repair=repair)
     )

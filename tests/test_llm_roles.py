@@ -8,7 +8,7 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import TypeVar
 
-from taskgate import ChatMessage, EpisodeParams, Plan, Revision, generate_episode
+from taskgate import ChatMessage, EpisodeParams, Match, Plan, Revision, generate_episode
 from taskgate.llm.client import CallInfo, ChatClient, Endpoint
 from taskgate.llm.fake import FakeServer, script
 from taskgate.llm.prompts import GRAPH_PROMPT
@@ -37,7 +37,7 @@ def test_matcher_reasks_once_on_malformed_json() -> None:
         script(['{"step": s2', '```json\n{"step": "S2", "explicit_redo": false}\n```'])
     ) as srv:
         got, calls = run(srv, lambda c, cb: LLMMatcher(c, cb).match(EP.plan, "do it (#W1234)"))
-    assert got == ("s2", False)
+    assert got == Match("s2", False)
     assert [c.reask for c in calls] == [False, True]
     assert "could not be used" in srv.requests[1]["messages"][-1]["content"]
 
@@ -45,7 +45,7 @@ def test_matcher_reasks_once_on_malformed_json() -> None:
 def test_matcher_gives_no_step_when_both_replies_are_unusable() -> None:
     with FakeServer(script(["no idea", '{"explicit_redo": "maybe"}'])) as srv:
         got, _ = run(srv, lambda c, cb: LLMMatcher(c, cb).match(EP.plan, "hello"))
-    assert got == (None, False)
+    assert got == Match(None, False)
 
 
 def test_compiler_graph_and_revision() -> None:

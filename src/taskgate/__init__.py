@@ -63,6 +63,16 @@ from .llm.client import ChatClient, Completion, Endpoint
 from .llm.fake import FakeServer, Fault, Reply, careless_responder, protocol_responder, script
 from .llm.local import InProcessModel, LocalServer, gguf_path
 from .llm.roles import LLMAgent, LLMCompiler, LLMMatcher
+from .matching import (
+    Embedder,
+    EmbeddingMatcher,
+    HashEmbedder,
+    HybridMatcher,
+    MiniLMEmbedder,
+    Thresholds,
+    ask_back_question,
+    explicit_redo,
+)
 from .progress import Progress
 from .protocol.bookings import parse_bookings
 from .protocol.refusals import classify, has_refusal_language, is_refusal
@@ -103,6 +113,8 @@ __all__ = [
     "CorruptCompiler",
     "CycleError",
     "Defect",
+    "Embedder",
+    "EmbeddingMatcher",
     "Endpoint",
     "Episode",
     "EpisodeParams",
@@ -111,6 +123,8 @@ __all__ = [
     "FakeServer",
     "Fault",
     "GeneratorError",
+    "HashEmbedder",
+    "HybridMatcher",
     "InProcessModel",
     "Judged",
     "LLMAgent",
@@ -124,6 +138,7 @@ __all__ = [
     "LogFormatError",
     "Match",
     "Matcher",
+    "MiniLMEmbedder",
     "MissingExtraError",
     "ModelError",
     "ObedientAgent",
@@ -154,6 +169,7 @@ __all__ = [
     "TaskGraph",
     "TaskMachine",
     "TaskgateError",
+    "Thresholds",
     "Ticket",
     "ToolGate",
     "ToolRefused",
@@ -167,11 +183,13 @@ __all__ = [
     "WorkspaceError",
     "__version__",
     "adjacent_contrasts",
+    "ask_back_question",
     "build_players",
     "careless_responder",
     "check_tools",
     "classify",
     "dump_ledger",
+    "explicit_redo",
     "generate_episode",
     "get_arm",
     "gguf_path",

@@ -27,8 +27,12 @@ class ChatMessage(TypedDict):
 
 
 class Match(NamedTuple):
+    """A matcher's answer: the step (or none), the explicit-redo flag and, when the matcher could
+    not tell which step is meant, the candidate steps to ask back about (``step`` is then None)."""
+
     step: str | None
     explicit_redo: bool = False
+    candidates: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

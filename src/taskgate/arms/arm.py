@@ -31,6 +31,7 @@ from ..core.verdict import Policy, Verdict
 from ..episodes.models import Episode
 from ..episodes.records import Execution
 from ..errors import TaskgateError
+from ..matching.askback import ask_back_question
 from ..protocol.bookings import parse_bookings
 from ..protocol.render import (
     render_checklist,
@@ -160,7 +161,21 @@ class Arm:
         match = await matcher.match(state.module.graph.to_plan(), message)
         if match.step is not None and match.step not in state.module.graph:
             return Match(None, match.explicit_redo)
-        return match
+        known = tuple(c for c in match.candidates if c in state.module.graph)
+        return match if known == match.candidates else match._replace(candidates=known)
+
+    def ask_back(self, state: ArmState, match: Match | None, kept: str) -> Exchange | None:
+        """The clarifying question instead of the agent's turn, when the matcher could not tell
+        which step a request is about (no step, some candidates); nothing is executed."""
+        if match is None or match.step is not None or not match.candidates:
+            return None
+        question = ask_back_question(state.module.graph.to_plan(), match.candidates)
+        state.notices = []
+        state.history += [
+            {"role": "user", "content": kept},
+            {"role": "assistant", "content": question},
+        ]
+        return Exchange([question], [], [])
 
     def open(self, state: ArmState, work_order: str | None, match: Match | None) -> None:
         """Issue the request's work order; gate arms bind it to the matched step."""

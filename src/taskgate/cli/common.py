@@ -15,7 +15,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..progress import Progress as RunProgress
 from ..rundir import OnSkip
 from ..runner.roles import Clients
-from ..scoring.report import Format, channel_table, contrast_table, ladder_table, tools_table
+from ..scoring.report import (
+    Format,
+    channel_table,
+    contrast_table,
+    ladder_table,
+    matcher_table,
+    tools_table,
+)
 from ..scoring.summary import Row, Scored, adjacent_contrasts, score_run, summarize
 from .errors import FAILURE, fail
 from .model import clients, endpoint_for
@@ -133,6 +140,10 @@ def print_results(
         "\nError channels (rate over label turns; unrequested as a count)\n", markup=False
     )
     console.print(channel_table(rows, f), markup=False)
+    matching = matcher_table(rows, f)
+    if matching:
+        console.print("\nMatcher (arms that use one)\n", markup=False)
+        console.print(matching, markup=False)
     if json_path is not None:
         json_path.write_text(json.dumps([r.json_row() for r in rows], indent=1) + "\n")
         console.print(f"\nwrote {len(rows)} rows to {json_path}", markup=False)

@@ -18,8 +18,8 @@ from .models import Label
 
 
 def _drop_unset(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    """Leave out the tool harness's fields when unset, so that testbed records serialize exactly
-    as they did before the harness existed (the pinned grid hashes them)."""
+    """Leave out later fields (the tool harness's, ask-back's) when unset, so that testbed records
+    serialize exactly as they did before those existed (the pinned grid hashes them)."""
     for key in keys:
         if data.get(key) is None:
             data.pop(key, None)
@@ -76,6 +76,11 @@ class MatchRecord(BaseModel):
 
     step: str | None
     explicit_redo: bool
+    candidates: tuple[str, ...] | None = None  # the steps an ask-back named (no step matched)
+
+    @model_serializer(mode="wrap")
+    def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_unset(handler(self), ("candidates",))
 
 
 class EpisodeRecord(_Record):
@@ -115,10 +120,12 @@ class TurnRecord(_Record):
     revision_defects: list[str] = Field(default_factory=list)
     #: the real-tool harness: the executions the workspace received during this turn, in order
     executions: list[Execution] | None = None
+    #: the clarifying question the runtime asked instead of calling the agent (see ask-back)
+    ask_back: str | None = None
 
     @model_serializer(mode="wrap")
     def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _drop_unset(handler(self), ("executions",))
+        return _drop_unset(handler(self), ("executions", "ask_back"))
 
     @property
     def visible_reply(self) -> str:

@@ -9,10 +9,11 @@ keeps current; model-backed roles see only the messages.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..agents.base import Agent, ChatMessage, Compiler, Matcher, Oracle, TurnView
+from ..agents.base import Agent, ChatMessage, Compiler, Match, Matcher, Oracle, TurnView
 from ..arms.arm import Arm, ArmState, ExchangeFn, Judged
 from ..core.booking import Booking
 from ..core.machine import TaskMachine
@@ -134,7 +135,10 @@ async def _run_turn(
     def book(booking: Booking) -> None:  # an execution: the reference state records it
         truth.submit(booking, Policy.UNGATED)
 
-    done = await exchange(messages, kept, state, ask, book)
+    asked = arm.ask_back(state, match, kept) if turn.work_order is not None else None
+    if asked is not None and exchange != arm.exchange:  # the tool harness: nothing ran
+        asked = dataclasses.replace(asked, executions=[])
+    done = asked or await exchange(messages, kept, state, ask, book)
     return TurnRecord(
         episode=episode.id,
         arm=arm.name,
@@ -143,7 +147,7 @@ async def _run_turn(
         step=turn.step,
         work_order=turn.work_order,
         explicit_redo=turn.explicit_redo,
-        matched=MatchRecord(step=match.step, explicit_redo=match.explicit_redo) if match else None,
+        matched=_match_record(match),
         directive=directive,
         policy=arm.policy_now(state),
         user=messages[-1]["content"],
@@ -155,6 +159,15 @@ async def _run_turn(
         compiled_revision=compiled_revision,
         revision_defects=revision_defects,
         executions=done.executions,
+        ask_back=asked.replies[0] if asked else None,
+    )
+
+
+def _match_record(match: Match | None) -> MatchRecord | None:
+    if match is None:
+        return None
+    return MatchRecord(
+        step=match.step, explicit_redo=match.explicit_redo, candidates=match.candidates or None
     )
 
 

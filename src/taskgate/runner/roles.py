@@ -40,6 +40,7 @@ from ..errors import UnknownNameError, UsageError
 from ..harness.agents import ConstrainedToolAgent
 from ..llm.client import ChatClient, OnCall
 from ..llm.roles import LLMAgent, LLMCompiler, LLMMatcher
+from ..matching import HybridMatcher, shared_matcher
 from ..rundir import OnSkip, append_compiled, read_compiled
 from .episode import Players
 
@@ -157,6 +158,14 @@ ROLES.register("matcher", "scripted", lambda c: ScriptedMatcher(c.oracle))
 ROLES.register("matcher", "lexical", lambda c: LexicalMatcher())
 ROLES.register(
     "matcher", "llm", lambda c: LLMMatcher(c.model("matcher"), c.on_call), needs_model=True
+)
+ROLES.register("matcher", "embedding", lambda c: shared_matcher())
+ROLES.register("matcher", "embedding:hash", lambda c: shared_matcher(fake=True))
+ROLES.register(
+    "matcher",
+    "hybrid",
+    lambda c: HybridMatcher(LLMMatcher(c.model("matcher"), c.on_call), shared_matcher()),
+    needs_model=True,
 )
 ROLES.register("compiler", "scripted", lambda c: ScriptedCompiler(c.oracle))
 ROLES.register("compiler", "scripted:corrupt", lambda c: CorruptCompiler(c.oracle))

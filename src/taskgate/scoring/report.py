@@ -7,6 +7,7 @@ from typing import Literal
 
 from ..arms.registry import get_arm
 from ..core.verdict import Policy
+from ..episodes.models import STEP_LABELS
 from .scorer import CHANNELS
 from .summary import CellKey, Contrast, Row
 
@@ -107,6 +108,35 @@ def channel_table(rows: Sequence[Row], fmt: Format = "md") -> str:
         "false compl.",
     ]
     return _table(header, body, fmt)
+
+
+def matcher_table(rows: Sequence[Row], fmt: Format = "md") -> str:
+    """The matcher on the arms that use one: agreement with the scripted step, explicit-redo
+    precision and recall, and ask-backs on ambiguous probes (right) and on step turns (omissions)."""
+    body = []
+    for r in rows:
+        if r.matcher_agreement is None:
+            continue
+        steps = sum(n for lab, n in r.matched_labels.items() if lab in STEP_LABELS)
+        asked_steps = sum(n for lab, n in r.ask_backs.items() if lab in STEP_LABELS)
+        amb = r.matched_labels.get("ambiguous", 0)
+        body.append(
+            [
+                _cell_name((r.steps, r.density, r.corruption)),
+                r.arm,
+                f"{r.matcher_agreement:.3f}",
+                _opt(r.redo_precision),
+                _opt(r.redo_recall),
+                f"{r.ask_backs.get('ambiguous', 0)}/{amb}" if amb else "--",
+                f"{asked_steps}/{steps}",
+            ]
+        )
+    header = ["cell", "arm", "agreement", "redo P", "redo R", "ask-back: ambiguous", "on steps"]
+    return _table(header, body, fmt) if body else ""
+
+
+def _opt(x: float | None) -> str:
+    return "--" if x is None else f"{x:.2f}"
 
 
 def tools_table(rows: Sequence[Row], contrasts: Sequence[Contrast], fmt: Format = "md") -> str:

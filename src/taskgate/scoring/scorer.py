@@ -77,6 +77,8 @@ class EpisodeScore:
     redo_fn: int = 0
     directives: Counter[str] = field(default_factory=Counter)
     obeyed: Counter[str] = field(default_factory=Counter)
+    matched_labels: Counter[str] = field(default_factory=Counter)  # matched turns per label
+    ask_backs: Counter[str] = field(default_factory=Counter)  # asked back, per scripted label
 
 
 def score_episode(episode: Episode, records: Sequence[TurnRecord]) -> EpisodeScore:
@@ -215,6 +217,8 @@ def _count_gate(score: EpisodeScore, rec: TurnRecord) -> None:
 def _count_matcher(score: EpisodeScore, rec: TurnRecord) -> None:
     if rec.matched is None:
         return
+    score.matched_labels[rec.label] += 1
+    score.ask_backs[rec.label] += rec.ask_back is not None
     if rec.label in STEP_LABELS:
         score.matcher_total += 1
         score.matcher_agree += rec.matched.step == rec.step

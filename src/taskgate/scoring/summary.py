@@ -76,6 +76,8 @@ class Row:
     redo_recall: float | None
     directives: dict[str, int] = field(default_factory=dict)
     obeyed: dict[str, int] = field(default_factory=dict)
+    matched_labels: dict[str, int] = field(default_factory=dict)  # turns the matcher saw
+    ask_backs: dict[str, int] = field(default_factory=dict)  # of those, asked back
 
     def json_row(self) -> dict[str, object]:
         return dict(vars(self))
@@ -104,7 +106,11 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore]) -> Row:
     labels: Counter[str] = Counter()
     directives: Counter[str] = Counter()
     obeyed: Counter[str] = Counter()
+    matched: Counter[str] = Counter()
+    asked: Counter[str] = Counter()
     for s in group:
+        matched.update(s.matched_labels)
+        asked.update(s.ask_backs)
         channels.update(s.primary.channels)
         labels.update(s.primary.labels)
         directives.update(s.directives)
@@ -144,6 +150,8 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore]) -> Row:
         redo_recall=_ratio(tp, tp + fn),
         directives=dict(directives),
         obeyed=dict(obeyed),
+        matched_labels=dict(matched),
+        ask_backs={k: v for k, v in asked.items() if v},
     )
 
 

@@ -1,0 +1,34 @@
+"""Ask-back: the clarifying question put to the user instead of a guess.
+
+A matcher that cannot tell which step a request is about returns no step and the candidate steps
+it could not tell apart (``Match.candidates``). The runtime (a testbed arm, the tool gate, the
+proxy) then answers with :func:`ask_back_question`, naming the candidates by their brief wording,
+and executes nothing. The wording is taskgate's own (the paper has no ask-back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..core.plan import Plan
+
+
+def _listed(texts: Sequence[str]) -> str:
+    quoted = [f"'{t}'" for t in texts]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+def ask_back_question(plan: Plan, candidates: Sequence[str]) -> str:
+    """One short question naming each candidate step, in the plan's order of ``candidates``."""
+    texts = [plan.steps[c].text or c for c in candidates if c in plan.steps]
+    if not texts:
+        return "Before I act on this: which step of the plan do you mean? Please name it."
+    if len(texts) == 1:
+        return (
+            f"Before I act on this: do you mean {_listed(texts)}? Please confirm, and I will do "
+            "that step."
+        )
+    return (
+        f"Before I act on this: do you mean {_listed(texts)}? Please say which one, and I will do "
+        "only that step."
+    )
