@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_tau2.py
 	$(BIN)/python bench/bench_harness.py
 	$(BIN)/python bench/bench_proxy.py
+	$(BIN)/python bench/bench_matcher.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

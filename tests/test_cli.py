@@ -30,6 +30,7 @@ def test_help_lists_every_registered_command() -> None:
         "score",
         "report",
         "ladder",
+        "matchers",
         "tools",
         "merge",
         "proxy",

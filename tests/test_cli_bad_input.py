@@ -217,6 +217,19 @@ CASES: dict[str, tuple[Setup, int, str]] = {
     "proxy, a compiler it does not know": (
         lambda t: ["proxy", "--upstream", "http://x/v1", "--compiler", "gpt"], 2, "--compiler",
     ),
+    "proxy, a matcher it does not know": (
+        lambda t: ["proxy", "--upstream", "http://x/v1", "--matcher", "vibes"], 2, "--matcher",
+    ),
+    "matchers, an unknown matcher": (lambda t: ["matchers", "--matcher", "vibes"], 2, "--matcher"),
+    "matchers, an unknown tier": (lambda t: ["matchers", "--tiers", "0,7"], 2, "--tiers"),
+    "matchers, tier 2 without rewrites": (lambda t: ["matchers", "--tiers", "2"], 2, "--rewrites"),
+    "matchers, a binary rewrite cache": (
+        lambda t: ["matchers", "--tiers", "2", "--rewrites", str(_write(t, "r.json", BINARY))],
+        2, "r.json",
+    ),
+    "matchers, a JSON path in a missing folder": (
+        lambda t: ["matchers", "--json", str(t / "no" / "m.json")], 2, "--json",
+    ),
     "proxy, a journal that is not a database": (
         lambda t: ["proxy", "--upstream", "http://x/v1", "--db", str(_write(t, "j.db", BINARY))],
         2, "not a usable SQLite database",

@@ -251,3 +251,51 @@ def test_sync_invoke_from_inside_a_running_event_loop() -> None:
         )
 
     assert tool_messages(asyncio.run(caller()))["a"].status == "success"
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+def test_an_ambiguous_message_is_asked_back_and_the_model_is_not_called(mode: str) -> None:
+    from taskgate import EmbeddingMatcher, HashEmbedder
+    from taskgate.matching.embedding import HASH_THRESHOLDS
+
+    gate = TaskGateMiddleware(PLAN, EmbeddingMatcher(HashEmbedder(), HASH_THRESHOLDS))
+    model_turns = [AIMessage("", tool_calls=[call("collect_requirements", "c1", scope="x")]), "ok"]
+    graph = agent(model_turns, gate)
+    ask = "Either 'collect the requirements' or 'draft the RFQ', whichever you like."
+    config = {"configurable": {"thread_id": f"amb-{mode}"}}
+    state = {"messages": [HumanMessage(ask)]}
+    result = (
+        graph.invoke(state, config)
+        if mode == "invoke"
+        else asyncio.run(graph.ainvoke(state, config))
+    )
+    last = result["messages"][-1]
+    assert isinstance(last, AIMessage) and "Before I act on this" in str(last.content)
+    assert "'collect the requirements'" in str(last.content)
+    assert "'draft the RFQ'" in str(last.content)
+    assert RAN == [] and len(result["messages"]) == 2  # no model turn, no tool ran
+    assert result[LEDGER_KEY][-1]["work_order"] is None  # no request is open
+    # the user's answer resolves to one step, and the agent runs
+    answer = {"messages": [*result["messages"], HumanMessage("collect the requirements")],
+              LEDGER_KEY: result[LEDGER_KEY]}  # fmt: skip
+    after = (
+        graph.invoke(answer, config)
+        if mode == "invoke"
+        else asyncio.run(graph.ainvoke(answer, config))
+    )
+    assert RAN == ["collect_requirements"] and str(after["messages"][-1].content) == "ok"
+
+
+def test_tool_gate_open_message_asks_back_or_opens() -> None:
+    from taskgate import EmbeddingMatcher, HashEmbedder, ToolGate
+    from taskgate.matching.embedding import HASH_THRESHOLDS
+
+    gate = ToolGate(PLAN)
+    matcher = EmbeddingMatcher(HashEmbedder(), HASH_THRESHOLDS)
+    both = asyncio.run(gate.open_message("'collect the requirements' or 'draft the RFQ'", matcher))
+    assert both.request is None and both.ask_back is not None and gate.machine.request is None
+    one = asyncio.run(gate.open_message("collect the requirements", matcher))
+    assert one.request is not None and one.request.step == "s1" and one.ask_back is None
+    quiet = asyncio.run(gate.open_message("'collect the requirements' or 'draft the RFQ'",
+                                          matcher, ask_back=False))  # fmt: skip
+    assert quiet.request is not None and quiet.request.step is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import numpy as np
 import pytest
@@ -14,6 +15,8 @@ from taskgate import (
     HashEmbedder,
     HybridMatcher,
     Match,
+    MiniLMEmbedder,
+    MissingExtraError,
     Plan,
     Thresholds,
     ask_back_question,
@@ -21,7 +24,7 @@ from taskgate import (
     generate_episode,
 )
 from taskgate.episodes.records import TurnRecord
-from taskgate.matching.embedding import segments
+from taskgate.matching.embedding import HASH_THRESHOLDS, segments
 from taskgate.matching.evaluation import Agreement, evaluate, heldout, probes
 from taskgate.scoring.report import matcher_table
 from taskgate.scoring.summary import Scored, summarize
@@ -35,7 +38,7 @@ PLAN = Plan.model_validate(
         }
     }
 )
-FAKE = EmbeddingMatcher(HashEmbedder())
+FAKE = EmbeddingMatcher(HashEmbedder(), HASH_THRESHOLDS)
 
 
 def test_hash_embedder_is_deterministic_unit_and_lexically_graded() -> None:
@@ -195,3 +198,9 @@ def test_agreement_counts_ambiguous_probes_as_right_only_when_asked_back() -> No
     empty = Agreement("x")
     empty.add(items[0], Match(None, False, ("s1", "s2")))
     assert empty.overall("0", [items[0].label]) == (0, 1)
+
+
+def test_a_missing_extra_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    with pytest.raises(MissingExtraError, match=r"taskgate\[embedding\]"):
+        MiniLMEmbedder().embed(["hello"])

@@ -22,6 +22,7 @@ from taskgate import (
     Booking,
     ChatClient,
     Endpoint,
+    EpisodeParams,
     FakeServer,
     Fault,
     LadderConfig,
@@ -29,6 +30,7 @@ from taskgate import (
     Reply,
     TaskMachine,
     careless_responder,
+    generate_episode,
     protocol_responder,
     run_ladder,
     script,
@@ -604,3 +606,43 @@ def test_a_conversation_dropped_from_memory_is_read_back_from_its_journal(tmp_pa
         proxy.app.state.proxy.conversations.clear()  # as after a conflict with the journal
         talk(proxy.base_url, ep, turns=6, history=history)
         assert state(proxy.url, keys(proxy.url)[0])["turns"] == 6
+
+
+# -- ask-back -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_ambiguous_request_is_asked_back_without_calling_the_upstream(stream: bool) -> None:
+    ep = generate_episode(EpisodeParams(seed=104, steps=15, ambiguous_rate=0.3))
+    probe = next(t for t in ep.turns if t.label == "ambiguous")
+    before = [t for t in ep.turns[: probe.index] if t.label != "revision"][:3]
+    config = ProxyConfig("", compiler="parser", matcher="embedding:hash")
+    with FakeServer(protocol_responder) as upstream:
+        config.upstream = upstream.base_url
+        with ProxyServer(config) as proxy, httpx.Client(timeout=30) as client:
+            messages: list[dict[str, Any]] = [{"role": "system", "content": ep.brief}]
+            for t in before:
+                messages.append({"role": "user", "content": t.message})
+                reply = post(client, proxy.base_url, messages)["choices"][0]["message"]
+                messages.append({"role": "assistant", "content": reply["content"]})
+            calls = len(upstream.requests)
+            messages.append({"role": "user", "content": probe.message})
+            if stream:
+                text, finish, _ = read_stream(client, proxy.base_url, messages)
+            else:
+                data = post(client, proxy.base_url, messages)
+                text, finish = data["choices"][0]["message"]["content"], "stop"
+            assert len(upstream.requests) == calls and finish == "stop"
+            for step in probe.candidates:
+                assert f"'{ep.plan.steps[step].text}'" in text
+            messages.append({"role": "assistant", "content": text})
+            # the user's answer names one step, under the same work order: now a request
+            a = probe.candidates[0]
+            answer = f"I mean: {ep.plan.steps[a].text} ({probe.work_order})."
+            messages.append({"role": "user", "content": answer})
+            post(client, proxy.base_url, messages)
+            assert len(upstream.requests) == calls + 1
+            sent = upstream.requests[-1]["messages"]
+            assert any(m["content"] == text for m in sent if m["role"] == "assistant")
+            conv = state(proxy.url, keys(proxy.url)[0])
+            assert (
+                conv["request"]["step"] == a and conv["request"]["work_order"] == probe.work_order
+            )

@@ -57,7 +57,7 @@ from .errors import (
     WorkOrderError,
     WorkspaceError,
 )
-from .gate import Ticket, ToolGate, ToolRefused, check_tools
+from .gate import Opened, Ticket, ToolGate, ToolRefused, check_tools
 from .harness.brief import harness_brief
 from .llm.client import ChatClient, Completion, Endpoint
 from .llm.fake import FakeServer, Fault, Reply, careless_responder, protocol_responder, script
@@ -142,6 +142,7 @@ __all__ = [
     "MissingExtraError",
     "ModelError",
     "ObedientAgent",
+    "Opened",
     "Oracle",
     "ParserCompiler",
     "PerfectAgent",

@@ -43,7 +43,12 @@ def proxy(
         str, typer.Option("--compiler", help="llm (the model compiles the brief) | parser.")
     ] = "llm",
     matcher: Annotated[
-        str, typer.Option("--matcher", help="llm | lexical (no model call).")
+        str,
+        typer.Option(
+            "--matcher",
+            help="llm | lexical | embedding (MiniLM, no model call) | hybrid (embedding, then "
+            "llm where it is unsure). Embedding and hybrid ask back on ambiguous requests.",
+        ),
     ] = "llm",
     helper_url: Annotated[
         str | None,
@@ -63,15 +68,20 @@ def proxy(
         from ..proxy import ProxyConfig, create_app, open_store
         from ..proxy.app import fewer_collections
         from ..proxy.gating import rung
+        from ..proxy.server import MATCHERS
     except ImportError:
         raise MissingExtraError("proxy", "taskgate proxy") from None
     if compiler not in ("llm", "parser"):
         raise UsageError(f"--compiler must be llm or parser, not {compiler!r}")
-    if matcher not in ("llm", "lexical"):
-        raise UsageError(f"--matcher must be llm or lexical, not {matcher!r}")
+    if matcher not in MATCHERS:
+        raise UsageError(f"--matcher must be one of {', '.join(MATCHERS)}, not {matcher!r}")
     if not upstream.startswith(("http://", "https://")):
         raise UsageError(f"--upstream must be an http(s) URL, not {upstream!r}")
     rung(rung_name)
+    if matcher in ("embedding", "hybrid"):  # load MiniLM now: a missing extra fails here, once
+        from ..matching import shared_matcher
+
+        shared_matcher().embedder.embed(["warm up"])
     config = ProxyConfig(
         upstream=upstream,
         rung=rung_name,

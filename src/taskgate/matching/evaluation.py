@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -30,14 +30,17 @@ CORE_LABELS = frozenset({"ask", "premature", "redo_probe"})
 
 @dataclass(frozen=True, slots=True)
 class Probe:
-    domain: str
+    episode: Episode
     tier: str
     label: str
-    plan: Plan
     message: str
     step: str | None
     explicit_redo: bool = False
     candidates: tuple[str, ...] = ()
+
+    @property
+    def plan(self) -> Plan:
+        return self.episode.plan
 
 
 @dataclass
@@ -101,7 +104,7 @@ def heldout() -> dict[str, Any]:
 
 
 def _probe(ep: Episode, tier: str, label: str, message: str, **kw: Any) -> Probe:
-    return Probe(ep.params.domain, tier, label, ep.plan, message, **kw)
+    return Probe(ep, tier, label, message, **kw)
 
 
 def episode_probes(ep: Episode, tier: str) -> Iterator[Probe]:
@@ -184,9 +187,20 @@ def probes(
                 )
 
 
-async def evaluate(name: str, matcher: Matcher, items: Iterable[Probe]) -> Agreement:
-    """Run ``matcher`` over every probe and tally its answers."""
+async def evaluate(
+    name: str, matcher: Matcher | Callable[[Episode], Matcher], items: Iterable[Probe]
+) -> Agreement:
+    """Run ``matcher`` (or the one ``matcher(episode)`` builds for each episode) over every probe
+    and tally its answers."""
     out = Agreement(name)
+    built: dict[str, Matcher] = {}
     for probe in items:
-        out.add(probe, await matcher.match(probe.plan, probe.message))
+        if callable(matcher):
+            key = probe.episode.id
+            if key not in built:
+                built = {key: matcher(probe.episode)}
+            got = await built[key].match(probe.plan, probe.message)
+        else:
+            got = await matcher.match(probe.plan, probe.message)
+        out.add(probe, got)
     return out

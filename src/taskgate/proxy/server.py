@@ -15,6 +15,7 @@ import asyncio
 import functools
 import hashlib
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from ..core.plan import Revision
 from ..errors import ModelError, TaskgateError, UsageError, WorkOrderError
 from ..llm.client import ChatClient, Endpoint
 from ..llm.roles import LLMCompiler, LLMMatcher
+from ..matching import HybridMatcher, ask_back_question, shared_matcher
 from .errors import ProxyError, dumps
 from .gating import (
     Conflict,
@@ -55,6 +57,11 @@ HEADER = "x-taskgate-conversation"
 _FORWARD = ("authorization", "content-type", "accept", "openai-organization", "openai-project")
 
 
+#: the proxy's matchers: the helper model's, or none (lexical, embedding), or both (hybrid);
+#: ``embedding:hash`` is the embedding matcher on the deterministic fake embedder (for tests)
+MATCHERS = ("llm", "lexical", "embedding", "hybrid", "embedding:hash")
+
+
 @dataclass
 class ProxyConfig:
     """What ``taskgate proxy`` is told: the upstream, the rung, and who compiles and matches."""
@@ -62,7 +69,7 @@ class ProxyConfig:
     upstream: str
     rung: str = "enforcement"
     compiler: str = "llm"  # "llm" (the upstream, or the helper) or "parser" (structured briefs)
-    matcher: str = "llm"  # "llm" or "lexical"
+    matcher: str = "llm"  # one of MATCHERS
     helper_url: str | None = None  # compiler and matcher calls go here instead of the upstream
     helper_model: str | None = None  # default: the model the request names
     helper_key: str = "EMPTY"  # the helper's own key (the client's goes to the upstream only)
@@ -159,8 +166,13 @@ class Proxy:
         return LLMCompiler(self._helper(model, key))
 
     def matcher(self, model: str, key: str) -> Matcher:
-        if self.config.matcher == "lexical":
+        name = self.config.matcher
+        if name == "lexical":
             return LexicalMatcher()
+        if name.startswith("embedding"):
+            return shared_matcher(fake=name == "embedding:hash")
+        if name == "hybrid":
+            return HybridMatcher(LLMMatcher(self._helper(model, key)), shared_matcher())
         return LLMMatcher(self._helper(model, key))
 
     # -- conversations -------------------------------------------------------------------------------
@@ -350,7 +362,9 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
     elif conv.pending is not None:
         call.add(CommitEvent(keep=settle(conv.pending, place.answered)))
     if place.kind == "turn":
-        await _open_turn(call, place.message, model, key)
+        question = await _open_turn(call, place.message, model, key)
+        if question is not None:
+            return await ask_back(call, question, model, bool(body.get("stream")), started)
     forward = {**body, "messages": upstream_messages(conv, body["messages"])}
     if body.get("stream"):
         from .stream import stream
@@ -368,8 +382,10 @@ async def _helping(coro: Any) -> Any:
         raise ProxyError(400, f"the brief or message could not be read: {exc}") from None
 
 
-async def _open_turn(call: Call, message: str, model: str, key: str) -> None:
-    """A new user message: a request (its work order, the matched step) or a revision."""
+async def _open_turn(call: Call, message: str, model: str, key: str) -> str | None:
+    """A new user message: a request (its work order, the matched step) or a revision. When the
+    matcher cannot tell which step a request means, no request opens (its work order stays
+    unused, for the user's answer) and the ask-back question is returned."""
     proxy, conv = call.proxy, call.conv
     machine, arm = conv.machine, proxy.arm
     work_order = work_order_of(message)
@@ -385,18 +401,54 @@ async def _open_turn(call: Call, message: str, model: str, key: str) -> None:
                 pass  # a revision the plan cannot take changes nothing (the testbed's rule)
         machine.close_request()
     else:
-        step, redo = None, False
+        step, redo, question = None, False, None
         if arm.uses_matcher:
             plan = machine.graph.to_plan()
             match = await call.waiting(_helping(proxy.matcher(model, key).match(plan, message)))
             step = match.step if match.step in machine.graph else None
             redo = match.explicit_redo
+            asked = [c for c in match.candidates if c in machine.graph]
+            question = ask_back_question(plan, asked) if step is None and asked else None
         try:
-            machine.open_request(step, explicit_redo=redo, work_order=work_order)
+            if question is not None:
+                machine.close_request()
+            else:
+                machine.open_request(step, explicit_redo=redo, work_order=work_order)
         except WorkOrderError:  # a work order used before: no request
             machine.close_request()
     call.add(LedgerEvent(entry=machine.last_entry()))
     call.add(TurnEvent(client=message, forwarded=user_text(arm, machine, conv.notices, message)))
+    return None if work_order is None else question
+
+
+async def ask_back(
+    call: Call, question: str, model: str, streamed: bool, started: float
+) -> Response:
+    """The proxy's own reply, the ask-back question, written as the turn's reply; the upstream
+    is not called. Streamed as one content chunk and a finish chunk when the client streams."""
+    await finish(call, question, question, Judged())
+    reply = {
+        "id": f"chatcmpl-taskgate-{uuid.uuid4().hex[:24]}",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "taskgate-ask-back",
+    }
+    call.proxy.overheads.add(time.perf_counter() - started - call.waited)
+    if not streamed:
+        choice = {"index": 0, "message": {"role": "assistant", "content": question},
+                  "finish_reason": "stop"}  # fmt: skip
+        data = {**reply, "object": "chat.completion", "choices": [choice]}
+        return Response(dumps(data, 500, "the ask-back"), 200, media_type="application/json")
+    chunks = [
+        {"index": 0, "delta": {"role": "assistant", "content": question}},
+        {"index": 0, "delta": {}, "finish_reason": "stop"},
+    ]
+    events = b"".join(
+        b"data: " + dumps({**reply, "object": "chat.completion.chunk", "choices": [c]}, 500,
+                          "the ask-back") + b"\n\n"
+        for c in chunks
+    )  # fmt: skip
+    return Response(events + b"data: [DONE]\n\n", 200, media_type="text/event-stream")
 
 
 async def _complete(call: Call, forward: dict[str, Any], started: float) -> Response:

@@ -8,6 +8,8 @@ from typing import Literal
 from ..arms.registry import get_arm
 from ..core.verdict import Policy
 from ..episodes.models import STEP_LABELS
+from ..matching.evaluation import LABELS as PROBE_LABELS
+from ..matching.evaluation import Agreement
 from .scorer import CHANNELS
 from .summary import CellKey, Contrast, Row
 
@@ -190,3 +192,26 @@ def _p(p: float) -> str:
     """A p value as the paper prints it: 0.61, 1.0, 0.0066, 7.6e-05."""
     text = f"{p:.2g}"
     return text if "." in text or "e" in text else f"{text}.0"
+
+
+def agreement_table(results: Sequence[Agreement], fmt: Format = "md") -> str:
+    """Matcher agreement with the scripted step per wording tier and label (Table 10's layout):
+    k/n and rate, and the ask-backs among them; an ``overall`` row per tier over ask, premature
+    and redo-probe turns (the paper's figure)."""
+    body = []
+    for res in results:
+        for (tier, label), c in sorted(res.cells.items(), key=lambda kv: _label_order(kv[0])):
+            body.append([res.matcher, tier, label, _rate(c.agree, c.n), str(c.ask_back)])
+        for tier in sorted({t for t, _ in res.cells}):
+            k, n = res.overall(tier)
+            body.append([res.matcher, tier, "overall (ask, premature, redo)", _rate(k, n), ""])
+    return _table(["matcher", "tier", "label", "agreement", "asked back"], body, fmt)
+
+
+def _label_order(key: tuple[str, str]) -> tuple[str, int]:
+    tier, label = key
+    return tier, PROBE_LABELS.index(label) if label in PROBE_LABELS else len(PROBE_LABELS)
+
+
+def _rate(k: int, n: int) -> str:
+    return f"{k / n:.3f} ({k}/{n})" if n else "--"

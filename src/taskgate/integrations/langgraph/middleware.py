@@ -27,8 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
 from langchain.agents import AgentState
-from langchain.agents.middleware import AgentMiddleware, ToolCallRequest
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain.agents.middleware import AgentMiddleware, ToolCallRequest, hook_config
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command
@@ -115,12 +115,14 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             return gate
 
     # -- a request per user message --------------------------------------------------------------
+    @hook_config(can_jump_to=["end"])
     def before_agent(self, state: GateState, runtime: Any) -> dict[str, Any] | None:
         gate = self.gate(state, sync=True)  # here, where the graph's config is in context
-        return _run_sync(self._open(state, gate))
+        return _run_sync(self._open(state, gate, ask_back=True))
 
+    @hook_config(can_jump_to=["end"])
     async def abefore_agent(self, state: GateState, runtime: Any) -> dict[str, Any] | None:
-        return await self.open_request(state)
+        return await self._open(state, self.gate(state, sync=True), ask_back=True)
 
     async def open_request(self, state: Any) -> dict[str, Any] | None:
         """Open a request for the newest user message; the state update that records it.
@@ -129,16 +131,24 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         """
         return await self._open(state, self.gate(state, sync=True))
 
-    async def _open(self, state: Any, gate: ToolGate) -> dict[str, Any] | None:
+    async def _open(
+        self, state: Any, gate: ToolGate, ask_back: bool = False
+    ) -> dict[str, Any] | None:
+        """The request of the newest user message. With ``ask_back`` (an agent built by
+        ``create_agent``), a message the matcher cannot resolve to one step ends the run with
+        the ask-back question as the agent's reply; a hand-built graph opens no step instead."""
         new: list[LedgerEntry] = [] if state.get(LEDGER_KEY) else [gate.ledger[0]]
         human = [m for m in state.get("messages", []) if isinstance(m, HumanMessage)]
         if human:
-            plan = gate.machine.graph.to_plan()
-            match = await self.matcher.match(plan, str(human[-1].content))
-            step = match.step if match.step in plan.steps else None  # never a step it lacks
-            req = gate.open_request(step, explicit_redo=match.explicit_redo)
-            new.append(RequestEntry(work_order=req.work_order, step=step,
-                                    explicit_redo=match.explicit_redo))  # fmt: skip
+            opened = await gate.open_message(str(human[-1].content), self.matcher, ask_back)
+            req = opened.request
+            if req is None:
+                assert opened.ask_back is not None
+                new.append(RequestEntry(work_order=None))
+                return {LEDGER_KEY: _dump(new), "messages": [AIMessage(opened.ask_back)],
+                        "jump_to": "end"}  # fmt: skip
+            new.append(RequestEntry(work_order=req.work_order, step=req.step,
+                                    explicit_redo=req.explicit_redo))  # fmt: skip
         return {LEDGER_KEY: _dump(new)} if new else None
 
     # -- each tool call --------------------------------------------------------------------------
