@@ -58,6 +58,13 @@ def test_segments_drop_work_orders_and_cut_alternatives() -> None:
     assert segments("  ") == []
 
 
+def test_a_hostile_request_is_read_in_bounded_pieces() -> None:
+    huge = "send the RFQ to the vendors -- " * 40_000 + "'a b' or 'c d'; " * 40_000
+    got = segments(huge)
+    assert len(got) <= 12 and all(len(s) <= 2000 for s in got)
+    assert FAKE.match_now(PLAN, huge).step == "s2"
+
+
 def test_embedding_matcher_resolves_a_step_by_its_wording() -> None:
     got = FAKE.match_now(PLAN, "Please send the RFQ to the vendors (#W1111).")
     assert got == Match("s2", False)

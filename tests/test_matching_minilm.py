@@ -4,6 +4,9 @@ the scripted step, the CLI, a ladder run that asks back, and the proxy."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -59,3 +62,17 @@ def test_a_ladder_with_the_embedding_matcher_asks_back_on_ambiguous_probes(
     cells = [c.strip() for c in row.strip("|").split("|")]
     asked, total = cells[5].split("/")
     assert int(total) > 0 and int(asked) >= 0.9 * int(total)
+
+
+def test_the_readme_example_runs_and_prints_what_it_says() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Matching requests without a model call") :]
+    block = re.search(r"```python\n(.*?)```", section.split("\n## ")[0], re.S)
+    assert block is not None
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block.group(1), "README", "exec"), {})
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "s1"
+    assert "'draft the RFQ' or 'collect the requirements'" in lines[1]
+    assert lines[2].startswith("Before I act on this: do you mean 'collect the requirements'?")

@@ -39,6 +39,9 @@ from .redo import explicit_redo
 _WORK_ORDER = re.compile(r"\(?#W\d+\)?")
 _CUT = re.compile(r"['\"\u2018\u2019\u201c\u201d]|\s--\s|[;.!?]\s|\b(?:or|either|whichever)\b")
 _WORDS = re.compile(r"[A-Za-z0-9]+")
+#: what of a request is read: MiniLM reads at most 256 word pieces of a text anyway, and a hostile
+#: megabyte must not become thousands of segments to embed
+MAX_CHARS, MAX_SEGMENTS = 2000, 12
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -93,12 +96,13 @@ class Resolution:
 
 
 def segments(message: str) -> list[str]:
-    """The whole request (work orders removed) and its parts of two or more words."""
-    text = " ".join(_WORK_ORDER.sub(" ", message).split())
+    """The whole request (work orders removed) and its parts of two or more words: of its first
+    ``MAX_CHARS`` characters, at most ``MAX_SEGMENTS`` texts."""
+    text = " ".join(_WORK_ORDER.sub(" ", message[:MAX_CHARS]).split())
     parts = [" ".join(p.split()) for p in _CUT.split(text)]
     out = [text] if text else []
     out += [p for p in parts if len(_WORDS.findall(p)) >= 2 and p != text]
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out))[:MAX_SEGMENTS]
 
 
 def step_wording(plan: Plan, sid: str) -> str:
