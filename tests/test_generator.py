@@ -2,11 +2,13 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from typing import Any
 
 import pytest
 
 from taskgate import (
     Booking,
+    Episode,
     EpisodeParams,
     GeneratorError,
     Policy,
@@ -189,3 +191,65 @@ def test_bad_parameters_name_the_field() -> None:
         EpisodeParams(seed=1, steps=4)
     with pytest.raises(ValueError, match="density"):
         EpisodeParams(seed=1, density=1.5)
+
+
+# -- the paper's schedule -------------------------------------------------------------------------
+def _scored(eps: list[Episode]) -> int:
+    return sum(1 for ep in eps for t in ep.turns if t.label not in ("filler", "revision"))
+
+
+def _paper(seeds: range, steps: int, **kw: Any) -> list[Episode]:
+    return [
+        generate_episode(EpisodeParams(seed=s, steps=steps, schedule="paper", **kw)) for s in seeds
+    ]
+
+
+@pytest.mark.parametrize(("steps", "turns"), [(5, 1405), (10, 2048), (15, 2688), (18, 3072)])
+def test_the_paper_schedule_has_the_paper_scored_turns(steps: int, turns: int) -> None:
+    """Table a1: scored turns over seeds 100-227 (S+6 per episode; three S=5 episodes find
+    only one redo probe outside the legitimate-redo target and its descendants)."""
+    assert _scored(_paper(range(100, 228), steps)) == turns
+
+
+def test_the_paper_schedule_matches_tables_a3_and_cost() -> None:
+    dense = _paper(range(100, 164), 15, density=0.3)
+    core = sum(1 for ep in dense for t in ep.turns if t.label in ("ask", "premature", "redo_probe"))
+    assert core == 1216  # Table a3: matcher agreement over 1216 ask, premature and redo turns
+    for steps, calls in ((10, 16), (15, 21)):  # Table cost: matcher calls per episode
+        eps = _paper(range(100, 132), steps)
+        assert _scored(eps) == calls * len(eps)
+
+
+def test_the_paper_schedule_asks_every_step_the_cancelled_one_too() -> None:
+    for ep in _paper(range(100, 132), 10):
+        asked = [t.step for t in ep.turns if t.label == "ask"]
+        assert sorted(asked) == sorted(ep.plan.steps)
+        assert ep.revision.cancel in asked
+    v1 = generate_episode(EpisodeParams(seed=100, steps=10))
+    assert v1.revision.cancel not in [t.step for t in v1.turns if t.label == "ask"]
+
+
+def test_the_paper_schedule_uses_figure_2s_redo_wording() -> None:
+    ep = _paper(range(100, 101), 10)[0]
+    legit = next(t for t in ep.turns if t.label == "legit_redo")
+    assert "a problem was found with the earlier result" in legit.message
+    assert legit.message.endswith(f"redo it now ({legit.work_order}).")
+
+
+def test_schedules_are_distinct_episodes_and_v1_serializes_as_before() -> None:
+    p = EpisodeParams(seed=100, steps=10)
+    paper = p.model_copy(update={"schedule": "paper"})
+    assert paper.key != p.key and paper.key.endswith("-paper-seed100")
+    assert "schedule" not in p.model_dump() and paper.model_dump()["schedule"] == "paper"
+    assert EpisodeParams.model_validate(paper.model_dump()) == paper
+
+
+def test_a_perfect_agent_scores_one_on_the_paper_schedule() -> None:
+    from helpers import run_arm
+
+    for ep in _paper(range(100, 104), 10):
+        for arm in ("raw", "checklist", "directive", "enforcement"):
+            _, score = run_arm(ep, arm)
+            assert score.primary.strict, (ep.id, arm, score.primary.channels)
+        _, gated = run_arm(ep, "enforcement", "scripted:always-book")
+        assert gated.primary.strict

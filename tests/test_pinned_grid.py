@@ -29,14 +29,15 @@ def _configs() -> list[tuple[str, LadderConfig]]:
         for domain in ("procurement", "release"):
             for steps in (5, 15):
                 config = LadderConfig(
-                    arms=list(ARMS), agent=agent, steps=[steps], episodes=3, domain=domain
-                )
+                    arms=list(ARMS), agent=agent, steps=[steps], episodes=3, domain=domain,
+                    schedule="v1",
+                )  # fmt: skip
                 out.append((f"{agent} {domain} S={steps}", config))
     out.append(
         (
             "corrupt compiler",
             LadderConfig(arms=GATE_ARMS, agent="scripted:perfect", compiler="scripted:corrupt",
-                         episodes=3),
+                         episodes=3, schedule="v1"),
         )
     )  # fmt: skip
     for repair in (False, True):
@@ -44,7 +45,7 @@ def _configs() -> list[tuple[str, LadderConfig]]:
             (
                 f"corruption repair={repair}",
                 LadderConfig(arms=GATE_ARMS, agent="scripted:obedient", steps=[15],
-                             corruption=[0.0, 0.03], repair=repair, episodes=3),
+                             corruption=[0.0, 0.03], repair=repair, episodes=3, schedule="v1"),
             )
         )  # fmt: skip
     return out

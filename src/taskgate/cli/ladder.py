@@ -47,6 +47,10 @@ def ladder(
     para_tier: Annotated[int, typer.Option(min=0, max=2)] = 0,
     rewrites: Annotated[Path | None, typer.Option(help="Rewrite cache (tier 2).")] = None,
     ambiguous_rate: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.0,
+    schedule: Annotated[
+        Literal["paper", "v1"],
+        typer.Option(help="paper: S+6 scored turns, as the paper; v1: taskgate's first, S+5."),
+    ] = "paper",
     out: Annotated[
         Path | None, typer.Option(help="Run directory; rerunning into it resumes.")
     ] = None,
@@ -96,6 +100,7 @@ def ladder(
             brief=brief,
             para_tier=para_tier,  # type: ignore[arg-type]
             ambiguous_rate=ambiguous_rate,
+            schedule=schedule,
             rewrites=load_rewrites(rewrites),
             **cell.conditions(),
             concurrency=endpoint.concurrency,

@@ -1,11 +1,20 @@
 """The deterministic episode generator (Section 4.1 of the paper).
 
 An episode is S steps drawn from a domain pool, a phase-consistent dependency DAG with extra-edge
-density rho, a brief, and a 44-turn schedule: every step except the cancelled one is asked once
-while it is eligible and in no fixed order, one revision message lands mid-episode (a cancellation
-with its rewiring and one relaxed prerequisite), and the fixed trap budget is interleaved with the
-asks: two premature asks, two redo probes, one superseded cue and one legitimate redo. The rest are
-filler turns (or, at ``ambiguous_rate``, ambiguous probes that name two eligible steps).
+density rho, a brief, and a 44-turn schedule: every step is asked once while it is eligible and in
+no fixed order, one revision message lands mid-episode (a cancellation with its rewiring and one
+relaxed prerequisite), and the fixed trap budget is interleaved with the asks: two premature asks,
+two redo probes, one superseded cue and one legitimate redo. The rest are filler turns (or, at
+``ambiguous_rate``, ambiguous probes that name two eligible steps).
+
+That is the paper's schedule (``schedule="paper"``), S+6 scored turns per episode as its tables
+count them: the step the revision cancels is asked too, before the revision (Figure 2's s2) or after
+it, where the request is for a cancelled step and scores as superseded. The legitimate-redo target
+is drawn first, and the redo probes from the steps outside it and its descendants, the cancelled
+step included; when fewer than two are left, the episode has fewer probes (a few S=5 episodes,
+as in the paper's 1,405 scored turns over 128). taskgate's first schedule (``schedule="v1"``, S+5)
+never asked the cancelled step and always found two probes; it is kept for comparison with runs
+made before.
 
 The schedule is drawn by simulating a perfect run; ground truth is *not* taken from it: the scorer
 recomputes every label from the bookings the agent actually made.
@@ -36,10 +45,12 @@ def generate_episode(
     rng = random.Random(f"taskgate/{params.domain}/{params.steps}/{params.density}/{params.seed}")
     templates, plan = _sample_plan(rng, params)
     cancel, revision = _sample_revision(rng, plan)
-    redo_target, probes = _sample_redo_targets(rng, plan, cancel)
+    paper = params.schedule == "paper"
+    sample = _paper_redo_targets if paper else _sample_redo_targets
+    redo_target, probes = sample(rng, plan, cancel)
     revised = _revised_prerequisites(plan, revision)
     for _ in range(500):
-        sched = _Schedule.draw(rng, plan, revision, revised, redo_target, probes)
+        sched = _Schedule.draw(rng, plan, revision, revised, redo_target, probes, paper)
         if sched is not None:
             break
     else:  # pragma: no cover - the sampler always leaves room; this guards future edits
@@ -144,6 +155,15 @@ def _sample_redo_targets(rng: random.Random, plan: Plan, cancel: str) -> tuple[s
     return redo, [pool[0], pool[0]]
 
 
+def _paper_redo_targets(rng: random.Random, plan: Plan, cancel: str) -> tuple[str, list[str]]:
+    """The paper's: the legitimate-redo target first (any step but the cancelled one), then up to
+    two redo probes from the steps outside it and its descendants (the cancelled one included)."""
+    redo = rng.choice([s for s in plan.steps if s != cancel])
+    below = _descendants(plan, redo)
+    pool = [s for s in plan.steps if s != redo and s not in below]
+    return redo, rng.sample(pool, min(2, len(pool)))
+
+
 def _revised_prerequisites(plan: Plan, revision: Revision) -> dict[str, set[str]]:
     """Each step's prerequisites once ``revision`` is applied, by the core's own revise."""
     graph = TaskGraph(plan)
@@ -167,10 +187,11 @@ class _Schedule:
         revised: dict[str, set[str]],
         redo: str,
         probes: list[str],
+        paper: bool = False,
     ) -> _Schedule | None:
         deps = {s: set(spec.deps) for s, spec in plan.steps.items()}
         cancel = revision.cancel
-        pending = [s for s in plan.steps if s != cancel]
+        pending = [s for s in plan.steps if paper or s != cancel]
         done: set[str] = set()
         probes_left = list(probes)
         counts = {"premature": 2, "cue": 1, "legit": 1}
@@ -181,6 +202,8 @@ class _Schedule:
         for t in range(TURNS):
             if t == rev_at:
                 deps = {s: set(ps) for s, ps in revised.items()}
+                if cancel is not None:  # once cancelled, asking it is a superseded request
+                    deps[cancel] = set()
                 out.kinds.append(("revision", cancel))
                 continue
             blocked = [s for s in pending if not deps[s] <= done]
@@ -312,6 +335,13 @@ def _words(
                 done.add(step)
         elif kind == "superseded_cue":
             msg = f"Quick check -- where do we stand on '{tpl.text}' ({wo})?"
+        elif (
+            params.schedule == "paper"
+        ):  # Figure 2: "a problem was found ... redo it now (#W8637)."
+            msg = (
+                f"Quality control: a problem was found with the earlier result of '{tpl.text}', "
+                f"so it has to be done over. Please redo it now ({wo})."
+            )
         else:
             msg = (
                 f"Quality control found a problem with the earlier result of '{tpl.text}', so it "

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from ..core.plan import Plan, Revision
 
@@ -37,6 +44,19 @@ class EpisodeParams(BaseModel):
     brief: Literal["amended", "original"] = "amended"
     para_tier: Literal[0, 1, 2] = 0
     ambiguous_rate: float = Field(0.0, ge=0.0, le=1.0)
+    #: ``paper``: the paper's schedule, S+6 scored turns (every step asked, the cancelled one
+    #: included); ``v1``: taskgate's first schedule, S+5 (the cancelled step never asked). The
+    #: field's default is ``v1`` so that episodes written before it existed read back as they
+    #: were; :class:`taskgate.LadderConfig` and the CLI default to ``paper``.
+    schedule: Literal["v1", "paper"] = "v1"
+
+    @model_serializer(mode="wrap")
+    def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``v1`` episodes serialize as they did before the field existed (pinned bytes)."""
+        data: dict[str, Any] = handler(self)
+        if data.get("schedule") == "v1":
+            data.pop("schedule")
+        return data
 
     @field_validator("density", "ambiguous_rate")
     @classmethod
@@ -48,7 +68,8 @@ class EpisodeParams(BaseModel):
         """A short id, unique per parameter set: used for file names and caches."""
         return (
             f"{self.domain}-S{self.steps}-d{self.density:g}-{self.brief}-p{self.para_tier}"
-            f"-a{self.ambiguous_rate:g}-seed{self.seed}"
+            f"-a{self.ambiguous_rate:g}{'-paper' if self.schedule == 'paper' else ''}"
+            f"-seed{self.seed}"
         )
 
 

@@ -180,6 +180,7 @@ def probes(
                     domain=domain,
                     para_tier=para,
                     ambiguous_rate=ambiguous_rate,
+                    schedule="paper",
                 )
                 ep = generate_episode(params, rewrites)
                 yield from (

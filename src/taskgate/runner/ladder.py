@@ -73,6 +73,7 @@ class LadderConfig:
     brief: Literal["amended", "original"] = "amended"
     para_tier: Literal[0, 1, 2] = 0
     ambiguous_rate: float = 0.0
+    schedule: Literal["v1", "paper"] = "paper"  # the episodes' schedule (see the generator)
     rewrites: Mapping[str, Sequence[str]] | None = None
     corruption: Sequence[float] = (0.0,)
     repair: bool = False
@@ -107,6 +108,7 @@ class LadderConfig:
                 brief=self.brief,
                 para_tier=self.para_tier,
                 ambiguous_rate=self.ambiguous_rate,
+                schedule=self.schedule,
             )
             for seed in range(self.first_seed, self.first_seed + self.episodes)
         ]
