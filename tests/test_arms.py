@@ -15,7 +15,8 @@ PREMATURE = next(t for t in EP.turns if t.label == "premature")
 def test_arm_names_are_the_cli_names() -> None:
     assert list(ARMS) == [
         "raw", "checklist", "checklist-replace", "checklist-matched", "self-ledger", "directive",
-        "directive-system", "enforcement", "enforcement-request", "enforcement-same-turn", "hybrid",
+        "directive-system", "enforcement", "enforcement-request", "enforcement-same-turn",
+        "enforcement-system", "hybrid",
     ]  # fmt: skip
 
 
@@ -129,3 +130,15 @@ def test_hybrid_falls_back_to_directives_on_a_defective_compile() -> None:
         "ungated"
     }  # the validator flagged it: directives only
     assert records[0].plan_defects  # type: ignore[attr-defined]
+
+
+def test_enforcement_system_moves_the_directive_and_keeps_the_notice_in_the_user_turn() -> None:
+    assert PREMATURE.step
+    line = f"ref {EP.plan.steps[PREMATURE.step].code}/{PREMATURE.work_order}"
+    turns, score = run_patched(EP, "enforcement-system", {PREMATURE.index: line})
+    rec = turns[PREMATURE.index]
+    assert rec.directive and rec.directive.startswith(f"[TASK-STATE] step {PREMATURE.step} is")
+    assert "[TASK-STATE]" not in rec.user  # the directive went to the system prompt
+    assert rec.bookings[0].decision == "refuse"  # and the gate refused the blocked step
+    assert turns[PREMATURE.index + 1].user.startswith("[BOOKING REJECTED] Your line '" + line)
+    assert score.primary.strict

@@ -207,3 +207,21 @@ def test_a_404_or_401_from_one_of_several_servers_sends_the_call_elsewhere() -> 
     with one as alone, pytest.raises(ModelError, match="404"):  # one server: the answer stands
         calls_of(ChatClient([endpoint(alone.base_url)]), 1)
     assert len(alone.requests) == 1
+
+
+def test_the_compiler_and_matcher_can_have_their_own_model_and_servers() -> None:
+    from taskgate.cli.model import endpoint_for
+    from taskgate.cli.options import EndpointOptions
+
+    agent = "http://127.0.0.1:9/v1"
+    opts = EndpointOptions(base_url=[agent], model="big", compiler_model="big-nothink")
+    with endpoint_for(opts) as eps:
+        assert [e.model for e in eps.agent] == ["big"] and eps.matcher == ()
+        assert [(e.base_url, e.model) for e in eps.compiler] == [(agent, "big-nothink")]
+    own = "http://127.0.0.2:9/v1"
+    opts = EndpointOptions(
+        base_url=[agent], model="big", compiler_base_url=[own], matcher_model="small"
+    )
+    with endpoint_for(opts) as eps:
+        assert [(e.base_url, e.model) for e in eps.compiler] == [(own, "big")]
+        assert [(e.base_url, e.model) for e in eps.matcher] == [(agent, "small")]

@@ -21,6 +21,9 @@ ARMS: dict[str, Arm] = {
         Arm("enforcement", directive_role="user", policy=SB),
         Arm("enforcement-request", directive_role="user", policy=RB),
         Arm("enforcement-same-turn", directive_role="user", policy=SB, surface="same-turn"),
+        # Appendix E.2's control: the directive in the system prompt (for that call only);
+        # rejection notices stay in the next user turn, as the paper has them
+        Arm("enforcement-system", directive_role="system", policy=SB),
         Arm("hybrid", directive_role="user", policy=SB, hybrid=True),
     )
 }

@@ -76,10 +76,11 @@ def endpoint_for(opts: EndpointOptions, think: bool = False) -> Iterator[Endpoin
             first = Endpoint.from_env(agent[0][0] if agent else None, opts.model, **common)
         except ModelError as exc:
             raise typer.BadParameter(str(exc)) from None
+        agents = _like(first, agent) or (first,)
         yield Endpoints(
-            agent=_like(first, agent) or (first,),
-            matcher=_like(first, _listed(opts.matcher_base_url, None, "")),
-            compiler=_like(first, _listed(opts.compiler_base_url, None, "")),
+            agent=agents,
+            matcher=_own(first, agents, opts.matcher_base_url, opts.matcher_model),
+            compiler=_own(first, agents, opts.compiler_base_url, opts.compiler_model),
         )
         return
     with LocalServer() as agent_srv, LocalServer() as helper_srv:
@@ -89,6 +90,17 @@ def endpoint_for(opts: EndpointOptions, think: bool = False) -> Iterator[Endpoin
             matcher=helper,
             compiler=helper,
         )
+
+
+def _own(
+    first: Endpoint, agents: tuple[Endpoint, ...], urls: Sequence[str] | None, model: str | None
+) -> tuple[Endpoint, ...]:
+    """A helper role's endpoints: its own URLs, or the agent's when only its model is its own
+    (empty: it shares the agent's endpoints and model)."""
+    own = _like(first, _listed(urls, None, ""))
+    if model is None:
+        return own
+    return tuple(dataclasses.replace(e, model=model) for e in own or agents)
 
 
 def _like(first: Endpoint, listed: list[tuple[str, int | None]]) -> tuple[Endpoint, ...]:

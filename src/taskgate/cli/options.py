@@ -73,6 +73,18 @@ class EndpointOptions:
             help="The compiler's own endpoint(s) (repeatable).", show_default=False, metavar="URL"
         ),
     ] = None
+    matcher_model: Annotated[
+        str | None,
+        typer.Option(help="The matcher's model name (default: the agent's).", show_default=False),
+    ] = None
+    compiler_model: Annotated[
+        str | None,
+        typer.Option(
+            help="The compiler's model name (default: the agent's), e.g. a no-think model that "
+            "compiles for both regimes, as in the paper.",
+            show_default=False,
+        ),
+    ] = None
     model: Annotated[str | None, typer.Option(help="Model name (default: $TASKGATE_MODEL).")] = None
     thinking: Annotated[
         bool | None,
