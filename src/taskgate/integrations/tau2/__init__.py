@@ -12,12 +12,22 @@ from .compiler import compile_ruleset
 from .gate import GateLog, Mode, Tau2MissingError, Veto, gate_environment
 from .live import ARMS, LiveConfig, Role, load_task_file, run_live
 from .replay import TaskReplay, gold_replay, load_tasks
-from .rules import WRITE_TOOLS, Rule, Ruleset, load_ruleset, reference_ruleset
+from .rules import (
+    RULESETS,
+    WRITE_TOOLS,
+    Rule,
+    Ruleset,
+    load_ruleset,
+    named_ruleset,
+    post_audit_ruleset,
+    reference_ruleset,
+)
 from .scripted import cancelling_responder
 from .transcripts import Summary, load_results, replay_results
 
 __all__ = [
     "ARMS",
+    "RULESETS",
     "WRITE_TOOLS",
     "ArmReport",
     "Delta",
@@ -43,7 +53,9 @@ __all__ = [
     "load_task_file",
     "load_tasks",
     "markdown",
+    "named_ruleset",
     "paired_delta",
+    "post_audit_ruleset",
     "reference_ruleset",
     "replay_results",
     "run_battery",

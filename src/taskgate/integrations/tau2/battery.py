@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ...errors import RulesetError
 from .facts import DbView
 from .rules import Ruleset
 from .verdict import judge
@@ -42,8 +43,16 @@ class Outcome:
         return self.decision == self.case.expect
 
 
-def battery() -> list[Case]:
-    text = resources.files(__package__).joinpath("battery.toml").read_text("utf-8")
+#: Each hand-written ruleset's battery: cases whose expected decisions encode that ruleset
+BATTERIES = {"post-audit": "battery_post_audit.toml", "pre-audit": "battery_pre_audit.toml"}
+
+
+def battery(name: str = "pre-audit") -> list[Case]:
+    """The cases of the battery of ruleset ``name``: ``pre-audit`` (40 cases, the first battery)
+    or ``post-audit`` (the paper's 33)."""
+    if name not in BATTERIES:
+        raise RulesetError(f"unknown battery {name!r}; choose from: {', '.join(BATTERIES)}")
+    text = resources.files(__package__).joinpath(BATTERIES[name]).read_text("utf-8")
     return [Case.model_validate(c) for c in tomllib.loads(text)["case"]]
 
 

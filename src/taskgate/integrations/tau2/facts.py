@@ -109,17 +109,39 @@ def _sources(db: DbView, args: Call) -> list[str]:
     return [profile.get(pid, {}).get("source", "unknown") for pid in _payments(args)]
 
 
-def _endpoints_changed(db: DbView, args: Call) -> bool:
-    """Do the new flights leave the reservation's origin, destination or trip type?"""
+#: Airports of one metropolitan area, by IATA metropolitan-area code: a flight change may swap one
+#: for another without changing the trip's endpoints (the paper's audit: LGA for JFK). Of the
+#: airline database's 20 airports only New York's three share a metro area.
+METRO: dict[str, str] = {"JFK": "NYC", "LGA": "NYC", "EWR": "NYC"}
+
+
+def _airport(code: Any) -> Any:
+    return code
+
+
+def _metro(code: Any) -> Any:
+    return METRO.get(code, code) if isinstance(code, str) else code
+
+
+def _endpoints_changed(db: DbView, args: Call, place: Callable[[Any], Any] = _airport) -> bool:
+    """Do the new flights leave the reservation's origin, destination or trip type? Airports are
+    compared as ``place`` names them: themselves, or their metro area."""
     res = _res(db, args)
     legs = [db.route(f["flight_number"]) for f in args.get("flights") or []]
     if not legs or not res:
         return False
-    start, end = legs[0][0], legs[-1][1]
+    start, end = place(legs[0][0]), place(legs[-1][1])
+    origin, destination = place(res.get("origin")), place(res.get("destination"))
     if res.get("flight_type") == "round_trip":
-        dests = {d for _, d in legs}
-        return not (start == res.get("origin") == end and res.get("destination") in dests)
-    return not (start == res.get("origin") and end == res.get("destination"))
+        return not (start == origin == end and destination in {place(d) for _, d in legs})
+    return not (start == origin and end == destination)
+
+
+def _over_payment_limits(db: DbView, args: Call) -> bool:
+    """More than one travel certificate, one credit card or three gift cards (the policy's one
+    sentence on a booking's payment methods)."""
+    s = _sources(db, args)
+    return s.count("certificate") > 1 or s.count("credit_card") > 1 or s.count("gift_card") > 3
 
 
 def unknown_entity(db: DbView, args: Call) -> str | None:
@@ -187,6 +209,7 @@ FACTS: dict[str, Fact] = {
         not set(_segments_flown(db, _res(db, a))) <= set(_new_flights(a))
     ),
     "args.endpoints_changed": _endpoints_changed,
+    "args.metro_endpoints_changed": lambda db, a: _endpoints_changed(db, a, _metro),
     "args.passengers": lambda db, a: len(a.get("passengers") or []),
     "args.total_baggages": lambda db, a: a.get("total_baggages", 0),
     "args.amount": lambda db, a: a.get("amount", 0),
@@ -200,6 +223,7 @@ FACTS: dict[str, Fact] = {
     "args.credit_cards": lambda db, a: _sources(db, a).count("credit_card"),
     "args.gift_cards": lambda db, a: _sources(db, a).count("gift_card"),
     "args.unknown_payments": lambda db, a: _sources(db, a).count("unknown"),
+    "args.over_payment_limits": _over_payment_limits,
 }
 
 
@@ -223,6 +247,8 @@ FACT_DOCS: dict[str, str] = {
     "args.flights_changed": "the call's flights differ from the reservation's",
     "args.flown_segment_dropped": "the call drops or changes a segment already flown",
     "args.endpoints_changed": "the new flights change the origin, destination or trip type",
+    "args.metro_endpoints_changed": "the new flights change the origin, destination or trip type, "
+    "an airport of the same metro area counting as the same endpoint (JFK, LGA, EWR: New York)",
     "args.passengers": "the number of passengers in the call",
     "args.total_baggages": "the total checked bags the call asks for",
     "args.amount": "the certificate amount the call sends",
@@ -232,4 +258,6 @@ FACT_DOCS: dict[str, str] = {
     "args.credit_cards": "how many credit cards the call pays with",
     "args.gift_cards": "how many gift cards the call pays with",
     "args.unknown_payments": "how many of the call's payment methods are not in the user's profile",
+    "args.over_payment_limits": "the call pays with more than one travel certificate, more than one "
+    "credit card, or more than three gift cards",
 }

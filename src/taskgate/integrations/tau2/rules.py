@@ -170,6 +170,27 @@ def load_ruleset(source: str | Path) -> Ruleset:
         raise RulesetError(f"ruleset {where}: {first['msg']}") from None
 
 
+#: The hand-written rulesets by name: the paper's post-audit one (the default) and the pre-audit
+#: one it was audited from (taskgate's first "reference" ruleset)
+RULESETS = {"post-audit": "post_audit.toml", "pre-audit": "pre_audit.toml"}
+DEFAULT_RULESET = "post-audit"
+
+
+def named_ruleset(name: str = DEFAULT_RULESET) -> Ruleset:
+    """A hand-written ruleset by name (see :data:`RULESETS`)."""
+    try:
+        file = RULESETS[name]
+    except KeyError:
+        known = ", ".join(RULESETS)
+        raise RulesetError(f"unknown ruleset {name!r}; choose from: {known}") from None
+    return load_ruleset(resources.files(__package__).joinpath(file).read_text("utf-8"))
+
+
 def reference_ruleset() -> Ruleset:
-    """The hand-written reference ruleset, from the airline policy document."""
-    return load_ruleset(resources.files(__package__).joinpath("reference.toml").read_text("utf-8"))
+    """The pre-audit ruleset, under its first name (``named_ruleset("pre-audit")``)."""
+    return named_ruleset("pre-audit")
+
+
+def post_audit_ruleset() -> Ruleset:
+    """The paper's post-audit ruleset, taskgate's default (``named_ruleset("post-audit")``)."""
+    return named_ruleset("post-audit")
