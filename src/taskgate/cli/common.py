@@ -21,6 +21,7 @@ from ..scoring.report import (
     contrast_table,
     ladder_table,
     matcher_table,
+    obedience_table,
     tools_table,
 )
 from ..scoring.summary import Row, Scored, adjacent_contrasts, score_run, summarize
@@ -140,10 +141,13 @@ def print_results(
         "\nError channels (rate over label turns; unrequested as a count)\n", markup=False
     )
     console.print(channel_table(rows, f), markup=False)
-    matching = matcher_table(rows, f)
-    if matching:
-        console.print("\nMatcher (arms that use one)\n", markup=False)
-        console.print(matching, markup=False)
+    for title, table in (
+        ("Directive obedience per directive type (Wilson 95% CI)", obedience_table(rows, f)),
+        ("Matcher (arms that use one)", matcher_table(rows, f)),
+    ):
+        if table:
+            console.print(f"\n{title}\n", markup=False)
+            console.print(table, markup=False)
     if json_path is not None:
         json_path.write_text(json.dumps([r.json_row() for r in rows], indent=1) + "\n")
         console.print(f"\nwrote {len(rows)} rows to {json_path}", markup=False)

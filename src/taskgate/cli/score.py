@@ -13,6 +13,7 @@ from ..scoring.summary import Scored, score_run, summarize
 from .common import print_results
 from .errors import warner, writable_file
 from .options import JsonOpt, ReportOptions, check_names, command, split_list
+from .usage import print_usage
 
 RunDir = Annotated[Path, typer.Argument(help="A run directory (episodes.jsonl and log.jsonl).")]
 ArmOrder = Annotated[
@@ -47,7 +48,11 @@ def score(run_dir: RunDir, json_out: JsonOpt = None, arms: ArmOrder = None) -> N
 
 @command
 def report(run_dir: RunDir, output: ReportOptions, arms: ArmOrder = None) -> None:
-    """Print the ladder table, the paired contrasts and the per-channel table."""
+    """Print the ladder table, the paired contrasts, the per-channel table, directive obedience,
+    the matcher's agreement and, when a model ran, token usage and compile accuracy."""
     writable_file(output.json, "--json")
-    scored = score_run(run_dir, warner())
-    print_results(run_dir, _arms(scored, arms), output, scored=scored)
+    warn = warner()
+    scored = score_run(run_dir, warn)
+    order = _arms(scored, arms)
+    print_results(run_dir, order, output, scored=scored)
+    print_usage(run_dir, order, warn)

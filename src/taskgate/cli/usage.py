@@ -17,6 +17,8 @@ def _cell(cell: tuple[int, float, float]) -> str:
 
 def print_usage(run_dir: Path, arms: Sequence[str], on_skip: OnSkip | None = None) -> None:
     runs = read_log(run_dir / LOG, on_skip)
+    if not any(run.calls for run in runs.values()):  # no model ran: nothing to report
+        return
     episodes = {e.id: e for e in read_episodes(run_dir / EPISODES)}
     console = Console(highlight=False, soft_wrap=True)
     rows = usage_rows(runs, episodes, arms)

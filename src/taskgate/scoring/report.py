@@ -10,7 +10,8 @@ from ..core.verdict import Policy
 from ..episodes.models import STEP_LABELS
 from ..matching.evaluation import LABELS as PROBE_LABELS
 from ..matching.evaluation import Agreement
-from .scorer import CHANNELS
+from .scorer import CHANNELS, DIRECTIVE_TYPES
+from .stats import wilson
 from .summary import CellKey, Contrast, Row
 
 Format = Literal["md", "latex"]
@@ -134,6 +135,24 @@ def matcher_table(rows: Sequence[Row], fmt: Format = "md") -> str:
             ]
         )
     header = ["cell", "arm", "agreement", "redo P", "redo R", "ask-back: ambiguous", "on steps"]
+    return _table(header, body, fmt) if body else ""
+
+
+def obedience_table(rows: Sequence[Row], fmt: Format = "md") -> str:
+    """Directive obedience per directive type (Table obedience): the share of directives the
+    agent followed (attempted an ELIGIBLE or REDO step, left a BLOCKED, DONE or CANCELLED one),
+    k/n with a Wilson 95% interval, per cell and arm that issues directives."""
+    body = []
+    for r in rows:
+        if not r.directives:
+            continue
+        line = [_cell_name((r.steps, r.density, r.corruption)), r.arm]
+        for kind in DIRECTIVE_TYPES:
+            n, k = r.directives.get(kind, 0), r.obeyed.get(kind, 0)
+            lo, hi = wilson(k, n)
+            line.append(f"{k / n:.2f} [{lo:.2f}, {hi:.2f}] ({k}/{n})" if n else "--")
+        body.append(line)
+    header = ["cell", "arm", *DIRECTIVE_TYPES]
     return _table(header, body, fmt) if body else ""
 
 
