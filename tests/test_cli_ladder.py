@@ -39,7 +39,8 @@ def test_perfect_agent_prints_one_everywhere(tmp_path: Path) -> None:
         "ladder", "--agent", "scripted:perfect", "--episodes", "4", "--steps", "5,18",
         "--out", str(tmp_path / "r"),
     )  # fmt: skip
-    assert output.count("1.00 [0.51, 1.00] (4/4)") == 16  # 4 arms x 2 cells x 2 scorings
+    ladder = output.split("Error channels")[0]
+    assert ladder.count("1.00 [0.51, 1.00] (4/4)") == 16  # 4 arms x 2 cells x 2 scorings
 
 
 def test_generate_run_score_report(tmp_path: Path) -> None:
