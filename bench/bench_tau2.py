@@ -19,7 +19,7 @@ from pathlib import Path
 from taskgate.integrations.tau2.facts import DbView
 from taskgate.integrations.tau2.live import LiveConfig, Role, load_task_file, run_live
 from taskgate.integrations.tau2.replay import gold_replay, load_tasks
-from taskgate.integrations.tau2.rules import WRITE_TOOLS, reference_ruleset
+from taskgate.integrations.tau2.rules import RULESETS, WRITE_TOOLS, named_ruleset
 from taskgate.integrations.tau2.scripted import cancelling_responder
 from taskgate.integrations.tau2.state_block import state_block
 from taskgate.integrations.tau2.transcripts import replay_results
@@ -42,7 +42,7 @@ def median_us(fn: object, calls: list[tuple[str, dict[str, object]]], rounds: in
 def dispatch_costs() -> None:
     from tau2.domains.airline.data_model import FlightDB
 
-    rules = reference_ruleset()
+    rules = named_ruleset()
     db = DbView.of(FlightDB.load(str(DATA / "db.json")))
     calls = [
         (a["name"], a.get("arguments") or {})
@@ -57,17 +57,19 @@ def dispatch_costs() -> None:
 
 
 def replays() -> None:
-    rules = reference_ruleset()
-    for name in ("tasks.json", "tasks_release_37199f3.json"):
-        tasks = load_tasks(DATA / name)
-        t0 = time.perf_counter()
-        out = gold_replay(tasks, rules, DATA / "db.json")
-        wall = time.perf_counter() - t0
-        over = sum(len(r.overblocks) for r in out)
-        print(
-            f"gold replay {name:<28} {len(tasks)} tasks in {wall:5.1f} s "
-            f"({wall / len(tasks) * 1000:.0f} ms/task), {over} overblocked"
-        )
+    for ruleset in RULESETS:
+        rules = named_ruleset(ruleset)
+        for name in ("tasks.json", "tasks_release_37199f3.json"):
+            tasks = load_tasks(DATA / name)
+            t0 = time.perf_counter()
+            out = gold_replay(tasks, rules, DATA / "db.json")
+            wall = time.perf_counter() - t0
+            over = sum(len(r.overblocks) for r in out)
+            writes = sum(r.writes for r in out)
+            print(
+                f"gold replay {ruleset:<10} {name:<28} {len(tasks)} tasks in {wall:5.1f} s "
+                f"({wall / len(tasks) * 1000:.0f} ms/task), {over}/{writes} gold writes overblocked"
+            )
 
 
 def live(n_tasks: int) -> None:
@@ -79,12 +81,12 @@ def live(n_tasks: int) -> None:
         for arms in (("ungated",), ("ungated", "state-block", "advisory", "gated")):
             out = Path(tmp) / "-".join(arms)
             t0 = time.perf_counter()
-            run_live(LiveConfig(role, role, arms, max_steps=30), tasks, reference_ruleset(), out)
+            run_live(LiveConfig(role, role, arms, max_steps=30), tasks, named_ruleset(), out)
             walls[len(arms)] = time.perf_counter() - t0
         sims = len(tasks) * 4
         t0 = time.perf_counter()
         summary = replay_results(
-            [out / f"{a}.json" for a in arms], reference_ruleset(), DATA / "db.json"
+            [out / f"{a}.json" for a in arms], named_ruleset(), DATA / "db.json"
         )
         replay_wall = time.perf_counter() - t0
     per_stock = walls[1] / len(tasks)
