@@ -37,6 +37,16 @@ def _run_dir(tmp: Path) -> Path:
     return run
 
 
+def _v1_run(tmp: Path) -> Path:
+    run = tmp / "v1"
+    result = CliRunner().invoke(
+        app, ["ladder", "--agent", "scripted:perfect", "--arms", "raw", "--steps", "5",
+              "--episodes", "1", "--schedule", "v1", "--out", str(run)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return run
+
+
 def _write(tmp: Path, name: str, data: bytes | str) -> Path:
     path = tmp / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -216,6 +226,9 @@ CASES: dict[str, tuple[Setup, int, str]] = {
     ),
     "proxy, a compiler it does not know": (
         lambda t: ["proxy", "--upstream", "http://x/v1", "--compiler", "gpt"], 2, "--compiler",
+    ),
+    "resume a v1 run with the paper schedule": (
+        lambda t: ["ladder", *SCRIPTED, "--out", str(_v1_run(t))], 2, "--schedule v1",
     ),
     "proxy, a matcher it does not know": (
         lambda t: ["proxy", "--upstream", "http://x/v1", "--matcher", "vibes"], 2, "--matcher",

@@ -103,6 +103,12 @@ def test_explicit_redo_is_raised_only_with_a_step() -> None:
         ("there is no need to run it again", False),
         ("it is fine; do not repeat it. Thanks", False),
         ("no need to check. But please redo the table", True),
+        ("no redo please", False),
+        ("a redo is unnecessary", False),
+        ("we can skip the redo", False),
+        ("cancel the redo of the RFQ", False),
+        ("Did the RFQ go out again yesterday?", False),
+        ("the figures were wrong, so send the RFQ again. Thanks!", True),
     ],
 )
 def test_explicit_redo_reads_the_words_and_their_negation(text: str, want: bool) -> None:
@@ -157,7 +163,10 @@ def test_gate_arms_ask_back_on_ambiguous_probes_and_execute_nothing() -> None:
 
 
 def test_text_arms_never_ask_back() -> None:
-    turns, score = run_arm(EP, "raw", "scripted:always-book", matcher="embedding:hash")
+    # the matched-line checklist calls the matcher too, and still never asks back
+    turns, score = run_arm(EP, "checklist-matched", "scripted:always-book", "scripted",
+                           matcher="embedding:hash")  # fmt: skip
+    assert any(r.matched is not None and r.matched.candidates for r in turns)
     assert all(r.ask_back is None for r in turns) and not score.ask_backs
 
 

@@ -633,6 +633,9 @@ def test_an_ambiguous_request_is_asked_back_without_calling_the_upstream(stream:
             assert len(upstream.requests) == calls and finish == "stop"
             for step in probe.candidates:
                 assert f"'{ep.plan.steps[step].text}'" in text
+            again = post(client, proxy.base_url, messages)  # a client retry: the same question
+            assert again["choices"][0]["message"]["content"] == text
+            assert len(upstream.requests) == calls
             messages.append({"role": "assistant", "content": text})
             # the user's answer names one step, under the same work order: now a request
             a = probe.candidates[0]

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 from conftest import TAU2_DATA
 from taskgate import ChatClient, Endpoint, FakeServer, script
 from taskgate.cli import app
-from taskgate.integrations.tau2.battery import run_battery
+from taskgate.integrations.tau2.battery import battery, run_battery
 from taskgate.integrations.tau2.compiler import compile_prompt, compile_ruleset
-from taskgate.integrations.tau2.rules import Ruleset, load_ruleset, reference_ruleset
+from taskgate.integrations.tau2.rules import Ruleset, load_ruleset, named_ruleset, reference_ruleset
 
 DATA = TAU2_DATA
 
@@ -42,7 +42,7 @@ def test_a_compiled_ruleset_is_validated_and_interchangeable() -> None:
     prompt = srv.requests[0]["messages"][0]["content"]
     assert (DATA / "policy.md").read_text().strip() in prompt and "reservation.any_flown" in prompt
     db = json.loads((DATA / "db.json").read_text())
-    assert all(o.passed for o in run_battery(rules, db))
+    assert all(o.passed for o in run_battery(rules, db, battery("pre-audit")))
 
 
 def test_an_unusable_compile_says_why() -> None:
@@ -68,12 +68,13 @@ def test_prompt_names_every_tool_and_fact() -> None:
 
 def test_cli_compile_against_an_endpoint(tmp_path: Path) -> None:
     out = tmp_path / "compiled.json"
-    with FakeServer(script([reference_ruleset().model_dump_json()])) as srv:
+    post = named_ruleset("post-audit")  # the model "compiles" the post-audit ruleset
+    with FakeServer(script([post.model_dump_json()])) as srv:
         result = CliRunner().invoke(
             app,
             ["tau2", "compile-rules", "--out", str(out), "--policy", str(DATA / "policy.md"),
              "--db", str(DATA / "db.json"), "--base-url", srv.base_url, "--model", "fake"],
         )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "compiled 19 rules" in result.output and "battery: 40/40" in result.output
-    assert load_ruleset(out) == reference_ruleset()
+    assert "compiled 16 rules" in result.output and "battery: 33/33" in result.output
+    assert load_ruleset(out) == post

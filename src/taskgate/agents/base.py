@@ -79,7 +79,9 @@ class Matcher(Protocol):
     """Resolves one user message to a step of ``plan`` and an explicit-redo flag.
 
     An implementer must return ``Match(None)`` when the message is about no step, and never a step
-    the plan lacks (the loop treats one as no step). ``explicit_redo`` is true only when the
+    the plan lacks (the loop treats one as no step). A matcher that cannot tell which step is meant
+    returns no step and the ``candidates`` to ask back about; the gate arms, ``ToolGate``, the
+    LangGraph middleware and the proxy then put the question to the user instead of acting. ``explicit_redo`` is true only when the
     message explicitly authorizes redoing finished work. Model failures raise
     :class:`taskgate.ModelError`; an unusable reply is ``Match(None)``, not an exception.
     """

@@ -165,9 +165,10 @@ class Arm:
         return match if known == match.candidates else match._replace(candidates=known)
 
     def ask_back(self, state: ArmState, match: Match | None, kept: str) -> Exchange | None:
-        """The clarifying question instead of the agent's turn, when the matcher could not tell
-        which step a request is about (no step, some candidates); nothing is executed."""
-        if match is None or match.step is not None or not match.candidates:
+        """The clarifying question instead of the agent's turn, when a gate arm's matcher could not
+        tell which step a request is about (no step, some candidates); nothing is executed. Text
+        arms (the matched-line checklist included) never ask back."""
+        if not self.compiled or match is None or match.step is not None or not match.candidates:
             return None
         question = ask_back_question(state.module.graph.to_plan(), match.candidates)
         state.notices = []

@@ -13,7 +13,7 @@ from ..episodes.models import EpisodeParams
 from ..errors import TaskgateError
 from ..runner.ladder import MAX_EPISODES
 from .errors import writable_file
-from .options import load_rewrites
+from .options import ScheduleOpt, load_rewrites
 
 
 def generate(
@@ -29,10 +29,7 @@ def generate(
     para_tier: Annotated[int, typer.Option(min=0, max=2, help="Paraphrase tier.")] = 0,
     rewrites: Annotated[Path | None, typer.Option(help="Rewrite cache (tier 2).")] = None,
     ambiguous_rate: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.0,
-    schedule: Annotated[
-        Literal["paper", "v1"],
-        typer.Option(help="paper: S+6 scored turns, as the paper; v1: taskgate's first, S+5."),
-    ] = "paper",
+    schedule: ScheduleOpt = "paper",
 ) -> None:
     """Generate episodes: one as a JSON object, several as a JSON list."""
     writable_file(out, "--out")

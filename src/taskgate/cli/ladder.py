@@ -20,6 +20,7 @@ from .options import (
     EndpointOptions,
     ReportOptions,
     ScaleOptions,
+    ScheduleOpt,
     command,
     load_rewrites,
     split_list,
@@ -47,10 +48,7 @@ def ladder(
     para_tier: Annotated[int, typer.Option(min=0, max=2)] = 0,
     rewrites: Annotated[Path | None, typer.Option(help="Rewrite cache (tier 2).")] = None,
     ambiguous_rate: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.0,
-    schedule: Annotated[
-        Literal["paper", "v1"],
-        typer.Option(help="paper: S+6 scored turns, as the paper; v1: taskgate's first, S+5."),
-    ] = "paper",
+    schedule: ScheduleOpt = "paper",
     out: Annotated[
         Path | None, typer.Option(help="Run directory; rerunning into it resumes.")
     ] = None,

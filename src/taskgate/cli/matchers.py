@@ -15,7 +15,7 @@ from ..llm.client import OnCall
 from ..matching.evaluation import Agreement, evaluate, probes
 from ..progress import Progress
 from ..runner.roles import ROLES, Clients, RoleContext
-from ..scoring.report import agreement_table
+from ..scoring.report import agreement_table, share
 from .common import run_with_progress
 from .errors import writable_file
 from .options import EndpointOptions, command, load_rewrites, split_list
@@ -96,15 +96,11 @@ def matchers(
     typer.echo(agreement_table(results, fmt))
     for res in results:
         tp, fp, fn = (res.redo[k] for k in ("tp", "fp", "fn"))
-        line = f"\n{res.matcher}: explicit redo precision {_share(tp, tp + fp)}, recall "
-        line += _share(tp, tp + fn)
+        line = f"\n{res.matcher}: explicit redo precision {share(tp, tp + fp)}, recall "
+        line += share(tp, tp + fn)
         if ROLES.needs_model("matcher", res.matcher):
             line += f"; model calls {calls[res.matcher]} for {len(items)} requests"
         typer.echo(line)
     if json_out is not None:
         data = [{**r.as_json(), "model_calls": calls[r.matcher]} for r in results]
         json_out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-
-
-def _share(k: int, n: int) -> str:
-    return f"{k / n:.3f} ({k}/{n})" if n else "--"

@@ -41,6 +41,12 @@ JsonOpt = Annotated[
 ]
 
 
+ScheduleOpt = Annotated[
+    Literal["paper", "v1"],
+    typer.Option(help="paper: S+6 scored turns, as the paper; v1: taskgate's first, S+5."),
+]
+
+
 @dataclass(frozen=True, kw_only=True)
 class EndpointOptions:
     """Where the model is, and how to call it (``ladder``, ``run``, ``tau2 run``)."""

@@ -18,7 +18,15 @@ from ..runner.roles import ROLES, Clients
 from .common import report_run, run_with_progress
 from .errors import warner, writable_dir, writable_file
 from .model import embedded
-from .options import CellOptions, EndpointOptions, ReportOptions, ScaleOptions, command, usage
+from .options import (
+    CellOptions,
+    EndpointOptions,
+    ReportOptions,
+    ScaleOptions,
+    ScheduleOpt,
+    command,
+    usage,
+)
 
 #: the embedded model's smoke run: small, with the agent's reply to each request constrained by
 #: llama.cpp's JSON-schema grammar to a valid call of a tool the brief lists (the tiny model never
@@ -45,6 +53,7 @@ def tools(
         int | None, typer.Option(min=1, max=MAX_EPISODES, help="Episodes (the paper: 50).")
     ] = None,
     seed: Annotated[int, typer.Option(help="First seed (the paper: 300-349).")] = 300,
+    schedule: ScheduleOpt = "paper",
     out: Annotated[
         Path | None, typer.Option(help="Run directory; rerunning into it resumes.")
     ] = None,
@@ -104,6 +113,7 @@ def tools(
             densities=(density,),
             episodes=episodes or 50,
             first_seed=seed,
+            schedule=schedule,
             compiler=compiler,
             matcher=matcher,
             **cell.conditions(),

@@ -265,7 +265,8 @@ def _phrase(
     return tpl.paraphrases[idx]
 
 
-def _cap(text: str) -> str:
+def cap(text: str) -> str:
+    """``text`` with its first letter in upper case."""
     return text[:1].upper() + text[1:]
 
 
@@ -330,7 +331,7 @@ def _words(
         wo = f"#W{next(orders)}"
         tpl = templates[step]
         if kind in ROLE_INDEX:
-            msg = f"{_cap(_phrase(params, tpl, kind, rewrites))} ({wo})."
+            msg = f"{cap(_phrase(params, tpl, kind, rewrites))} ({wo})."
             if kind == "ask":
                 done.add(step)
         elif kind == "superseded_cue":

@@ -138,7 +138,8 @@ class ToolGate:
         could not tell which step it means (no step, some candidates) and ``ask_back`` is set,
         close the request and return the ask-back question to put to the user instead of running
         the agent (without ``ask_back`` the request opens on no step)."""
-        plan = self._machine.graph.to_plan()
+        with self._lock:
+            plan = self._machine.graph.to_plan()
         match = await matcher.match(plan, message)
         step = match.step if match.step in plan.steps else None  # never a step it lacks
         asked = [c for c in match.candidates if c in plan.steps]

@@ -13,6 +13,13 @@ from collections.abc import Sequence
 from ..core.plan import Plan
 
 
+def step_wording(plan: Plan, sid: str) -> str:
+    """How a step is named to the user and to the embedder: its brief text, else its tool's
+    name in words, else its id."""
+    spec = plan.steps[sid]
+    return spec.text or spec.tool.replace("_", " ") or sid
+
+
 def _listed(texts: Sequence[str]) -> str:
     quoted = [f"'{t}'" for t in texts]
     return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
@@ -20,7 +27,7 @@ def _listed(texts: Sequence[str]) -> str:
 
 def ask_back_question(plan: Plan, candidates: Sequence[str]) -> str:
     """One short question naming each candidate step, in the plan's order of ``candidates``."""
-    texts = [plan.steps[c].text or c for c in candidates if c in plan.steps]
+    texts = [step_wording(plan, c) for c in candidates if c in plan.steps]
     if not texts:
         return "Before I act on this: which step of the plan do you mean? Please name it."
     if len(texts) == 1:

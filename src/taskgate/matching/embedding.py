@@ -15,7 +15,7 @@ once and cached, and each step scored by its best segment. Then:
 Ambiguous, nothing-near and confident resolutions are what the hybrid matcher keeps; it asks the
 LLM matcher about the rest. The explicit-redo flag comes from :mod:`taskgate.matching.redo` and is
 raised only with a step. Thresholds are calibrated on the generator's own paraphrases (tiers 0 and 1, both
-domains; see ``bench/bench_matcher.py --calibrate``), never on the held-out wordings.
+domains, scored with ``taskgate matchers --tiers 0,1``), never on the held-out wordings.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from typing import Generic, TypeVar
@@ -33,6 +34,7 @@ import numpy as np
 
 from ..agents.base import Match
 from ..core.plan import Plan
+from .askback import step_wording
 from .embedders import Embedder, HashEmbedder, Vectors, minilm
 from .redo import explicit_redo
 
@@ -105,11 +107,6 @@ def segments(message: str) -> list[str]:
     return list(dict.fromkeys(out))[:MAX_SEGMENTS]
 
 
-def step_wording(plan: Plan, sid: str) -> str:
-    spec = plan.steps[sid]
-    return spec.text or spec.tool.replace("_", " ") or sid
-
-
 class EmbeddingMatcher:
     """The :class:`~taskgate.Matcher` protocol on sentence embeddings (MiniLM by default)."""
 
@@ -119,13 +116,23 @@ class EmbeddingMatcher:
         self.embedder: Embedder = embedder or minilm()
         self.thresholds = thresholds or Thresholds()
         self._texts: _Lru[str, Vectors] = _Lru(16384)  # step wordings and request segments
+        self._pool: ThreadPoolExecutor | None = None  # the model's own thread, made on first use
 
     async def match(self, plan: Plan, message: str) -> Match:
         return (await self.aresolve(plan, message)).as_match()
 
     async def aresolve(self, plan: Plan, message: str) -> Resolution:
-        """:meth:`resolve` on a worker thread: the model runs off the event loop."""
-        return await asyncio.to_thread(self.resolve, plan, message)
+        """:meth:`resolve`, on the event loop when every text is cached (microseconds), else on
+        the matcher's own thread, so the model neither blocks the loop nor fills its default
+        thread pool (which a server needs for other work)."""
+        texts = [*(step_wording(plan, s) for s in plan.steps), *segments(message)]
+        if all(self._texts.peek(t) is not None for t in texts):
+            return self.resolve(plan, message)
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="taskgate-embedding")
+        return await asyncio.get_running_loop().run_in_executor(
+            self._pool, self.resolve, plan, message
+        )
 
     def match_now(self, plan: Plan, message: str) -> Match:
         return self.resolve(plan, message).as_match()
@@ -189,10 +196,14 @@ def _named(sims: Vectors, t: Thresholds) -> list[int]:
     return out
 
 
-@cache
 def shared_matcher(fake: bool = False) -> EmbeddingMatcher:
     """The process's one embedding matcher on MiniLM (``fake``: on :class:`HashEmbedder`), so
     that every episode-arm, conversation and gate shares its model and caches."""
+    return _shared(bool(fake))
+
+
+@cache
+def _shared(fake: bool) -> EmbeddingMatcher:
     if fake:
         return EmbeddingMatcher(HashEmbedder(), HASH_THRESHOLDS)
     return EmbeddingMatcher(minilm())

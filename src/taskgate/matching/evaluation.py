@@ -19,7 +19,7 @@ from typing import Any
 
 from ..agents.base import Match, Matcher
 from ..core.plan import Plan
-from ..episodes.generator import ROLE_INDEX, generate_episode
+from ..episodes.generator import ROLE_INDEX, cap, generate_episode
 from ..episodes.models import Episode, EpisodeParams
 from ..errors import GeneratorError
 
@@ -85,14 +85,15 @@ class Agreement:
             "matcher": self.matcher,
             "cells": [
                 {"tier": t, "label": lab, **vars(c)}
-                for (t, lab), c in sorted(self.cells.items(), key=lambda kv: _order(kv[0]))
+                for (t, lab), c in sorted(self.cells.items(), key=lambda kv: probe_order(kv[0]))
             ],
             "overall": {t: dict(zip(("agree", "n"), self.overall(t), strict=True)) for t in tiers},
             "redo": dict(self.redo),
         }
 
 
-def _order(key: tuple[str, str]) -> tuple[str, int]:
+def probe_order(key: tuple[str, str]) -> tuple[str, int]:
+    """(tier, label) cells in table order: by tier, then by label as :data:`LABELS` lists them."""
     return key[0], LABELS.index(key[1]) if key[1] in LABELS else len(LABELS)
 
 
@@ -131,20 +132,20 @@ def heldout_probes(ep: Episode, words: Mapping[str, Any]) -> Iterator[Probe]:
         if t.label in ROLE_INDEX:
             assert t.step is not None
             text = said[ep.templates[t.step]][ROLE_INDEX[t.label]]
-            yield _probe(ep, "heldout", t.label, f"{_cap(text)}{wo}.", step=t.step)
+            yield _probe(ep, "heldout", t.label, f"{cap(text)}{wo}.", step=t.step)
         elif t.label == "legit_redo":
             assert t.step is not None
             form = _pick(words["legit_redo"], i, ep)
             text = form.format(x=said[ep.templates[t.step]][0])
             yield _probe(
-                ep, "heldout", t.label, f"{_cap(text)}{wo}.", step=t.step, explicit_redo=True
+                ep, "heldout", t.label, f"{cap(text)}{wo}.", step=t.step, explicit_redo=True
             )
         elif t.label == "ambiguous":
             a, b = t.candidates
             form = _pick(words["ambiguous"], i, ep)
             text = form.format(a=said[ep.templates[a]][0], b=said[ep.templates[b]][0])
             yield _probe(
-                ep, "heldout", t.label, f"{_cap(text)}{wo}.", step=None, candidates=t.candidates
+                ep, "heldout", t.label, f"{cap(text)}{wo}.", step=None, candidates=t.candidates
             )
         elif t.label == "filler":
             yield _probe(ep, "heldout", t.label, _pick(words["chatter"], i, ep), step=None)
@@ -152,10 +153,6 @@ def heldout_probes(ep: Episode, words: Mapping[str, Any]) -> Iterator[Probe]:
 
 def _pick(options: Sequence[str], i: int, ep: Episode) -> str:
     return options[(i + ep.params.seed) % len(options)]
-
-
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 def probes(

@@ -1,10 +1,13 @@
-"""Explicit-redo intent without a model: a re-execution word that no negation governs.
+"""Explicit-redo intent without a model: a redo word in a clause that asks for it.
 
 The paper's matcher answers "is the user EXPLICITLY authorizing re-execution of an
 already-completed step (redo/again with a stated reason)?". This is the same question asked of the
-words: a redo word ("redo", "again", "done over", "from scratch", ...) raises the flag unless a
-negation ("don't", "no need to", "never", ...) stands before it in the same clause. One pass over
-the text with bounded look-behind per hit, so linear in its length.
+words: a redo word ("redo", "again", "done over", "from scratch", ...) raises the flag unless its
+clause says otherwise: a negation or refusal before it ("don't", "no", "no need to", "skip",
+"cancel", ...), a dismissal after it ("... is unnecessary", "... not needed"), or a question mark
+ending the clause ("did it go out again?"). A wrong flag would let the gate re-execute finished
+work, so the reading errs towards no flag. One pass over the text, each hit reading a bounded
+window of its clause, so linear in the text's length.
 """
 
 from __future__ import annotations
@@ -17,19 +20,28 @@ _REDO = re.compile(
     r"(?:fresh|another|new)\s+pass|afresh|anew|re-?execute|re-?submit|re-?send|re-?book)\b",
     re.IGNORECASE,
 )
-_NEGATION = re.compile(
-    r"\b(?:don'?t|do\s+not|doesn'?t|does\s+not|no\s+need|not|never|without|nor|stop|avoid)\b",
+_BEFORE = re.compile(
+    r"\b(?:don'?t|do\s+not|doesn'?t|does\s+not|no|not|never|without|nor|stop|avoid|skip|"
+    r"cancel|instead\s+of|rather\s+than)\b",
+    re.IGNORECASE,
+)
+_AFTER = re.compile(
+    r"\b(?:unnecessary|not\s+(?:needed|necessary|required)|isn'?t\s+(?:needed|necessary)|"
+    r"no\s+longer\s+needed)\b",
     re.IGNORECASE,
 )
 _CLAUSE = re.compile(r"[.;:!?]|--|\bbut\b", re.IGNORECASE)
-_WINDOW = 40  # characters of the same clause read before a redo word
+_WINDOW = 60  # characters of the clause read on each side of a redo word
 
 
 def explicit_redo(message: str) -> bool:
     """Whether ``message`` explicitly asks for finished work to be done again."""
     for hit in _REDO.finditer(message):
-        before = message[max(0, hit.start() - _WINDOW) : hit.start()]
-        clause = _CLAUSE.split(before)[-1]
-        if not _NEGATION.search(clause):
+        before = _CLAUSE.split(message[max(0, hit.start() - _WINDOW) : hit.start()])[-1]
+        tail = message[hit.end() : hit.end() + _WINDOW]
+        end = _CLAUSE.search(tail)
+        after = tail[: end.start()] if end else tail
+        asked = end is not None and end.group() == "?"
+        if not (_BEFORE.search(before) or _AFTER.search(after) or asked):
             return True
     return False

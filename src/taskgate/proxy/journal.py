@@ -56,6 +56,7 @@ class ReplyEvent(_Event):
     attempts: tuple[AttemptEntry, ...] = ()  # judged, applied, pending
     call_ids: tuple[str | None, ...] = ()  # per attempt: a tool call's id, None for a booking line
     notices: tuple[str, ...] = ()  # rejection notices for the next turn's user message
+    ask_back: bool = False  # the proxy's own ask-back question; the upstream was not called
 
 
 class CommitEvent(_Event):

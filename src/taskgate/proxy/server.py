@@ -358,7 +358,10 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
         raise ProxyError(400, str(exc)) from None
     call.place = place
     if place.kind == "retry":
+        retried = conv.pending
         conv.retract()
+        if retried is not None and retried.ask_back:  # the same question again, not the upstream
+            return await ask_back(call, retried.returned, model, bool(body.get("stream")), started)
     elif conv.pending is not None:
         call.add(CommitEvent(keep=settle(conv.pending, place.answered)))
     if place.kind == "turn":
@@ -426,7 +429,7 @@ async def ask_back(
 ) -> Response:
     """The proxy's own reply, the ask-back question, written as the turn's reply; the upstream
     is not called. Streamed as one content chunk and a finish chunk when the client streams."""
-    await finish(call, question, question, Judged())
+    await finish(call, question, question, Judged(), ask_back=True)
     reply = {
         "id": f"chatcmpl-taskgate-{uuid.uuid4().hex[:24]}",
         "created": int(time.time()),
@@ -499,7 +502,9 @@ def gate_message(
     return content, returned
 
 
-async def finish(call: Call, original: str, returned: str, judged: Judged) -> None:
+async def finish(
+    call: Call, original: str, returned: str, judged: Judged, ask_back: bool = False
+) -> None:
     """Record the reply and write the request's events (one journal write)."""
     place = call.place
     assert place is not None
@@ -514,6 +519,7 @@ async def finish(call: Call, original: str, returned: str, judged: Judged) -> No
             attempts=tuple(judged.attempts),
             call_ids=tuple(judged.call_ids),
             notices=tuple(judged.notices),
+            ask_back=ask_back,
         )
     )
     try:

@@ -9,7 +9,6 @@ keeps current; model-backed roles see only the messages.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -91,8 +90,9 @@ async def run_episode(
     truth = TaskMachine(episode.plan)
     for turn in episode.turns:
         record = await _run_turn(
-            episode, arm, players, state, truth, turn, bypass, exchange or arm.exchange
-        )
+            episode, arm, players, state, truth, turn, bypass, exchange or arm.exchange,
+            asks_back=harness is None,
+        )  # fmt: skip
         sink(record.model_copy(update={"episode": rid}))
     sink(EndRecord(episode=rid, arm=arm.name, turns=len(episode.turns)))
 
@@ -106,6 +106,7 @@ async def _run_turn(
     turn: Turn,
     bypass: bool,
     exchange: ExchangeFn,
+    asks_back: bool = True,
 ) -> TurnRecord:
     if players.oracle is not None:  # current from the turn's start; ask() adds the directive
         players.oracle.view = TurnView(turn, truth)
@@ -135,9 +136,10 @@ async def _run_turn(
     def book(booking: Booking) -> None:  # an execution: the reference state records it
         truth.submit(booking, Policy.UNGATED)
 
-    asked = arm.ask_back(state, match, kept) if turn.work_order is not None else None
-    if asked is not None and exchange != arm.exchange:  # the tool harness: nothing ran
-        asked = dataclasses.replace(asked, executions=[])
+    # the testbed's gate arms ask back; the tool harness keeps its transcript in its own exchange,
+    # so there the request opens on no step and the agent answers
+    may_ask = asks_back and turn.work_order is not None
+    asked = arm.ask_back(state, match, kept) if may_ask else None
     done = asked or await exchange(messages, kept, state, ask, book)
     return TurnRecord(
         episode=episode.id,

@@ -338,6 +338,12 @@ def _episodes(
     the shard's, when sharded: the shards partition the grid's episodes as listed here)."""
     path = out / EPISODES
     known = {e.id: e for e in read_episodes(path)} if path.exists() else {}
+    stored = sorted({e.params.schedule for e in known.values()} - {config.schedule})
+    if stored:  # the cells would pool two schedules' episodes: refuse before any work
+        raise UsageError(
+            f"{path} holds episodes of the {stored[0]!r} schedule; rerun with --schedule "
+            f"{stored[0]} to go on with it, or use another --out directory"
+        )
     grid: dict[tuple[int, float], list[Episode]] = {}
     cells: dict[tuple[int, float], Cell] = {}
     for c in config.cells():

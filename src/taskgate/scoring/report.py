@@ -8,8 +8,7 @@ from typing import Literal
 from ..arms.registry import get_arm
 from ..core.verdict import Policy
 from ..episodes.models import STEP_LABELS
-from ..matching.evaluation import LABELS as PROBE_LABELS
-from ..matching.evaluation import Agreement
+from ..matching.evaluation import Agreement, probe_order
 from .scorer import CHANNELS, DIRECTIVE_TYPES
 from .stats import wilson
 from .summary import CellKey, Contrast, Row
@@ -219,18 +218,14 @@ def agreement_table(results: Sequence[Agreement], fmt: Format = "md") -> str:
     and redo-probe turns (the paper's figure)."""
     body = []
     for res in results:
-        for (tier, label), c in sorted(res.cells.items(), key=lambda kv: _label_order(kv[0])):
-            body.append([res.matcher, tier, label, _rate(c.agree, c.n), str(c.ask_back)])
+        for (tier, label), c in sorted(res.cells.items(), key=lambda kv: probe_order(kv[0])):
+            body.append([res.matcher, tier, label, share(c.agree, c.n), str(c.ask_back)])
         for tier in sorted({t for t, _ in res.cells}):
             k, n = res.overall(tier)
-            body.append([res.matcher, tier, "overall (ask, premature, redo)", _rate(k, n), ""])
+            body.append([res.matcher, tier, "overall (ask, premature, redo)", share(k, n), ""])
     return _table(["matcher", "tier", "label", "agreement", "asked back"], body, fmt)
 
 
-def _label_order(key: tuple[str, str]) -> tuple[str, int]:
-    tier, label = key
-    return tier, PROBE_LABELS.index(label) if label in PROBE_LABELS else len(PROBE_LABELS)
-
-
-def _rate(k: int, n: int) -> str:
+def share(k: int, n: int) -> str:
+    """``k/n`` as a rate with its counts, or ``--`` when there is nothing to count."""
     return f"{k / n:.3f} ({k}/{n})" if n else "--"

@@ -218,7 +218,8 @@ def _count_matcher(score: EpisodeScore, rec: TurnRecord) -> None:
     if rec.matched is None:
         return
     score.matched_labels[rec.label] += 1
-    score.ask_backs[rec.label] += rec.ask_back is not None
+    if rec.ask_back is not None:
+        score.ask_backs[rec.label] += 1
     if rec.label in STEP_LABELS:
         score.matcher_total += 1
         score.matcher_agree += rec.matched.step == rec.step

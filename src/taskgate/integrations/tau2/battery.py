@@ -47,9 +47,9 @@ class Outcome:
 BATTERIES = {"post-audit": "battery_post_audit.toml", "pre-audit": "battery_pre_audit.toml"}
 
 
-def battery(name: str = "pre-audit") -> list[Case]:
-    """The cases of the battery of ruleset ``name``: ``pre-audit`` (40 cases, the first battery)
-    or ``post-audit`` (the paper's 33)."""
+def battery(name: str = "post-audit") -> list[Case]:
+    """The cases of the battery of ruleset ``name``: ``post-audit`` (the paper's 33, the default,
+    as its ruleset is) or ``pre-audit`` (the first battery's 40)."""
     if name not in BATTERIES:
         raise RulesetError(f"unknown battery {name!r}; choose from: {', '.join(BATTERIES)}")
     text = resources.files(__package__).joinpath(BATTERIES[name]).read_text("utf-8")
