@@ -9,9 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from taskgate import ChatClient, Endpoint, FakeServer, LadderConfig, protocol_responder, run_ladder
+from taskgate import (
+    ChatClient,
+    Endpoint,
+    EpisodeParams,
+    FakeServer,
+    LadderConfig,
+    generate_episode,
+    protocol_responder,
+    run_ladder,
+)
 from taskgate.errors import LogFormatError, UsageError
-from taskgate.rundir import COMPILED, EPISODES, LOG, read_episodes, read_log
+from taskgate.rundir import COMPILED, EPISODES, LOG, read_episodes, read_log, write_episodes
 from taskgate.runner.cluster import connect
 from taskgate.runner.shards import Shard, merge_runs
 from taskgate.scoring.summary import score_run, summarize
@@ -100,6 +109,14 @@ def test_merge_refuses_runs_of_different_grids_and_what_is_not_a_run(
     assert not (tmp_path / "out").exists()  # nothing half-written
     with pytest.raises(LogFormatError, match="is not a run directory"):
         merge_runs(tmp_path / "out", [tmp_path / "nowhere"])
+    v1 = tmp_path / "v1"  # the same grid on the other schedule
+    v1.mkdir()
+    eps = [generate_episode(EpisodeParams(seed=100, steps=5, schedule="v1"))]
+    write_episodes(v1 / EPISODES, eps)
+    (v1 / LOG).write_text("")
+    with pytest.raises(LogFormatError, match="different episode schedules"):
+        merge_runs(tmp_path / "out", [single, v1])
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_ray_address_that_does_not_answer_is_a_clear_error() -> None:

@@ -93,6 +93,12 @@ def merge_runs(out: Path, sources: Sequence[Path], on_skip: OnSkip | None = None
                     f"{d / EPISODES} holds an episode {ep.id!r} that differs from another "
                     "source's: these runs come from different grids and cannot be merged"
                 )
+    schedules = sorted({ep.params.schedule for ep in episodes.values()})
+    if len(schedules) > 1:  # its cells would pool two schedules' episodes
+        raise LogFormatError(
+            f"these runs use different episode schedules ({', '.join(schedules)}) and cannot be "
+            "merged"
+        )
     logs = [read_log(d / LOG, on_skip) for d in dirs]
     entries: list[Entry] = []
     for d in dirs:
