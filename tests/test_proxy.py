@@ -91,7 +91,8 @@ def check_equivalent(tmp_path: Path, arm: str) -> None:
     assert proxied == testbed  # the upstream saw the same prompts, byte for byte
     ours, theirs = scores(tmp_path / "testbed"), scores(tmp_path / "proxy")
     assert ours == theirs  # and the raw arm through the proxy scores episode for episode
-    assert sum(s[0] for s in ours.values()) > 0 or arm == "checklist"
+    # and the comparison is not of eight identical scores: the careless upstream's episodes differ
+    assert len({repr(s) for s in ours.values()}) > 1
 
 
 def test_raw_through_the_proxy_at_enforcement_is_the_enforcement_arm(tmp_path: Path) -> None:
