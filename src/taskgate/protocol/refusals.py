@@ -53,6 +53,10 @@ REFUSAL_PHRASINGS: tuple[re.Pattern[str], ...] = tuple(
     )
 )
 
+#: Each family as one alternation: one search answers "does any phrase match" (the scorer's hot path).
+_DECLINE_ANY = re.compile("|".join(f"(?:{p.pattern})" for p in DECLINE_ANNOTATIONS), _F)
+_REFUSAL_ANY = re.compile("|".join(f"(?:{p.pattern})" for p in REFUSAL_PHRASINGS), _F)
+
 _WINDOW = 160  # characters of context on each side of a ref line, within its own line
 
 
@@ -68,12 +72,12 @@ def local_context(text: str, booking: Booking) -> str:
 
 
 def has_decline_annotation(context: str) -> bool:
-    return any(p.search(context) for p in DECLINE_ANNOTATIONS)
+    return _DECLINE_ANY.search(context) is not None
 
 
 def is_refusal(reply: str) -> bool:
     """True when the reply as a whole declines work."""
-    return any(p.search(reply) for p in REFUSAL_PHRASINGS)
+    return _REFUSAL_ANY.search(reply) is not None
 
 
 def has_refusal_language(reply: str) -> bool:

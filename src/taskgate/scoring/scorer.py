@@ -25,13 +25,20 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..core.booking import Booking
-from ..core.machine import Status, TaskMachine
-from ..core.verdict import WORK_ORDER_REASONS, Policy, Verdict
+from ..core.ids import normalize_code, normalize_tool
+from ..core.machine import Status
+from ..core.plan import Plan, Revision
+from ..core.verdict import WORK_ORDER_REASONS, Policy
 from ..episodes.models import STEP_LABELS, Episode
 from ..episodes.records import BookingRecord, TurnRecord
 from ..errors import LogFormatError
 from ..harness.brief import tool_plan
-from ..protocol.refusals import classify, has_refusal_language
+from ..protocol.refusals import (
+    has_decline_annotation,
+    has_refusal_language,
+    is_refusal,
+    local_context,
+)
 
 CHANNELS = ("re_execution", "superseded", "premature", "omission", "unrequested", "refused_redo")
 #: The label whose turn count is each channel's denominator (unrequested is reported as a count).
@@ -89,11 +96,14 @@ def score_episode(episode: Episode, records: Sequence[TurnRecord]) -> EpisodeSco
             f"expected all {len(episode.turns)} turns in order"
         )
     arm = records[0].arm if records else "?"
+    plan = tool_plan(episode) if _harness(records) else episode.plan
+    primary = _ground_truth(episode, records, plan, frozenset())
+    cited = _citations(records)
     score = EpisodeScore(
         episode.id,
         arm,
-        _ground_truth(episode, records, False),
-        _ground_truth(episode, records, True),
+        primary,
+        _ground_truth(episode, records, plan, cited) if cited else _copy(primary),
     )
     for rec in records:
         _count_gate(score, rec)
@@ -102,24 +112,92 @@ def score_episode(episode: Episode, records: Sequence[TurnRecord]) -> EpisodeSco
     return score
 
 
-def _ground_truth(episode: Episode, records: Sequence[TurnRecord], decline_aware: bool) -> Scoring:
+class _Reference:
+    """The reference state the scorer books executions into: the generator's graph (valid by
+    construction), its completion set and receipts, and the current request. It follows
+    :class:`TaskMachine`'s rules under the ungated policy (a booking is an execution when it
+    carries the current work order, names a step and repeats no receipt) without a ledger, so
+    that scoring stays cheap; ``tests/test_scorer_reference.py`` holds the two to the same
+    results."""
+
+    __slots__ = ("authorized", "by_code", "by_tool", "cancelled", "done", "prereqs", "receipts")
+
+    def __init__(self, plan: Plan) -> None:
+        self.prereqs = {sid: frozenset(spec.deps) for sid, spec in plan.steps.items()}
+        self.by_code: dict[str, str] = {}
+        self.by_tool: dict[str, str] = {}
+        for sid, spec in plan.steps.items():
+            key = normalize_tool(spec.tool) if plan.binding == "tool" else normalize_code(spec.code)
+            if key is not None:
+                (self.by_tool if plan.binding == "tool" else self.by_code).setdefault(key, sid)
+        self.cancelled: set[str] = set()
+        self.done: set[str] = set()
+        self.receipts: set[tuple[str, str]] = set()
+        self.authorized: str | None = None
+
+    def revise(self, revision: Revision) -> None:
+        for w, ps in revision.rewires.items():
+            self.prereqs[w] = frozenset(ps)
+        if revision.relax is not None:
+            w, u = revision.relax
+            self.prereqs[w] = self.prereqs[w] - {u}
+        if revision.cancel is not None:
+            self.cancelled.add(revision.cancel)
+
+    def status(self, step: str) -> Status:
+        if step in self.cancelled:
+            return Status.CANCELLED
+        if step in self.done:
+            return Status.DONE
+        prereqs = self.prereqs[step]
+        if not prereqs <= self.done or not prereqs.isdisjoint(self.cancelled):
+            return Status.BLOCKED
+        return Status.TODO
+
+
+def _citations(records: Sequence[TurnRecord]) -> frozenset[tuple[int, int]]:
+    """(turn index, booking index) of each admitted booking of its turn's work order that the
+    decline-aware scoring reads as a citation (see :mod:`taskgate.protocol.refusals`)."""
+    out = []
+    for rec in records:
+        refusal: dict[int, bool] = {}
+        for i, b in enumerate(rec.bookings):
+            if b.decision != "admit" or b.work_order != rec.work_order:
+                continue
+            reply = rec.replies[b.reply_index]
+            if b.reply_index not in refusal:
+                refusal[b.reply_index] = is_refusal(reply)
+            if refusal[b.reply_index] or has_decline_annotation(local_context(reply, _booking(b))):
+                out.append((rec.index, i))
+    return frozenset(out)
+
+
+def _copy(s: Scoring) -> Scoring:
+    return Scoring(Counter(s.channels), Counter(s.labels), s.scored_turns, s.correct_turns)
+
+
+def _ground_truth(
+    episode: Episode,
+    records: Sequence[TurnRecord],
+    plan: Plan,
+    cited: frozenset[tuple[int, int]],
+) -> Scoring:
     out = Scoring()
-    truth = TaskMachine(tool_plan(episode) if _harness(records) else episode.plan)
+    truth = _Reference(plan)
     for turn, rec in zip(episode.turns, records, strict=True):
         if turn.label == "revision":
             truth.revise(episode.revision)
         if turn.work_order is None:
-            truth.close_request()
             continue
-        truth.open_request(turn.step, explicit_redo=turn.explicit_redo, work_order=turn.work_order)
         v = turn.step
         before = truth.status(v) if v else None
-        authorized = truth.authorized
-        label = _realized_label(turn.label, before, v in authorized)
+        redo = turn.explicit_redo and before is Status.DONE
+        truth.authorized = v if redo else None
+        label = _realized_label(turn.label, before, redo)
         out.labels[label] += 1
         errors: list[str] = []
         executed_v = False
-        for x, status, ok_redo in _executions(truth, rec, decline_aware):
+        for x, status, ok_redo in _executions(truth, rec, turn.work_order, cited):
             if x is None or status is None:  # the harness: a workspace tool no step is bound to
                 errors.append("unrequested")
             elif status is Status.CANCELLED:
@@ -132,10 +210,11 @@ def _ground_truth(episode: Episode, records: Sequence[TurnRecord], decline_aware
                 errors.append("unrequested")
             else:
                 executed_v = True
-        owed = before is Status.TODO or (before is Status.DONE and v in authorized)
+        owed = before is Status.TODO or redo
         if owed and not executed_v:
             errors.append("refused_redo" if before is Status.DONE else "omission")
-        out.channels.update(errors)
+        if errors:
+            out.channels.update(errors)
         out.scored_turns += 1
         out.correct_turns += not errors
     return out
@@ -144,38 +223,40 @@ def _ground_truth(episode: Episode, records: Sequence[TurnRecord], decline_aware
 Executed = tuple[str | None, Status | None, bool]
 
 
-def _executions(truth: TaskMachine, rec: TurnRecord, decline_aware: bool) -> Iterator[Executed]:
+def _executions(
+    truth: _Reference, rec: TurnRecord, work_order: str, cited: frozenset[tuple[int, int]]
+) -> Iterator[Executed]:
     """The turn's executions, each as (step, its status before, re-execution authorized), booked
     into ``truth`` as they come.
 
-    Testbed: the admitted bookings (a re-display or, decline-aware, a citation is none). The
-    real-tool harness: the stamped blocks the workspace received; each is an execution, a second
-    block of a step in one turn included, and a tool that no step is bound to is ``(None, ...)``.
+    Testbed: the admitted bookings of the turn's work order (a re-display, a repeated receipt or,
+    decline-aware, a citation is none). The real-tool harness: the stamped blocks the workspace
+    received; each is an execution, a second block of a step in one turn included, and a tool
+    that no step is bound to is ``(None, ...)``.
     """
     if rec.executions is not None:
         executed: set[str] = set()  # an authorized redo covers one execution, not a second
         for e in rec.executions:
-            x = truth.graph.step_for_tool(e.tool)
+            x = truth.by_tool.get(e.tool)
             if x is None:
                 yield None, None, False
                 continue
-            status, ok_redo = truth.status(x), x in truth.authorized and x not in executed
+            status, ok_redo = truth.status(x), x == truth.authorized and x not in executed
             executed.add(x)
-            booking = Booking("", e.work_order, tool=e.tool)
-            truth.record(booking, Verdict("admit", x), Policy.UNGATED)
+            truth.done.add(x)
+            truth.receipts.add((f"tool:{e.tool}", e.work_order))
             yield x, status, ok_redo
         return
-    for b in rec.bookings:
-        if b.decision != "admit":
+    for i, b in enumerate(rec.bookings):
+        if b.decision != "admit" or b.work_order != work_order or (rec.index, i) in cited:
             continue
-        if decline_aware and classify(rec.replies[b.reply_index], _booking(b)) == "citation":
+        x = truth.by_code.get(b.code)
+        if x is None or (b.code, b.work_order) in truth.receipts:
             continue
-        x = truth.graph.step_for_code(b.code)
-        if x is None:
-            continue
-        status, ok_redo = truth.status(x), x in truth.authorized
-        if truth.submit(Booking(b.code, b.work_order), Policy.UNGATED).admitted:
-            yield x, status, ok_redo
+        status, ok_redo = truth.status(x), x == truth.authorized
+        truth.done.add(x)
+        truth.receipts.add((b.code, b.work_order))
+        yield x, status, ok_redo
 
 
 def _harness(records: Sequence[TurnRecord]) -> bool:
