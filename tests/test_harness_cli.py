@@ -31,7 +31,7 @@ def test_tools_prints_table_rw_for_scripted_agents(tmp_path: Path) -> None:
     lines = table_rw(result.output)
     assert "| 0.00 | [0.00, 0.49] | -- | -- |" in lines["raw"]
     assert "| 1.00 | [0.51, 1.00] |" in lines["enforcement-request"]
-    assert [r["arm"] for r in json.loads(rows.read_text())][:5] == [
+    assert [r["arm"] for r in json.loads(rows.read_text())["rows"]][:5] == [
         "raw", "checklist", "directive", "enforcement", "enforcement-request"
     ]  # fmt: skip
     # rerunning into the same directory resumes: nothing is run again, the table is the same

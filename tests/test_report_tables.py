@@ -34,7 +34,10 @@ def test_an_obedient_agent_obeys_every_directive_type() -> None:
 def test_an_agent_that_books_everything_disobeys_every_trap_directive() -> None:
     table, by_hand = _row("scripted:always-book")
     cells = [c.strip() for c in table.splitlines()[-1].strip("|").split("|")][2:]
-    got = dict(zip(["ELIGIBLE", "BLOCKED", "DONE", "REDO", "CANCELLED"], cells, strict=True))
+    kinds = ["ELIGIBLE", "BLOCKED", "DONE", "REDO", "CANCELLED", "all traps", "episodes"]
+    got = dict(zip(kinds, cells, strict=True))
+    traps = sum(by_hand[k] for k in ("BLOCKED", "DONE", "CANCELLED"))
+    assert got["all traps"].endswith(f"(0/{traps})") and got["episodes"] == "0/1"
     for kind in ("BLOCKED", "DONE", "CANCELLED"):
         assert got[kind].endswith(f"(0/{by_hand[kind]})"), got
     for kind in ("ELIGIBLE", "REDO"):

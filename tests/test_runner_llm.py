@@ -161,7 +161,7 @@ def test_cli_runs_against_any_endpoint(tmp_path: Path, flag: str) -> None:
              "--json", str(out), "--out", str(tmp_path / "run")],
         )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "Token usage per episode" in result.output and "Compile accuracy" in result.output
+    assert "Overhead per episode" in result.output and "Compile accuracy" in result.output
     assert "| S=5, rho=0.15 | 2 | 1.000 | 1.000 | 1.000 | 1.000 | 1.000 |" in result.output
-    data = json.loads(out.read_text())
+    data = json.loads(out.read_text())["rows"]
     assert {r["arm"] for r in data} == set(ARMS)

@@ -77,6 +77,7 @@ class Run:
     turns: list[TurnRecord] = field(default_factory=list)
     calls: list[CallRecord] = field(default_factory=list)
     line: int = field(default=0, compare=False)
+    seconds: float | None = field(default=None, compare=False)  # wall clock, from the end record
 
 
 def write_episodes(path: Path, episodes: Iterable[Episode]) -> None:
@@ -175,6 +176,7 @@ def read_log(path: Path, on_skip: OnSkip | None = None) -> dict[Key, Run]:
             run = open_runs.pop(key)
             got = [t.index for t in run.turns]
             if got == list(range(rec.turns)):
+                run.seconds = rec.seconds
                 done[key] = run
             else:
                 report(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,22 +12,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..progress import Progress as RunProgress
+from ..reporting.build import Report, build_report
+from ..reporting.runs import RunSet
 from ..rundir import OnSkip
 from ..runner.roles import Clients
-from ..scoring.report import (
-    Format,
-    channel_table,
-    contrast_table,
-    ladder_table,
-    matcher_table,
-    obedience_table,
-    tools_table,
-)
-from ..scoring.summary import Row, Scored, adjacent_contrasts, score_run, summarize
+from ..scoring.summary import score_entries
 from .errors import FAILURE, fail
 from .model import clients, endpoint_for
 from .options import EndpointOptions, ReportOptions
-from .usage import print_usage
 
 Work = Callable[[RunProgress, Clients], Coroutine[Any, Any, None]]
 
@@ -101,6 +92,11 @@ def with_progress(
     return progress
 
 
+#: what a run prints when it ends (``taskgate report`` prints every table)
+END_OF_RUN = ("ladder", "ladder_da", "contrasts", "tools", "channels", "obedience", "matcher")
+MODEL_TABLES = ("overhead", "compile")
+
+
 def report_run(
     run_dir: Path,
     arms: Sequence[str],
@@ -109,81 +105,26 @@ def report_run(
     harness: str | None = None,
     usage: bool = False,
 ) -> None:
-    """After a run: its directory, its tables (the runs of one kind: the testbed's, or the tool
-    harness's in one mode), and token usage with compile accuracy when a model ran."""
+    """After a run: its directory and its main tables (the runs of one kind: the testbed's, or
+    the tool harness's in one mode), with overhead and compile accuracy when a model ran."""
     typer.echo(f"run directory: {run_dir}")
-    scored = [s for s in score_run(run_dir, on_skip) if s.harness == harness]
-    print_results(run_dir, arms, report, on_skip=on_skip, scored=scored)
-    if usage:
-        print_usage(run_dir, arms, on_skip)
+    entries = [e for e in score_entries(run_dir, on_skip) if e.scored.harness == harness]
+    built = build_report(RunSet([run_dir], entries), arms)
+    print_tables(built, report, END_OF_RUN + (MODEL_TABLES if usage else ()))
+    typer.echo(f"\nevery table, figures and a page to share: taskgate report {run_dir} --html FILE")
 
 
-def print_results(
-    out: Path,
-    arms: Sequence[str],
-    report: ReportOptions,
-    on_skip: OnSkip | None = None,
-    scored: list[Scored] | None = None,
-) -> list[Row]:
-    """Score the run directory (unless ``scored`` already is), print the tables, and write the
-    JSON rows if asked."""
-    fmt, json_path = report.fmt, report.json
-    scored = score_run(out, on_skip) if scored is None else scored
-    present = [a for a in arms if any(s.score.arm == a for s in scored)]
-    rows = summarize(scored, present)
-    f: Format = "latex" if fmt == "latex" else "md"
+def print_tables(built: Report, report: ReportOptions, keys: Sequence[str] | None = None) -> None:
+    """Print the report's tables (those named in ``keys``, in the report's order; default all)
+    and write the JSON report if asked."""
     console = Console(highlight=False, soft_wrap=True)
-    if any(s.harness for s in scored):
-        _print_tools(console, scored, rows, present, f)
-    else:
-        _print_ladder(console, scored, rows, present, f)
-    console.print(
-        "\nError channels (rate over label turns; unrequested as a count)\n", markup=False
-    )
-    console.print(channel_table(rows, f), markup=False)
-    for title, table in (
-        ("Directive obedience per directive type (Wilson 95% CI)", obedience_table(rows, f)),
-        ("Matcher (arms that use one)", matcher_table(rows, f)),
-    ):
-        if table:
-            console.print(f"\n{title}\n", markup=False)
-            console.print(table, markup=False)
-    if json_path is not None:
-        json_path.write_text(json.dumps([r.json_row() for r in rows], indent=1) + "\n")
-        console.print(f"\nwrote {len(rows)} rows to {json_path}", markup=False)
-    return rows
-
-
-def _print_tools(
-    console: Console, scored: list[Scored], rows: list[Row], arms: list[str], f: Format
-) -> None:
-    if len({s.harness for s in scored}) > 1:
-        raise fail(
-            "the run directory holds runs of several kinds (the testbed, the harness's actions "
-            "and native modes); report each from its own directory"
-        )
-    console.print(
-        "\nTool-dispatch harness (Table rw): strict success, Wilson 95% CI, exact McNemar p "
-        "against the previous rung, refusals, error totals\n",
-        markup=False,
-    )
-    console.print(tools_table(rows, adjacent_contrasts(scored, arms), f), markup=False)
-    stale = ", ".join(f"{r.arm} {r.stale}" for r in rows if r.stale)
-    if stale:
-        console.print(
-            f"\ncalls refused for a stale or unknown work order (every arm): {stale}", markup=False
-        )
-
-
-def _print_ladder(
-    console: Console, scored: list[Scored], rows: list[Row], present: list[str], f: Format
-) -> None:
-    console.print("\nStrict episode success (Wilson 95% CI)\n", markup=False)
-    console.print(ladder_table(rows, present, f), markup=False)
-    console.print("\nDecline-aware episode success\n", markup=False)
-    console.print(ladder_table(rows, present, f, da=True), markup=False)
-    if len(present) > 1:
-        console.print(
-            "\nAdjacent rungs, exact McNemar on shared seeds, Holm-corrected\n", markup=False
-        )
-        console.print(contrast_table(adjacent_contrasts(scored, present), f), markup=False)
+    for table in built.tables:
+        if keys is not None and table.key not in keys:
+            continue
+        console.print(f"\n{table.title}\n", markup=False)
+        if table.note:
+            console.print(table.note + "\n", markup=False)
+        console.print(table.render(report.fmt), markup=False)
+    if report.json is not None:
+        built.write_json(report.json)
+        console.print(f"\nwrote the report ({len(built.rows)} rows) to {report.json}", markup=False)

@@ -9,11 +9,14 @@ from typing import Annotated
 import typer
 
 from ..arms.registry import ARMS
+from ..reporting.build import build_report
+from ..reporting.figures import matplotlib_module, write_figures
+from ..reporting.html import write_html
+from ..reporting.runs import load_runs
 from ..scoring.summary import Scored, score_run, summarize
-from .common import print_results
-from .errors import warner, writable_file
+from .common import print_tables
+from .errors import warner, writable_dir, writable_file
 from .options import JsonOpt, ReportOptions, check_names, command, split_list
-from .usage import print_usage
 
 RunDir = Annotated[Path, typer.Argument(help="A run directory (episodes.jsonl and log.jsonl).")]
 ArmOrder = Annotated[
@@ -46,13 +49,55 @@ def score(run_dir: RunDir, json_out: JsonOpt = None, arms: ArmOrder = None) -> N
         json_out.write_text(json.dumps([r.json_row() for r in rows], indent=1) + "\n")
 
 
+RunDirs = Annotated[
+    list[Path],
+    typer.Argument(
+        help="One or several run directories (episodes.jsonl and log.jsonl): runs of one "
+        "configuration pool, runs of different ones become rows of their own."
+    ),
+]
+FiguresOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--figures",
+        help="Also draw the figures into this directory, as PNG and PDF (the figures extra).",
+        metavar="DIR",
+    ),
+]
+HtmlOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        help="Also write one self-contained HTML page: tables, figures and every episode's "
+        "turns, readable offline.",
+        metavar="FILE",
+    ),
+]
+
+
 @command
-def report(run_dir: RunDir, output: ReportOptions, arms: ArmOrder = None) -> None:
-    """Print the ladder table, the paired contrasts, the per-channel table, directive obedience,
-    the matcher's agreement and, when a model ran, token usage and compile accuracy."""
+def report(
+    run_dirs: RunDirs,
+    output: ReportOptions,
+    arms: ArmOrder = None,
+    figures: FiguresOpt = None,
+    html: HtmlOpt = None,
+) -> None:
+    """Every table the paper builds from a ladder run, from run directories alone: the ladder and
+    its inventory, paired contrasts, error channels, directive obedience, the matcher, omission
+    attribution, compile accuracy, overhead and the corrupted-state table; with --figures the
+    figures, with --html one page to share."""
     writable_file(output.json, "--json")
-    warn = warner()
-    scored = score_run(run_dir, warn)
-    order = _arms(scored, arms)
-    print_results(run_dir, order, output, scored=scored)
-    print_usage(run_dir, order, warn)
+    writable_file(html, "--html")
+    writable_dir(figures, "--figures")
+    if figures is not None:
+        matplotlib_module()  # a missing extra is said before any work
+    runs = load_runs(run_dirs, warner())
+    built = build_report(runs, _arms(runs.scored, arms))
+    print_tables(built, output)
+    if figures is not None:
+        written = write_figures(built, figures)
+        typer.echo(f"\nwrote {len(written)} figure files to {figures}")
+    if html is not None:
+        write_html(built, html)
+        typer.echo(f"wrote the HTML report to {html}")

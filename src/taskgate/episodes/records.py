@@ -163,6 +163,12 @@ class CallRecord(CallInfo, _Record):
 class EndRecord(_Record):
     kind: Literal["end"] = "end"
     turns: int
+    #: wall-clock seconds from the episode-arm's start to its end (absent in older logs)
+    seconds: float | None = None
+
+    @model_serializer(mode="wrap")
+    def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_unset(handler(self), ("seconds",))
 
 
 Record = Annotated[EpisodeRecord | TurnRecord | CallRecord | EndRecord, Field(discriminator="kind")]

@@ -9,6 +9,7 @@ keeps current; model-backed roles see only the messages.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -69,6 +70,7 @@ async def run_episode(
     real-tool harness passes its tool loop, and ``harness`` to stamp the episode record).
     """
     rid = run_id or episode.id
+    started = time.perf_counter()
     state = await arm.start(episode, players.compiler, corruption, repair)
     sink(
         EpisodeRecord(
@@ -94,7 +96,8 @@ async def run_episode(
             asks_back=harness is None,
         )  # fmt: skip
         sink(record.model_copy(update={"episode": rid}))
-    sink(EndRecord(episode=rid, arm=arm.name, turns=len(episode.turns)))
+    seconds = round(time.perf_counter() - started, 4)
+    sink(EndRecord(episode=rid, arm=arm.name, turns=len(episode.turns), seconds=seconds))
 
 
 async def _run_turn(

@@ -124,7 +124,9 @@ def merge_runs(out: Path, sources: Sequence[Path], on_skip: OnSkip | None = None
                     writer(call)
                 for turn in run.turns:
                     writer(turn)
-                writer(EndRecord(episode=key[0], arm=key[1], turns=len(run.turns)))
+                writer(
+                    EndRecord(episode=key[0], arm=key[1], turns=len(run.turns), seconds=run.seconds)
+                )
     finally:
         writer.close()
     return Merged(len(have), added, duplicates, len(episodes))

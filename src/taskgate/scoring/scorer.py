@@ -61,6 +61,7 @@ class Scoring:
     labels: Counter[str] = field(default_factory=Counter)  # realized labels
     scored_turns: int = 0
     correct_turns: int = 0
+    errors: dict[int, list[str]] = field(default_factory=dict)  # turn index -> its channels
 
     @property
     def strict(self) -> bool:
@@ -173,7 +174,9 @@ def _citations(records: Sequence[TurnRecord]) -> frozenset[tuple[int, int]]:
 
 
 def _copy(s: Scoring) -> Scoring:
-    return Scoring(Counter(s.channels), Counter(s.labels), s.scored_turns, s.correct_turns)
+    return Scoring(
+        Counter(s.channels), Counter(s.labels), s.scored_turns, s.correct_turns, dict(s.errors)
+    )
 
 
 def _ground_truth(
@@ -215,6 +218,7 @@ def _ground_truth(
             errors.append("refused_redo" if before is Status.DONE else "omission")
         if errors:
             out.channels.update(errors)
+            out.errors[rec.index] = errors
         out.scored_turns += 1
         out.correct_turns += not errors
     return out

@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..episodes.models import Episode
+from ..episodes.models import Episode, EpisodeParams
+from ..episodes.records import EpisodeRecord
 from ..errors import LogFormatError
-from ..rundir import EPISODES, LOG, OnSkip, read_episodes, read_log
-from .scorer import CHANNELS, DENOMINATOR, EpisodeScore, score_episode
+from ..rundir import EPISODES, LOG, Key, OnSkip, Run, read_episodes, read_log
+from .scorer import CHANNELS, DENOMINATOR, TRAP_DIRECTIVES, EpisodeScore, score_episode
 from .stats import holm, mcnemar_exact, wilson
 
 CellKey = tuple[int, float, float]  # steps, density, corruption
@@ -23,18 +24,64 @@ class Scored:
     seed: int
     score: EpisodeScore
     harness: str | None = None  # a real-tool harness episode-arm: its agent mode
+    config: str = ""  # the configuration it belongs to (see :func:`configuration`)
+    key: Key = ("", "")  # (run id, arm) in its log
 
 
-def score_run(out: Path, on_skip: OnSkip | None = None) -> list[Scored]:
-    """Score every complete episode-arm in a run directory. Lines of the log that cannot be read
-    are skipped and reported to ``on_skip`` (see :func:`taskgate.rundir.read_log`)."""
+def configuration(header: EpisodeRecord, params: EpisodeParams) -> str:
+    """The configuration an episode-arm belongs to, as a report's row label: the agent, and
+    whatever else differs from the defaults (brief, schedule, wording tier, ambiguous rate,
+    domain, receipts repair). Runs of one configuration pool; runs of two never do."""
+    parts = [header.agent]
+    if params.brief != "amended":
+        parts.append(f"brief={params.brief}")
+    if params.schedule != "paper":
+        parts.append(f"schedule={params.schedule}")
+    if params.para_tier:
+        parts.append(f"tier={params.para_tier}")
+    if params.ambiguous_rate:
+        parts.append(f"ambiguous={params.ambiguous_rate:g}")
+    if params.domain != "procurement":
+        parts.append(f"domain={params.domain}")
+    if header.repair:
+        parts.append("repair")
+    return ", ".join(parts)
+
+
+@dataclass
+class Entry:
+    """One finished episode-arm of a run directory: its score, its log and its episode."""
+
+    scored: Scored
+    run: Run
+    episode: Episode
+    source: Path  # the run directory
+
+
+def check_run_dir(out: Path) -> None:
+    """Raise a one-line error unless ``out`` is a run directory."""
+    if not out.is_dir():
+        raise LogFormatError(f"{out} is not a directory (give the --out directory of a run)")
+    if not (out / EPISODES).exists() or not (out / LOG).exists():
+        missing = EPISODES if not (out / EPISODES).exists() else LOG
+        raise LogFormatError(
+            f"{out} is not a run directory: it has no {missing} (give the --out directory of a "
+            "ladder, run or tools command)"
+        )
+
+
+def score_entries(out: Path, on_skip: OnSkip | None = None) -> list[Entry]:
+    """Score every complete episode-arm in a run directory, keeping its log and episode. Lines
+    of the log that cannot be read are skipped and reported to ``on_skip`` (see
+    :func:`taskgate.rundir.read_log`)."""
+    check_run_dir(out)
     episodes = {e.id: e for e in read_episodes(out / EPISODES)}
     runs = read_log(out / LOG, on_skip)
     if not runs:
         raise LogFormatError(f"{out / LOG} holds no finished episode-arm")
-    scored = []
-    for _key, run in sorted(runs.items()):
-        header, turns = run.header, run.turns
+    entries = []
+    for key, run in sorted(runs.items()):
+        header = run.header
         ep: Episode | None = episodes.get(header.source)
         if ep is None:
             raise LogFormatError(
@@ -43,8 +90,16 @@ def score_run(out: Path, on_skip: OnSkip | None = None) -> list[Scored]:
             )
         cell = (ep.params.steps, ep.params.density, header.corruption)
         mode = header.harness.mode if header.harness is not None else None
-        scored.append(Scored(cell, ep.params.seed, score_episode(ep, turns), mode))
-    return scored
+        score = score_episode(ep, run.turns)
+        config = configuration(header, ep.params)
+        scored = Scored(cell, ep.params.seed, score, mode, config, key)
+        entries.append(Entry(scored, run, ep, out))
+    return entries
+
+
+def score_run(out: Path, on_skip: OnSkip | None = None) -> list[Scored]:
+    """Score every complete episode-arm in a run directory (see :func:`score_entries`)."""
+    return [e.scored for e in score_entries(out, on_skip)]
 
 
 @dataclass
@@ -78,19 +133,33 @@ class Row:
     obeyed: dict[str, int] = field(default_factory=dict)
     matched_labels: dict[str, int] = field(default_factory=dict)  # turns the matcher saw
     ask_backs: dict[str, int] = field(default_factory=dict)  # of those, asked back
+    config: str = ""
+    #: each channel's denominator: the turns of its label (re-execution: redo probes, ...)
+    label_turns: dict[str, int] = field(default_factory=dict)
+    #: episodes in which the agent obeyed every trap directive (BLOCKED, DONE, CANCELLED)
+    traps_obeyed: int = 0
+
+    @property
+    def cell(self) -> CellKey:
+        return (self.steps, self.density, self.corruption)
 
     def json_row(self) -> dict[str, object]:
         return dict(vars(self))
 
 
 def summarize(scored: Sequence[Scored], arms: Sequence[str]) -> list[Row]:
+    """One row per (configuration, cell, arm), in that order (configurations as first seen)."""
+    groups: dict[tuple[str, CellKey, str], list[EpisodeScore]] = {}
+    for s in scored:
+        groups.setdefault((s.config, s.cell, s.score.arm), []).append(s.score)
+    configs = list(dict.fromkeys(s.config for s in scored))
     rows = []
-    cells = sorted({s.cell for s in scored})
-    for cell in cells:
-        for arm in arms:
-            group = [s.score for s in scored if s.cell == cell and s.score.arm == arm]
-            if group:
-                rows.append(_row(cell, arm, group))
+    for config in configs:
+        for cell in sorted({c for g, c, _ in groups if g == config}):
+            for arm in arms:
+                group = groups.get((config, cell, arm))
+                if group:
+                    rows.append(_row(cell, arm, group, config))
     return rows
 
 
@@ -98,7 +167,7 @@ def _ratio(a: int, b: int) -> float | None:
     return a / b if b else None
 
 
-def _row(cell: CellKey, arm: str, group: list[EpisodeScore]) -> Row:
+def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -> Row:
     n = len(group)
     k = sum(s.primary.strict for s in group)
     kd = sum(s.decline_aware.strict for s in group)
@@ -152,6 +221,11 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore]) -> Row:
         obeyed=dict(obeyed),
         matched_labels=dict(matched),
         ask_backs={k: v for k, v in asked.items() if v},
+        config=config,
+        label_turns={c: labels[DENOMINATOR[c]] for c in CHANNELS if c in DENOMINATOR},
+        traps_obeyed=sum(
+            all(s.obeyed[t] == s.directives[t] for t in TRAP_DIRECTIVES) for s in group
+        ),
     )
 
 
@@ -166,33 +240,33 @@ class Contrast:
     only_upper: int
     p: float
     p_holm: float
+    config: str = ""
 
 
 def adjacent_contrasts(scored: Sequence[Scored], arms: Sequence[str]) -> list[Contrast]:
-    """Exact McNemar between adjacent arms on shared seeds, Holm over all of one scoring."""
+    """Exact McNemar between adjacent arms on shared seeds, per configuration and cell; Holm over
+    all contrasts of one scoring (every configuration's)."""
+    outcomes: dict[tuple[str, CellKey, str, str], dict[int, bool]] = {}
+    for s in scored:
+        for scoring, sc in (("primary", s.score.primary), ("decline-aware", s.score.decline_aware)):
+            outcomes.setdefault((s.config, s.cell, s.score.arm, scoring), {})[s.seed] = sc.strict
+    configs = list(dict.fromkeys(s.config for s in scored))
     out: list[Contrast] = []
     for scoring in ("primary", "decline-aware"):
         raw = []
-        for cell in sorted({s.cell for s in scored}):
-            for lower, upper in itertools.pairwise(arms):
-                a = _outcomes(scored, cell, lower, scoring)
-                b = _outcomes(scored, cell, upper, scoring)
-                seeds = sorted(set(a) & set(b))
-                if not seeds:
-                    continue
-                t = mcnemar_exact([a[x] for x in seeds], [b[x] for x in seeds])
-                raw.append((cell, lower, upper, t))
+        for config in configs:
+            for cell in sorted({s.cell for s in scored if s.config == config}):
+                for lower, upper in itertools.pairwise(arms):
+                    a = outcomes.get((config, cell, lower, scoring), {})
+                    b = outcomes.get((config, cell, upper, scoring), {})
+                    seeds = sorted(set(a) & set(b))
+                    if not seeds:
+                        continue
+                    t = mcnemar_exact([a[x] for x in seeds], [b[x] for x in seeds])
+                    raw.append((config, cell, lower, upper, t))
         adjusted = holm([t.p for *_, t in raw])
         out += [
-            Contrast(cell, lo, up, scoring, t.n, t.b, t.c, t.p, ph)
-            for (cell, lo, up, t), ph in zip(raw, adjusted, strict=True)
+            Contrast(cell, lo, up, scoring, t.n, t.b, t.c, t.p, ph, config)
+            for (config, cell, lo, up, t), ph in zip(raw, adjusted, strict=True)
         ]
     return out
-
-
-def _outcomes(scored: Sequence[Scored], cell: CellKey, arm: str, scoring: str) -> dict[int, bool]:
-    return {
-        s.seed: (s.score.primary if scoring == "primary" else s.score.decline_aware).strict
-        for s in scored
-        if s.cell == cell and s.score.arm == arm
-    }

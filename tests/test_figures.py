@@ -1,0 +1,95 @@
+"""The report's figures, tested for what they draw: axes, labels, bars, points and error bars."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from matplotlib.collections import LineCollection
+from matplotlib.container import BarContainer
+from matplotlib.patches import Rectangle
+
+from taskgate.reporting import build_report, load_runs
+from taskgate.reporting.build import Report
+from taskgate.reporting.figures import axes, channels, corruption, hero, write_figures
+from taskgate.runner.ladder import LadderConfig, run_ladder
+from taskgate.scoring.scorer import CHANNELS
+
+ARMS = ("raw", "directive", "enforcement")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    out = tmp_path_factory.mktemp("figures") / "run"
+    config = LadderConfig(arms=ARMS, agent="scripted:always-book", steps=(5, 10), episodes=3,
+                          corruption=(0.0, 0.03))  # fmt: skip
+    asyncio.run(run_ladder(config, out))
+    return build_report(load_runs([out]))
+
+
+def test_hero_draws_one_bar_per_arm_and_cell_with_wilson_error_bars(report: Report) -> None:
+    fig = hero(report.rows, report.arms)
+    (ax,) = fig.axes
+    assert ax.get_ylabel() == "strict episode success" and "Wilson" in ax.get_title()
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "S=5, rho=0.15", "S=5, rho=0.15, eps=0.03", "S=10, rho=0.15", "S=10, rho=0.15, eps=0.03"
+    ]  # fmt: skip
+    bars = [c for c in ax.containers if isinstance(c, BarContainer)]
+    assert [b.get_label() for b in bars] == list(ARMS)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == list(ARMS)
+    for arm, bar in zip(ARMS, bars, strict=True):
+        rows = [r for r in report.rows if r.arm == arm]
+        assert [p.get_height() for p in bar.patches] == pytest.approx([r.rate for r in rows])
+        assert bar.errorbar is not None
+        (segments,) = [c for c in bar.errorbar.lines[2] if isinstance(c, LineCollection)]
+        extents = [y for seg in segments.get_segments() for y in (seg[0][1], seg[1][1])]
+        assert extents == pytest.approx([y for r in rows for y in (r.ci_low, r.ci_high)])
+
+
+def test_channels_stack_each_channel_per_episode(report: Report) -> None:
+    fig = channels(report.rows, report.arms)
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "errors per episode"
+    rects = [p for p in ax.patches if isinstance(p, Rectangle)]
+    assert len(rects) == len(CHANNELS) * len(report.rows)
+    n = len(report.rows)
+    totals = [sum(rects[c * n + i].get_height() for c in range(len(CHANNELS))) for i in range(n)]
+    assert totals == pytest.approx([sum(r.channels.values()) / r.n for r in report.rows])
+    assert [t.get_text() for t in ax.get_xticklabels()] == [r.arm for r in report.rows]
+
+
+def test_the_corruption_curve_has_a_line_per_gate_arm_and_size(report: Report) -> None:
+    fig = corruption(report.rows, report.arms)
+    assert fig is not None
+    (ax,) = fig.axes
+    assert ax.get_xscale() == "symlog" and ax.get_xlabel().startswith("corruption rate")
+    lines = [ln for ln in ax.lines if ln.get_marker() == "o"]
+    # raw has no compiled state to corrupt: only the gate arms, at S=5 and S=10
+    assert len(lines) == 4
+    for ln in lines:
+        assert list(ln.get_xdata()) == [0.0, 0.03]
+    clean = [r for r in report.rows if r.corruption == 0]
+    assert corruption(clean, report.arms) is None
+
+
+def test_the_axes_figure_plots_success_against_size(report: Report) -> None:
+    fig = axes(report.rows, report.arms)
+    assert fig is not None
+    by_size, by_density = fig.axes
+    assert by_size.get_xlabel() == "graph size S (steps)"
+    assert len([ln for ln in by_size.lines if ln.get_marker() == "o"]) == len(ARMS)
+    assert not [ln for ln in by_density.lines if ln.get_marker() == "o"]  # one density only
+    for ln in by_size.lines:
+        if ln.get_marker() == "o":
+            assert list(ln.get_xdata()) == [5, 10]
+
+
+def test_figures_are_the_same_bytes_every_time(report: Report, tmp_path: Path) -> None:
+    first = write_figures(report, tmp_path / "a")
+    second = write_figures(report, tmp_path / "b")
+    assert sorted(p.name for p in first) == sorted(
+        f"{n}.{e}" for n in ("hero", "channels", "corruption", "axes") for e in ("png", "pdf")
+    )
+    for a, b in zip(first, second, strict=True):
+        assert a.read_bytes() == b.read_bytes(), a.name

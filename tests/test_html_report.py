@@ -1,0 +1,107 @@
+"""The HTML report, rendered in a real headless Chromium: what is on the page, not the string.
+
+Chromium is the Debian package (``make browser`` installs it); playwright drives it. Without
+either, the test skips and says which is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taskgate.reporting import build_report, load_runs
+from taskgate.reporting.build import Report
+from taskgate.reporting.html import render_html, write_html
+from taskgate.rundir import LOG
+from taskgate.runner.ladder import LadderConfig, run_ladder
+
+HOSTILE = '</script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, Path, str]:
+    out = tmp_path_factory.mktemp("html") / "run"
+    config = LadderConfig(arms=("raw", "enforcement"), agent="scripted:always-book",
+                          steps=(5,), episodes=3, corruption=(0.0, 0.03))  # fmt: skip
+    asyncio.run(run_ladder(config, out))
+    lines = (out / LOG).read_text().splitlines()
+    for i, line in enumerate(lines):  # a model reply that tries to break out of the page
+        rec = json.loads(line)
+        if rec["kind"] == "turn" and rec["arm"] == "raw" and rec["index"] == 2:
+            rec["replies"] = [HOSTILE]
+            lines[i] = json.dumps(rec)
+            victim = f"{rec['episode']} / raw"
+            break
+    (out / LOG).write_text("\n".join(lines) + "\n")
+    built = build_report(load_runs([out]))
+    page = out.parent / "report.html"
+    write_html(built, page)
+    return built, page, victim
+
+
+@pytest.fixture(scope="module")
+def browser(report: Any) -> Iterator[Any]:  # after the run: playwright holds a loop
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if CHROMIUM is None:
+        pytest.skip("no chromium on PATH: `make browser` installs the Debian package")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+def test_the_page_shows_every_table_and_figure(report: Any, browser: Any) -> None:
+    built, path, _ = report
+    page = browser.new_page()
+    page.goto(path.as_uri())
+    assert page.title() == "taskgate report"
+    titles = page.locator("section.table h3").all_text_contents()
+    assert titles == [t.title for t in built.tables]
+    ladder = built.table("ladder")
+    cells = page.locator("#table-ladder tbody tr").first.locator("td").all_text_contents()
+    assert cells == list(ladder.body[0])
+    widths = page.evaluate("Array.from(document.images).map(i => i.complete && i.naturalWidth)")
+    assert len(widths) == 3 and all(w > 0 for w in widths)  # hero, channels, corruption
+    assert page.locator("figure figcaption").first.text_content().startswith("Strict episode")
+
+
+def test_the_drill_down_filters_and_opens_episodes(report: Any, browser: Any) -> None:
+    built, path, victim = report
+    page = browser.new_page()
+    page.goto(path.as_uri())
+    total = len(built.runs.entries)
+    failed = sum(not e.scored.score.primary.strict for e in built.runs.entries)
+    assert page.locator("#shown").text_content() == f"{total} of {total} episode-arms shown"
+    page.check("#filter-failed")
+    assert page.locator("#shown").text_content() == f"{failed} of {total} episode-arms shown"
+    assert page.locator("#episode-list details:visible").count() == failed
+    page.uncheck("#filter-failed")
+    page.select_option("#filter-arm", "raw")
+    raws = sum(e.scored.score.arm == "raw" for e in built.runs.entries)
+    assert page.locator("#episode-list details:visible").count() == raws
+    item = page.locator("#episode-list details", has_text=victim).first
+    item.locator("summary").click()
+    rows = item.locator("table.turns tr")
+    rows.nth(1).wait_for()
+    entry = next(e for e in built.runs.entries if f"{e.scored.key[0]} / raw" == victim)
+    assert rows.count() == len(entry.run.turns) + 1
+    turn = item.locator("table.turns tr[data-turn='2']")
+    assert HOSTILE in turn.text_content()  # shown as text
+    errors = entry.scored.score.primary.errors.get(2, [])
+    assert turn.locator("td").last.text_content().startswith(", ".join(errors))
+    assert page.evaluate("window.__pwned") is None  # and never run
+
+
+def test_no_transcript_text_can_close_the_data_block(report: Any) -> None:
+    built, _, _ = report
+    html = render_html(built)
+    data = html.split('<script id="episodes-data" type="application/json">')[1]
+    assert "</script>" in data and data.index("</script>") < data.index("<script>")
+    assert "window.__pwned" in data and "<img" not in data.split("</script>")[0]
