@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from taskgate.cli import app
@@ -81,6 +82,7 @@ def _numbers(path: Path) -> dict[str, object]:
     return {"rows": data["rows"], "contrasts": data["contrasts"], "tables": tables}
 
 
+@pytest.mark.slow  # a whole grid: CI runs it, make quick does not
 def test_resume_gives_the_numbers_of_an_uninterrupted_run(tmp_path: Path) -> None:
     args = ["ladder", "--agent", "scripted:obedient", "--episodes", "5", "--corruption", "0,0.01",
             "--arms", "raw,enforcement"]  # fmt: skip
@@ -100,6 +102,7 @@ def test_resume_gives_the_numbers_of_an_uninterrupted_run(tmp_path: Path) -> Non
     assert (cut / LOG).stat().st_size == size
 
 
+@pytest.mark.slow  # a whole grid: CI runs it, make quick does not
 def test_sharded_runs_merged_report_the_tables_of_one_run(tmp_path: Path) -> None:
     grid = ["--agent", "scripted:always-book", "--steps", "5,10", "--episodes", "5"]
     whole = tmp_path / "whole.json"

@@ -85,6 +85,7 @@ def test_the_axes_figure_plots_success_against_size(report: Report) -> None:
             assert list(ln.get_xdata()) == [5, 10]
 
 
+@pytest.mark.slow  # a whole grid: CI runs it, make quick does not
 def test_figures_are_the_same_bytes_every_time(report: Report, tmp_path: Path) -> None:
     first = write_figures(report, tmp_path / "a")
     second = write_figures(report, tmp_path / "b")

@@ -44,12 +44,14 @@ def ladder(
     return {r.arm: (r.successes, r.n, dict(r.channels), r.refused) for r in rows}
 
 
+@pytest.mark.slow  # a whole grid: CI runs it, make quick does not
 @pytest.mark.parametrize("mode", ["actions", "native"])
 def test_the_perfect_agent_scores_one_on_all_five_arms(tmp_path: Path, mode: str) -> None:
     got = ladder(tmp_path, "scripted:perfect", mode)
     assert {arm: (s, n) for arm, (s, n, _, _) in got.items()} == {a: (6, 6) for a in TOOL_LADDER}
 
 
+@pytest.mark.slow  # a whole grid: CI runs it, make quick does not
 @pytest.mark.parametrize("mode", ["actions", "native"])
 def test_always_book_passes_only_behind_enforcement(tmp_path: Path, mode: str) -> None:
     got = ladder(tmp_path, "scripted:always-book", mode)

@@ -21,6 +21,7 @@ def table_rw(output: str) -> dict[str, str]:
     return {ln.split("|")[2].strip(): ln for ln in table.splitlines() if ln.startswith("| S=")}
 
 
+@pytest.mark.slow  # a whole grid: CI runs it, make quick does not
 def test_tools_prints_table_rw_for_scripted_agents(tmp_path: Path) -> None:
     out = tmp_path / "run"
     rows = tmp_path / "rows.json"
@@ -86,6 +87,7 @@ def test_bad_flags_are_named(flag: str, value: str, said: str) -> None:
     assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.slow  # a whole grid: CI runs it, make quick does not
 def test_report_orders_the_rungs_and_refuses_to_merge_modes(tmp_path: Path) -> None:
     base = ["tools", "--agent", "scripted:perfect", "--episodes", "2", "--out", str(tmp_path)]
     assert runner.invoke(app, base).exit_code == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import io
 import re
 from pathlib import Path
@@ -17,8 +18,15 @@ from taskgate.cli import app
 from taskgate.matching import shared_matcher
 from taskgate.matching.evaluation import evaluate, probes
 
-pytest.importorskip("sentence_transformers", reason="needs the embedding extra")
-pytestmark = pytest.mark.slow
+# find_spec, not importorskip: collecting this module must not import torch (seconds) when the
+# run skips slow tests anyway
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        importlib.util.find_spec("sentence_transformers") is None,
+        reason="needs the embedding extra",
+    ),
+]
 
 
 def test_minilm_loads_offline_from_the_wheel() -> None:

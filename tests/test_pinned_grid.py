@@ -14,6 +14,8 @@ import hashlib
 import os
 from pathlib import Path
 
+import pytest
+
 from taskgate import ARMS, LadderConfig, adjacent_contrasts, run_ladder, score_run, summarize
 from taskgate.rundir import LOG, read_log
 from taskgate.scoring.report import channel_table, contrast_table, ladder_table
@@ -73,6 +75,7 @@ def _tables(name: str, config: LadderConfig, out: Path) -> str:
     )
 
 
+@pytest.mark.slow  # a whole grid: CI runs it, make quick does not
 def test_every_arm_scores_as_pinned(tmp_path: Path) -> None:
     text = "\n".join(
         _tables(name, config, tmp_path / str(i)) for i, (name, config) in enumerate(_configs())
