@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from taskgate import holm, mcnemar_exact, wilson
 
@@ -50,3 +52,12 @@ def test_edge_cases() -> None:
     assert holm([]) == []
     with pytest.raises(ValueError, match="equal lengths"):
         mcnemar_exact([True], [])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=1, max_size=40))
+def test_holm_is_statsmodels_holm(pvalues: list[float]) -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    want = multipletests(pvalues, method="holm")[1]
+    assert holm(pvalues) == pytest.approx([float(p) for p in want], abs=1e-12)
