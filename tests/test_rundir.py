@@ -33,6 +33,7 @@ from taskgate.rundir import (
 )
 from taskgate.runner.ladder import Progress
 from taskgate.runner.roles import CompileCache
+from taskgate.scoring.index import INDEX
 from taskgate.scoring.summary import score_run, summarize
 
 ARMS = ("raw", "checklist", "directive", "enforcement")
@@ -199,6 +200,7 @@ def test_episodes_are_replaced_atomically(run: Path) -> None:
         COMPILED,
         EPISODES,
         LOG,
+        INDEX,  # no temporary file is left behind
     ]
 
 

@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, Protocol
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -82,11 +82,16 @@ class Run:
 
 def write_episodes(path: Path, episodes: Iterable[Episode]) -> None:
     """Write the episodes to a new file and rename it over ``path`` (a crash leaves either)."""
+    write_lines(path, (e.model_dump_json() for e in episodes))
+
+
+def write_lines(path: Path, lines: Iterable[str]) -> None:
+    """Write ``lines`` to a new file and rename it over ``path`` (a crash leaves either)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for e in episodes:
-                f.write(e.model_dump_json() + "\n")
+            for line in lines:
+                f.write(line + "\n")
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # as an ordinary new file, not mkstemp's 0600
@@ -131,17 +136,36 @@ class LogWriter:
     :func:`drop_torn_tail`); nothing else in the file is touched.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, observer: LogObserver | None = None) -> None:
         drop_torn_tail(path)
-        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._observer = observer
+        if observer is not None:
+            observer.start(path)
+        self._file: IO[bytes] = path.open("ab")
 
     def __call__(self, record: AnyRecord) -> None:
-        self._file.write(record.model_dump_json() + "\n")
+        line = record.model_dump_json().encode() + b"\n"
+        self._file.write(line)
         if isinstance(record, EndRecord):
             self._file.flush()
+        if self._observer is not None:
+            self._observer(record, line)
 
     def close(self) -> None:
         self._file.close()
+        if self._observer is not None:
+            self._observer.close()
+
+
+class LogObserver(Protocol):
+    """Sees every line a :class:`LogWriter` appends, after it is written (an ``end`` record's
+    after the flush): the score index (:mod:`taskgate.scoring.index`) is one."""
+
+    def start(self, log: Path) -> None: ...
+
+    def __call__(self, record: AnyRecord, line: bytes) -> None: ...
+
+    def close(self) -> None: ...
 
 
 def read_log(path: Path, on_skip: OnSkip | None = None) -> dict[Key, Run]:
@@ -156,7 +180,7 @@ def read_log(path: Path, on_skip: OnSkip | None = None) -> dict[Key, Run]:
     open_runs: dict[Key, Run] = {}
     done: dict[Key, Run] = {}
     for n, raw, whole in _lines(path):
-        rec, why = _parse_record(raw)
+        rec, why = parse_record(raw)
         if rec is None:
             if whole:
                 report(SkippedLine(path, n, why))
@@ -270,7 +294,7 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
                 yield n, body, whole
 
 
-def _parse_record(raw: bytes) -> tuple[AnyRecord | None, str]:
+def parse_record(raw: bytes) -> tuple[AnyRecord | None, str]:
     """The record on a line, and what was wrong with the line ("" if nothing).
 
     A record cut short by an interruption and then followed by later appends shares its line with

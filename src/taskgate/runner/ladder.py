@@ -35,6 +35,7 @@ from ..rundir import (
     read_log,
     write_episodes,
 )
+from ..scoring.index import ScoreIndexWriter
 from .cluster import Unit, run_on_ray
 from .episode import Players, run_episode
 from .roles import ROLES, CallLog, Clients, CompileCache, RoleBuilder
@@ -202,7 +203,7 @@ async def run_episodes(
     ]
     progress = progress or Progress()
     progress.total = len(jobs)
-    writer = LogWriter(out / LOG)
+    writer = LogWriter(out / LOG, ScoreIndexWriter(out, {ep.id: ep for ep in episodes}))
     builder = RoleBuilder(clients, CompileCache(out / COMPILED, on_skip))
     tracker = progress
 

@@ -26,6 +26,7 @@ from ..rundir import (
     read_log,
     write_episodes,
 )
+from ..scoring.index import ScoreIndexWriter
 from .roles import CompileCache, Entry
 
 T = TypeVar("T")
@@ -110,7 +111,7 @@ def merge_runs(out: Path, sources: Sequence[Path], on_skip: OnSkip | None = None
     CompileCache(out / COMPILED, on_skip).add(entries)
     have = set(logs[0]) if own else set()
     added = duplicates = 0
-    writer = LogWriter(out / LOG)
+    writer = LogWriter(out / LOG, ScoreIndexWriter(out, episodes))
     try:
         for log in logs[own:]:
             for key, run in log.items():

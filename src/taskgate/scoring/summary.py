@@ -98,7 +98,15 @@ def score_entries(out: Path, on_skip: OnSkip | None = None) -> list[Entry]:
 
 
 def score_run(out: Path, on_skip: OnSkip | None = None) -> list[Scored]:
-    """Score every complete episode-arm in a run directory (see :func:`score_entries`)."""
+    """Score every complete episode-arm in a run directory (see :func:`score_entries`): from its
+    score index when that provably matches the log (see :mod:`taskgate.scoring.index`), else
+    from the log."""
+    from .index import read_index  # the index builds on this module
+
+    check_run_dir(out)
+    indexed = read_index(out)
+    if indexed is not None:
+        return indexed
     return [e.scored for e in score_entries(out, on_skip)]
 
 
