@@ -58,6 +58,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_harness.py
 	$(BIN)/python bench/bench_proxy.py
 	$(BIN)/python bench/bench_matcher.py
+	$(BIN)/python bench/bench_report.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

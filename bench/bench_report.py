@@ -1,6 +1,7 @@
 """Report speed: `taskgate report` on a 128-episode x 11-arm run (S=10, always-book), split into
-reading and scoring the log, the tables, the figures and the HTML page; and the scorer alone
-(episode-arms per second on records already read).
+reading and scoring the log, the tables, the figures and the HTML page; and the scorer's
+throughput: alone (episode-arms per second on records already read), through the score index
+(`score_run`, `taskgate score`) and from the log.
 
 Run: make bench   (or .venv/bin/python bench/bench_report.py)
 """
@@ -19,6 +20,7 @@ from taskgate.reporting.html import render_html
 from taskgate.rundir import EPISODES, LOG, read_episodes, read_log
 from taskgate.runner.ladder import LadderConfig, run_ladder
 from taskgate.scoring.scorer import score_episode
+from taskgate.scoring.summary import score_run
 
 #: every arm but ``hybrid`` (an arm of a model-backed matcher): the paper's 11 text and gate arms
 BENCH_ARMS = tuple(a for a in ARMS if a != "hybrid")
@@ -42,6 +44,7 @@ def main() -> None:
         best = min(
             _timed(lambda: [score_episode(ep, turns) for ep, turns in items])[1] for _ in range(3)
         )
+        _, index_s = _timed(lambda: score_run(out))
         loaded, load_s = _timed(lambda: load_runs([out]))
         report, tables_s = _timed(lambda: build_report(loaded))
         _, figures_s = _timed(lambda: write_figures(report, Path(tmp) / "figures"))
@@ -52,6 +55,9 @@ def main() -> None:
         f"log {size / 1e6:.1f} MB"
     )
     print(f"scorer alone: {n / best:8.0f} episode-arms/s  (records in memory, best of 3)")
+    print(
+        f"score_run:    {n / index_s:8.0f} episode-arms/s  (the score index, checked against the log)"
+    )
     print(
         f"read + score: {n / load_s:8.0f} episode-arms/s  (log read alone {read_s:.2f} s of "
         f"{load_s:.2f} s)"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from taskgate import EpisodeParams, LadderConfig, generate_episode, run_ladder, score_run, summarize
 from taskgate.rundir import LOG, read_log
+from taskgate.scoring.summary import score_entries
 
 
 def main() -> None:
@@ -36,6 +37,9 @@ def main() -> None:
         t0 = time.perf_counter()
         rows = summarize(score_run(out), arms)
         score_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        from_log = [e.scored for e in score_entries(out)]
+        log_s = time.perf_counter() - t0
         size = (out / LOG).stat().st_size
     n = len(runs)
     print(
@@ -43,8 +47,10 @@ def main() -> None:
         f"{n * 44 / run_s:.0f} turns/s, log {size / 1e6:.1f} MB"
     )
     print(
-        f"scorer: {n / score_s:8.0f} episode-arms/s  (log read {read_s:.2f} s of {score_s:.2f} s)"
+        f"scorer: {n / score_s:8.0f} episode-arms/s from the score index (score_run); "
+        f"{n / log_s:.0f}/s scoring the log itself (its read alone {read_s:.2f} s of {log_s:.2f} s)"
     )
+    assert len(from_log) == n
     print("rates: " + ", ".join(f"{r.arm}={r.rate:.2f}" for r in rows))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak resident memory: {peak:.0f} MB")

@@ -1,14 +1,15 @@
 """Reading and writing run directories.
 
 A run directory holds ``episodes.jsonl`` (one episode per line), ``log.jsonl`` (the records of
-every episode-arm, appended as they happen and flushed as each episode-arm ends) and, for compiled arms, ``compiled.jsonl``
-(the compile cache a resumed run reuses). An episode-arm counts only once its ``end`` record is
-written and every one of its turns was read back; a later complete run of the same episode-arm
-replaces an earlier one.
+every episode-arm, appended as they happen and flushed as each episode-arm ends), for compiled
+arms ``compiled.jsonl`` (the compile cache a resumed run reuses), and ``scores.jsonl`` (each
+finished episode-arm's score, see :mod:`taskgate.scoring.index`). An episode-arm counts only
+once its ``end`` record is written and every one of its turns was read back; a later complete run
+of the same episode-arm replaces an earlier one.
 
 Files are never rewritten in place: appends go to the end, a torn last line (a write cut off by an
-interruption) is cut off with one ``truncate``, and ``episodes.jsonl`` is replaced by an atomic
-rename. A line that cannot be read (garbage, or a record cut short and then followed by later
+interruption) is cut off with one ``truncate``, and ``episodes.jsonl`` (and a rebuilt score index)
+is replaced by an atomic rename. A line that cannot be read (garbage, or a record cut short and then followed by later
 appends) is skipped, never the lines around it, and reported to the reader's ``on_skip`` as a
 :class:`SkippedLine` (by default, a :class:`SkippedLineWarning`).
 """

@@ -15,7 +15,7 @@ same report gives the same bytes.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -145,7 +145,7 @@ def corruption(rows: Sequence[Row], arms: Sequence[str]) -> Figure | None:
     for (config, steps, density, arm), pts in series.items():
         xs = [r.corruption for r in pts]
         ys = [r.rate for r in pts]
-        err = [[r.rate - r.ci_low for r in pts], [r.ci_high - r.rate for r in pts]]
+        err = _err(pts)
         style = "--" if config.endswith("repair") else "-"
         label = f"{arm}, S={steps}, rho={density:g}" + (f" [{config}]" if multi else "")
         ax.errorbar(xs, ys, yerr=err, ls=style, marker="o", ms=3, capsize=2, label=label)
@@ -168,25 +168,17 @@ def axes(rows: Sequence[Row], arms: Sequence[str]) -> Figure | None:
     if len(sizes) < 2 and len(densities) < 2:
         return None
     fig, (by_size, by_density) = _new(6.0, 2.6, ncols=2)
+    configs = list(dict.fromkeys(r.config for r in clean))
     for arm in arms:
-        for config in dict.fromkeys(r.config for r in clean):
+        for config in configs:
             mine = [r for r in clean if r.arm == arm and r.config == config]
+            who = arm + (f" [{config}]" if len(configs) > 1 else "")
             for rho in densities:
-                pts = sorted((r for r in mine if r.density == rho), key=lambda r: r.steps)
-                if len(pts) > 1:
-                    by_size.errorbar(
-                        [r.steps for r in pts], [r.rate for r in pts],
-                        yerr=[[r.rate - r.ci_low for r in pts], [r.ci_high - r.rate for r in pts]],
-                        marker="o", ms=3, capsize=2, label=f"{arm}, rho={rho:g}",
-                    )  # fmt: skip
-            for s in sizes:
-                pts = sorted((r for r in mine if r.steps == s), key=lambda r: r.density)
-                if len(pts) > 1:
-                    by_density.errorbar(
-                        [r.density for r in pts], [r.rate for r in pts],
-                        yerr=[[r.rate - r.ci_low for r in pts], [r.ci_high - r.rate for r in pts]],
-                        marker="o", ms=3, capsize=2, label=f"{arm}, S={s}",
-                    )  # fmt: skip
+                pts = [r for r in mine if r.density == rho]
+                _curve(by_size, pts, lambda r: r.steps, f"{who}, rho={rho:g}")
+            for size in sizes:
+                pts = [r for r in mine if r.steps == size]
+                _curve(by_density, pts, lambda r: r.density, f"{who}, S={size}")
     for ax, xlabel, title in (
         (by_size, "graph size S (steps)", "(a) graph size"),
         (by_density, "prerequisite density rho", "(b) density"),
@@ -195,9 +187,24 @@ def axes(rows: Sequence[Row], arms: Sequence[str]) -> Figure | None:
         ax.set_xlabel(xlabel)
         ax.set_ylabel("strict episode success")
         ax.set_title(title)
-        if ax.lines:
-            fig.legend(loc="outside lower center", frameon=False, fontsize=6, ncols=2)
+    fig.legend(loc="outside lower center", frameon=False, fontsize=6, ncols=2)
     return fig
+
+
+def _curve(ax: Any, pts: list[Row], x: Callable[[Row], float], label: str) -> None:
+    """One line of strict success against ``x``, with Wilson error bars (two points or more)."""
+    if len(pts) < 2:
+        return
+    pts = sorted(pts, key=x)
+    ax.errorbar(
+        [x(r) for r in pts], [r.rate for r in pts], yerr=_err(pts),
+        marker="o", ms=3, capsize=2, label=label,
+    )  # fmt: skip
+
+
+def _err(rows: Sequence[Row]) -> list[list[float]]:
+    """Wilson 95% intervals as matplotlib's asymmetric error bars."""
+    return [[r.rate - r.ci_low for r in rows], [r.ci_high - r.rate for r in rows]]
 
 
 def figures(report: Report) -> dict[str, Figure]:

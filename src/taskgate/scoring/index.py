@@ -23,6 +23,7 @@ hand-edited log) falls back to scoring the log.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections.abc import Mapping
@@ -38,7 +39,7 @@ from ..episodes.records import EndRecord, EpisodeRecord, TurnRecord
 from ..errors import TaskgateError
 from ..rundir import EPISODES, LOG, AnyRecord, Key, parse_record, write_lines
 from .scorer import EpisodeScore, score_episode
-from .summary import Scored, configuration, score_entries
+from .summary import Scored, score_entries, scored_of
 
 INDEX = "scores.jsonl"
 _END = b'"kind":"end"'  # only an end record holds these bytes unescaped (strings escape quotes)
@@ -126,32 +127,11 @@ class ScoreIndexWriter:
         self._file = (self._out / INDEX).open("a", encoding="utf-8")
 
     def _rebuild(self) -> None:
-        rows = []
+        entries = []
         if self._ends:
-            try:
+            with contextlib.suppress(TaskgateError):  # unreadable: an empty index, never used
                 entries = score_entries(self._out, on_skip=lambda _: None)
-            except TaskgateError:
-                entries = []
-            for e in entries:
-                s = e.scored
-                rows.append(
-                    IndexRow(
-                        episode=s.key[0],
-                        arm=s.key[1],
-                        fingerprint=fingerprint(),
-                        log_size=self._size,
-                        log_digest=self._digest.hexdigest(),
-                        episodes_digest=self._episodes_digest,
-                        ends=self._ends,
-                        cell=s.cell,
-                        seed=s.seed,
-                        harness=s.harness,
-                        config=s.config,
-                        score=_SCORE.dump_python(s.score, mode="json"),
-                        batch=True,
-                    ).model_dump_json()
-                )
-        write_lines(self._out / INDEX, rows)
+        write_lines(self._out / INDEX, [self._row(e.scored, batch=True) for e in entries])
 
     def __call__(self, record: AnyRecord, line: bytes) -> None:
         self._digest.update(line)
@@ -168,29 +148,29 @@ class ScoreIndexWriter:
             if header is None or episode is None or self._file is None:
                 return  # not scored here: the index stays short, so it is not used
             try:
-                row = self._row(header, episode, turns)
+                score = score_episode(episode, turns)
             except TaskgateError:  # the log's reader will say what is wrong with these records
                 return
+            row = self._row(scored_of(header, episode, score, key), batch=False)
             self._file.write(row + "\n")
             self._file.flush()
 
-    def _row(self, header: EpisodeRecord, episode: Episode, turns: list[TurnRecord]) -> str:
-        score = score_episode(episode, turns)
-        row = IndexRow(
-            episode=header.episode,
-            arm=header.arm,
+    def _row(self, s: Scored, batch: bool) -> str:
+        return IndexRow(
+            episode=s.key[0],
+            arm=s.key[1],
             fingerprint=fingerprint(),
             log_size=self._size,
             log_digest=self._digest.hexdigest(),
             episodes_digest=self._episodes_digest,
             ends=self._ends,
-            cell=(episode.params.steps, episode.params.density, header.corruption),
-            seed=episode.params.seed,
-            harness=header.harness.mode if header.harness is not None else None,
-            config=configuration(header, episode.params),
-            score=_SCORE.dump_python(score, mode="json"),
-        )
-        return row.model_dump_json()
+            cell=s.cell,
+            seed=s.seed,
+            harness=s.harness,
+            config=s.config,
+            score=_SCORE.dump_python(s.score, mode="json"),
+            batch=batch,
+        ).model_dump_json()
 
     def close(self) -> None:
         if self._file is not None:

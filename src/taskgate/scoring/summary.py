@@ -88,13 +88,18 @@ def score_entries(out: Path, on_skip: OnSkip | None = None) -> list[Entry]:
                 f"{out / LOG}:{run.line}: names episode {header.source!r}, absent from "
                 f"{out / EPISODES}"
             )
-        cell = (ep.params.steps, ep.params.density, header.corruption)
-        mode = header.harness.mode if header.harness is not None else None
-        score = score_episode(ep, run.turns)
-        config = configuration(header, ep.params)
-        scored = Scored(cell, ep.params.seed, score, mode, config, key)
-        entries.append(Entry(scored, run, ep, out))
+        entries.append(
+            Entry(scored_of(header, ep, score_episode(ep, run.turns), key), run, ep, out)
+        )
     return entries
+
+
+def scored_of(header: EpisodeRecord, ep: Episode, score: EpisodeScore, key: Key) -> Scored:
+    """An episode-arm's score with what the report groups it by (cell, seed, configuration)."""
+    p = ep.params
+    mode = header.harness.mode if header.harness is not None else None
+    cell = (p.steps, p.density, header.corruption)
+    return Scored(cell, p.seed, score, mode, configuration(header, p), key)
 
 
 def score_run(out: Path, on_skip: OnSkip | None = None) -> list[Scored]:
