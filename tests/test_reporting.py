@@ -102,9 +102,9 @@ def _ancestors(plan: object, step: str) -> set[str]:
 
 def _episode_with_a_prerequisite_asked_early() -> tuple:  # type: ignore[type-arg]
     """An episode whose enforcement run asks a step with a prerequisite the revision leaves
-    alone, followed by at least three more asks."""
+    alone, followed by at least four more asks of steps that need none of the patched ones."""
     for seed in range(100, 140):
-        ep = generate_episode(EpisodeParams(seed=seed, steps=10, schedule="paper"))
+        ep = generate_episode(EpisodeParams(seed=seed, steps=15, schedule="paper"))
         rev = ep.revision
         touched = {*rev.rewires, *(rev.relax or ()), rev.cancel}
         turns, _ = run_arm(ep, "enforcement")
@@ -117,8 +117,8 @@ def _episode_with_a_prerequisite_asked_early() -> tuple:  # type: ignore[type-ar
                     free = not _ancestors(ep.plan, a.step) & patched  # type: ignore[arg-type]
                     if a.index > t.index and a.step not in touched and free:
                         later.append(a)
-                if len(later) >= 3:
-                    return ep, turns, t, later[:3]
+                if len(later) >= 4:
+                    return ep, turns, t, later[:4]
     raise AssertionError("no such episode in seeds 100-139")
 
 
@@ -129,6 +129,10 @@ def test_omissions_are_attributed_as_the_table_says(tmp_path: Path) -> None:
     code = ep.plan.steps[blocked.step].code  # type: ignore[index]
     refused = BookingRecord(code=code, work_order=blocked.work_order, span=(0, 0), reply_index=0,
                             decision="refuse", reason=Reason.BLOCKED, step=blocked.step)  # fmt: skip
+    refused_correct = BookingRecord(
+        code=ep.plan.steps[others[3].step].code, work_order=others[3].work_order, span=(0, 0),  # type: ignore[index]
+        reply_index=0, decision="refuse", reason=Reason.UNKNOWN_CODE, step=None,
+    )  # fmt: skip
     wrong = BookingRecord(code="RC-0001", work_order=others[1].work_order, span=(0, 0),
                           reply_index=0, decision="refuse", reason=Reason.UNKNOWN_CODE)  # fmt: skip
     patched = {
@@ -139,6 +143,7 @@ def test_omissions_are_attributed_as_the_table_says(tmp_path: Path) -> None:
         },
         others[0].index: {"bookings": [], "replies": ["I will look into it later."]},
         others[1].index: {"bookings": [wrong]},
+        others[3].index: {"bookings": [refused_correct]},
         others[2].index: {"bookings": [], "matched": MatchRecord(step="s1", explicit_redo=False)}
         if others[2].step != "s1"
         else {"bookings": [], "matched": MatchRecord(step="s2", explicit_redo=False)},
@@ -155,13 +160,14 @@ def test_omissions_are_attributed_as_the_table_says(tmp_path: Path) -> None:
     got = dict(zip(table.header, table.body[0], strict=True))
     want = {"over-blocked": 1, "over-blocked: correct ref": 1, "cause: empty code": 1,
             "ELIGIBLE: declined": 1, "ELIGIBLE: wrong ref": 1, "wrong match": 1,
-            "asked back": 0}  # fmt: skip
+            "ELIGIBLE: correct ref refused": 1, "asked back": 0}  # fmt: skip
     assert {c: int(got[c]) for c in want} == want
     # the steps left undone make later requests for them omissions too, under the DONE
     # directive the run had issued; every omission is attributed once
     kinds = ("asked back", "wrong match", "ELIGIBLE: declined", "ELIGIBLE: wrong ref",
-             "over-blocked", "DONE or CANCELLED directive", "other")  # fmt: skip
-    assert int(got["omissions"]) == sum(int(got[c]) for c in kinds) >= 4
+             "ELIGIBLE: correct ref refused", "over-blocked", "DONE or CANCELLED directive",
+             "other")  # fmt: skip
+    assert int(got["omissions"]) == sum(int(got[c]) for c in kinds) >= 5
     assert set(OMISSION_COLUMNS) >= set(kinds)
     assert got["episodes: defect"] == "1/1" and got["episodes: differ"] == "1/1"
 
@@ -242,6 +248,40 @@ def test_bad_input_gets_one_clear_line(run: Path, tmp_path: Path) -> None:
         assert episodes != (changed / EPISODES).read_text()
         (changed / EPISODES).write_text(episodes)
         load_runs([run, changed])
+
+
+def test_runs_of_one_configuration_with_different_roles_are_not_pooled(tmp_path: Path) -> None:
+    dirs = []
+    for i, compiler in ((1, "scripted"), (2, "scripted:corrupt")):
+        out = tmp_path / f"shard{i}"
+        args = ["ladder", "--agent", "scripted:always-book", "--arms", ",".join(ARMS),
+                "--steps", "5", "--episodes", "4", "--shard", f"{i}/2", "--compiler", compiler,
+                "--out", str(out)]  # fmt: skip
+        assert CliRunner().invoke(app, args).exit_code == 0
+        dirs.append(str(out))
+    text = _one_line_error(["report", *dirs])
+    assert "different roles" in text and "scripted:corrupt" in text
+
+
+def test_the_agents_model_names_the_configuration() -> None:
+    from taskgate.scoring.summary import configuration
+
+    ep = generate_episode(EpisodeParams(seed=100, steps=5, brief="original"))
+    header = EpisodeRecord(episode=ep.id, source=ep.id, arm="raw", agent="llm",
+                           compiler="generator", matcher="none", compiled_plan=ep.plan)  # fmt: skip
+    assert configuration(header, ep.params, "qwen3") == "llm:qwen3, brief=original, schedule=v1"
+    assert configuration(header, ep.params) == "llm, brief=original, schedule=v1"
+
+
+def test_latex_escapes_what_latex_would_misprint() -> None:
+    from taskgate.scoring.table import latex_escape
+
+    assert latex_escape("on steps, S=5, rho=0.15, eps=0.03") == (
+        r"on steps, S=5, $\rho$=0.15, $\varepsilon$=0.03"
+    )
+    assert latex_escape("raw -> checklist 50% a_b <x> | & #") == (
+        r"raw $\to$ checklist 50\% a\_b \textless{}x\textgreater{} \textbar{} \& \#"
+    )
 
 
 def test_a_torn_or_foreign_line_is_a_warning_naming_file_and_line(

@@ -64,6 +64,12 @@ def _append_a_foreign_line(out: Path) -> None:  # the log's reader warns about i
         f.write('{"not": "a record"}\n')
 
 
+def _cut_the_last_newline_and_row(out: Path) -> None:  # died writing the end's newline
+    _drop_last_row(out)
+    data = (out / LOG).read_bytes()
+    (out / LOG).write_bytes(data[:-1])
+
+
 def _tear_the_index(out: Path) -> None:
     with (out / INDEX).open("a") as f:
         f.write('{"episode":')
@@ -117,3 +123,15 @@ def test_a_log_of_an_older_version_gets_an_index_when_resumed(copy: Path) -> Non
     assert read_index(copy) is None
     asyncio.run(run_ladder(CONFIG, copy))  # nothing left to run; the writer indexes the log
     assert read_index(copy) == _from_log(copy)
+
+
+def test_a_log_with_skipped_lines_is_not_indexed_so_every_reading_warns(copy: Path) -> None:
+    lines = (copy / LOG).read_text().splitlines(keepends=True)
+    lines.insert(len(lines) // 2, "garbage\n")
+    (copy / LOG).write_text("".join(lines))
+    (copy / INDEX).unlink()
+    asyncio.run(run_ladder(CONFIG, copy, on_skip=lambda _: None))  # the writer rebuilds
+    assert read_index(copy) is None
+    skipped: list[object] = []
+    score_run(copy, on_skip=skipped.append)
+    assert len(skipped) == 1

@@ -35,6 +35,12 @@ LADDER = ("raw", "checklist", "directive", "enforcement")
 TOOL_LADDER = ("raw", "checklist", "directive", "enforcement", "enforcement-request")
 
 
+def compiled_arm(name: str) -> bool:
+    """Whether the arm of that name acts on a compiled state (an arm unknown here does not)."""
+    arm = ARMS.get(name)
+    return arm is not None and arm.compiled
+
+
 def get_arm(name: str) -> Arm:
     try:
         return ARMS[name]

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..arms.registry import get_arm
+from ..arms.registry import compiled_arm
 from ..errors import MissingExtraError
 from ..scoring.report import cell_name
 from ..scoring.scorer import CHANNELS
@@ -135,7 +135,7 @@ def corruption(rows: Sequence[Row], arms: Sequence[str]) -> Figure | None:
     the runs have a single corruption rate."""
     series: dict[tuple[str, int, float, str], list[Row]] = defaultdict(list)
     for r in rows:
-        if get_arm(r.arm).compiled:  # corruption is injected into a gate's compiled state
+        if compiled_arm(r.arm):  # corruption is injected into a gate's compiled state
             series[(r.config, r.steps, r.density, r.arm)].append(r)
     series = {k: sorted(v, key=lambda r: r.corruption) for k, v in series.items() if len(v) > 1}
     if not series:
@@ -187,6 +187,8 @@ def axes(rows: Sequence[Row], arms: Sequence[str]) -> Figure | None:
         ax.set_xlabel(xlabel)
         ax.set_ylabel("strict episode success")
         ax.set_title(title)
+    if not by_size.lines and not by_density.lines:  # sizes or densities differ only by config
+        return None
     fig.legend(loc="outside lower center", frameon=False, fontsize=6, ncols=2)
     return fig
 

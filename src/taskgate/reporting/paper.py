@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..arms.registry import get_arm
+from ..arms.registry import compiled_arm
 from ..core.ids import normalize_code, normalize_tool
 from ..core.plan import Plan, Revision
 from ..episodes.records import BookingRecord, TurnRecord
@@ -52,6 +52,7 @@ OMISSION_COLUMNS = (
     "wrong match",
     "ELIGIBLE: declined",
     "ELIGIBLE: wrong ref",
+    "ELIGIBLE: correct ref refused",
     "over-blocked",
     "over-blocked: correct ref",
     "cause: corrupted state",
@@ -74,8 +75,9 @@ class _Omissions:
 
 def omissions(entries: Sequence[Entry], arms: Sequence[str]) -> Table:
     """Table 9: every omission of an arm that acts on a compiled state, attributed to the
-    runtime's ask-back, a wrong match, the agent (an ELIGIBLE directive declined in prose, or
-    answered with a wrong ref), a DONE or CANCELLED directive for an eligible step, or an
+    runtime's ask-back, a wrong match, an ELIGIBLE directive (the agent declined in prose or
+    with a re-display only, answered with a wrong ref, or wrote the correct ref and the gate
+    refused it: a wrong compiled code or state), a DONE or CANCELLED directive for an eligible step, or an
     over-block (a BLOCKED directive for a step that was eligible, with the correct ref refused or
     not) and its root cause: corruption injected into the state (the corrupted-state ablation),
     a prerequisite with an empty completion code, the cancelled step still a prerequisite after
@@ -84,7 +86,7 @@ def omissions(entries: Sequence[Entry], arms: Sequence[str]) -> Table:
     compiled graph or revision differs from the generator's (differs)."""
     groups: dict[tuple[str, CellKey, str], _Omissions] = defaultdict(lambda: _Omissions(Counter()))
     for e in entries:
-        if not get_arm(e.scored.score.arm).compiled:
+        if not compiled_arm(e.scored.score.arm):
             continue
         g = groups[(e.scored.config, e.scored.cell, e.scored.score.arm)]
         g.episodes += 1
@@ -131,11 +133,13 @@ def _attribute(e: Entry, rec: TurnRecord) -> list[str]:
     if rec.matched is not None and rec.matched.step != rec.step:
         return ["wrong match"]
     kind = directive_type(rec.directive)[0] if rec.directive else None
-    correct = _correct_ref(e, rec)
+    correct = [b for b in _correct_ref(e, rec) if not b.redisplay]
+    refused = [b for b in correct if b.decision == "refuse"]
     if kind == "BLOCKED":
-        refused = [b for b in correct if b.decision == "refuse"]
         return ["over-blocked", _cause(e, rec)] + (["over-blocked: correct ref"] if refused else [])
-    if kind == "ELIGIBLE" and not correct:
+    if kind == "ELIGIBLE":
+        if refused:
+            return ["ELIGIBLE: correct ref refused"]
         attempts = [b for b in rec.bookings if not b.redisplay]
         return ["ELIGIBLE: wrong ref" if attempts else "ELIGIBLE: declined"]
     if kind in ("DONE", "CANCELLED"):
@@ -219,7 +223,7 @@ def corruption(entries: Sequence[Entry], arms: Sequence[str]) -> Table:
     alone is fatal (single-event episodes, per kind), and the DONE bits receipts repair restored."""
     groups: dict[tuple[str, CellKey, str], list[Entry]] = defaultdict(list)
     for e in entries:
-        if e.scored.cell[2] > 0 and get_arm(e.scored.score.arm).compiled:
+        if e.scored.cell[2] > 0 and compiled_arm(e.scored.score.arm):
             groups[(e.scored.config, e.scored.cell, e.scored.score.arm)].append(e)
     configs = list(dict.fromkeys(c for c, _, _ in groups))
     multi = len(configs) > 1

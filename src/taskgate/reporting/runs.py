@@ -46,24 +46,43 @@ def load_runs(dirs: Sequence[Path], on_skip: OnSkip | None = None) -> RunSet:
     """
     if not dirs:
         raise LogFormatError("no run directory given")
-    entries: list[Entry] = []
-    seen: dict[tuple[str, str, str], Path] = {}
-    episodes: dict[str, tuple[Episode, Path]] = {}
+    merge = _Merge()
     for d in dict.fromkeys(dirs):
         for e in score_entries(d, on_skip):
-            ident = (e.scored.config, *e.scored.key)
-            if ident in seen:
-                raise LogFormatError(
-                    f"{seen[ident]} and {d} both hold episode-arm {ident[1]} / {ident[2]} of "
-                    f"configuration {ident[0]!r}: report them separately (shards of one grid "
-                    "hold disjoint episodes; `taskgate merge` joins them)"
-                )
-            seen[ident] = d
-            first, where = episodes.setdefault(e.episode.id, (e.episode, d))
-            if first is not e.episode and first != e.episode:
-                raise LogFormatError(
-                    f"episode {e.episode.id} differs between {where / EPISODES}"
-                    f" and {d / EPISODES}: runs of different generator versions cannot be merged"
-                )
-            entries.append(e)
-    return RunSet(list(dict.fromkeys(dirs)), entries)
+            merge.add(e, d)
+    return RunSet(list(dict.fromkeys(dirs)), merge.entries)
+
+
+class _Merge:
+    """The episode-arms of several directories, checked as they come."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self._seen: dict[tuple[str, str, str], Path] = {}
+        self._roles: dict[tuple[str, str], tuple[str, str, Path]] = {}
+        self._episodes: dict[str, tuple[Episode, Path]] = {}
+
+    def add(self, e: Entry, d: Path) -> None:
+        config, run_id, arm = ident = (e.scored.config, *e.scored.key)
+        if ident in self._seen:
+            raise LogFormatError(
+                f"{self._seen[ident]} and {d} both hold episode-arm {run_id} / {arm} of "
+                f"configuration {config!r}: report them separately (shards of one grid hold "
+                "disjoint episodes; `taskgate merge` joins them)"
+            )
+        self._seen[ident] = d
+        h = e.run.header
+        compiler, matcher, where = self._roles.setdefault((config, arm), (h.compiler, h.matcher, d))
+        if (compiler, matcher) != (h.compiler, h.matcher):
+            raise LogFormatError(
+                f"{where} and {d} ran arm {arm} of configuration {config!r} with different roles "
+                f"(compiler {compiler} / matcher {matcher} against {h.compiler} / {h.matcher}): "
+                "report them separately"
+            )
+        first, at = self._episodes.setdefault(e.episode.id, (e.episode, d))
+        if first is not e.episode and first != e.episode:
+            raise LogFormatError(
+                f"episode {e.episode.id} differs between {at / EPISODES} and {d / EPISODES}: runs "
+                "of different generator versions cannot be merged"
+            )
+        self.entries.append(e)

@@ -35,9 +35,9 @@ from typing import IO
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from ..episodes.models import Episode
-from ..episodes.records import EndRecord, EpisodeRecord, TurnRecord
+from ..episodes.records import CallRecord, EndRecord, EpisodeRecord, TurnRecord
 from ..errors import TaskgateError
-from ..rundir import EPISODES, LOG, AnyRecord, Key, parse_record, write_lines
+from ..rundir import EPISODES, LOG, AnyRecord, Key, SkippedLine, parse_record, write_lines
 from .scorer import EpisodeScore, score_episode
 from .summary import Scored, score_entries, scored_of
 
@@ -51,6 +51,9 @@ _SCORING_SOURCES = (
     ("taskgate.protocol", "refusals.py"),
     ("taskgate.core", "ids.py"),
     ("taskgate.harness", "brief.py"),
+    ("taskgate.scoring", "summary.py"),  # the configuration, cell and seed a row is filed under
+    ("taskgate.core", "verdict.py"),
+    ("taskgate.episodes", "models.py"),
 )
 
 
@@ -109,7 +112,7 @@ class ScoreIndexWriter:
     def __init__(self, out: Path, episodes: Mapping[str, Episode]) -> None:
         self._out = out
         self._episodes = episodes
-        self._open: dict[Key, tuple[EpisodeRecord, list[TurnRecord]]] = {}
+        self._open: dict[Key, tuple[EpisodeRecord, list[TurnRecord], list[str]]] = {}
         self._digest = hashlib.blake2b(digest_size=16)
         self._size = self._ends = 0
         self._episodes_digest = ""
@@ -128,9 +131,12 @@ class ScoreIndexWriter:
 
     def _rebuild(self) -> None:
         entries = []
+        skipped: list[SkippedLine] = []
         if self._ends:
             with contextlib.suppress(TaskgateError):  # unreadable: an empty index, never used
-                entries = score_entries(self._out, on_skip=lambda _: None)
+                entries = score_entries(self._out, on_skip=skipped.append)
+        if skipped:  # left unindexed, so that every reading of the log says what it skipped
+            entries = []
         write_lines(self._out / INDEX, [self._row(e.scored, batch=True) for e in entries])
 
     def __call__(self, record: AnyRecord, line: bytes) -> None:
@@ -138,12 +144,14 @@ class ScoreIndexWriter:
         self._size += len(line)
         key = (record.episode, record.arm)
         if isinstance(record, EpisodeRecord):
-            self._open[key] = (record, [])
+            self._open[key] = (record, [], [])
         elif isinstance(record, TurnRecord) and key in self._open:
             self._open[key][1].append(record)
+        elif isinstance(record, CallRecord) and key in self._open and record.purpose == "agent":
+            self._open[key][2].append(record.model)
         elif isinstance(record, EndRecord):
             self._ends += 1
-            header, turns = self._open.pop(key, (None, []))
+            header, turns, models = self._open.pop(key, (None, [], []))
             episode = self._episodes.get(header.source) if header is not None else None
             if header is None or episode is None or self._file is None:
                 return  # not scored here: the index stays short, so it is not used
@@ -151,7 +159,8 @@ class ScoreIndexWriter:
                 score = score_episode(episode, turns)
             except TaskgateError:  # the log's reader will say what is wrong with these records
                 return
-            row = self._row(scored_of(header, episode, score, key), batch=False)
+            model = models[0] if models else None
+            row = self._row(scored_of(header, episode, score, key, model), batch=False)
             self._file.write(row + "\n")
             self._file.flush()
 
@@ -244,11 +253,12 @@ def _tail_is_clean(log: Path, offset: int) -> bool:
     with log.open("rb") as f:
         f.seek(offset)
         for line in f:
-            if not line.endswith(b"\n"):
-                return True  # a torn last line: the log's reader leaves it out silently too
+            whole = line.endswith(b"\n")
             if not line.strip():
                 continue
-            record, why = parse_record(line[:-1])
+            record, why = parse_record(line[:-1] if whole else line)
+            if not whole:  # a last line cut short is left out silently, unless it is a record
+                return not isinstance(record, EndRecord)
             if record is None or why or isinstance(record, EndRecord):
                 return False
     return True

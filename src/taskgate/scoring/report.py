@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..arms.registry import get_arm
+from ..arms.registry import ARMS
 from ..core.verdict import Policy
 from ..episodes.models import STEP_LABELS
 from ..matching.evaluation import Agreement, probe_order
@@ -195,7 +195,8 @@ def tools(rows: Sequence[Row], cs: Sequence[Contrast]) -> Table:
         if extra:
             errors += f" ({', '.join(extra)})"
         p = p_prev.get((r.config, r.cell, r.arm))
-        gated = get_arm(r.arm).policy is not Policy.UNGATED
+        arm = ARMS.get(r.arm)
+        gated = arm is not None and arm.policy is not Policy.UNGATED
         body.append(
             [
                 where(r.config, r.cell, multi),

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..episodes.models import Episode, EpisodeParams
-from ..episodes.records import EpisodeRecord
+from ..episodes.records import CallRecord, EpisodeRecord
 from ..errors import LogFormatError
 from ..rundir import EPISODES, LOG, Key, OnSkip, Run, read_episodes, read_log
 from .scorer import CHANNELS, DENOMINATOR, TRAP_DIRECTIVES, EpisodeScore, score_episode
@@ -28,11 +28,13 @@ class Scored:
     key: Key = ("", "")  # (run id, arm) in its log
 
 
-def configuration(header: EpisodeRecord, params: EpisodeParams) -> str:
-    """The configuration an episode-arm belongs to, as a report's row label: the agent, and
-    whatever else differs from the defaults (brief, schedule, wording tier, ambiguous rate,
-    domain, receipts repair). Runs of one configuration pool; runs of two never do."""
-    parts = [header.agent]
+def configuration(header: EpisodeRecord, params: EpisodeParams, model: str | None = None) -> str:
+    """The configuration an episode-arm belongs to, as a report's row label: the agent (with the
+    model its calls went to), and whatever else differs from the defaults (brief, schedule,
+    wording tier, ambiguous rate, domain, receipts repair). Runs of one configuration pool; runs
+    of two never do. Compiler and matcher are the arms' own (text arms use neither), so
+    :func:`taskgate.reporting.load_runs` checks that pooled runs agree on them."""
+    parts = [f"{header.agent}:{model}" if model else header.agent]
     if params.brief != "amended":
         parts.append(f"brief={params.brief}")
     if params.schedule != "paper":
@@ -88,18 +90,26 @@ def score_entries(out: Path, on_skip: OnSkip | None = None) -> list[Entry]:
                 f"{out / LOG}:{run.line}: names episode {header.source!r}, absent from "
                 f"{out / EPISODES}"
             )
-        entries.append(
-            Entry(scored_of(header, ep, score_episode(ep, run.turns), key), run, ep, out)
-        )
+        score = score_episode(ep, run.turns)
+        scored = scored_of(header, ep, score, key, agent_model(run.calls))
+        entries.append(Entry(scored, run, ep, out))
     return entries
 
 
-def scored_of(header: EpisodeRecord, ep: Episode, score: EpisodeScore, key: Key) -> Scored:
-    """An episode-arm's score with what the report groups it by (cell, seed, configuration)."""
+def scored_of(
+    header: EpisodeRecord, ep: Episode, score: EpisodeScore, key: Key, model: str | None
+) -> Scored:
+    """An episode-arm's score with what the report groups it by (cell, seed, configuration);
+    ``model``: the model of its first agent call, if any."""
     p = ep.params
     mode = header.harness.mode if header.harness is not None else None
     cell = (p.steps, p.density, header.corruption)
-    return Scored(cell, p.seed, score, mode, configuration(header, p), key)
+    return Scored(cell, p.seed, score, mode, configuration(header, p, model), key)
+
+
+def agent_model(calls: Sequence[CallRecord]) -> str | None:
+    """The model an episode-arm's agent called (``None`` for a scripted agent)."""
+    return next((c.model for c in calls if c.purpose == "agent"), None)
 
 
 def score_run(out: Path, on_skip: OnSkip | None = None) -> list[Scored]:

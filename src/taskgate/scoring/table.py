@@ -11,6 +11,8 @@ from typing import Literal
 Format = Literal["md", "latex"]
 
 _LATEX_SPECIAL = re.compile(r"[\\&%$#_{}~^]")
+_RHO = re.compile(r"\brho\b")
+_EPS = re.compile(r"\beps\b")
 _LATEX_REPLACE = {
     "\\": r"\textbackslash{}",
     "~": r"\textasciitilde{}",
@@ -19,9 +21,13 @@ _LATEX_REPLACE = {
 
 
 def latex_escape(text: str) -> str:
-    """``text`` with LaTeX's special characters escaped; rho and eps become their symbols."""
+    """``text`` with LaTeX's special characters escaped (``<``, ``>``, ``|`` and ``->`` too, which the
+    default font encoding prints wrong); the words rho and eps become their symbols."""
     out = _LATEX_SPECIAL.sub(lambda m: _LATEX_REPLACE.get(m.group(), "\\" + m.group()), text)
-    return out.replace("rho", r"$\rho$").replace("eps", r"$\varepsilon$")
+    out = out.replace("->", r"$\to$").replace("<", r"\textless{}").replace(">", r"\textgreater{}")
+    out = out.replace("|", r"\textbar{}")
+    out = _RHO.sub(r"$\\rho$", out)
+    return _EPS.sub(r"$\\varepsilon$", out)
 
 
 def _md_cell(text: str) -> str:

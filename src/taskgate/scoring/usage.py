@@ -166,8 +166,8 @@ def compiled_revision(run: Run) -> Revision | None:
 
 
 def compile_accuracy(entries: Sequence[Entry]) -> list[CompileRow]:
-    """Compiled graph and revision against the generator's, per configuration and cell (gate
-    arms' compiles; each episode counted once)."""
+    """Compiled graph and revision against the generator's, per configuration and (S, rho) (gate
+    arms' compiles; each episode counted once, whatever corruption rates it ran under)."""
     seen: dict[tuple[str, str], tuple[CellKey, Episode, Plan, Revision | None]] = {}
     for e in entries:
         run = e.run
@@ -175,7 +175,12 @@ def compile_accuracy(entries: Sequence[Entry]) -> list[CompileRow]:
             continue
         seen.setdefault(
             (e.scored.config, e.episode.id),
-            (e.scored.cell, e.episode, run.header.compiled_plan, compiled_revision(run)),
+            (
+                (*e.scored.cell[:2], 0.0),
+                e.episode,
+                run.header.compiled_plan,
+                compiled_revision(run),
+            ),
         )
     by_cell: dict[tuple[str, CellKey], list[tuple[Episode, Plan, Revision | None]]]
     by_cell = defaultdict(list)
