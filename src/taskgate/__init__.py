@@ -83,12 +83,17 @@ from .protocol.render import (
     render_rejection,
     render_same_turn_notice,
 )
+from .reporting import Report, RunSet, build_report, load_runs
+from .reporting.figures import write_figures
+from .reporting.html import render_html, write_html
 from .runner.episode import Players, run_episode
 from .runner.ladder import LadderConfig, run_episodes, run_ladder
 from .runner.roles import ROLES, Clients, RoleContext, RoleRegistry, build_players
+from .scoring.index import read_index
 from .scoring.scorer import CHANNELS, EpisodeScore, score_episode
 from .scoring.stats import holm, mcnemar_exact, wilson
 from .scoring.summary import Row, adjacent_contrasts, score_run, summarize
+from .scoring.table import Table
 
 __all__ = [
     "ARMS",
@@ -154,6 +159,7 @@ __all__ = [
     "Progress",
     "Reason",
     "Reply",
+    "Report",
     "Request",
     "RequestEntry",
     "Revision",
@@ -162,11 +168,13 @@ __all__ = [
     "RoleRegistry",
     "Row",
     "RulesetError",
+    "RunSet",
     "ScriptedCompiler",
     "ScriptedMatcher",
     "Snapshot",
     "Status",
     "StepSpec",
+    "Table",
     "TaskGraph",
     "TaskMachine",
     "TaskgateError",
@@ -186,6 +194,7 @@ __all__ = [
     "adjacent_contrasts",
     "ask_back_question",
     "build_players",
+    "build_report",
     "careless_responder",
     "check_tools",
     "classify",
@@ -199,6 +208,7 @@ __all__ = [
     "holm",
     "is_refusal",
     "load_ledger",
+    "load_runs",
     "mcnemar_exact",
     "normalize_code",
     "normalize_work_order",
@@ -206,10 +216,12 @@ __all__ = [
     "parse_brief",
     "parse_revision",
     "protocol_responder",
+    "read_index",
     "receipts",
     "render_brief",
     "render_checklist",
     "render_directive",
+    "render_html",
     "render_rejection",
     "render_same_turn_notice",
     "run_episode",
@@ -221,4 +233,6 @@ __all__ = [
     "summarize",
     "validate",
     "wilson",
+    "write_figures",
+    "write_html",
 ]
