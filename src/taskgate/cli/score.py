@@ -53,7 +53,9 @@ RunDirs = Annotated[
     list[Path],
     typer.Argument(
         help="One or several run directories (episodes.jsonl and log.jsonl): runs of one "
-        "configuration pool, runs of different ones become rows of their own."
+        "configuration pool, runs of different ones become rows of their own.",
+        metavar="RUN_DIR",
+        show_default=False,
     ),
 ]
 FiguresOpt = Annotated[
