@@ -77,13 +77,14 @@ def omissions(entries: Sequence[Entry], arms: Sequence[str]) -> Table:
     """Table 9: every omission of an arm that acts on a compiled state, attributed to the
     runtime's ask-back, a wrong match, an ELIGIBLE directive (the agent declined in prose or
     with a re-display only, answered with a wrong ref, or wrote the correct ref and the gate
-    refused it: a wrong compiled code or state), a DONE or CANCELLED directive for an eligible step, or an
-    over-block (a BLOCKED directive for a step that was eligible, with the correct ref refused or
-    not) and its root cause: corruption injected into the state (the corrupted-state ablation),
-    a prerequisite with an empty completion code, the cancelled step still a prerequisite after
-    the compiled revision, a prerequisite a compiled rewire brought in that the generator's graph
-    lacks, or other. Episodes: those the compile validator flagged (defect) and those whose
-    compiled graph or revision differs from the generator's (differs)."""
+    refused it: a wrong compiled code or state), a DONE or CANCELLED directive for an eligible
+    step, or an over-block (a BLOCKED directive for a step that was eligible, with the correct
+    ref refused or not) and its root cause: corruption injected into the state (the
+    corrupted-state ablation), a prerequisite with an empty completion code, the cancelled step
+    still a prerequisite after the compiled revision, a prerequisite a compiled rewire brought in
+    that the generator's graph lacks, or other. Episodes: those the compile validator flagged
+    (defect) and those whose compiled graph or revision differs from the generator's
+    (differs)."""
     groups: dict[tuple[str, CellKey, str], _Omissions] = defaultdict(lambda: _Omissions(Counter()))
     for e in entries:
         if not compiled_arm(e.scored.score.arm):

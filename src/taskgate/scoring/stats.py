@@ -1,4 +1,5 @@
-"""Statistics, from statsmodels: Wilson intervals, exact McNemar on paired seeds, Holm correction."""
+"""Statistics: Wilson intervals and exact McNemar on paired seeds from statsmodels, and Holm's
+correction."""
 
 from __future__ import annotations
 

@@ -21,8 +21,9 @@ _LATEX_REPLACE = {
 
 
 def latex_escape(text: str) -> str:
-    """``text`` with LaTeX's special characters escaped (``<``, ``>``, ``|`` and ``->`` too, which the
-    default font encoding prints wrong); the words rho and eps become their symbols."""
+    """``text`` with LaTeX's special characters escaped (``<``, ``>``, ``|`` and ``->`` too,
+    which the default font encoding prints wrong); the words rho and eps become their
+    symbols."""
     out = _LATEX_SPECIAL.sub(lambda m: _LATEX_REPLACE.get(m.group(), "\\" + m.group()), text)
     out = out.replace("->", r"$\to$").replace("<", r"\textless{}").replace(">", r"\textgreater{}")
     out = out.replace("|", r"\textbar{}")
