@@ -10,7 +10,7 @@ import typer
 
 from ..arms.registry import ARMS
 from ..reporting.build import build_report
-from ..reporting.figures import matplotlib_module, write_figures
+from ..reporting.figures import matplotlib_module, styled_figures, write_figures
 from ..reporting.html import write_html
 from ..reporting.runs import load_runs
 from ..scoring.summary import Scored, score_run, summarize
@@ -97,9 +97,10 @@ def report(
     runs = load_runs(run_dirs, warner())
     built = build_report(runs, _arms(runs.scored, arms))
     print_tables(built, output)
+    figs = styled_figures(built) if figures is not None else None  # drawn once for both
     if figures is not None:
-        written = write_figures(built, figures)
+        written = write_figures(built, figures, figs)
         typer.echo(f"\nwrote {len(written)} figure files to {figures}")
     if html is not None:
-        write_html(built, html)
+        write_html(built, html, figs)
         typer.echo(f"wrote the HTML report to {html}")

@@ -15,7 +15,7 @@ same report gives the same bytes.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -233,11 +233,14 @@ def save(fig: Figure, path: Path) -> None:
         fig.savefig(path, format=fmt, dpi=200, metadata=meta)
 
 
-def write_figures(report: Report, out: Path) -> list[Path]:
-    """Write every figure as PNG and PDF into ``out``; return the paths written."""
+def write_figures(
+    report: Report, out: Path, figs: Mapping[str, Figure] | None = None
+) -> list[Path]:
+    """Write every figure (``figs``, when already drawn) as PNG and PDF into ``out``; return the
+    paths written."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, fig in styled_figures(report).items():
+    for name, fig in (styled_figures(report) if figs is None else figs).items():
         for ext in ("png", "pdf"):
             path = out / f"{name}.{ext}"
             save(fig, path)

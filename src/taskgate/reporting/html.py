@@ -12,6 +12,7 @@ import base64
 import html
 import io
 import json
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -83,11 +84,11 @@ def _script_json(data: object) -> str:
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def _figures_html(report: Report) -> str:
+def _figures_html(report: Report, figs: Mapping[str, Any] | None) -> str:
     try:
         from .figures import STYLE, matplotlib_module, styled_figures
 
-        figs = styled_figures(report)
+        figs = styled_figures(report) if figs is None else figs
     except MissingExtraError as exc:
         return f'<p class="note">{html.escape(str(exc))}</p>'
     parts = []
@@ -104,8 +105,8 @@ def _figures_html(report: Report) -> str:
     return "".join(parts)
 
 
-def render_html(report: Report) -> str:
-    """The whole page as a string."""
+def render_html(report: Report, figs: Mapping[str, Any] | None = None) -> str:
+    """The whole page as a string (``figs``: the report's figures, when already drawn)."""
     runs = report.runs
     n_fail = sum(not e.scored.score.primary.strict for e in runs.entries)
     summary = (
@@ -138,7 +139,7 @@ def render_html(report: Report) -> str:
 </header>
 <main>
 <section id="tables"><h2>Tables</h2>{tables}</section>
-<section id="figures"><h2>Figures</h2>{_figures_html(report)}</section>
+<section id="figures"><h2>Figures</h2>{_figures_html(report, figs)}</section>
 <section id="episodes">
 <h2>Episodes</h2>
 <p class="note">Each episode-arm as logged: open one to read its turns, with each turn's label,
@@ -161,5 +162,5 @@ in brackets where it differs).</p>
 """
 
 
-def write_html(report: Report, path: Path) -> None:
-    path.write_text(render_html(report), encoding="utf-8")
+def write_html(report: Report, path: Path, figs: Mapping[str, Any] | None = None) -> None:
+    path.write_text(render_html(report, figs), encoding="utf-8")
