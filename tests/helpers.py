@@ -1,7 +1,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
+import tempfile
+from collections.abc import AsyncIterator
 from dataclasses import replace
+from pathlib import Path
 
 from taskgate import (
     ChatMessage,
@@ -14,7 +19,38 @@ from taskgate import (
     run_episode,
     score_episode,
 )
+from taskgate.arms.registry import memory_kind
 from taskgate.episodes.records import EndRecord, EpisodeRecord, TurnRecord
+from taskgate.llm.client import ChatClient, Endpoint
+from taskgate.llm.fake import FakeServer, protocol_responder
+from taskgate.memory import Memory, build_memory
+
+
+@functools.cache
+def fake_model() -> FakeServer:
+    """One fake model server for the tests of this process (it plays Mem0's extraction too)."""
+    return FakeServer(protocol_responder, keep_requests=False).__enter__()
+
+
+@contextlib.asynccontextmanager
+async def memory_for(arm: str) -> AsyncIterator[Memory | None]:
+    """A memory arm's store for unit tests: top-k on the hash embedder; Mem0 on it too, its
+    extraction played by the fake model server. ``None`` for the other arms."""
+    kind = memory_kind(arm)
+    if kind is None:
+        yield None
+        return
+    async with contextlib.AsyncExitStack() as stack:
+        client = None
+        if kind == "mem0":
+            ep = Endpoint(base_url=fake_model().base_url, model="fake")
+            client = await stack.enter_async_context(ChatClient(ep))
+        store = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        memory = build_memory(kind, embedder="hash", client=client, store=store)
+        try:
+            yield memory
+        finally:
+            await memory.close()
 
 
 def run_arm(
@@ -27,10 +63,16 @@ def run_arm(
     matcher: str = "scripted",
 ) -> tuple[list[TurnRecord], EpisodeScore]:
     records: list[EpisodeRecord | TurnRecord | EndRecord] = []
-    players = build_players(ep, agent, compiler, matcher)
-    asyncio.run(
-        run_episode(ep, get_arm(arm), players, records.append, corruption=corruption, repair=repair)
-    )
+
+    async def go() -> None:
+        async with memory_for(arm) as memory:
+            players = build_players(ep, agent, compiler, matcher, memory=memory)
+            the_arm = get_arm(arm)
+            await run_episode(
+                ep, the_arm, players, records.append, corruption=corruption, repair=repair
+            )
+
+    asyncio.run(go())
     assert isinstance(records[0], EpisodeRecord) and isinstance(records[-1], EndRecord)
     turns = [r for r in records if isinstance(r, TurnRecord)]
     return turns, score_episode(ep, turns)

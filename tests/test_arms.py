@@ -16,7 +16,8 @@ def test_arm_names_are_the_cli_names() -> None:
     assert list(ARMS) == [
         "raw", "checklist", "checklist-replace", "checklist-matched", "self-ledger", "directive",
         "directive-system", "enforcement", "enforcement-request", "enforcement-same-turn",
-        "enforcement-system", "hybrid",
+        "enforcement-system", "hybrid", "topk-replace", "topk-augment", "mem0-replace",
+        "mem0-augment",
     ]  # fmt: skip
 
 

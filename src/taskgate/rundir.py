@@ -36,6 +36,7 @@ from .files import read_text
 EPISODES = "episodes.jsonl"
 LOG = "log.jsonl"
 COMPILED = "compiled.jsonl"
+MEMORY = "memory"  # the Mem0 arms' stores, one collection per episode-arm
 _RECORD: TypeAdapter[Record] = TypeAdapter(Record)
 _EPISODE = TypeAdapter(Episode)
 _RECORD_START = b'{"episode":'  # how every record's line begins (its first field)

@@ -7,6 +7,7 @@ The episode loop (:func:`taskgate.run_episode`) calls the same hooks on every ar
 * ``revise``: apply a revision turn (compiled from its message, or exact);
 * ``match``: resolve the request to a step, for arms that use a matcher;
 * ``open``: issue the request's work order in the module;
+* ``recall``: search the arm's retrieval memory with the request (memory arms only);
 * ``directive`` and ``present``: the messages the agent sees (brief, history, and whatever the arm
   adds: checklist, matched-step line, directive, rejection notices, the agent's own marks);
 * ``exchange``: ask the agent, judge its bookings under the arm's policy, and route rejection
@@ -32,6 +33,7 @@ from ..episodes.models import Episode
 from ..episodes.records import Execution
 from ..errors import TaskgateError
 from ..matching.askback import ask_back_question
+from ..memory.base import Memory, Recall
 from ..protocol.bookings import parse_bookings
 from ..protocol.render import (
     render_checklist,
@@ -58,6 +60,8 @@ class ArmState:
     marks: dict[str, str] = field(default_factory=dict)  # the self-ledger arm's: code -> status
     corruptor: Corruptor | None = None
     repair: bool = False
+    memory: Memory | None = None  # the memory arms' store (see :mod:`taskgate.arms.memory`)
+    recalled: Recall | None = None  # what the memory recalled for the current turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +108,11 @@ class Arm:
     @property
     def uses_matcher(self) -> bool:
         return self.compiled or self.matched_line
+
+    @property
+    def needs_memory(self) -> bool:
+        """Whether the arm recalls from a retrieval memory (the memory baselines)."""
+        return False
 
     def logged_compiler(self, name: str) -> str:
         """The compiler as the log names it: gate arms compile; text arms use the generator's."""
@@ -154,6 +163,10 @@ class Arm:
             texts.append(f"not applied: {exc}")
         state.defects = defects
         return compiled, texts
+
+    async def recall(self, state: ArmState, message: str) -> Recall | None:
+        """Search the arm's memory with the request (memory arms; the others recall nothing)."""
+        return None
 
     async def match(self, state: ArmState, message: str, matcher: Matcher) -> Match | None:
         if not self.uses_matcher:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..core.verdict import Policy
 from ..errors import UnknownNameError
 from .arm import Arm
+from .memory import MemoryArm
 
 SB, RB = Policy.STATE_BOUND, Policy.REQUEST_BOUND
 
@@ -25,6 +26,11 @@ ARMS: dict[str, Arm] = {
         # rejection notices stay in the next user turn, as the paper has them
         Arm("enforcement-system", directive_role="system", policy=SB),
         Arm("hybrid", directive_role="user", policy=SB, hybrid=True),
+        # Appendix F's retrieval-memory baselines: text arms whose record is a recall block
+        MemoryArm("topk-replace", memory="topk", mode="replace"),
+        MemoryArm("topk-augment", memory="topk", mode="augment"),
+        MemoryArm("mem0-replace", memory="mem0", mode="replace"),
+        MemoryArm("mem0-augment", memory="mem0", mode="augment"),
     )
 }
 
@@ -33,12 +39,30 @@ LADDER = ("raw", "checklist", "directive", "enforcement")
 #: The real-tool harness's five arms (Appendix G), in order: raw transcript, text checklist,
 #: directive gate, state-bound and request-bound enforcement.
 TOOL_LADDER = ("raw", "checklist", "directive", "enforcement", "enforcement-request")
+#: Appendix F's memory table: the memory arms, the self-ledger and the four rungs they sit among.
+MEMORY_LADDER = (
+    "raw",
+    "topk-replace",
+    "mem0-replace",
+    "topk-augment",
+    "mem0-augment",
+    "self-ledger",
+    "checklist",
+    "directive",
+    "enforcement",
+)
 
 
 def compiled_arm(name: str) -> bool:
     """Whether the arm of that name acts on a compiled state (an arm unknown here does not)."""
     arm = ARMS.get(name)
     return arm is not None and arm.compiled
+
+
+def memory_kind(name: str) -> str | None:
+    """The memory an arm of that name recalls from (``topk``, ``mem0``), or ``None``."""
+    arm = ARMS.get(name)
+    return arm.memory if isinstance(arm, MemoryArm) else None
 
 
 def get_arm(name: str) -> Arm:

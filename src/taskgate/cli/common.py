@@ -93,7 +93,17 @@ def with_progress(
 
 
 #: what a run prints when it ends (``taskgate report`` prints every table)
-END_OF_RUN = ("ladder", "ladder_da", "contrasts", "tools", "channels", "obedience", "matcher")
+END_OF_RUN = (
+    "ladder",
+    "ladder_da",
+    "contrasts",
+    "tools",
+    "memory",
+    "recall",
+    "channels",
+    "obedience",
+    "matcher",
+)
 MODEL_TABLES = ("overhead", "compile")
 
 

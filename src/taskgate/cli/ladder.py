@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 
 import typer
 
+from ..arms.registry import memory_kind
 from ..progress import Progress
 from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
 from ..runner.roles import ROLES, Clients
@@ -63,7 +64,9 @@ def ladder(
     shard, ray = scale.checked()
     writable_file(output.json, "--json")
     writable_dir(out, "--out")
-    uses_model = ROLES.any_needs_model(agent, compiler, matcher)
+    # Mem0's extraction runs on the agent's model, so its arms need one even for a scripted agent
+    mem0 = any(memory_kind(a) == "mem0" for a in arm_list)
+    uses_model = mem0 or ROLES.any_needs_model(agent, compiler, matcher)
     if uses_model and embedded(endpoint):
         steps = EMBEDDED_STEPS if steps is None else steps
         episodes = episodes or EMBEDDED_EPISODES

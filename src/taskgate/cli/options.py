@@ -162,6 +162,13 @@ class CellOptions:
     bypass: Annotated[
         bool, typer.Option(help="Filler and revision turns skip the matcher (schedule metadata).")
     ] = True
+    embedder: Annotated[
+        Literal["minilm", "hash"],
+        typer.Option(
+            help="The memory arms' sentence embedder: all-MiniLM-L6-v2 on the CPU (needs "
+            "taskgate[memory]), or hash, a deterministic fake with no model."
+        ),
+    ] = "minilm"
 
     def arm_list(
         self, default: Sequence[str] = LADDER, allowed: Sequence[str] = tuple(ARMS)
@@ -174,7 +181,12 @@ class CellOptions:
 
     def conditions(self) -> dict[str, Any]:
         """The run conditions it sets, as :class:`~taskgate.LadderConfig` fields."""
-        return {"corruption": self.rates(), "repair": self.repair, "bypass": self.bypass}
+        return {
+            "corruption": self.rates(),
+            "repair": self.repair,
+            "bypass": self.bypass,
+            "embedder": self.embedder,
+        }
 
     def rates(self) -> list[float]:
         rates = split_list(self.corruption, float, "--corruption")

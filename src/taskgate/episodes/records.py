@@ -83,6 +83,15 @@ class MatchRecord(BaseModel):
         return _drop_unset(handler(self), ("candidates",))
 
 
+class RecallRecord(BaseModel):
+    """A memory arm's search at one turn: the items recalled and the store's size then."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    items: list[str]
+    store: int
+
+
 class EpisodeRecord(_Record):
     kind: Literal["episode"] = "episode"
     source: str  # the id of the episode in episodes.jsonl
@@ -94,10 +103,11 @@ class EpisodeRecord(_Record):
     compiled_plan: Plan
     plan_defects: list[str] = Field(default_factory=list)
     harness: HarnessStamp | None = None  # set on the real-tool harness's episodes
+    memory: str | None = None  # a memory arm's store, e.g. ``topk:minilm:k5``
 
     @model_serializer(mode="wrap")
     def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _drop_unset(handler(self), ("harness",))
+        return _drop_unset(handler(self), ("harness", "memory"))
 
 
 class TurnRecord(_Record):
@@ -122,10 +132,12 @@ class TurnRecord(_Record):
     executions: list[Execution] | None = None
     #: the clarifying question the runtime asked instead of calling the agent (see ask-back)
     ask_back: str | None = None
+    #: a memory arm's search for this turn (see :mod:`taskgate.arms.memory`)
+    recall: RecallRecord | None = None
 
     @model_serializer(mode="wrap")
     def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _drop_unset(handler(self), ("executions", "ask_back"))
+        return _drop_unset(handler(self), ("executions", "ask_back", "recall"))
 
     @property
     def visible_reply(self) -> str:
@@ -137,7 +149,7 @@ class CallInfo(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    purpose: Literal["agent", "matcher", "compiler"]
+    purpose: Literal["agent", "matcher", "compiler", "memory"]  # memory: Mem0's own calls
     model: str
     attempts: int
     max_tokens: int

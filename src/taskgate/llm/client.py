@@ -29,11 +29,12 @@ from ..episodes.records import CallInfo
 from ..errors import ModelError
 from .http import Route, StatusError, TransportError, one_line
 
-Purpose = Literal["agent", "matcher", "compiler"]
+Purpose = Literal["agent", "matcher", "compiler", "memory"]
 BUDGETS: dict[Purpose, tuple[int, int]] = {
     "agent": (400, 2500),
     "matcher": (200, 2500),
     "compiler": (3000, 6000),
+    "memory": (1000, 4000),  # Mem0's fact extraction (the memory baselines)
 }
 MAX_BUDGET = 12000
 MIN_BUDGET = 512

@@ -399,6 +399,8 @@ def protocol_responder(body: dict[str, Any]) -> Reply:
     """Answer compiler, matcher and agent prompts the way a careful, obedient model would."""
     messages = body.get("messages", [])
     last = str(messages[-1].get("content", "")) if messages else ""
+    if _MEM0_NEW in last and _MEM0_END in last:
+        return Reply(json.dumps({"memory": _mem0_facts(last)}))
     if GRAPH_PROMPT in last or TOOL_GRAPH_PROMPT in last:
         plan = parse_brief(last)
         key = "tool" if plan.binding == "tool" else "code"
@@ -427,6 +429,27 @@ def protocol_responder(body: dict[str, Any]) -> Reply:
     if messages and (messages[-1].get("role") == "tool" or last.startswith("[TOOL RESULTS]")):
         return Reply("Noted; the results are above.")  # a harness hop after tool results
     return _tool_reply(body, _agent_reply(messages, last))
+
+
+#: Mem0's extraction prompt: the exchange to remember sits between these two headings
+_MEM0_NEW, _MEM0_END = "## New Messages\n", "\n## Observation Date"
+
+
+def _mem0_facts(prompt: str) -> list[dict[str, str]]:
+    """Mem0's extraction, played deterministically: one fact for the request, one per booking line
+    of the reply (as a memory system's prose: "Completed RC-... under work order #W...")."""
+    new = prompt.split(_MEM0_NEW, 1)[1].split(_MEM0_END, 1)[0]
+    facts: list[str] = []
+    for role, content in _ROLE_LINE.findall(new):
+        if role == "user":
+            facts.append(f"The user asked: {content.strip()[:200]}")
+        facts += [f"Completed {c} under work order {w}" for c, w in _BOOKING_LINE.findall(content)]
+    return [{"id": str(i), "text": f} for i, f in enumerate(facts)]
+
+
+#: Mem0 lays the new messages out as ``role: content`` blocks
+_ROLE_LINE = re.compile(r"^(user|assistant): (.*?)(?=^(?:user|assistant): |\Z)", re.M | re.S)
+_BOOKING_LINE = re.compile(r"ref\s+(RC-[0-9]+)\s*/\s*(#W[0-9]+)")
 
 
 def careless_responder(rate: float = 0.3) -> Responder:

@@ -26,8 +26,11 @@ from ..episodes.records import (
     EpisodeRecord,
     HarnessStamp,
     MatchRecord,
+    RecallRecord,
     TurnRecord,
 )
+from ..errors import UsageError
+from ..memory.base import Memory
 
 Sink = Callable[[EpisodeRecord | TurnRecord | EndRecord], None]
 BYPASSED = frozenset({"filler", "revision"})
@@ -46,6 +49,7 @@ class Players:
     compiler_name: str = "compiler"
     matcher_name: str = "matcher"
     oracle: Oracle | None = None
+    memory: Memory | None = None  # the memory arms' store for this episode-arm
 
 
 async def run_episode(
@@ -71,7 +75,10 @@ async def run_episode(
     """
     rid = run_id or episode.id
     started = time.perf_counter()
+    if arm.needs_memory and players.memory is None:
+        raise UsageError(f"the {arm.name} arm needs a memory store; none was given")
     state = await arm.start(episode, players.compiler, corruption, repair)
+    state.memory = players.memory if arm.needs_memory else None
     sink(
         EpisodeRecord(
             episode=rid,
@@ -85,6 +92,7 @@ async def run_episode(
             compiled_plan=state.plan,
             plan_defects=[d.detail for d in state.defects],
             harness=harness,
+            memory=state.memory.name if state.memory is not None else None,
         )
     )
     if on_start is not None:
@@ -128,6 +136,7 @@ async def _run_turn(
     else:
         truth.open_request(turn.step, explicit_redo=turn.explicit_redo, work_order=turn.work_order)
     arm.open(state, turn.work_order, match)
+    recall = await arm.recall(state, turn.message)
     directive = arm.directive(state)
     messages, kept = arm.present(episode.brief, turn.message, state, directive, match)
 
@@ -165,6 +174,7 @@ async def _run_turn(
         revision_defects=revision_defects,
         executions=done.executions,
         ask_back=asked.replies[0] if asked else None,
+        recall=RecallRecord(items=list(recall.items), store=recall.store) if recall else None,
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,17 +18,20 @@ from typing import Literal, Protocol, TypeVar
 
 from ..agents.base import Oracle
 from ..arms.arm import Arm, ExchangeFn
-from ..arms.registry import get_arm
+from ..arms.registry import get_arm, memory_kind
 from ..episodes.generator import generate_episode
 from ..episodes.models import Episode, EpisodeParams
 from ..episodes.records import HarnessStamp
 from ..errors import LogFormatError, ModelError, UsageError
 from ..llm.client import ChatClient, OnCall
+from ..memory.base import Memory
+from ..memory.factory import EMBEDDERS, build_memory
 from ..progress import Progress
 from ..rundir import (
     COMPILED,
     EPISODES,
     LOG,
+    MEMORY,
     AnyRecord,
     LogWriter,
     OnSkip,
@@ -80,10 +84,13 @@ class LadderConfig:
     repair: bool = False
     bypass: bool = True
     concurrency: int = 8
+    embedder: Literal["minilm", "hash"] = "minilm"  # the memory arms' (top-k and Mem0's)
 
     def __post_init__(self) -> None:
         for name in self.arms:
             get_arm(name)  # fail before any work, naming the bad arm
+        if self.embedder not in EMBEDDERS:
+            raise UsageError(f"unknown embedder {self.embedder!r}; choose from: minilm, hash")
         ROLES.get("agent", self.agent)
         ROLES.get("compiler", self.compiler)
         ROLES.get("matcher", self.matcher)
@@ -94,7 +101,9 @@ class LadderConfig:
 
     @property
     def needs_model(self) -> bool:
-        return ROLES.any_needs_model(self.agent, self.compiler, self.matcher)
+        """Whether a role calls a model, or an arm does (Mem0 extracts with the agent's model)."""
+        mem0 = any(memory_kind(a) == "mem0" for a in self.arms)
+        return mem0 or ROLES.any_needs_model(self.agent, self.compiler, self.matcher)
 
     def cells(self) -> list[Cell]:
         return [Cell(s, d, e) for s in self.steps for d in self.densities for e in self.corruption]
@@ -213,7 +222,7 @@ async def run_episodes(
             tracker.advance()
             return
         try:
-            await _run_one(config, builder, cell, arm, ep, writer, tracker, variant)
+            await _run_one(config, builder, cell, arm, ep, writer, tracker, variant, out)
         except ModelError as exc:
             tracker.fail(f"{run_key(ep, arm, cell, variant)} / {arm}: {exc}")
             return
@@ -299,6 +308,7 @@ async def _run_one(
     sink: Callable[[AnyRecord], None],
     progress: Progress,
     variant: Variant | None = None,
+    out: Path | None = None,
 ) -> None:
     run_id = run_key(ep, arm, cell, variant)
     calls = CallLog(sink, progress.count_call)
@@ -315,20 +325,48 @@ async def _run_one(
         compiler_name=config.compiler,
         matcher_name=config.matcher,
         oracle=oracle,
+        memory=_memory(config, builder, arm, run_id, calls, out),
     )
     the_arm = get_arm(arm)
-    await run_episode(
-        ep,
-        the_arm,
-        players,
-        sink,
-        corruption=cell.corruption,
-        repair=config.repair,
-        bypass=config.bypass,
-        run_id=run_id,
-        on_start=calls.start,
-        exchange=variant.exchange(the_arm, run_id, config.agent, calls) if variant else None,
-        harness=variant.stamp if variant else None,
+    try:
+        await run_episode(
+            ep,
+            the_arm,
+            players,
+            sink,
+            corruption=cell.corruption,
+            repair=config.repair,
+            bypass=config.bypass,
+            run_id=run_id,
+            on_start=calls.start,
+            exchange=variant.exchange(the_arm, run_id, config.agent, calls) if variant else None,
+            harness=variant.stamp if variant else None,
+        )
+    finally:
+        if players.memory is not None:
+            await players.memory.close()
+
+
+def _memory(
+    config: LadderConfig,
+    builder: RoleBuilder,
+    arm: str,
+    run_id: str,
+    calls: CallLog,
+    out: Path | None,
+) -> Memory | None:
+    """A fresh store for a memory arm's episode-arm, else None. Mem0's lives under ``out/memory``
+    (a Ray worker's, which has no run directory, under the temporary directory)."""
+    kind = memory_kind(arm)
+    if kind is None:
+        return None
+    return build_memory(
+        kind,
+        embedder=config.embedder,
+        client=builder.clients.agent,
+        on_call=calls,
+        store=(out or Path(tempfile.gettempdir()) / "taskgate") / MEMORY,
+        collection=f"{run_id}--{arm}",
     )
 
 

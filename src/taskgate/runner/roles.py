@@ -41,6 +41,7 @@ from ..harness.agents import ConstrainedToolAgent
 from ..llm.client import ChatClient, OnCall
 from ..llm.roles import LLMAgent, LLMCompiler, LLMMatcher
 from ..matching import HybridMatcher, shared_matcher
+from ..memory.base import Memory
 from ..rundir import OnSkip, append_compiled, read_compiled
 from .episode import Players
 
@@ -309,8 +310,10 @@ def build_players(
     client: ChatClient | Clients | None = None,
     helper: ChatClient | None = None,
     on_call: OnCall | None = None,
+    memory: Memory | None = None,
 ) -> Players:
-    """The named roles of one episode-arm, built from :data:`ROLES` (no compile cache)."""
+    """The named roles of one episode-arm, built from :data:`ROLES` (no compile cache);
+    ``memory``: the store a memory arm recalls from (see :func:`taskgate.memory.build_memory`)."""
     oracle = Oracle(episode)
     ctx = RoleContext(oracle, Clients.of(client, helper), on_call)
     return Players(
@@ -321,4 +324,5 @@ def build_players(
         compiler_name=compiler,
         matcher_name=matcher,
         oracle=oracle,
+        memory=memory,
     )

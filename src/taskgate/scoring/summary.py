@@ -269,27 +269,36 @@ class Contrast:
 def adjacent_contrasts(scored: Sequence[Scored], arms: Sequence[str]) -> list[Contrast]:
     """Exact McNemar between adjacent arms on shared seeds, per configuration and cell; Holm over
     all contrasts of one scoring (every configuration's)."""
-    outcomes: dict[tuple[str, CellKey, str, str], dict[int, bool]] = {}
+    pairs = list(itertools.pairwise(arms))
+    return [c for scoring in SCORINGS for c in pair_contrasts(scored, pairs, scoring)]
+
+
+SCORINGS = ("primary", "decline-aware")
+
+
+def pair_contrasts(
+    scored: Sequence[Scored], pairs: Sequence[tuple[str, str]], scoring: str = "primary"
+) -> list[Contrast]:
+    """Exact McNemar for each (lower, upper) pair of arms on shared seeds, per configuration and
+    cell, under one scoring; Holm over all of them."""
+    outcomes: dict[tuple[str, CellKey, str], dict[int, bool]] = {}
     for s in scored:
-        for scoring, sc in (("primary", s.score.primary), ("decline-aware", s.score.decline_aware)):
-            outcomes.setdefault((s.config, s.cell, s.score.arm, scoring), {})[s.seed] = sc.strict
+        sc = s.score.primary if scoring == "primary" else s.score.decline_aware
+        outcomes.setdefault((s.config, s.cell, s.score.arm), {})[s.seed] = sc.strict
     configs = list(dict.fromkeys(s.config for s in scored))
-    out: list[Contrast] = []
-    for scoring in ("primary", "decline-aware"):
-        raw = []
-        for config in configs:
-            for cell in sorted({s.cell for s in scored if s.config == config}):
-                for lower, upper in itertools.pairwise(arms):
-                    a = outcomes.get((config, cell, lower, scoring), {})
-                    b = outcomes.get((config, cell, upper, scoring), {})
-                    seeds = sorted(set(a) & set(b))
-                    if not seeds:
-                        continue
-                    t = mcnemar_exact([a[x] for x in seeds], [b[x] for x in seeds])
-                    raw.append((config, cell, lower, upper, t))
-        adjusted = holm([t.p for *_, t in raw])
-        out += [
-            Contrast(cell, lo, up, scoring, t.n, t.b, t.c, t.p, ph, config)
-            for (config, cell, lo, up, t), ph in zip(raw, adjusted, strict=True)
-        ]
-    return out
+    raw = []
+    for config in configs:
+        for cell in sorted({s.cell for s in scored if s.config == config}):
+            for lower, upper in pairs:
+                a = outcomes.get((config, cell, lower), {})
+                b = outcomes.get((config, cell, upper), {})
+                seeds = sorted(set(a) & set(b))
+                if not seeds:
+                    continue
+                t = mcnemar_exact([a[x] for x in seeds], [b[x] for x in seeds])
+                raw.append((config, cell, lower, upper, t))
+    adjusted = holm([t.p for *_, t in raw])
+    return [
+        Contrast(cell, lo, up, scoring, t.n, t.b, t.c, t.p, ph, config)
+        for (config, cell, lo, up, t), ph in zip(raw, adjusted, strict=True)
+    ]
