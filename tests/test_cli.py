@@ -31,6 +31,8 @@ def test_help_lists_every_registered_command() -> None:
         "report",
         "ladder",
         "matchers",
+        "probe",
+        "probe-report",
         "tools",
         "merge",
         "proxy",

@@ -62,6 +62,8 @@ class Scoring:
     scored_turns: int = 0
     correct_turns: int = 0
     errors: dict[int, list[str]] = field(default_factory=dict)  # turn index -> its channels
+    #: turn index -> its realized label, where that differs from the scripted one
+    realized: dict[int, str] = field(default_factory=dict)
 
     @property
     def strict(self) -> bool:
@@ -175,7 +177,12 @@ def _citations(records: Sequence[TurnRecord]) -> frozenset[tuple[int, int]]:
 
 def _copy(s: Scoring) -> Scoring:
     return Scoring(
-        Counter(s.channels), Counter(s.labels), s.scored_turns, s.correct_turns, dict(s.errors)
+        Counter(s.channels),
+        Counter(s.labels),
+        s.scored_turns,
+        s.correct_turns,
+        dict(s.errors),
+        dict(s.realized),
     )
 
 
@@ -198,6 +205,8 @@ def _ground_truth(
         truth.authorized = v if redo else None
         label = _realized_label(turn.label, before, redo)
         out.labels[label] += 1
+        if label != turn.label:
+            out.realized[rec.index] = label
         errors: list[str] = []
         executed_v = False
         for x, status, ok_redo in _executions(truth, rec, turn.work_order, cited):

@@ -1,0 +1,135 @@
+"""``taskgate probe``: the trap-turn probe of a raw-transcript run; ``probe-report``: its table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from ..probe import (
+    VARIANTS,
+    LLMProbeAgent,
+    ProbeAgent,
+    ProbeConfig,
+    ScriptedProbeAgent,
+    plan_probe,
+    probe_table,
+    run_probe,
+)
+from ..progress import Progress
+from ..runner.roles import Clients
+from .common import run_with_progress
+from .errors import writable_dir
+from .model import embedded
+from .options import EndpointOptions, command, split_list, usage
+
+SCRIPTED = "scripted:rebook="
+
+
+def _skip(message: str) -> None:
+    typer.echo(f"warning: {message}", err=True)
+
+
+@command
+def probe(
+    run_dir: Annotated[
+        Path,
+        typer.Argument(
+            help="A finished run directory with raw-transcript episode-arms (the testbed's).",
+            metavar="RUN_DIR",
+            show_default=False,
+        ),
+    ],
+    out: Annotated[Path, typer.Option(help="Probe directory; rerunning into it resumes.")],
+    endpoint: EndpointOptions,
+    agent: Annotated[
+        str,
+        typer.Option(
+            help="llm (the model flags' agent), or scripted:rebook=V[+V...], an oracle that books "
+            "the finished step again under those variants only."
+        ),
+    ] = "llm",
+    samples: Annotated[int, typer.Option(min=0, help="Samples per variant and trap turn.")] = 8,
+    temperature: Annotated[float, typer.Option(min=0.0, max=2.0)] = 0.7,
+    top_p: Annotated[float, typer.Option(min=0.0, max=1.0, help="0: not sent.")] = 0.8,
+    seed: Annotated[int, typer.Option(help="Sample i is asked with seed+i.")] = 0,
+    variants: Annotated[
+        str | None,
+        typer.Option(help=f"Comma-separated variants (default all): {', '.join(VARIANTS)}."),
+    ] = None,
+    greedy: Annotated[bool, typer.Option(help="Also re-ask the recorded request greedily.")] = True,
+    max_traps: Annotated[
+        int | None, typer.Option(min=1, help="Probe the first N trap turns only.")
+    ] = None,
+    fmt: Annotated[Literal["md", "latex"], typer.Option(help="Table format.")] = "md",
+) -> None:
+    """Re-ask every trap turn of a raw-transcript run (a fresh work order for a finished step)
+    with the recorded history fixed and one thing changed; print the share of replies that book
+    the finished step again, per variant (Appendix A.4, Table probe)."""
+    writable_dir(out, "--out")
+    names = tuple(split_list(variants, str, "--variants")) if variants else tuple(VARIANTS)
+    if embedded(endpoint) and agent == "llm" and max_traps is None:
+        max_traps, samples = 2, min(samples, 2)
+        typer.echo("embedded model: the first 2 trap turns, at most 2 samples per variant")
+    config = usage(
+        "--variants",
+        lambda: ProbeConfig(
+            samples=samples,
+            temperature=temperature,
+            top_p=top_p or None,
+            seed=seed,
+            variants=names,
+            greedy=greedy,
+            max_traps=max_traps,
+            concurrency=endpoint.concurrency,
+        ),
+    )
+    scripted = _scripted(agent)
+    name = scripted.name if scripted is not None else LLMProbeAgent.name
+    plan = plan_probe(run_dir, out, name, config, _skip)  # bad input is said before any work
+
+    async def work(progress: Progress, clients: Clients) -> None:
+        who: ProbeAgent
+        if scripted is not None:
+            who = scripted
+        else:
+            assert clients.agent is not None
+            who = LLMProbeAgent(clients.agent, progress.count_call)
+        await run_probe(run_dir, out, who, config, progress, _skip, plan)
+
+    run_with_progress("probe", work, scripted is None, endpoint, unit="re-ask")
+    typer.echo(probe_table([out], _skip).render(fmt))
+
+
+def _scripted(agent: str) -> ScriptedProbeAgent | None:
+    if agent == "llm":
+        return None
+    if not agent.startswith(SCRIPTED):
+        raise typer.BadParameter(f"{agent!r}: give llm or {SCRIPTED}V[+V...]", param_hint="--agent")
+    chosen = [v for v in agent.removeprefix(SCRIPTED).split("+") if v]
+    unknown = [v for v in chosen if v not in VARIANTS]
+    if unknown:
+        raise typer.BadParameter(
+            f"unknown variant(s) {', '.join(unknown)}; choose from: {', '.join(VARIANTS)}",
+            param_hint="--agent",
+        )
+    return ScriptedProbeAgent(chosen)
+
+
+@command
+def probe_report(
+    probe_dirs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="One or several probe directories (one column each).",
+            metavar="PROBE_DIR",
+            show_default=False,
+        ),
+    ],
+    fmt: Annotated[Literal["md", "latex"], typer.Option(help="Table format.")] = "md",
+) -> None:
+    """Table probe from probe directories alone."""
+    table = probe_table(probe_dirs, _skip)
+    typer.echo(f"{table.title}\n")
+    typer.echo(table.render(fmt))
