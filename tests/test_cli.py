@@ -33,6 +33,8 @@ def test_help_lists_every_registered_command() -> None:
         "matchers",
         "probe",
         "probe-report",
+        "one-node",
+        "one-node-report",
         "tools",
         "merge",
         "proxy",

@@ -11,7 +11,20 @@ from __future__ import annotations
 import typer
 
 from .._version import __version__
-from . import demo, generate, ladder, matchers, merge, probe, proxy, run, score, tau2, tools
+from . import (
+    demo,
+    generate,
+    ladder,
+    matchers,
+    merge,
+    onenode,
+    probe,
+    proxy,
+    run,
+    score,
+    tau2,
+    tools,
+)
 from .errors import guarded
 
 app = typer.Typer(
@@ -50,6 +63,8 @@ app.command("merge")(guarded(merge.merge))
 app.command("matchers")(guarded(matchers.matchers))
 app.command("probe")(guarded(probe.probe))
 app.command("probe-report")(guarded(probe.probe_report))
+app.command("one-node")(guarded(onenode.one_node))
+app.command("one-node-report")(guarded(onenode.one_node_report))
 app.command("proxy")(guarded(proxy.proxy))
 app.command("proxy-status")(guarded(proxy.proxy_status))
 app.add_typer(tau2.app, name="tau2")
