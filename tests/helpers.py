@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import functools
 import tempfile
@@ -29,7 +30,9 @@ from taskgate.memory import Memory, build_memory
 @functools.cache
 def fake_model() -> FakeServer:
     """One fake model server for the tests of this process (it plays Mem0's extraction too)."""
-    return FakeServer(protocol_responder, keep_requests=False).__enter__()
+    server = FakeServer(protocol_responder, keep_requests=False).__enter__()
+    atexit.register(server.__exit__, None, None, None)
+    return server
 
 
 @contextlib.asynccontextmanager

@@ -24,6 +24,7 @@ from . import (
     score,
     tau2,
     tools,
+    wording,
 )
 from .errors import guarded
 
@@ -65,6 +66,9 @@ app.command("probe")(guarded(probe.probe))
 app.command("probe-report")(guarded(probe.probe_report))
 app.command("one-node")(guarded(onenode.one_node))
 app.command("one-node-report")(guarded(onenode.one_node_report))
+app.command("rewrites")(guarded(wording.rewrites))
+app.command("raters")(guarded(wording.raters))
+app.command("raters-report")(guarded(wording.raters_report))
 app.command("proxy")(guarded(proxy.proxy))
 app.command("proxy-status")(guarded(proxy.proxy_status))
 app.add_typer(tau2.app, name="tau2")

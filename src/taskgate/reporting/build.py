@@ -12,7 +12,7 @@ from ..scoring import report as rt
 from ..scoring.summary import Contrast, Row, adjacent_contrasts, summarize
 from ..scoring.table import Table
 from ..scoring.usage import compile_table, overhead
-from . import memory, paper
+from . import memory, paper, wording
 from .runs import RunSet
 
 
@@ -69,6 +69,7 @@ def build_report(runs: RunSet, arms: Sequence[str] | None = None) -> Report:
     tables = [
         *head,
         paper.inventory(rows, cs, order),
+        wording.wording(rows, entries, order),
         memory.memory(rows, scored),
         memory.recall(entries),
         rt.channels(rows),
