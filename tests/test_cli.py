@@ -32,6 +32,7 @@ def test_help_lists_every_registered_command() -> None:
         "ladder",
         "matchers",
         "probe",
+        "probe-tools",
         "probe-report",
         "one-node",
         "one-node-report",

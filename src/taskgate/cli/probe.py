@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
 
+from ..errors import MissingExtraError
 from ..probe import (
     VARIANTS,
     LLMProbeAgent,
@@ -17,10 +19,12 @@ from ..probe import (
     probe_table,
     run_probe,
 )
+from ..probe.runner import CONSTRAINED, ConstrainedProbeAgent
 from ..progress import Progress
+from ..runner.ladder import LadderConfig
 from ..runner.roles import Clients
 from .common import run_with_progress
-from .errors import writable_dir
+from .errors import warner, writable_dir
 from .model import embedded
 from .options import EndpointOptions, command, split_list, usage
 
@@ -53,7 +57,7 @@ def probe(
     samples: Annotated[int, typer.Option(min=0, help="Samples per variant and trap turn.")] = 8,
     temperature: Annotated[float, typer.Option(min=0.0, max=2.0)] = 0.7,
     top_p: Annotated[float, typer.Option(min=0.0, max=1.0, help="0: not sent.")] = 0.8,
-    seed: Annotated[int, typer.Option(help="Sample i is asked with seed+i.")] = 0,
+    sample_seed: Annotated[int, typer.Option(help="Sample i is asked with this seed+i.")] = 0,
     variants: Annotated[
         str | None,
         typer.Option(help=f"Comma-separated variants (default all): {', '.join(VARIANTS)}."),
@@ -78,7 +82,7 @@ def probe(
             samples=samples,
             temperature=temperature,
             top_p=top_p or None,
-            seed=seed,
+            seed=sample_seed,
             variants=names,
             greedy=greedy,
             max_traps=max_traps,
@@ -133,3 +137,85 @@ def probe_report(
     table = probe_table(probe_dirs, _skip)
     typer.echo(f"{table.title}\n")
     typer.echo(table.render(fmt))
+
+
+@command
+def probe_tools(
+    out: Annotated[Path, typer.Option(help="Probe directory; rerunning into it resumes.")],
+    endpoint: EndpointOptions,
+    agent: Annotated[
+        str,
+        typer.Option(
+            help="llm (the model replays the raw arm and answers the re-asks), or "
+            "scripted:rebook=V[+V...] (always-book replays; the oracle answers)."
+        ),
+    ] = "llm",
+    steps: Annotated[int | None, typer.Option(min=5, max=18, help="Step count S.")] = None,
+    episodes: Annotated[int | None, typer.Option(min=1, max=10_000)] = None,
+    seed: Annotated[int, typer.Option(help="First episode seed.")] = 300,
+    samples: Annotated[int, typer.Option(min=0, help="Samples per variant and trap turn.")] = 8,
+    temperature: Annotated[float, typer.Option(min=0.0, max=2.0)] = 0.7,
+    top_p: Annotated[float, typer.Option(min=0.0, max=1.0, help="0: not sent.")] = 0.8,
+    sample_seed: Annotated[int, typer.Option(help="Sample i is asked with this seed+i.")] = 0,
+    variants: Annotated[
+        str | None,
+        typer.Option(help=f"Comma-separated variants (default all): {', '.join(VARIANTS)}."),
+    ] = None,
+    fmt: Annotated[Literal["md", "latex"], typer.Option(help="Table format.")] = "md",
+) -> None:
+    """The probe's tool-harness half: replay the raw arm live in the real-tool harness (ACTION
+    lines) and branch at each trap turn, so that booking again is a tool call that executes in a
+    copy of the workspace; print Table probe's tools column."""
+    try:
+        from ..probe.tools import run_tool_probe
+    except ModuleNotFoundError as exc:
+        raise MissingExtraError("langgraph", "the tool probe") from exc
+    writable_dir(out, "--out")
+    scripted = _scripted(agent)
+    names = tuple(split_list(variants, str, "--variants")) if variants else tuple(VARIANTS)
+    replay_agent = "scripted:always-book" if scripted is not None else "llm"
+    local = scripted is None and embedded(endpoint)
+    if local:  # SmolLM2 writes no ACTION line unless its grammar makes it (harness/agents.py)
+        replay_agent = CONSTRAINED
+        steps, episodes, samples = steps or 5, episodes or 1, min(samples, 1)
+        if endpoint.max_tokens is None:
+            endpoint = dataclasses.replace(endpoint, max_tokens=64, concurrency=1)
+        typer.echo(f"embedded model: {episodes} episode at S={steps}, {replay_agent}, 1 sample")
+    config = usage(
+        "--variants",
+        lambda: ProbeConfig(
+            samples=samples,
+            temperature=temperature,
+            top_p=top_p or None,
+            seed=sample_seed,
+            variants=names,
+            concurrency=endpoint.concurrency,
+        ),
+    )
+    helper = "scripted" if scripted is not None else "llm"
+    replay = usage(
+        "--episodes",
+        lambda: LadderConfig(
+            arms=("raw",),
+            agent=replay_agent,
+            compiler=helper,
+            matcher=helper,
+            steps=(steps or 10,),
+            episodes=episodes or 50,
+            first_seed=seed,
+            concurrency=endpoint.concurrency,
+        ),
+    )
+
+    async def work(progress: Progress, clients: Clients) -> None:
+        who: ProbeAgent
+        if scripted is not None:
+            who = scripted
+        else:
+            assert clients.agent is not None
+            maker = ConstrainedProbeAgent if local else LLMProbeAgent
+            who = maker(clients.agent, progress.count_call)
+        await run_tool_probe(out, who, config, replay, clients, progress, warner())
+
+    run_with_progress("tool probe", work, scripted is None, endpoint)
+    typer.echo(probe_table([out], _skip).render(fmt))

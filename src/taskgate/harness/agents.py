@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ..agents.base import ChatMessage
@@ -52,16 +53,19 @@ class ConstrainedToolAgent:
     def __init__(self, client: ChatClient, on_call: OnCall | None = None) -> None:
         self._client, self._on_call = client, on_call
 
-    async def reply(self, messages: list[ChatMessage]) -> str:
+    async def reply(
+        self, messages: list[ChatMessage], extra: Mapping[str, Any] | None = None
+    ) -> str:
+        """The reply; ``extra`` adds request fields (the trap-turn probe's sampling settings)."""
         tools = _TOOL_LINE.findall(messages[0]["content"]) if messages else []
         if not tools:  # not the harness brief: an ordinary reply
-            return (await self._client.complete(messages, "agent", self._on_call)).text  # type: ignore[arg-type]
+            return (await self._client.complete(messages, "agent", self._on_call, extra)).text  # type: ignore[arg-type]
         last = messages[-1]["content"]
         requested = _REQUEST.findall(last)
         if results_only(last) or not requested:
             return ACKNOWLEDGEMENT
         schema = action_schema(tools, requested[-1])
-        grammar = {"response_format": {"type": "json_object", "schema": schema}}
+        grammar = {**(extra or {}), "response_format": {"type": "json_object", "schema": schema}}
         text = (await self._client.complete(messages, "agent", self._on_call, grammar)).text  # type: ignore[arg-type]
         try:
             call = json.loads(text)

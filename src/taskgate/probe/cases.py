@@ -36,6 +36,7 @@ class TrapTurn:
     directive: str  # the directive the gate would issue: already DONE, do not redo
     receipts: tuple[str, ...]  # the work orders the step was booked with before the trap turn
     recorded: bool  # whether the recorded reply booked the step again
+    tool: bool = False  # the harness's: ``code`` is the step's tool, executed by a tool call
 
     @property
     def key(self) -> str:

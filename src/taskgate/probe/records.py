@@ -65,7 +65,7 @@ def read_probe(
     if not path.exists():
         return None, []
     header: ProbeHeader | None = None
-    replies: list[ProbeReply] = []
+    replies: dict[tuple[str, int, str, int], ProbeReply] = {}  # a key written twice: the last
     with path.open("rb") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -75,13 +75,14 @@ def read_probe(
                 if n == 1:
                     header = ProbeHeader.model_validate(data)
                 else:
-                    replies.append(ProbeReply.model_validate(data))
+                    reply = ProbeReply.model_validate(data)
+                    replies[reply.key] = reply
             except (orjson.JSONDecodeError, ValidationError) as exc:
                 if n == 1:
                     raise LogFormatError(f"{path}:1: not a probe header ({_first(exc)})") from None
                 if on_skip is not None:
                     on_skip(f"{path}:{n}: skipped an unreadable line ({_first(exc)})")
-    return header, replies
+    return header, list(replies.values())
 
 
 def _first(exc: Exception) -> str:

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Protocol
 
 from ..agents.base import ChatMessage
+from ..core.booking import Booking
 from ..errors import LogFormatError, ModelError, UsageError
+from ..harness.actions import RESULTS_HEADER
 from ..llm.client import ChatClient, OnCall
 from ..progress import Progress
 from ..scoring.summary import score_entries
@@ -90,10 +92,26 @@ class LLMProbeAgent:
         self._client, self._on_call = client, on_call
 
     async def ask(self, messages: list[ChatMessage], ask: ProbeAsk) -> Answer:
+        if ask.trap.tool and self.name == CONSTRAINED:
+            from ..harness.agents import ConstrainedToolAgent
+
+            agent = ConstrainedToolAgent(self._client, self._on_call)
+            return Answer(await agent.reply(messages, ask.sampling), self._client.model)
         sampling = ask.sampling
         done = await self._client.complete(messages, "agent", self._on_call, extra=sampling)  # type: ignore[arg-type]
         info = done.info
         return Answer(done.text, info.model, info.prompt_tokens, info.completion_tokens)
+
+
+#: the harness's grammar-constrained model agent (the embedded model's, see harness/agents.py)
+CONSTRAINED = "llm:constrained"
+
+
+class ConstrainedProbeAgent(LLMProbeAgent):
+    """The model constrained to answer a harness request with one tool call (the embedded
+    model's smoke run of the tool probe)."""
+
+    name = CONSTRAINED
 
 
 class ScriptedProbeAgent:
@@ -106,8 +124,11 @@ class ScriptedProbeAgent:
 
     async def ask(self, messages: list[ChatMessage], ask: ProbeAsk) -> Answer:
         t = ask.trap
+        if t.tool and messages[-1]["content"].startswith(RESULTS_HEADER):
+            return Answer("Noted; the results are above.")  # a harness hop after tool results
         if ask.variant in self.rebook_on:
-            return Answer(f"Done again.\nref {t.code}/{t.work_order}")
+            line = Booking.tool_call(t.code, t.work_order).line if t.tool else None
+            return Answer(f"Done again.\n{line or f'ref {t.code}/{t.work_order}'}")
         return Answer(f"Step {t.step} is already done; no new work order booked.")
 
 
