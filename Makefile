@@ -59,6 +59,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_proxy.py
 	$(BIN)/python bench/bench_matcher.py
 	$(BIN)/python bench/bench_report.py
+	$(BIN)/python bench/bench_memory.py
+	$(BIN)/python bench/bench_probe.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

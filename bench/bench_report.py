@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from taskgate.arms.registry import ARMS
+from taskgate.arms.registry import ARMS, memory_kind
 from taskgate.reporting import build_report, load_runs
 from taskgate.reporting.figures import write_figures
 from taskgate.reporting.html import render_html
@@ -22,8 +22,9 @@ from taskgate.runner.ladder import LadderConfig, run_ladder
 from taskgate.scoring.scorer import score_episode
 from taskgate.scoring.summary import score_run
 
-#: every arm but ``hybrid`` (an arm of a model-backed matcher): the paper's 11 text and gate arms
-BENCH_ARMS = tuple(a for a in ARMS if a != "hybrid")
+#: every arm but ``hybrid`` (an arm of a model-backed matcher) and the memory baselines (a model
+#: and an embedder each; bench_memory.py): the paper's 11 text and gate arms
+BENCH_ARMS = tuple(a for a in ARMS if a != "hybrid" and memory_kind(a) is None)
 
 
 def _timed(fn):  # type: ignore[no-untyped-def]

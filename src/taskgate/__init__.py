@@ -18,7 +18,8 @@ from .agents.scripted import (
     ScriptedMatcher,
 )
 from .arms.arm import Arm, ArmState, Exchange, Judged
-from .arms.registry import ARMS, LADDER, TOOL_LADDER, get_arm
+from .arms.memory import MemoryArm
+from .arms.registry import ARMS, LADDER, MEMORY_LADDER, TOOL_LADDER, get_arm
 from .core.booking import Booking
 from .core.graph import TaskGraph
 from .core.ids import normalize_code, normalize_work_order
@@ -73,6 +74,9 @@ from .matching import (
     ask_back_question,
     explicit_redo,
 )
+from .memory import Memory, Recall, TopKMemory, build_memory
+from .onenode import NodeConfig, node_table, run_one_node
+from .probe import ProbeConfig, ScriptedProbeAgent, probe_table, run_probe
 from .progress import Progress
 from .protocol.bookings import parse_bookings
 from .protocol.refusals import classify, has_refusal_language, is_refusal
@@ -92,13 +96,15 @@ from .runner.roles import ROLES, Clients, RoleContext, RoleRegistry, build_playe
 from .scoring.index import read_index
 from .scoring.scorer import CHANNELS, EpisodeScore, score_episode
 from .scoring.stats import holm, mcnemar_exact, wilson
-from .scoring.summary import Row, adjacent_contrasts, score_run, summarize
+from .scoring.summary import Row, adjacent_contrasts, pair_contrasts, score_run, summarize
 from .scoring.table import Table
+from .wording import RaterConfig, RewriteConfig, build_rewrites, rater_table, run_raters
 
 __all__ = [
     "ARMS",
     "CHANNELS",
     "LADDER",
+    "MEMORY_LADDER",
     "ROLES",
     "TOOL_LADDER",
     "Agent",
@@ -143,9 +149,12 @@ __all__ = [
     "LogFormatError",
     "Match",
     "Matcher",
+    "Memory",
+    "MemoryArm",
     "MiniLMEmbedder",
     "MissingExtraError",
     "ModelError",
+    "NodeConfig",
     "ObedientAgent",
     "Opened",
     "Oracle",
@@ -156,14 +165,18 @@ __all__ = [
     "PlanError",
     "Players",
     "Policy",
+    "ProbeConfig",
     "Progress",
+    "RaterConfig",
     "Reason",
+    "Recall",
     "Reply",
     "Report",
     "Request",
     "RequestEntry",
     "Revision",
     "RevisionEntry",
+    "RewriteConfig",
     "RoleContext",
     "RoleRegistry",
     "Row",
@@ -171,6 +184,7 @@ __all__ = [
     "RunSet",
     "ScriptedCompiler",
     "ScriptedMatcher",
+    "ScriptedProbeAgent",
     "Snapshot",
     "Status",
     "StepSpec",
@@ -182,6 +196,7 @@ __all__ = [
     "Ticket",
     "ToolGate",
     "ToolRefused",
+    "TopKMemory",
     "Turn",
     "TurnView",
     "UnknownNameError",
@@ -193,8 +208,10 @@ __all__ = [
     "__version__",
     "adjacent_contrasts",
     "ask_back_question",
+    "build_memory",
     "build_players",
     "build_report",
+    "build_rewrites",
     "careless_responder",
     "check_tools",
     "classify",
@@ -210,12 +227,16 @@ __all__ = [
     "load_ledger",
     "load_runs",
     "mcnemar_exact",
+    "node_table",
     "normalize_code",
     "normalize_work_order",
+    "pair_contrasts",
     "parse_bookings",
     "parse_brief",
     "parse_revision",
+    "probe_table",
     "protocol_responder",
+    "rater_table",
     "read_index",
     "receipts",
     "render_brief",
@@ -227,6 +248,9 @@ __all__ = [
     "run_episode",
     "run_episodes",
     "run_ladder",
+    "run_one_node",
+    "run_probe",
+    "run_raters",
     "score_episode",
     "score_run",
     "script",
