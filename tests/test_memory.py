@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -166,7 +167,7 @@ def test_mem0_calls_are_logged_as_memory_calls_and_a_rerun_starts_empty(tmp_path
 
     asyncio.run(go())
     (run,) = read_log(tmp_path / LOG).values()
-    assert run.header.memory == "mem0:hash:k5"
+    assert re.fullmatch(r"mem0-[0-9.]+:hash:k5", run.header.memory or "")  # the version is logged
     assert {c.purpose for c in run.calls} == {"memory"}
     assert len(run.calls) == len(run.turns)  # one extraction per exchange
     stores = list((tmp_path / "memory").iterdir())
@@ -258,3 +259,37 @@ def test_an_episode_record_without_memory_serializes_as_before() -> None:
         compiled_plan=EP.plan,
     )  # fmt: skip
     assert "memory" not in rec.model_dump(mode="json")
+
+
+def test_a_recalled_receipt_is_found_however_the_memory_restates_its_work_order() -> None:
+    from taskgate.episodes.records import BookingRecord, RecallRecord
+    from taskgate.reporting.memory import _receipt_recalled
+
+    def turn(index: int, wo: str, recalled: list[str] | None = None) -> TurnRecord:
+        booking = BookingRecord(
+            code="RC-1111", work_order=wo, span=(0, 1), reply_index=0, decision="admit", step="s1"
+        )
+        recall = None if recalled is None else RecallRecord(items=recalled, store=len(recalled))
+        return TurnRecord(
+            episode="e", arm="mem0-replace", index=index, label="ask", step="s1", work_order=wo,
+            policy="ungated", user="u", replies=["r"], bookings=[booking], recall=recall,
+        )  # fmt: skip
+
+    first = turn(0, "#W8733")
+    for said, found in [
+        ("Task s1 has been completed with reference RC-1111/#W8733", True),
+        ("Completed RC-1111 under work order W8733", True),
+        ("finished s1 (work order 8733)", True),
+        ("finished s1 with W-8733.", True),
+        ("finished s1 long ago", False),
+        ("completed RC-1111 with W87330", False),
+    ]:
+        assert _receipt_recalled([first], turn(5, "#W9000", [said])) is found, said
+
+
+def test_the_memory_arms_are_refused_in_the_tool_harness(tmp_path: Path) -> None:
+    from taskgate.harness.runner import ToolHarness
+
+    config = LadderConfig(arms=("topk-replace",), agent="scripted:perfect", episodes=1)
+    with pytest.raises(UsageError, match="text protocol, not the harness"):
+        asyncio.run(run_ladder(config, tmp_path, variant=ToolHarness(tmp_path)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,9 @@ def test_a_ladder_run_of_the_memory_arms_on_minilm(tmp_path: Path) -> None:
 
     asyncio.run(go())
     runs = read_log(tmp_path / LOG)
-    assert {r.header.memory for r in runs.values()} == {"topk:minilm:k5", "mem0:minilm:k5"}
+    names = {r.header.memory or "" for r in runs.values()}
+    assert "topk:minilm:k5" in names and len(names) == 2
+    assert any(re.fullmatch(r"mem0-[0-9.]+:minilm:k5", n) for n in names)
     for run in runs.values():
         stores = [t.recall.store for t in run.turns if t.recall is not None]
         assert stores[0] == 0 and max(stores) > 0

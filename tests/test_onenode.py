@@ -32,7 +32,7 @@ from taskgate.onenode import (
     run_one_node,
 )
 from taskgate.onenode.run import LOG, SANITIZED_USER
-from taskgate.onenode.testbed import Commitment, bookings, commitment_message
+from taskgate.onenode.testbed import BY_SLUG, Commitment, bookings, commitment_message
 
 runner = CliRunner()
 
@@ -182,3 +182,27 @@ def test_the_one_node_commands(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "unknown name 'psychic'" in bad.output
     missing = runner.invoke(app, ["one-node-report", str(tmp_path)])
     assert missing.exit_code != 0 and "not a one-node run directory" in missing.output
+
+
+class _Late(PerfectNodeAgent):
+    """Ignores each one-shot at its trigger and applies it on the next request of its kind."""
+
+    async def reply(self, messages: Sequence[ChatMessage]) -> str:
+        t = self.turn
+        if t is None or t.work_order is None or t.category is None or t.commitment is None:
+            return await super().reply(messages)
+        vendor = self._episode.commitments[t.commitment].vendor
+        if t.role == "after":
+            return f"book {vendor} {t.work_order}"
+        return f"book {BY_SLUG[t.category].default} {t.work_order}"
+
+
+def test_a_one_shot_first_used_after_its_trigger_is_late_not_re_executed(tmp_path: Path) -> None:
+    def roles(ep: NodeEpisode) -> NodeRoles:
+        return NodeRoles(_Late(ep), ScriptedTriggerCompiler(ep), ScriptedTriggerMatcher())
+
+    config = NodeConfig(arms=("transcript",), episodes=2)
+    asyncio.run(run_one_node(config, tmp_path, roles, ("late", "s", "s")))
+    (row,) = node_table(tmp_path).body
+    assert row[2] == "--"  # nothing was consumed, so nothing can be re-executed
+    assert row[5].startswith("0.00") and row[6] == "8"  # 2 episodes x 4 one-shots, all late

@@ -101,10 +101,11 @@ def test_each_variant_changes_one_thing(raw_run: Path) -> None:
     assert not parse_bookings(prose) and f"step {t.step}" in prose
 
 
-def test_rebooking_is_a_new_booking_of_the_step_not_a_citation() -> None:
-    assert rebooks("ref RC-1111/#W2000", "RC-1111", ("#W1000",))
-    assert not rebooks("Already done: ref RC-1111/#W1000", "RC-1111", ("#W1000",))
-    assert not rebooks("ref RC-2222/#W2000", "RC-1111", ("#W1000",))
+def test_rebooking_is_a_booking_of_the_step_on_the_trap_requests_work_order() -> None:
+    assert rebooks("ref RC-1111/#W2000", "RC-1111", "#W2000")
+    assert not rebooks("Already done: ref RC-1111/#W1000", "RC-1111", "#W2000")  # a citation
+    assert not rebooks("ref RC-1111/#W3333", "RC-1111", "#W2000")  # an order never issued
+    assert not rebooks("ref RC-2222/#W2000", "RC-1111", "#W2000")
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
@@ -126,6 +127,9 @@ def test_the_greedy_re_ask_and_its_reproduction_rate(raw_run: Path, tmp_path: Pa
     asyncio.run(run_probe(raw_run, tmp_path / "other", ScriptedProbeAgent([]), config))
     body = {r[0]: r[1:] for r in probe_table([tmp_path / "same", tmp_path / "other"]).body}
     assert body["trap turns"] == (str(n), str(n))
+    recorded = body[VARIANTS["recorded"].label]
+    assert recorded == (f"--; greedy {n}/{n}", f"--; greedy 0/{n}")  # no samples asked
+    assert body[VARIANTS["confirm"].label] == (f"--; greedy 0/{n}", f"--; greedy 0/{n}")
     assert body["greedy re-ask reproduces the recorded outcome"][0].startswith("1.00")
     assert body["greedy re-ask reproduces the recorded outcome"][1].startswith("0.00")
 
@@ -195,3 +199,13 @@ def test_the_probe_commands(raw_run: Path, tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "unknown variant(s) nope" in bad.output
     lines = [json.loads(x) for x in (out / PROBE).read_text().splitlines()]
     assert lines[0]["kind"] == "probe" and lines[0]["agent"] == "scripted:rebook=status"
+
+
+def test_a_run_of_several_cells_is_probed_one_cell_at_a_time(tmp_path: Path) -> None:
+    config = LadderConfig(arms=("raw",), agent="scripted:always-book", steps=(5, 10), episodes=2)
+    asyncio.run(run_ladder(config, tmp_path))
+    with pytest.raises(UsageError, match=r"several cells \(S=5 rho=0.15, S=10 rho=0.15\)"):
+        probe_traps(tmp_path)
+    assert {t.episode.split("-")[1] for t in probe_traps(tmp_path, cell=(5, 0.15))} == {"S5"}
+    with pytest.raises(UsageError, match="no raw-transcript episodes at S=15"):
+        probe_traps(tmp_path, cell=(15, 0.15))

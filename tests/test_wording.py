@@ -16,7 +16,7 @@ from taskgate.agents.scripted import ScriptedMatcher
 from taskgate.cli import app
 from taskgate.core.plan import Plan
 from taskgate.episodes.pools import POOLS, Template
-from taskgate.errors import LogFormatError
+from taskgate.errors import LogFormatError, UsageError
 from taskgate.llm.client import ChatClient, Endpoint
 from taskgate.llm.fake import FakeServer, script
 from taskgate.reporting import build_report, load_runs
@@ -123,9 +123,9 @@ def test_the_study_items_are_the_papers_94() -> None:
 @pytest.mark.parametrize(
     ("rater", "row"),
     [
-        (ScriptedRater("re-mention"), ["94/94", "94/94", "0/94", "0/94", "0/94"]),
-        (ScriptedRater("fresh order"), ["0/94", "0/94", "94/94", "0/94", "0/94"]),
-        (ScriptedRater(split=True), ["0/94", "0/94", "0/94", "0/94", "94/94"]),
+        (ScriptedRater("re-mention"), ["94/94", "94/94", "0/94", "0/94", "0/94", "0/94"]),
+        (ScriptedRater("fresh order"), ["0/94", "0/94", "94/94", "0/94", "0/94", "0/94"]),
+        (ScriptedRater(split=True), ["0/94", "0/94", "0/94", "0/94", "94/94", "0/94"]),
     ],
 )
 def test_rater_oracles_give_their_known_counts(
@@ -136,23 +136,37 @@ def test_rater_oracles_give_their_known_counts(
     assert all_row[0] == "all" and list(all_row[3:]) == row
 
 
-def test_raters_resume_and_a_reply_without_a_verdict_counts_as_none(tmp_path: Path) -> None:
+def test_raters_resume_and_ask_again_where_a_reply_held_no_verdict(tmp_path: Path) -> None:
     config = RaterConfig(raters=1, samples=0)
-    replies = ['{"verdict": "re-mention"}'] * 53 + ["I think it is fine"]
-    with FakeServer(script(replies)) as srv:
 
-        async def go() -> None:
-            async with ChatClient(Endpoint(base_url=srv.base_url, model="fake")) as c:
-                await run_raters(tmp_path, LLMRater(c, 1.0, None), config)
+    def study(replies: list[str]) -> list[dict[str, object]]:
+        with FakeServer(script(replies)) as srv:
 
-        asyncio.run(go())
-        assert {b["temperature"] for b in srv.requests} == {1.0}
-    lines = (tmp_path / RATERS).read_text().splitlines()
-    assert len(lines) == 54
-    again = asyncio.run(run_raters(tmp_path, ScriptedRater(), config))
-    assert again.skipped == 54 and len((tmp_path / RATERS).read_text().splitlines()) == 54
-    templates = rater_table(tmp_path).body[0]
-    assert templates[3] == "53/54"  # the reply without a verdict is a majority of "no verdict"
+            async def go() -> None:
+                async with ChatClient(Endpoint(base_url=srv.base_url, model="fake")) as c:
+                    await run_raters(tmp_path, LLMRater(c, 1.0, None), config)
+
+            asyncio.run(go())
+            return srv.requests
+
+    first = study(['{"verdict": "re-mention"}'] * 53 + ["I think it is fine"])
+    assert {b["temperature"] for b in first} == {1.0}
+    assert rater_table(tmp_path).body[0][3] == "53/54"
+    again = study(['{"verdict": "re-mention"}'])  # only the item without a verdict is asked
+    assert len(again) == 1 and rater_table(tmp_path).body[0][3] == "54/54"
+    with pytest.raises(UsageError, match="other settings"):
+        asyncio.run(run_raters(tmp_path, ScriptedRater(), config))
+
+
+def test_an_item_not_every_rater_judged_is_incomplete_not_unanimous(tmp_path: Path) -> None:
+    asyncio.run(run_raters(tmp_path, ScriptedRater(), RaterConfig(samples=0)))
+    path = tmp_path / RATERS
+    lines = path.read_text().splitlines()
+    kept = [ln for ln in lines if '"rater":3' not in ln or "draft_rfq/0" not in ln]
+    kept = [ln for ln in kept if '"rater":2' not in ln or "draft_rfq/0" not in ln]
+    path.write_text("\n".join(kept) + "\n")
+    row = rater_table(tmp_path).body[0]
+    assert row[3:5] == ("53/54", "53/54") and row[-1] == "1/54"
 
 
 class _WrongSecondAsk:
@@ -207,6 +221,16 @@ def test_the_wording_table_compares_configurations(tmp_path: Path) -> None:
     assert table is not None and len(table.header) == 3
     rows = {(r[0]): r for r in table.body}
     assert rows["Ambiguous probes booked"][1:] == ("", "")
+    at = next(i for i, r in enumerate(table.body) if r[0].startswith("Matcher agreement"))
+    gate = table.body[at + 1]
+    counted = sum(
+        t.label in ("ask", "premature", "redo_probe")
+        for e in report.runs.entries
+        if e.scored.score.arm == "enforcement" and e.source.name == "canon"
+        for t in e.run.turns
+    )
+    assert gate[0] == "enforcement" and gate[1].endswith(f"/{counted})")
+    assert any(r[0].startswith("Exact McNemar against the first column") for r in table.body)
     probes = [
         t
         for e in report.runs.entries

@@ -89,7 +89,11 @@ def one_node(
         def roles(ep: NodeEpisode) -> NodeRoles:
             return _roles(ep, agent, compiler, matcher, clients, progress)
 
-        await run_one_node(config, out, roles, (agent, compiler, matcher), progress)
+        def named(role: str, kind: Literal["agent", "matcher", "compiler"]) -> str:
+            return f"llm:{_client(clients, kind).model}" if role == "llm" else role
+
+        names = (named(agent, "agent"), named(compiler, "compiler"), named(matcher, "matcher"))
+        await run_one_node(config, out, roles, names, progress)
 
     run_with_progress("one-node", work, uses_model, endpoint)
     table = node_table(out)

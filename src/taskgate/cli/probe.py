@@ -15,8 +15,9 @@ from ..probe import (
     ProbeAgent,
     ProbeConfig,
     ScriptedProbeAgent,
-    plan_probe,
     probe_table,
+    probe_traps,
+    read_probe,
     run_probe,
 )
 from ..probe.runner import CONSTRAINED, ConstrainedProbeAgent
@@ -57,12 +58,17 @@ def probe(
     samples: Annotated[int, typer.Option(min=0, help="Samples per variant and trap turn.")] = 8,
     temperature: Annotated[float, typer.Option(min=0.0, max=2.0)] = 0.7,
     top_p: Annotated[float, typer.Option(min=0.0, max=1.0, help="0: not sent.")] = 0.8,
+    top_k: Annotated[int, typer.Option(min=0, help="0: not sent.")] = 0,
     sample_seed: Annotated[int, typer.Option(help="Sample i is asked with this seed+i.")] = 0,
     variants: Annotated[
         str | None,
         typer.Option(help=f"Comma-separated variants (default all): {', '.join(VARIANTS)}."),
     ] = None,
-    greedy: Annotated[bool, typer.Option(help="Also re-ask the recorded request greedily.")] = True,
+    steps: Annotated[
+        int | None, typer.Option(help="The cell to probe, when the run has several: S.")
+    ] = None,
+    density: Annotated[float, typer.Option(help="The cell's density (with --steps).")] = 0.15,
+    greedy: Annotated[bool, typer.Option(help="Also re-ask each variant once greedily.")] = True,
     max_traps: Annotated[
         int | None, typer.Option(min=1, help="Probe the first N trap turns only.")
     ] = None,
@@ -82,16 +88,18 @@ def probe(
             samples=samples,
             temperature=temperature,
             top_p=top_p or None,
+            top_k=top_k or None,
             seed=sample_seed,
             variants=names,
             greedy=greedy,
             max_traps=max_traps,
+            cell=None if steps is None else (steps, density),
             concurrency=endpoint.concurrency,
         ),
     )
     scripted = _scripted(agent)
-    name = scripted.name if scripted is not None else LLMProbeAgent.name
-    plan = plan_probe(run_dir, out, name, config, _skip)  # bad input is said before any work
+    probe_traps(run_dir, config.max_traps, config.cell)  # bad input is said before any work
+    read_probe(out, _skip)
 
     async def work(progress: Progress, clients: Clients) -> None:
         who: ProbeAgent
@@ -100,7 +108,7 @@ def probe(
         else:
             assert clients.agent is not None
             who = LLMProbeAgent(clients.agent, progress.count_call)
-        await run_probe(run_dir, out, who, config, progress, _skip, plan)
+        await run_probe(run_dir, out, who, config, progress, _skip)
 
     run_with_progress("probe", work, scripted is None, endpoint, unit="re-ask")
     typer.echo(probe_table([out], _skip).render(fmt))
@@ -161,6 +169,9 @@ def probe_tools(
         str | None,
         typer.Option(help=f"Comma-separated variants (default all): {', '.join(VARIANTS)}."),
     ] = None,
+    max_traps: Annotated[
+        int | None, typer.Option(min=1, help="Branch at the first N trap turns only.")
+    ] = None,
     fmt: Annotated[Literal["md", "latex"], typer.Option(help="Table format.")] = "md",
 ) -> None:
     """The probe's tool-harness half: replay the raw arm live in the real-tool harness (ACTION
@@ -178,6 +189,7 @@ def probe_tools(
     if local:  # SmolLM2 writes no ACTION line unless its grammar makes it (harness/agents.py)
         replay_agent = CONSTRAINED
         steps, episodes, samples = steps or 5, episodes or 1, min(samples, 1)
+        max_traps = max_traps or 2
         if endpoint.max_tokens is None:
             endpoint = dataclasses.replace(endpoint, max_tokens=64, concurrency=1)
         typer.echo(f"embedded model: {episodes} episode at S={steps}, {replay_agent}, 1 sample")
@@ -189,6 +201,7 @@ def probe_tools(
             top_p=top_p or None,
             seed=sample_seed,
             variants=names,
+            max_traps=max_traps,
             concurrency=endpoint.concurrency,
         ),
     )

@@ -17,6 +17,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,13 @@ def _mem0() -> Any:
     return mem0
 
 
+def _version() -> str:
+    try:
+        return version("mem0ai")
+    except PackageNotFoundError:
+        raise MissingExtraError("memory", "the Mem0 memory arms") from None
+
+
 class Mem0Memory:
     """One episode-arm's Mem0 store."""
 
@@ -61,7 +69,7 @@ class Mem0Memory:
     ) -> None:
         if client is None:
             raise ModelError("the Mem0 memory arms need a model endpoint (Mem0 extracts with it)")
-        self.name = f"mem0:{embedder.name}:k{TOP_K}"
+        self.name = f"mem0-{_version()}:{embedder.name}:k{TOP_K}"
         self._embedder, self._client, self._on_call = embedder, client, on_call
         root = store or Path(tempfile.gettempdir()) / "taskgate-memory"
         self._dir = root / (_UNSAFE.sub("_", collection)[:200] or "memory")

@@ -21,8 +21,9 @@ class _Counts:
     triggers: int = 0
     fired: int = 0
     misfires: int = 0
-    applied: int = 0
-    reexecuted: int = 0  # commitments re-applied after their trigger
+    applied: int = 0  # one-shots executed at their trigger: consumed
+    reexecuted: int = 0  # consumed one-shots executed again on a later request
+    late: int = 0  # one-shots not executed at their trigger but on a later request
     after: int = 0
     after_hits: int = 0
     controls: int = 0
@@ -37,7 +38,8 @@ def _add(c: _Counts, ep: NodeEpisode, turns: Sequence[NodeTurnRecord], gated: bo
     c.episodes += 1
     c.commitments += len(ep.commitments)
     vendors = {x.vendor.lower() for x in ep.commitments}
-    redone: set[int] = set()
+    consumed: set[int] = set()
+    used_after: set[int] = set()
     for t, rec in zip(ep.turns, turns, strict=True):
         c.compiled += bool(rec.compiled)
         if rec.fired is not None and not (t.role == "trigger" and rec.fired == t.commitment):
@@ -47,17 +49,19 @@ def _add(c: _Counts, ep: NodeEpisode, turns: Sequence[NodeTurnRecord], gated: bo
         if t.role == "trigger":
             c.triggers += 1
             c.fired += rec.fired == t.commitment
-            c.applied += own in booked
+            if own in booked and t.commitment is not None:
+                consumed.add(t.commitment)
         elif t.role == "after":
             c.after += 1
-            if own in booked:
+            if own in booked and t.commitment is not None:
                 c.after_hits += 1
-                assert t.commitment is not None
-                redone.add(t.commitment)
+                used_after.add(t.commitment)
         elif t.role == "control":
             c.controls += 1
             c.controls_hit += bool(booked & vendors)
-    c.reexecuted += len(redone)
+    c.applied += len(consumed)
+    c.reexecuted += len(used_after & consumed)
+    c.late += len(used_after - consumed)
     if not gated:
         c.compiled = c.fired = c.misfires = 0
 
@@ -87,10 +91,11 @@ def node_table(out: Path) -> Table:
             [
                 arm,
                 str(c.episodes),
-                _share(c.reexecuted, c.commitments),
+                _share(c.reexecuted, c.applied),
                 _share(c.after_hits, c.after),
                 _share(c.fired, c.triggers) if gated else "--",
                 _share(c.applied, c.triggers),
+                str(c.late),
                 str(c.misfires) if gated else "--",
                 f"{c.compiled}/{c.commitments}" if gated else "--",
                 _share(c.controls_hit, c.controls),
@@ -100,9 +105,10 @@ def node_table(out: Path) -> Table:
         "arm",
         "episodes",
         "consumed one-shots re-executed",
-        "after-requests re-executed",
+        "after-requests given the one-shot vendor",
         "trigger recall",
-        "applied at trigger",
+        "applied at trigger (consumed)",
+        "late first uses",
         "misfires",
         "compiled",
         "controls given a one-shot vendor",

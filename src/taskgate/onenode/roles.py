@@ -70,7 +70,8 @@ class LLMTriggerCompiler:
             '{"category": "<slug>", "vendor": "<vendor name>"}, or nulls if it is no such '
             "instruction."
         )
-        got, _ = await ask_json(self._client, prompt, _CompileReply, "compiler", self._on_call)
+        # a two-field JSON reply: the matcher's budget, not the graph compiler's
+        got, _ = await ask_json(self._client, prompt, _CompileReply, "matcher", self._on_call)
         if got is None or got.category not in BY_SLUG or not got.vendor:
             return None
         return Commitment(category=got.category, vendor=got.vendor.strip())

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..agents.base import ChatMessage
 from ..errors import LogFormatError, ModelError, UsageError
 from ..progress import Progress
+from ..rundir import drop_torn_tail
 from .roles import Pending, TriggerCompiler, TriggerMatcher
 from .testbed import BY_SLUG, NodeEpisode, NodeTurn, brief, generate
 
@@ -201,6 +202,7 @@ async def run_one_node(
     jobs = [(s, a) for s in seeds for a in config.arms]
     progress = progress or Progress()
     progress.total = len(jobs)
+    drop_torn_tail(out / LOG)  # an interrupted last line: cut, so no record is glued to it
     with (out / LOG).open("ab") as f:
         if old is None:
             f.write(header.model_dump_json().encode() + b"\n")
@@ -265,4 +267,12 @@ def read_node_log(
                 if n == 1:
                     raise LogFormatError(f"{path}:1: not a one-node log header") from exc
                 continue  # a half-written last line: its episode-arm has no end and reruns
+    if header is not None:  # an episode-arm whose turns do not add up is not finished: it reruns
+        sizes: dict[int, int] = {}
+        for seed, arm in list(done):
+            if seed not in sizes:
+                sizes[seed] = len(generate(seed, header.k, header.after, header.controls).turns)
+            turns = done[(seed, arm)]
+            if [t.index for t in turns] != list(range(sizes[seed])):
+                del done[(seed, arm)]
     return header, done

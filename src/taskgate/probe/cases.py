@@ -43,10 +43,11 @@ class TrapTurn:
         return f"{self.episode}/{self.turn}"
 
 
-def rebooks(reply: str, code: str, receipts: tuple[str, ...]) -> bool:
-    """Whether ``reply`` books the step of ``code`` again: a booking of its code on any work
-    order but those of its earlier receipts (citing the original receipt is no booking)."""
-    return any(b.code == code and b.work_order not in receipts for b in parse_bookings(reply))
+def rebooks(reply: str, code: str, work_order: str) -> bool:
+    """Whether ``reply`` books the step of ``code`` again: a booking of its code on the trap
+    request's work order, what the scorer counts as an execution (citing the original receipt,
+    or a work order the request did not issue, is none)."""
+    return any(b.code == code and b.work_order == work_order for b in parse_bookings(reply))
 
 
 def trap_turns(entry: Entry) -> list[TrapTurn]:
@@ -117,5 +118,5 @@ def _trap(
         checklist=render_checklist(truth),
         directive=render_directive(truth) or "",
         receipts=receipts,
-        recorded=any(rebooks(r, spec.code, receipts) for r in rec.replies),
+        recorded=any(rebooks(r, spec.code, work_order) for r in rec.replies),
     )

@@ -28,9 +28,11 @@ class ProbeHeader(BaseModel):
     samples: int
     temperature: float
     top_p: float | None
+    top_k: int | None = None
     seed: int
     variants: tuple[str, ...]
     greedy: bool
+    cell: tuple[int, float] | None = None  # (S, density) probed
 
 
 class ProbeReply(BaseModel):

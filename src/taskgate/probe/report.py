@@ -1,6 +1,6 @@
-"""Table probe: per variant, the share of replies that book the finished step again (Wilson 95%
-interval), one column per probe directory; and how often the greedy re-ask reproduces the
-recorded outcome."""
+"""Table probe: per variant, the share of sampled replies that book the finished step again
+(Wilson 95% interval) and the greedy re-asks that did, one column per probe directory; and how
+often the greedy re-ask of the recorded request reproduces the recorded outcome."""
 
 from __future__ import annotations
 
@@ -40,19 +40,22 @@ def probe_table(dirs: Sequence[Path], on_skip: Callable[[str], None] | None = No
     for name, v in VARIANTS.items():
         cells = []
         for _, replies in columns:
-            got = [r for r in replies if r.variant == name and r.sample != GREEDY]
-            cells.append(_share(sum(r.rebooked for r in got), len(got)))
+            got = [r for r in replies if r.variant == name]
+            sampled = [r for r in got if r.sample != GREEDY]
+            greedy = [r for r in got if r.sample == GREEDY]
+            cell = _share(sum(r.rebooked for r in sampled), len(sampled))
+            if greedy:
+                cell += f"; greedy {sum(r.rebooked for r in greedy)}/{len(greedy)}"
+            cells.append(cell)
         if any(c != "--" for c in cells):
             body.append([v.label, *cells])
     traps = ["trap turns"]
-    greedy = ["greedy re-ask: books again"]
     same = ["greedy re-ask reproduces the recorded outcome"]
     for _, replies in columns:
         traps.append(str(len({(r.episode, r.turn) for r in replies})))
-        g = [r for r in replies if r.sample == GREEDY]
-        greedy.append(_share(sum(r.rebooked for r in g), len(g)))
+        g = [r for r in replies if r.sample == GREEDY and r.variant == "recorded"]
         same.append(_share(sum(r.rebooked == r.recorded for r in g), len(g)))
-    body += [traps, greedy, same]
+    body += [traps, same]
     header_row = ["last message / context at the trap turn", *(c for c, _ in columns)]
     title = "Trap-turn probe: share of replies that book the finished step again (Table probe)"
     return Table.of("probe", title, header_row, body)

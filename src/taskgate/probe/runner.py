@@ -14,6 +14,7 @@ from ..errors import LogFormatError, ModelError, UsageError
 from ..harness.actions import RESULTS_HEADER
 from ..llm.client import ChatClient, OnCall
 from ..progress import Progress
+from ..rundir import drop_torn_tail
 from ..scoring.summary import score_entries
 from .cases import PROBED_ARM, TrapTurn, rebooks, trap_turns
 from .records import GREEDY, PROBE, ProbeHeader, ProbeReply, read_probe
@@ -27,10 +28,12 @@ class ProbeConfig:
     samples: int = 8
     temperature: float = 0.7
     top_p: float | None = 0.8
+    top_k: int | None = None  # sent only when set (vLLM, llama.cpp and SGLang read it)
     seed: int = 0  # sample i is asked with seed + i, where the server honours seeds
     variants: tuple[str, ...] = tuple(VARIANTS)
     greedy: bool = True
     max_traps: int | None = None  # the first N trap turns only (a smoke run)
+    cell: tuple[int, float] | None = None  # (S, density): the run's cell to probe
     concurrency: int = 8
 
     def __post_init__(self) -> None:
@@ -49,9 +52,11 @@ class ProbeConfig:
             samples=self.samples,
             temperature=self.temperature,
             top_p=self.top_p,
+            top_k=self.top_k,
             seed=self.seed,
             variants=self.variants,
             greedy=self.greedy,
+            cell=self.cell,
         )
 
 
@@ -86,13 +91,14 @@ class ProbeAgent(Protocol):
 class LLMProbeAgent:
     """The agent model behind a client, asked at the probe's sampling settings."""
 
-    name = "llm"
+    kind = "llm"
 
     def __init__(self, client: ChatClient, on_call: OnCall | None = None) -> None:
         self._client, self._on_call = client, on_call
+        self.name = f"{self.kind}:{client.model}"  # a resumed probe must ask the same model
 
     async def ask(self, messages: list[ChatMessage], ask: ProbeAsk) -> Answer:
-        if ask.trap.tool and self.name == CONSTRAINED:
+        if ask.trap.tool and self.kind == CONSTRAINED:
             from ..harness.agents import ConstrainedToolAgent
 
             agent = ConstrainedToolAgent(self._client, self._on_call)
@@ -111,7 +117,7 @@ class ConstrainedProbeAgent(LLMProbeAgent):
     """The model constrained to answer a harness request with one tool call (the embedded
     model's smoke run of the tool probe)."""
 
-    name = CONSTRAINED
+    kind = CONSTRAINED
 
 
 class ScriptedProbeAgent:
@@ -132,10 +138,25 @@ class ScriptedProbeAgent:
         return Answer(f"Step {t.step} is already done; no new work order booked.")
 
 
-def probe_traps(source: Path, max_traps: int | None = None) -> list[TrapTurn]:
-    """The trap turns of the raw-transcript episode-arms of a testbed run directory."""
+def probe_traps(
+    source: Path, max_traps: int | None = None, cell: tuple[int, float] | None = None
+) -> list[TrapTurn]:
+    """The trap turns of the raw-transcript episode-arms of a testbed run directory, in one cell
+    (S, density): ``cell``, or the run's only one."""
     entries = score_entries(source)
     raw = [e for e in entries if e.scored.score.arm == PROBED_ARM and e.scored.harness is None]
+    cells = sorted({e.scored.cell[:2] for e in raw})
+    if cell is None and len(cells) > 1:
+        named = ", ".join(f"S={s} rho={d:g}" for s, d in cells)
+        raise UsageError(
+            f"{source} holds several cells ({named}); name one with --steps, --density"
+        )
+    if cell is not None:
+        if cell not in cells:
+            raise UsageError(
+                f"{source} has no raw-transcript episodes at S={cell[0]} rho={cell[1]:g}"
+            )
+        raw = [e for e in raw if e.scored.cell[:2] == cell]
     if not raw:
         kinds = sorted({e.scored.score.arm for e in entries})
         harness = any(e.scored.harness for e in entries)
@@ -167,7 +188,7 @@ def plan_probe(
 ) -> ProbePlan:
     """The questions still to ask; an error, before any work, when ``source`` holds no
     raw-transcript run or ``out`` holds a probe of other settings."""
-    traps = probe_traps(source, config.max_traps)
+    traps = probe_traps(source, config.max_traps, config.cell)
     header = config.header(source.resolve(), agent)
     old, replies = read_probe(out, on_skip)
     if old is not None and old != header:
@@ -200,6 +221,7 @@ async def run_probe(
     progress.skipped = plan.done
     for _ in range(plan.done):
         progress.advance()
+    drop_torn_tail(out / PROBE)  # an interrupted last line: cut, so no record is glued to it
     with (out / PROBE).open("ab") as f:
         if plan.fresh:
             f.write(plan.header.model_dump_json().encode() + b"\n")
@@ -224,8 +246,8 @@ async def run_probe(
 def _asks(traps: Sequence[TrapTurn], config: ProbeConfig) -> list[ProbeAsk]:
     out = []
     for t in traps:
-        if config.greedy:
-            out.append(ProbeAsk(t, "recorded", GREEDY, {"temperature": 0}))
+        for v in config.variants if config.greedy else ():
+            out.append(ProbeAsk(t, v, GREEDY, {"temperature": 0}))
         for v in config.variants:
             for i in range(config.samples):
                 sampling: dict[str, float | int] = {
@@ -234,6 +256,8 @@ def _asks(traps: Sequence[TrapTurn], config: ProbeConfig) -> list[ProbeAsk]:
                 }
                 if config.top_p is not None:
                     sampling["top_p"] = config.top_p
+                if config.top_k is not None:
+                    sampling["top_k"] = config.top_k
                 out.append(ProbeAsk(t, v, i, sampling))
     return out
 
@@ -247,7 +271,7 @@ def _reply(ask: ProbeAsk, answer: Answer) -> ProbeReply:
         variant=ask.variant,
         sample=ask.sample,
         reply=answer.text,
-        rebooked=rebooks(answer.text, t.code, t.receipts),
+        rebooked=rebooks(answer.text, t.code, t.work_order),
         recorded=t.recorded,
         model=answer.model,
         prompt_tokens=answer.prompt_tokens,

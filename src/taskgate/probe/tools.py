@@ -39,7 +39,7 @@ from ..harness.workspace import Workspace
 from ..llm.client import OnCall
 from ..progress import Progress
 from ..protocol.render import render_checklist, render_checklist_line, render_directive
-from ..rundir import OnSkip
+from ..rundir import OnSkip, drop_torn_tail
 from ..runner.ladder import LadderConfig, run_ladder
 from ..runner.roles import Clients
 from .cases import PROBED_ARM, TrapTurn
@@ -59,9 +59,16 @@ class ToolProbe:
     sink: IO[bytes]  # probe.jsonl, opened for appending
     harness: ToolHarness = field(init=False)
     _episodes: dict[str, Episode] = field(default_factory=dict)
+    probed: int = 0  # trap turns branched so far (``max_traps`` bounds them)
+    _limit: asyncio.Semaphore | None = None  # forks in flight, over every episode-arm
 
     def __post_init__(self) -> None:
         self.harness = ToolHarness(self.out, "actions")
+
+    def limit(self) -> asyncio.Semaphore:
+        if self._limit is None:  # made on the running loop
+            self._limit = asyncio.Semaphore(self.config.concurrency)
+        return self._limit
 
     @property
     def stamp(self) -> HarnessStamp:
@@ -139,6 +146,10 @@ class _Branching:
             return None
         if step in self.truth.authorized:
             return None
+        most = self.probe.config.max_traps
+        if most is not None and self.probe.probed >= most:
+            return None
+        self.probe.probed += 1
         spec = self.episode.plan.steps[step]
         return TrapTurn(
             episode=self.run_id,
@@ -161,7 +172,7 @@ class _Branching:
         self, trap: TrapTurn, messages: list[ChatMessage], state: ArmState
     ) -> list[ProbeReply]:
         asks = _asks([trap], self.probe.config)
-        limit = asyncio.Semaphore(self.probe.config.concurrency)
+        limit = self.probe.limit()
 
         async def one(ask: ProbeAsk) -> ProbeReply:
             async with limit:
@@ -175,7 +186,7 @@ class _Branching:
         trap = ask.trap
         with tempfile.TemporaryDirectory(prefix="taskgate-probe-") as tmp:
             root = Path(tmp) / "workspace"
-            shutil.copytree(self.inner.workspace.root, root)
+            await asyncio.to_thread(shutil.copytree, self.inner.workspace.root, root)
             fork = ToolExchange(self.inner.arm, Workspace(root), "actions")
             fork.history, fork._stamps = self._history(ask), copy.copy(self.inner._stamps)
             fstate = ArmState(module=copy.deepcopy(state.module), plan=state.plan)
@@ -192,7 +203,7 @@ class _Branching:
                 lambda b: None,
             )
         rebooked = any(e.tool == trap.code for e in done.executions or [])
-        reply = _reply(ask, Answer("\n".join(done.replies)))
+        reply = _reply(ask, Answer("\n".join(done.replies)))  # its booking-line test is moot here
         return reply.model_copy(update={"rebooked": rebooked})
 
     def _history(self, ask: ProbeAsk) -> list[AnyMessage]:
@@ -266,6 +277,7 @@ async def run_tool_probe(
     if old is not None and old != header:
         raise UsageError(f"{out} holds a probe of other settings; use another --out directory")
     out.mkdir(parents=True, exist_ok=True)
+    drop_torn_tail(out / PROBE)  # an interrupted last line: cut, so no record is glued to it
     with (out / PROBE).open("ab") as sink:
         if old is None:
             sink.write(header.model_dump_json().encode() + b"\n")

@@ -4,6 +4,7 @@ recall block held the redone step's receipt when the agent re-executed)."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -128,4 +129,11 @@ def _receipt_recalled(turns: Sequence[TurnRecord], turn: TurnRecord) -> bool:
         for b in t.bookings
         if b.decision == "admit" and b.step in steps
     ]
-    return any(b.work_order in item for b in earlier for item in turn.recall.items)
+    numbers = {b.work_order.removeprefix("#W") for b in earlier}
+    return any(
+        m.group(1) in numbers for item in turn.recall.items for m in _ORDER_NUMBER.finditer(item)
+    )
+
+
+#: a work order as a memory may restate it: "#W8733", "W8733", "W-8733", "work order 8733"
+_ORDER_NUMBER = re.compile(r"(?:#?\bW-?|work order #?)([0-9]{3,6})\b", re.IGNORECASE)

@@ -9,11 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..arms.registry import compiled_arm
-from ..scoring.report import where
+from ..scoring.report import p_value, where
+from ..scoring.stats import holm, mcnemar_exact
 from ..scoring.summary import CellKey, Entry, Row
 from ..scoring.table import Table
 
 Column = tuple[str, CellKey]
+#: the turns Table a3's matcher agreement counts: ask, premature and redo-probe turns
+AGREEMENT_LABELS = frozenset({"ask", "premature", "redo_probe"})
 
 
 def _is_wording(config: str) -> bool:
@@ -53,10 +56,14 @@ def wording(rows: Sequence[Row], entries: Sequence[Entry], arms: Sequence[str]) 
         return f"{k / r.n:.2f} [{lo:.2f},{hi:.2f}]"
 
     def agreement(col: Column, arm: str) -> str:
-        es = groups.get((*col, arm), [])
-        k = sum(e.scored.score.matcher_agree for e in es)
-        n = sum(e.scored.score.matcher_total for e in es)
-        return f"{k / n:.3f} ({k}/{n})" if n else "--"
+        turns = [
+            t
+            for e in groups.get((*col, arm), [])
+            for t in e.run.turns
+            if t.label in AGREEMENT_LABELS and t.matched is not None
+        ]
+        k = sum(t.matched is not None and t.matched.step == t.step for t in turns)
+        return f"{k / len(turns):.3f} ({k}/{len(turns)})" if turns else "--"
 
     def first_omission(col: Column, arm: str) -> str:
         es = groups.get((*col, arm))
@@ -77,10 +84,7 @@ def wording(rows: Sequence[Row], entries: Sequence[Entry], arms: Sequence[str]) 
         probes = [t for e in es for t in e.run.turns if t.label == "ambiguous"]
         if not probes:
             return "--"
-        booked = sum(
-            any(b.decision == "admit" and b.work_order == t.work_order for b in t.bookings)
-            for t in probes
-        )
+        booked = sum(any(b.work_order == t.work_order for b in t.bookings) for t in probes)
         return f"{booked}/{len(probes)}"
 
     body = [
@@ -91,6 +95,11 @@ def wording(rows: Sequence[Row], entries: Sequence[Entry], arms: Sequence[str]) 
             "Omission episodes whose first omitted ask names another step", gates, first_omission
         ),
         *block("Ambiguous probes booked", present, ambiguous),
+        *block(
+            "Exact McNemar against the first column on shared seeds, Holm over the arms",
+            present,
+            _paired(columns, present, groups),
+        ),
     ]
     header = ["arm", *(where(c, k, True) for c, k in columns)]
     title = "Wording control and matcher stress (Table a3)"
@@ -110,3 +119,29 @@ def _first_omitted_ask_names_another(e: Entry) -> bool | None:
             m = rec.matched
             return m is not None and m.step is not None and m.step != rec.step
     return False
+
+
+def _paired(
+    columns: Sequence[Column],
+    arms: Sequence[str],
+    groups: dict[tuple[str, CellKey, str], list[Entry]],
+) -> Callable[[Column, str], str]:
+    """Each arm's strict outcomes in a column against the first column's, paired by seed."""
+    base = columns[0]
+    found: dict[tuple[Column, str], tuple[float, float]] = {}
+    for col in columns[1:]:
+        tests = []
+        for arm in arms:
+            a = {e.scored.seed: e.scored.score.primary.strict for e in groups.get((*base, arm), [])}
+            b = {e.scored.seed: e.scored.score.primary.strict for e in groups.get((*col, arm), [])}
+            seeds = sorted(set(a) & set(b))
+            if seeds:
+                tests.append((arm, mcnemar_exact([a[x] for x in seeds], [b[x] for x in seeds]).p))
+        for (arm, p), ph in zip(tests, holm([p for _, p in tests]), strict=True):
+            found[(col, arm)] = (p, ph)
+
+    def cell(col: Column, arm: str) -> str:
+        got = found.get((col, arm))
+        return "--" if got is None else f"p={p_value(got[0])} (Holm {p_value(got[1])})"
+
+    return cell

@@ -196,6 +196,8 @@ async def run_episodes(
     """
     if ray is not None and variant is not None:
         raise UsageError("Ray runs the testbed's episode-arms; the tool harness runs locally")
+    if variant is not None and any(memory_kind(a) for a in config.arms):
+        raise UsageError("the memory arms run in the testbed's text protocol, not the harness")
     clients = Clients.of(client, helper)
     if config.needs_model and clients.agent is None:
         raise ModelError("the llm roles need a model client; none was given")

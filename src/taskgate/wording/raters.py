@@ -27,6 +27,7 @@ from ..llm.client import ChatClient, OnCall
 from ..llm.jsonreply import parse_reply
 from ..progress import Progress
 from ..protocol.render import ONE_SHOT_SENTENCE
+from ..rundir import drop_torn_tail
 from ..scoring.table import Table
 
 Verdict = Literal["fresh order", "re-mention", "ambiguous"]
@@ -127,43 +128,73 @@ class RaterConfig:
             raise UsageError(f"unknown domain(s) {unknown}; choose from: {', '.join(POOLS)}")
 
 
-def read_raters(out: Path) -> list[RaterRecord]:
+class RaterHeader(BaseModel):
+    """The study's settings: a resumed study must match them."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["raters"] = "raters"
+    rater: str
+    raters: int
+    samples: int
+    domains: tuple[str, ...]
+
+
+def read_raters(out: Path) -> tuple[RaterHeader | None, list[RaterRecord]]:
+    """The header and each (item, rater)'s last verdict; unreadable lines are skipped."""
     path = out / RATERS
     if not path.exists():
-        return []
-    got = []
+        return None, []
+    header: RaterHeader | None = None
+    got: dict[tuple[str, int], RaterRecord] = {}
     for n, line in enumerate(path.read_bytes().splitlines(), 1):
         if not line.strip():
             continue
         try:
-            got.append(RaterRecord.model_validate(orjson.loads(line)))
+            data = orjson.loads(line)
+            if n == 1:
+                header = RaterHeader.model_validate(data)
+            else:
+                rec = RaterRecord.model_validate(data)
+                got[(rec.item, rec.rater)] = rec
         except (orjson.JSONDecodeError, ValidationError):
             if n == 1:
-                raise LogFormatError(f"{path}:1: not a rater record") from None
-    return got
+                raise LogFormatError(f"{path}:1: not a raters study header") from None
+    return header, list(got.values())
 
 
 async def run_raters(
     out: Path, rater: Rater, config: RaterConfig, progress: Progress | None = None
 ) -> Progress:
-    """Every (item, rater) not yet judged in ``out``; rerunning resumes."""
+    """Every (item, rater) without a verdict in ``out`` (a reply that held none is asked again);
+    rerunning resumes."""
+    header = RaterHeader(
+        rater=rater.name, raters=config.raters, samples=config.samples, domains=config.domains
+    )
+    old, records = read_raters(out)
+    if old is not None and old != header:
+        raise UsageError(f"{out} holds a study of other settings; use another --out directory")
     out.mkdir(parents=True, exist_ok=True)
-    done = {(r.item, r.rater) for r in read_raters(out)}
+    done = {(r.item, r.rater) for r in records if r.verdict is not None}
     jobs = [
         (item, r)
         for item in items(config.domains, config.samples)
         for r in range(1, config.raters + 1)
     ]
+    todo = [j for j in jobs if (j[0].key, j[1]) not in done]
     progress = progress or Progress()
     progress.total = len(jobs)
-    todo = iter([j for j in jobs if (j[0].key, j[1]) not in done])
-    progress.skipped = len(jobs) - sum(1 for j in jobs if (j[0].key, j[1]) not in done)
+    progress.skipped = len(jobs) - len(todo)
     for _ in range(progress.skipped):
         progress.advance()
+    pending = iter(todo)
+    drop_torn_tail(out / RATERS)  # an interrupted last line: cut, so no record is glued to it
     with (out / RATERS).open("ab") as f:
+        if old is None:
+            f.write(header.model_dump_json().encode() + b"\n")
 
         async def worker() -> None:
-            for item, r in todo:
+            for item, r in pending:
                 try:
                     reply = await rater.judge(item, r)
                 except ModelError as exc:
@@ -183,13 +214,16 @@ async def run_raters(
 
 
 def rater_table(out: Path) -> Table:
-    """The study's counts, for the templates, the sampled turns and both."""
-    records = read_raters(out)
-    if not records:
+    """The study's counts, for the templates, the sampled turns and both: a verdict is a majority
+    of the study's raters (not of the verdicts that came back); an item some rater has not judged
+    yet is counted as incomplete."""
+    header, records = read_raters(out)
+    if header is None or not records:
         raise LogFormatError(f"{out} holds no rater verdicts ({RATERS})")
     by: dict[str, list[RaterRecord]] = {}
     for r in records:
         by.setdefault(r.item, []).append(r)
+    need = header.raters
     body = []
     for label, kinds in (("templates", {"template"}), ("sampled turns", {"turn"}), ("all", None)):
         groups = [g for g in by.values() if kinds is None or g[0].kind in kinds]
@@ -197,29 +231,30 @@ def rater_table(out: Path) -> Table:
             continue
         n = len(groups)
         majority: Counter[str] = Counter()
-        unanimous = no_majority = 0
+        unanimous = no_majority = incomplete = 0
         for g in groups:
+            incomplete += len(g) < need
             votes = Counter(r.verdict or "no verdict" for r in g)
             top, k = votes.most_common(1)[0]
-            if k * 2 > len(g):
+            if k * 2 > need:
                 majority[top] += 1
-                unanimous += k == len(g) and top == "re-mention"
+                unanimous += k == need and top == "re-mention"
             else:
                 no_majority += 1
-        raters = max(len(g) for g in groups)
         body.append(
             [
                 label,
                 str(n),
-                str(raters),
+                str(need),
                 f"{majority['re-mention']}/{n}",
                 f"{unanimous}/{n}",
                 f"{majority['fresh order']}/{n}",
                 f"{majority['ambiguous']}/{n}",
                 f"{no_majority}/{n}",
+                f"{incomplete}/{n}",
             ]
         )
-    header = [
+    columns = [
         "items",
         "n",
         "raters",
@@ -228,6 +263,7 @@ def rater_table(out: Path) -> Table:
         "fresh-order majority",
         "ambiguous majority",
         "no majority",
+        "incomplete",
     ]
     title = "Redo-probe wording study: model raters' verdicts under the one-shot rule (A.3)"
-    return Table.of("raters", title, header, body)
+    return Table.of("raters", title, columns, body)

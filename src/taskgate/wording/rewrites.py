@@ -67,6 +67,9 @@ _STOP = frozenset(
         "we",
         "us",
         "you",
+        "what",
+        "need",
+        "together",
     ]
 )
 
@@ -86,12 +89,18 @@ def content_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOP}
 
 
+def step_nouns(tpl: Template) -> set[str]:
+    """The words that name the step: the content words of its paraphrases after each one's
+    opening verb ("draft the request for quotation" -> request, quotation)."""
+    return set().union(*(content_words(p.split(" ", 1)[-1]) for p in tpl.paraphrases))
+
+
 def check_rewrites(tpl: Template, rewrites: Sequence[str]) -> str | None:
     """What is wrong with ``rewrites`` for ``tpl`` (``None``: they are valid)."""
     if len(rewrites) != 3:
         return f"give exactly three rewrites, not {len(rewrites)}"
     own = {p.lower().strip() for p in tpl.paraphrases}
-    nouns = set().union(*(content_words(p) for p in tpl.paraphrases))
+    nouns = step_nouns(tpl)
     seen: set[str] = set()
     for r in rewrites:
         text = r.strip()
@@ -130,7 +139,8 @@ class LLMRewriter:
             prompt += f"\n\nYour previous answer was not usable: {problem}. Try again."
         extra = {"temperature": self._temperature}
         msgs = [{"role": "user", "content": prompt}]
-        return (await self._client.complete(msgs, "compiler", self._on_call, extra)).text
+        # a short JSON reply: the matcher's budget (200 tokens without thinking)
+        return (await self._client.complete(msgs, "matcher", self._on_call, extra)).text
 
 
 class ScriptedRewriter:
