@@ -117,3 +117,38 @@ def test_a_harness_episode_on_the_real_model_calls_tools(tmp_path: Path) -> None
     work_order = ("stale-work-order", "unknown-work-order", "no-request")
     assert scored.harness == "actions"
     assert scored.score.refused == sum(b.reason not in work_order for b in refused)
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    out = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.add(int(stat.parent.name))
+    return out
+
+
+def test_a_terminated_command_stops_its_model_servers(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cmd = [sys.executable, "-m", "taskgate", "ladder", "--arms", "raw", "--out", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    servers: set[int] = set()
+    while time.monotonic() < deadline and len(servers) < 2:
+        servers = _children(proc.pid)
+        time.sleep(0.5)
+    assert len(servers) == 2, "the embedded model's two servers did not start"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    gone = time.monotonic() + 10
+    while time.monotonic() < gone and any(Path(f"/proc/{pid}").exists() for pid in servers):
+        time.sleep(0.2)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in servers)  # stopped, not orphaned

@@ -8,6 +8,8 @@ bad input ends in one line on stderr, never a traceback.
 
 from __future__ import annotations
 
+import signal
+
 import typer
 
 from .._version import __version__
@@ -76,4 +78,11 @@ app.add_typer(tau2.app, name="tau2")
 
 
 def main() -> None:
+    # a SIGTERM (a job killed, a container stopped) unwinds like Ctrl-C: every context manager
+    # runs, so the embedded model's llama.cpp servers stop with the command instead of outliving it
+    signal.signal(signal.SIGTERM, _terminated)
     app()
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)

@@ -88,18 +88,25 @@ class LocalServer:
         if self.cache_bytes:  # snapshot KV prefixes of several prompts (costs a copy per call)
             cmd += ["--cache", "true", "--cache_type", "ram", "--cache_size", str(self.cache_bytes)]
         self._proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT)
+        try:
+            self._wait_ready(self._proc, timeout)
+        except BaseException:  # a failed start, Ctrl-C or SIGTERM while loading: no orphan
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
+            if proc.poll() is not None:
                 raise ModelError(f"the local model server exited at start:\n{self._tail()}")
             with (
                 contextlib.suppress(urllib.error.URLError, OSError),
                 urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as r,
             ):
                 if r.status == 200:
-                    return self
+                    return
             time.sleep(0.25)
-        self.stop()
         raise ModelError(f"the local model server did not answer within {timeout:.0f} s")
 
     def stop(self) -> None:
