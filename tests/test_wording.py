@@ -123,9 +123,9 @@ def test_the_study_items_are_the_papers_94() -> None:
 @pytest.mark.parametrize(
     ("rater", "row"),
     [
-        (ScriptedRater("re-mention"), ["94/94", "94/94", "0/94", "0/94", "0/94", "0/94"]),
-        (ScriptedRater("fresh order"), ["0/94", "0/94", "94/94", "0/94", "0/94", "0/94"]),
-        (ScriptedRater(split=True), ["0/94", "0/94", "0/94", "0/94", "94/94", "0/94"]),
+        (ScriptedRater("re-mention"), ["94/94", "94/94", "0/94", "0/94", "0/94", "0/94", "0/94"]),
+        (ScriptedRater("fresh order"), ["0/94", "0/94", "94/94", "0/94", "0/94", "0/94", "0/94"]),
+        (ScriptedRater(split=True), ["0/94", "0/94", "0/94", "0/94", "0/94", "94/94", "0/94"]),
     ],
 )
 def test_rater_oracles_give_their_known_counts(
@@ -151,7 +151,8 @@ def test_raters_resume_and_ask_again_where_a_reply_held_no_verdict(tmp_path: Pat
 
     first = study(['{"verdict": "re-mention"}'] * 53 + ["I think it is fine"])
     assert {b["temperature"] for b in first} == {1.0}
-    assert rater_table(tmp_path).body[0][3] == "53/54"
+    templates = rater_table(tmp_path).body[0]
+    assert templates[3] == "53/54" and templates[7] == "1/54"  # the unreadable reply, shown
     again = study(['{"verdict": "re-mention"}'])  # only the item without a verdict is asked
     assert len(again) == 1 and rater_table(tmp_path).body[0][3] == "54/54"
     with pytest.raises(UsageError, match="other settings"):

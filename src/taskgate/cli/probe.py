@@ -98,7 +98,12 @@ def probe(
         ),
     )
     scripted = _scripted(agent)
-    probe_traps(run_dir, config.max_traps, config.cell)  # bad input is said before any work
+    if not probe_traps(run_dir, config.max_traps, config.cell):  # bad input: before any work
+        typer.echo(
+            f"{run_dir} has no trap turns: its raw arm never finished a step that a later request "
+            "ordered again, so there is nothing to re-ask"
+        )
+        return
     read_probe(out, _skip)
 
     async def work(progress: Progress, clients: Clients) -> None:

@@ -250,6 +250,7 @@ def rater_table(out: Path) -> Table:
                 f"{unanimous}/{n}",
                 f"{majority['fresh order']}/{n}",
                 f"{majority['ambiguous']}/{n}",
+                f"{majority['no verdict']}/{n}",
                 f"{no_majority}/{n}",
                 f"{incomplete}/{n}",
             ]
@@ -262,6 +263,7 @@ def rater_table(out: Path) -> Table:
         "re-mention, unanimous",
         "fresh-order majority",
         "ambiguous majority",
+        "no verdict (replies unreadable)",
         "no majority",
         "incomplete",
     ]
