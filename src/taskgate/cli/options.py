@@ -26,6 +26,7 @@ import typer
 
 from ..arms.registry import ARMS, LADDER, TOOL_LADDER
 from ..errors import TaskgateError
+from ..probe import VARIANTS, ProbeConfig
 from ..runner.cluster import check_address
 from ..runner.roles import ROLES
 from ..runner.shards import Shard
@@ -246,7 +247,51 @@ class ScaleOptions:
         return shard, self.ray
 
 
-OPTION_SETS = (EndpointOptions, CellOptions, ReportOptions, ScaleOptions)
+@dataclass(frozen=True, kw_only=True)
+class ProbeOptions:
+    """What the trap-turn probe asks and how (``probe``, ``probe-tools``)."""
+
+    samples: Annotated[int, typer.Option(min=0, help="Samples per variant and trap turn.")] = 8
+    temperature: Annotated[float, typer.Option(min=0.0, max=2.0)] = 0.7
+    top_p: Annotated[float, typer.Option(min=0.0, max=1.0, help="0: not sent.")] = 0.8
+    top_k: Annotated[int, typer.Option(min=0, help="0: not sent.")] = 0
+    sample_seed: Annotated[int, typer.Option(help="Sample i is asked with this seed+i.")] = 0
+    variants: Annotated[
+        str | None,
+        typer.Option(help=f"Comma-separated variants (default all): {', '.join(VARIANTS)}."),
+    ] = None
+    greedy: Annotated[bool, typer.Option(help="Also re-ask each variant once greedily.")] = True
+    max_traps: Annotated[
+        int | None, typer.Option(min=1, help="Probe the first N trap turns only.")
+    ] = None
+
+    def config(
+        self,
+        concurrency: int,
+        cell: tuple[int, float] | None = None,
+        smoke: int = 0,
+    ) -> ProbeConfig:
+        """The probe's settings; ``smoke`` (the embedded model's run): 2 trap turns and at most
+        that many samples per variant."""
+        names = tuple(split_list(self.variants, str, "--variants")) if self.variants else None
+        return usage(
+            "--variants",
+            lambda: ProbeConfig(
+                samples=min(self.samples, smoke) if smoke else self.samples,
+                temperature=self.temperature,
+                top_p=self.top_p or None,
+                top_k=self.top_k or None,
+                seed=self.sample_seed,
+                variants=names or tuple(VARIANTS),
+                greedy=self.greedy,
+                max_traps=self.max_traps or 2 if smoke else self.max_traps,
+                cell=cell,
+                concurrency=concurrency,
+            ),
+        )
+
+
+OPTION_SETS = (EndpointOptions, CellOptions, ReportOptions, ScaleOptions, ProbeOptions)
 
 
 def command(fn: F) -> F:

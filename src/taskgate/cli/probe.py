@@ -13,7 +13,6 @@ from ..probe import (
     VARIANTS,
     LLMProbeAgent,
     ProbeAgent,
-    ProbeConfig,
     ScriptedProbeAgent,
     probe_table,
     probe_traps,
@@ -27,7 +26,7 @@ from ..runner.roles import Clients
 from .common import run_with_progress
 from .errors import warner, writable_dir
 from .model import embedded
-from .options import EndpointOptions, command, split_list, usage
+from .options import EndpointOptions, ProbeOptions, command, usage
 
 SCRIPTED = "scripted:rebook="
 
@@ -48,6 +47,7 @@ def probe(
     ],
     out: Annotated[Path, typer.Option(help="Probe directory; rerunning into it resumes.")],
     endpoint: EndpointOptions,
+    sampling: ProbeOptions,
     agent: Annotated[
         str,
         typer.Option(
@@ -55,48 +55,21 @@ def probe(
             "the finished step again under those variants only."
         ),
     ] = "llm",
-    samples: Annotated[int, typer.Option(min=0, help="Samples per variant and trap turn.")] = 8,
-    temperature: Annotated[float, typer.Option(min=0.0, max=2.0)] = 0.7,
-    top_p: Annotated[float, typer.Option(min=0.0, max=1.0, help="0: not sent.")] = 0.8,
-    top_k: Annotated[int, typer.Option(min=0, help="0: not sent.")] = 0,
-    sample_seed: Annotated[int, typer.Option(help="Sample i is asked with this seed+i.")] = 0,
-    variants: Annotated[
-        str | None,
-        typer.Option(help=f"Comma-separated variants (default all): {', '.join(VARIANTS)}."),
-    ] = None,
     steps: Annotated[
         int | None, typer.Option(help="The cell to probe, when the run has several: S.")
     ] = None,
     density: Annotated[float, typer.Option(help="The cell's density (with --steps).")] = 0.15,
-    greedy: Annotated[bool, typer.Option(help="Also re-ask each variant once greedily.")] = True,
-    max_traps: Annotated[
-        int | None, typer.Option(min=1, help="Probe the first N trap turns only.")
-    ] = None,
     fmt: Annotated[Literal["md", "latex"], typer.Option(help="Table format.")] = "md",
 ) -> None:
     """Re-ask every trap turn of a raw-transcript run (a fresh work order for a finished step)
     with the recorded history fixed and one thing changed; print the share of replies that book
     the finished step again, per variant (Appendix A.4, Table probe)."""
     writable_dir(out, "--out")
-    names = tuple(split_list(variants, str, "--variants")) if variants else tuple(VARIANTS)
-    if embedded(endpoint) and agent == "llm" and max_traps is None:
-        max_traps, samples = 2, min(samples, 2)
+    smoke = embedded(endpoint) and agent == "llm" and sampling.max_traps is None
+    if smoke:
         typer.echo("embedded model: the first 2 trap turns, at most 2 samples per variant")
-    config = usage(
-        "--variants",
-        lambda: ProbeConfig(
-            samples=samples,
-            temperature=temperature,
-            top_p=top_p or None,
-            top_k=top_k or None,
-            seed=sample_seed,
-            variants=names,
-            greedy=greedy,
-            max_traps=max_traps,
-            cell=None if steps is None else (steps, density),
-            concurrency=endpoint.concurrency,
-        ),
-    )
+    cell = None if steps is None else (steps, density)
+    config = sampling.config(endpoint.concurrency, cell, smoke=2 if smoke else 0)
     scripted = _scripted(agent)
     if not probe_traps(run_dir, config.max_traps, config.cell):  # bad input: before any work
         typer.echo(
@@ -156,6 +129,7 @@ def probe_report(
 def probe_tools(
     out: Annotated[Path, typer.Option(help="Probe directory; rerunning into it resumes.")],
     endpoint: EndpointOptions,
+    sampling: ProbeOptions,
     agent: Annotated[
         str,
         typer.Option(
@@ -166,17 +140,6 @@ def probe_tools(
     steps: Annotated[int | None, typer.Option(min=5, max=18, help="Step count S.")] = None,
     episodes: Annotated[int | None, typer.Option(min=1, max=10_000)] = None,
     seed: Annotated[int, typer.Option(help="First episode seed.")] = 300,
-    samples: Annotated[int, typer.Option(min=0, help="Samples per variant and trap turn.")] = 8,
-    temperature: Annotated[float, typer.Option(min=0.0, max=2.0)] = 0.7,
-    top_p: Annotated[float, typer.Option(min=0.0, max=1.0, help="0: not sent.")] = 0.8,
-    sample_seed: Annotated[int, typer.Option(help="Sample i is asked with this seed+i.")] = 0,
-    variants: Annotated[
-        str | None,
-        typer.Option(help=f"Comma-separated variants (default all): {', '.join(VARIANTS)}."),
-    ] = None,
-    max_traps: Annotated[
-        int | None, typer.Option(min=1, help="Branch at the first N trap turns only.")
-    ] = None,
     fmt: Annotated[Literal["md", "latex"], typer.Option(help="Table format.")] = "md",
 ) -> None:
     """The probe's tool-harness half: replay the raw arm live in the real-tool harness (ACTION
@@ -188,28 +151,15 @@ def probe_tools(
         raise MissingExtraError("langgraph", "the tool probe") from exc
     writable_dir(out, "--out")
     scripted = _scripted(agent)
-    names = tuple(split_list(variants, str, "--variants")) if variants else tuple(VARIANTS)
     replay_agent = "scripted:always-book" if scripted is not None else "llm"
     local = scripted is None and embedded(endpoint)
     if local:  # SmolLM2 writes no ACTION line unless its grammar makes it (harness/agents.py)
         replay_agent = CONSTRAINED
-        steps, episodes, samples = steps or 5, episodes or 1, min(samples, 1)
-        max_traps = max_traps or 2
+        steps, episodes = steps or 5, episodes or 1
         if endpoint.max_tokens is None:
             endpoint = dataclasses.replace(endpoint, max_tokens=64, concurrency=1)
         typer.echo(f"embedded model: {episodes} episode at S={steps}, {replay_agent}, 1 sample")
-    config = usage(
-        "--variants",
-        lambda: ProbeConfig(
-            samples=samples,
-            temperature=temperature,
-            top_p=top_p or None,
-            seed=sample_seed,
-            variants=names,
-            max_traps=max_traps,
-            concurrency=endpoint.concurrency,
-        ),
-    )
+    config = sampling.config(endpoint.concurrency, smoke=1 if local else 0)
     helper = "scripted" if scripted is not None else "llm"
     replay = usage(
         "--episodes",
