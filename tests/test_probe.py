@@ -145,10 +145,13 @@ def test_a_probe_resumes_and_refuses_other_settings(raw_run: Path, tmp_path: Pat
     warnings: list[str] = []
     again = asyncio.run(run_probe(raw_run, tmp_path, agent, config, on_skip=warnings.append))
     assert again.skipped == first.total - 1 and len(warnings) == 1
-    header, replies = read_probe(tmp_path)
+    header, replies = read_probe(tmp_path, on_skip=warnings.append)
+    assert len(warnings) == 2  # the half-written line is still in the file, and still skipped
     assert header is not None and len(replies) == first.total
     with pytest.raises(UsageError, match="samples 1 not 2"):
-        asyncio.run(run_probe(raw_run, tmp_path, agent, ProbeConfig(samples=2)))
+        asyncio.run(
+            run_probe(raw_run, tmp_path, agent, ProbeConfig(samples=2), on_skip=warnings.append)
+        )
 
 
 def test_the_model_is_asked_at_the_sampling_settings(raw_run: Path, tmp_path: Path) -> None:

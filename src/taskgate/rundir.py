@@ -20,10 +20,10 @@ import json
 import os
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal, Protocol
+from typing import IO, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -354,3 +354,48 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+H = TypeVar("H", bound=BaseModel)
+R = TypeVar("R", bound=BaseModel)
+
+
+def read_headed(
+    path: Path,
+    header: type[H],
+    record: type[R],
+    key: Callable[[R], Hashable],
+    what: str,
+    on_skip: OnSkip | None = None,
+) -> tuple[H | None, list[R]]:
+    """An experiment's file (the probe's, the raters'): a header line with the settings a resumed
+    run must match, then one record per line; a key written twice counts once, the last line.
+    A first line that is no header is an error naming the file (``what`` says what it should be);
+    another unreadable line is skipped and reported to ``on_skip`` (default:
+    :func:`warn_skipped`). ``(None, [])`` when the file does not exist."""
+    if not path.exists():
+        return None, []
+    report = on_skip or warn_skipped
+    head: H | None = None
+    got: dict[Hashable, R] = {}
+    with path.open("rb") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+                if n == 1:
+                    head = header.model_validate(data)
+                else:
+                    rec = record.model_validate(data)
+                    got[key(rec)] = rec
+            except (json.JSONDecodeError, ValidationError) as exc:
+                why = _why(exc)
+            except UnicodeDecodeError:
+                why = "not UTF-8 text"
+            else:
+                continue
+            if n == 1:
+                raise LogFormatError(f"{path}:1: not {what} ({why})")
+            report(SkippedLine(path, n, why))
+    return head, list(got.values())

@@ -31,10 +31,6 @@ from .options import EndpointOptions, ProbeOptions, command, usage
 SCRIPTED = "scripted:rebook="
 
 
-def _skip(message: str) -> None:
-    typer.echo(f"warning: {message}", err=True)
-
-
 @command
 def probe(
     run_dir: Annotated[
@@ -77,7 +73,8 @@ def probe(
             "ordered again, so there is nothing to re-ask"
         )
         return
-    read_probe(out, _skip)
+    warn = warner()
+    read_probe(out, warn)
 
     async def work(progress: Progress, clients: Clients) -> None:
         who: ProbeAgent
@@ -86,10 +83,10 @@ def probe(
         else:
             assert clients.agent is not None
             who = LLMProbeAgent(clients.agent, progress.count_call)
-        await run_probe(run_dir, out, who, config, progress, _skip)
+        await run_probe(run_dir, out, who, config, progress, warn)
 
     run_with_progress("probe", work, scripted is None, endpoint, unit="re-ask")
-    typer.echo(probe_table([out], _skip).render(fmt))
+    typer.echo(probe_table([out], warn).render(fmt))
 
 
 def _scripted(agent: str) -> ScriptedProbeAgent | None:
@@ -120,7 +117,7 @@ def probe_report(
     fmt: Annotated[Literal["md", "latex"], typer.Option(help="Table format.")] = "md",
 ) -> None:
     """Table probe from probe directories alone."""
-    table = probe_table(probe_dirs, _skip)
+    table = probe_table(probe_dirs, warner())
     typer.echo(f"{table.title}\n")
     typer.echo(table.render(fmt))
 
@@ -183,7 +180,8 @@ def probe_tools(
             assert clients.agent is not None
             maker = ConstrainedProbeAgent if local else LLMProbeAgent
             who = maker(clients.agent, progress.count_call)
-        await run_tool_probe(out, who, config, replay, clients, progress, warner())
+        await run_tool_probe(out, who, config, replay, clients, progress, warn)
 
+    warn = warner()
     run_with_progress("tool probe", work, scripted is None, endpoint)
-    typer.echo(probe_table([out], _skip).render(fmt))
+    typer.echo(probe_table([out], warn).render(fmt))

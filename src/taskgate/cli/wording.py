@@ -14,7 +14,7 @@ from ..wording import RaterConfig, RewriteConfig, build_rewrites, rater_table, r
 from ..wording.raters import VERDICTS, LLMRater, Rater, ScriptedRater
 from ..wording.rewrites import LLMRewriter, Rewriter, ScriptedRewriter
 from .common import run_with_progress
-from .errors import FAILURE, fail, writable_dir, writable_file
+from .errors import FAILURE, fail, warner, writable_dir, writable_file
 from .options import EndpointOptions, check_names, command, split_list, usage
 
 DOMAINS = ("procurement", "release")
@@ -95,10 +95,11 @@ def raters(
         else:
             assert clients.agent is not None
             who = LLMRater(clients.agent, temperature, progress.count_call)
-        await run_raters(out, who, config, progress)
+        await run_raters(out, who, config, progress, warn)
 
+    warn = warner()
     run_with_progress("raters", work, scripted is None, endpoint, unit="verdict")
-    typer.echo(rater_table(out).render(fmt))
+    typer.echo(rater_table(out, warn).render(fmt))
 
 
 def _scripted(rater: str) -> ScriptedRater | None:
@@ -120,6 +121,6 @@ def raters_report(
     fmt: Annotated[Literal["md", "latex"], typer.Option(help="Table format.")] = "md",
 ) -> None:
     """The wording study's table from its directory alone."""
-    table = rater_table(study_dir)
+    table = rater_table(study_dir, warner())
     typer.echo(f"{table.title}\n")
     typer.echo(table.render(fmt))

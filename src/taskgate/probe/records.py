@@ -3,14 +3,12 @@ table is regenerated."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from ..errors import LogFormatError
+from ..rundir import OnSkip, read_headed
 
 PROBE = "probe.jsonl"
 #: the sample index of the greedy (temperature 0) re-ask of the recorded request
@@ -59,36 +57,10 @@ class ProbeReply(BaseModel):
 
 
 def read_probe(
-    out: Path, on_skip: Callable[[str], None] | None = None
+    out: Path, on_skip: OnSkip | None = None
 ) -> tuple[ProbeHeader | None, list[ProbeReply]]:
-    """The header and replies of a probe directory; unreadable lines are skipped and reported
-    (an interrupted write leaves at most the last one half-written)."""
-    path = out / PROBE
-    if not path.exists():
-        return None, []
-    header: ProbeHeader | None = None
-    replies: dict[tuple[str, int, str, int], ProbeReply] = {}  # a key written twice: the last
-    with path.open("rb") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                data = orjson.loads(line)
-                if n == 1:
-                    header = ProbeHeader.model_validate(data)
-                else:
-                    reply = ProbeReply.model_validate(data)
-                    replies[reply.key] = reply
-            except (orjson.JSONDecodeError, ValidationError) as exc:
-                if n == 1:
-                    raise LogFormatError(f"{path}:1: not a probe header ({_first(exc)})") from None
-                if on_skip is not None:
-                    on_skip(f"{path}:{n}: skipped an unreadable line ({_first(exc)})")
-    return header, list(replies.values())
-
-
-def _first(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        err = exc.errors()[0]
-        return f"{'.'.join(map(str, err['loc'])) or 'line'}: {err['msg']}"
-    return str(exc).splitlines()[0]
+    """The header and replies of a probe directory (a reply written twice: the last); unreadable
+    lines are skipped and reported (an interrupted write leaves the last one half-written)."""
+    return read_headed(
+        out / PROBE, ProbeHeader, ProbeReply, lambda r: r.key, "a probe header", on_skip
+    )

@@ -4,10 +4,11 @@ often the greedy re-ask of the recorded request reproduces the recorded outcome.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import LogFormatError
+from ..rundir import OnSkip
 from ..scoring.stats import wilson
 from ..scoring.table import Table
 from .records import GREEDY, PROBE, ProbeHeader, ProbeReply, read_probe
@@ -28,7 +29,7 @@ def _share(hits: int, n: int) -> str:
     return f"{hits / n:.2f} [{lo:.2f},{hi:.2f}] ({hits}/{n})"
 
 
-def probe_table(dirs: Sequence[Path], on_skip: Callable[[str], None] | None = None) -> Table:
+def probe_table(dirs: Sequence[Path], on_skip: OnSkip | None = None) -> Table:
     """Table probe for one or more probe directories (one column each)."""
     columns: list[tuple[str, list[ProbeReply]]] = []
     for d in dirs:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -14,7 +14,7 @@ from ..errors import LogFormatError, ModelError, UsageError
 from ..harness.actions import RESULTS_HEADER
 from ..llm.client import ChatClient, OnCall
 from ..progress import Progress
-from ..rundir import drop_torn_tail
+from ..rundir import OnSkip, drop_torn_tail
 from ..scoring.summary import score_entries
 from .cases import PROBED_ARM, TrapTurn, rebooks, trap_turns
 from .records import GREEDY, PROBE, ProbeHeader, ProbeReply, read_probe
@@ -184,7 +184,7 @@ def plan_probe(
     out: Path,
     agent: str,
     config: ProbeConfig,
-    on_skip: Callable[[str], None] | None = None,
+    on_skip: OnSkip | None = None,
 ) -> ProbePlan:
     """The questions still to ask; an error, before any work, when ``source`` holds no
     raw-transcript run or ``out`` holds a probe of other settings."""
@@ -207,7 +207,7 @@ async def run_probe(
     agent: ProbeAgent,
     config: ProbeConfig,
     progress: Progress | None = None,
-    on_skip: Callable[[str], None] | None = None,
+    on_skip: OnSkip | None = None,
     plan: ProbePlan | None = None,
 ) -> Progress:
     """Probe every trap turn of ``source`` into ``out/probe.jsonl``; replies already there are

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from ..episodes.generator import cap, generate_episode
 from ..episodes.models import EpisodeParams
@@ -27,7 +27,7 @@ from ..llm.client import ChatClient, OnCall
 from ..llm.jsonreply import parse_reply
 from ..progress import Progress
 from ..protocol.render import ONE_SHOT_SENTENCE
-from ..rundir import drop_torn_tail
+from ..rundir import OnSkip, drop_torn_tail, read_headed
 from ..scoring.table import Table
 
 Verdict = Literal["fresh order", "re-mention", "ambiguous"]
@@ -140,38 +140,33 @@ class RaterHeader(BaseModel):
     domains: tuple[str, ...]
 
 
-def read_raters(out: Path) -> tuple[RaterHeader | None, list[RaterRecord]]:
+def read_raters(
+    out: Path, on_skip: OnSkip | None = None
+) -> tuple[RaterHeader | None, list[RaterRecord]]:
     """The header and each (item, rater)'s last verdict; unreadable lines are skipped."""
-    path = out / RATERS
-    if not path.exists():
-        return None, []
-    header: RaterHeader | None = None
-    got: dict[tuple[str, int], RaterRecord] = {}
-    for n, line in enumerate(path.read_bytes().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            data = orjson.loads(line)
-            if n == 1:
-                header = RaterHeader.model_validate(data)
-            else:
-                rec = RaterRecord.model_validate(data)
-                got[(rec.item, rec.rater)] = rec
-        except (orjson.JSONDecodeError, ValidationError):
-            if n == 1:
-                raise LogFormatError(f"{path}:1: not a raters study header") from None
-    return header, list(got.values())
+    return read_headed(
+        out / RATERS,
+        RaterHeader,
+        RaterRecord,
+        lambda r: (r.item, r.rater),
+        "a raters header",
+        on_skip,
+    )
 
 
 async def run_raters(
-    out: Path, rater: Rater, config: RaterConfig, progress: Progress | None = None
+    out: Path,
+    rater: Rater,
+    config: RaterConfig,
+    progress: Progress | None = None,
+    on_skip: OnSkip | None = None,
 ) -> Progress:
     """Every (item, rater) without a verdict in ``out`` (a reply that held none is asked again);
     rerunning resumes."""
     header = RaterHeader(
         rater=rater.name, raters=config.raters, samples=config.samples, domains=config.domains
     )
-    old, records = read_raters(out)
+    old, records = read_raters(out, on_skip)
     if old is not None and old != header:
         raise UsageError(f"{out} holds a study of other settings; use another --out directory")
     out.mkdir(parents=True, exist_ok=True)
@@ -213,11 +208,11 @@ async def run_raters(
     return progress
 
 
-def rater_table(out: Path) -> Table:
+def rater_table(out: Path, on_skip: OnSkip | None = None) -> Table:
     """The study's counts, for the templates, the sampled turns and both: a verdict is a majority
     of the study's raters (not of the verdicts that came back); an item some rater has not judged
     yet is counted as incomplete."""
-    header, records = read_raters(out)
+    header, records = read_raters(out, on_skip)
     if header is None or not records:
         raise LogFormatError(f"{out} holds no rater verdicts ({RATERS})")
     by: dict[str, list[RaterRecord]] = {}
