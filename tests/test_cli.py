@@ -36,6 +36,8 @@ def test_help_lists_every_registered_command() -> None:
         "probe-report",
         "one-node",
         "one-node-report",
+        "pmbench",
+        "pmbench-report",
         "rewrites",
         "raters",
         "raters-report",

@@ -65,7 +65,11 @@ def _raised_names(tree: ast.AST) -> list[tuple[int, str]]:
 
 def test_every_raise_in_the_code_is_a_taskgate_error() -> None:
     checked = 0
-    for path in sorted(p for p in SRC.rglob("*.py") if p.name != "__main__.py"):
+    # the PM-Bench stand-in plays a third-party checkout (loaded by path, not imported)
+    standin = SRC / "integrations" / "pmbench" / "standin"
+    for path in sorted(
+        p for p in SRC.rglob("*.py") if p.name != "__main__.py" and standin not in p.parents
+    ):
         rel = path.relative_to(SRC.parent).with_suffix("")
         module = importlib.import_module(".".join(rel.parts).removesuffix(".__init__"))
         for line, name in _raised_names(ast.parse(path.read_text(encoding="utf-8"))):

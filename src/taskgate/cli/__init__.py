@@ -20,6 +20,7 @@ from . import (
     matchers,
     merge,
     onenode,
+    pmbench,
     probe,
     proxy,
     run,
@@ -69,6 +70,8 @@ app.command("probe-tools")(guarded(probe.probe_tools))
 app.command("probe-report")(guarded(probe.probe_report))
 app.command("one-node")(guarded(onenode.one_node))
 app.command("one-node-report")(guarded(onenode.one_node_report))
+app.command("pmbench")(guarded(pmbench.pmbench))
+app.command("pmbench-report")(guarded(pmbench.pmbench_report))
 app.command("rewrites")(guarded(wording.rewrites))
 app.command("raters")(guarded(wording.raters))
 app.command("raters-report")(guarded(wording.raters_report))

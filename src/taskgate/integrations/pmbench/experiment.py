@@ -1,0 +1,253 @@
+"""The PM-Bench study: every rung's runs into a run directory, resumable, scored by the
+benchmark's own scorer.
+
+Layout of ``OUT``::
+
+    settings.json              the roles, the checkout's version and the week's hash
+    runs/<rung>.<tag>.jsonl    a start line, one line per step (:class:`.loop.StepRecord`), and
+                               an end line with the scorer's summary; ``tag`` is ``t0`` for the
+                               run at temperature 0 and ``s<k>`` for the k-th sampled run
+    logs/<rung>.<tag>.jsonl    the benchmark's own log of that run (``sim/pm_bench.py score``
+                               reads it)
+
+A run file without its end line is rerun from the start. The table is built from ``OUT`` alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ...errors import LogFormatError, ModelError, UsageError
+from ...progress import Progress
+from .checkout import Checkout, PMBenchError, sha256
+from .coupling import RUNGS
+from .loop import Limits, PMRoles, StepRecord, run_week
+from .week import Week
+
+SETTINGS = "settings.json"
+
+
+class PMSettings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["pmbench"] = "pmbench"
+    agent: str
+    compiler: str
+    matcher: str
+    version: str  # the checkout's module: "pinned" or its sha256 prefix
+    scenario: str  # the week's sha256
+    days: int  # the days run (all of the week's, or its first N)
+    max_invalid: int
+    max_queries: int
+    strict_schema: bool = True
+
+
+class RunStart(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["start"] = "start"
+    rung: str
+    temperature: float
+    sample: int  # -1 for the run at temperature 0
+    seed: int | None
+
+
+class RunEnd(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["end"] = "end"
+    summary: dict[str, int]  # the benchmark's scorer, unchanged
+    steps: int
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    rung: str
+    temperature: float
+    sample: int  # -1: the greedy run
+    seed: int | None
+
+    @property
+    def tag(self) -> str:
+        return "t0" if self.sample < 0 else f"s{self.sample}"
+
+    @property
+    def name(self) -> str:
+        return f"{self.rung}.{self.tag}"
+
+
+@dataclass(frozen=True)
+class PMConfig:
+    rungs: tuple[str, ...] = RUNGS
+    greedy: bool = True  # one run at temperature 0
+    samples: int = 0  # runs at ``temperature``
+    temperature: float = 0.7
+    seed: int = 0
+    concurrency: int = 4
+    limits: Limits = field(default_factory=Limits)
+
+    def __post_init__(self) -> None:
+        unknown = [r for r in self.rungs if r not in RUNGS]
+        if unknown:
+            raise UsageError(f"unknown PM-Bench rung(s) {unknown}; choose from: {', '.join(RUNGS)}")
+        if not self.greedy and self.samples < 1:
+            raise UsageError("nothing to run: no run at temperature 0 and no sampled runs")
+        if self.samples < 0 or self.concurrency < 1 or not 0 < self.temperature <= 2:
+            raise UsageError("samples must be >= 0, concurrency >= 1, temperature in (0, 2]")
+
+    def runs(self) -> list[RunSpec]:
+        out = []
+        for rung in self.rungs:
+            if self.greedy:
+                out.append(RunSpec(rung, 0.0, -1, None))
+            out += [RunSpec(rung, self.temperature, k, self.seed + k) for k in range(self.samples)]
+        return out
+
+
+#: builds a run's roles; the ledger rung runs the benchmark's own scaffold instead
+RoleFactory = Callable[[RunSpec], PMRoles]
+#: runs the benchmark's todo_ledger scaffold for one run; returns its log rows
+LedgerRunner = Callable[[RunSpec, Path], Awaitable[list[dict[str, Any]]]]
+
+
+def settings_of(checkout: Checkout, names: tuple[str, str, str], limits: Limits) -> PMSettings:
+    return PMSettings(
+        agent=names[0],
+        compiler=names[1],
+        matcher=names[2],
+        version=checkout.version,
+        scenario=sha256(checkout.scenario_path),
+        days=checkout.days,
+        max_invalid=limits.max_invalid,
+        max_queries=limits.max_queries,
+        strict_schema=limits.schema,
+    )
+
+
+async def run_pmbench(
+    checkout: Checkout,
+    config: PMConfig,
+    out: Path,
+    roles: RoleFactory,
+    names: tuple[str, str, str],
+    ledger: LedgerRunner | None = None,
+    progress: Progress | None = None,
+) -> Progress:
+    """Run every run of ``config`` not yet finished in ``out`` (rerunning resumes)."""
+    settings = settings_of(checkout, names, config.limits)
+    old = read_settings(out)
+    if old is not None and old != settings:
+        raise UsageError(f"{out} holds a PM-Bench run of other settings; use another --out")
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    (out / "logs").mkdir(exist_ok=True)
+    if old is None:
+        (out / SETTINGS).write_text(settings.model_dump_json(indent=1) + "\n")
+    specs = config.runs()
+    if "ledger" in config.rungs and ledger is None:
+        raise UsageError(
+            "the self-written ledger rung is the benchmark's own todo_ledger scaffold: it needs a "
+            "model endpoint (--agent llm)"
+        )
+    progress = progress or Progress()
+    progress.total = len(specs)
+    week = Week(checkout)
+    pending = iter(specs)
+
+    async def worker() -> None:
+        for spec in pending:
+            if finished(out, spec):
+                progress.skipped += 1
+                progress.advance()
+                continue
+            try:
+                if spec.rung == "ledger":
+                    assert ledger is not None
+                    rows = await ledger(spec, out)
+                    _write(out, spec, checkout, [StepRecord(**_ledger_row(r)) for r in rows])
+                else:
+                    steps: list[StepRecord] = []
+                    await run_week(week, spec.rung, roles(spec), steps.append, config.limits)
+                    _write(out, spec, checkout, steps)
+            except ModelError as exc:
+                progress.fail(f"{spec.name}: {exc}")
+                continue
+            progress.advance()
+
+    await asyncio.gather(*(worker() for _ in range(min(config.concurrency, len(specs)))))
+    return progress
+
+
+def _ledger_row(row: dict[str, Any]) -> dict[str, Any]:
+    keep = ("day", "step_id", "choice", "task_ids", "check_time", "state_queries")
+    got = {k: row[k] for k in keep if k in row}
+    got["choice"] = str(got.get("choice", "NONE"))
+    got["state_queries"] = dict(got.get("state_queries") or {})
+    return got
+
+
+def _write(out: Path, spec: RunSpec, checkout: Checkout, steps: list[StepRecord]) -> None:
+    """Score the run with the benchmark's scorer and write its file and its benchmark log."""
+    rows = [s.row() for s in steps]
+    try:
+        summary, _, _ = checkout.pm.score_log(checkout.scenario, rows)
+    except Exception as exc:  # the checkout's scorer on our log: name it, keep nothing
+        raise PMBenchError(f"{spec.name}: the benchmark's scorer failed: {exc}") from None
+    start = RunStart(
+        rung=spec.rung, temperature=spec.temperature, sample=spec.sample, seed=spec.seed
+    )
+    end = RunEnd(summary={k: int(v) for k, v in summary.items()}, steps=len(steps))
+    lines = [start.model_dump_json(), *(s.model_dump_json() for s in steps), end.model_dump_json()]
+    _atomic(out / "runs" / f"{spec.name}.jsonl", "\n".join(lines) + "\n")
+    meta = {
+        "record_type": "run_metadata",
+        "mode": f"taskgate-{spec.rung}",
+        "entry_count": len(rows),
+    }
+    _atomic(
+        out / "logs" / f"{spec.name}.jsonl", "\n".join(json.dumps(r) for r in [meta, *rows]) + "\n"
+    )
+
+
+def _atomic(path: Path, text: str) -> None:
+    tmp = path.with_suffix(".part")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def finished(out: Path, spec: RunSpec) -> bool:
+    return read_run(out / "runs" / f"{spec.name}.jsonl") is not None
+
+
+def read_settings(out: Path) -> PMSettings | None:
+    path = out / SETTINGS
+    if not path.exists():
+        return None
+    try:
+        return PMSettings.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise LogFormatError(
+            f"{path}: not a PM-Bench run's settings ({exc.errors()[0]['msg']})"
+        ) from None
+
+
+def read_run(path: Path) -> tuple[RunStart, list[StepRecord], RunEnd] | None:
+    """A finished run's file, or None when it is absent or unfinished."""
+    if not path.exists():
+        return None
+    try:
+        lines = [ln for ln in path.read_bytes().splitlines() if ln.strip()]
+        if len(lines) < 2:
+            return None
+        start = RunStart.model_validate_json(lines[0])
+        end = RunEnd.model_validate_json(lines[-1])
+        steps = [StepRecord.model_validate_json(ln) for ln in lines[1:-1]]
+    except ValidationError:
+        return None
+    return start, steps, end
