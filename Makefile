@@ -61,6 +61,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_report.py
 	$(BIN)/python bench/bench_memory.py
 	$(BIN)/python bench/bench_probe.py
+	$(BIN)/python bench/bench_pmbench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,9 @@ from taskgate.integrations.pmbench import (
 from taskgate.integrations.pmbench.coupling import RUNGS, directives, refuse
 from taskgate.integrations.pmbench.experiment import read_run
 from taskgate.integrations.pmbench.record import checklist
+from taskgate.integrations.pmbench.report import figures
 from taskgate.integrations.pmbench.roles import lexical
-from taskgate.integrations.pmbench.testing import pmbench_responder
+from taskgate.integrations.pmbench.testing import curious_responder, pmbench_responder
 from taskgate.llm.client import ChatClient, Endpoint
 from taskgate.llm.fake import FakeServer
 
@@ -186,13 +188,16 @@ def test_the_gates_decide_by_judgement_or_by_state() -> None:
     assert not refuse(
         "enforce-judgement", "task_1", menu, frozenset({"task_1"}), {}, record, "Monday"
     )
-    assert not refuse("enforce-state", "task_1", menu, frozenset(), {}, record, "Monday")
-    assert not refuse(
-        "enforce-state", "task_2", menu, frozenset(), {}, record, "Monday"
-    )  # no intention
+    none = frozenset[str]()
+    assert not refuse("enforce-state", "task_1", menu, none, None, record, "Monday")
+    assert not refuse("enforce-state", "task_2", menu, none, None, record, "Monday")
     record.apply([Op(op="cancel", id="i1")], "Monday")
-    r = refuse("enforce-state", "task_1", menu, frozenset(), {}, record, "Monday")
+    r = refuse("enforce-state", "task_1", menu, none, None, record, "Monday")  # lexical
     assert r is not None and "already cancelled" in r.why
+    # on a rung with a matcher its resolution decides: a handle it resolved to no intention
+    # passes, whatever its words
+    assert not refuse("enforce-state", "task_1", menu, none, {"task_1": ()}, record, "Monday")
+    assert refuse("enforce-state", "task_1", menu, none, {"task_1": ("i1",)}, record, "Monday")
     lines = directives(["task_2"], [], menu, IntentionRecord(), "Monday", ())
     assert lines == ["DUE NOW: task_2 (Make tea.)"]
 
@@ -217,17 +222,21 @@ def test_an_agent_that_never_selects_misses_everything(tmp_path: Path) -> None:
     assert rows["raw transcript"][:5] == ("0.00", "--", "0", "100", "0")
 
 
-def test_enforcing_a_perfect_matcher_admits_exactly_the_due_set(tmp_path: Path) -> None:
+def test_enforcing_a_perfect_matcher_demands_evidence(tmp_path: Path) -> None:
+    """An agent that selects the whole menu and never reads the clock or a channel: the gate
+    bound to a perfect matcher's judgement admits only what the step text shows due (the two
+    pills and the milk) and refuses the four due selections made without their clock or email
+    reading, as Appendix I's gate does; the state-bound gate refuses only the cancelled one."""
     rows = run("scripted:eager", tmp_path)
     raw, judged, state = (
         rows["raw transcript"],
         rows["enforcement gate (judgement)"],
         rows["enforcement gate (state)"],
     )
-    assert int(raw[4]) > 0 and int(raw[5]) > 0  # false alarms and update violations
-    assert judged[:6] == ("1.00", "--", "100", "0", "0", "0")
+    assert raw[2] == "100" and int(raw[4]) > 0 and int(raw[5]) > 0  # FA and update violations
+    assert judged[2:6] == ("43", "57", "0", "0")  # 3 of 7 hit, nothing false
     refused, refused_due = judged[8].split("/")
-    assert float(refused) == int(raw[4]) and refused_due == "0.0"
+    assert float(refused) > int(raw[4]) and refused_due == "4.0"  # each refused again later
     # the state-bound gate refuses the cancelled intention, never a due one
     assert int(state[5]) < int(raw[5]) and state[8].endswith("/0.0")
 
@@ -247,7 +256,7 @@ def test_the_runs_files_hold_the_benchmarks_own_log(tmp_path: Path) -> None:
     lines = (tmp_path / "logs" / "raw.t0.jsonl").read_text().splitlines()
     assert json.loads(lines[0])["record_type"] == "run_metadata"
     assert [json.loads(x) for x in lines[1:]] == [s.row() for s in steps]
-    assert steps[2].task_ids == ["buy_milk", "forward_invoice"]
+    assert sorted(steps[2].task_ids) == ["buy_milk", "forward_invoice"]
     assert steps[2].state_queries == {"email": 1}
 
 
@@ -306,6 +315,81 @@ def test_endless_queries_end_the_step(tmp_path: Path) -> None:
     assert steps[0].state_queries == {"clock": 4}
 
 
+class Recording:
+    """A scripted agent that keeps the last message of each call, by step."""
+
+    def __init__(self, agent: str) -> None:
+        self.agent = scripted_agent(agent)
+        self.seen: dict[str, list[str]] = {}
+
+    async def act(self, messages: Any, schema: Any, view: Any) -> str:
+        self.seen.setdefault(view.step_id, []).append(messages[-1]["content"])
+        return await self.agent.act(messages, schema, view)
+
+
+def play(rung: str, agent: Any) -> list[StepRecord]:
+    steps: list[StepRecord] = []
+    roles = PMRoles(agent, ScriptedCompiler(), ScriptedMatcher())
+    asyncio.run(run_week(Week(standin()), rung, roles, steps.append, Limits()))
+    return steps
+
+
+def test_a_receipt_takes_a_done_intention_off_the_checklist() -> None:
+    agent = Recording("scripted:perfect")
+    play("checklist", agent)
+    assert "Take the pill at breakfast (when: breakfast)" in agent.seen["m1"][0]
+    assert "Take the pill at breakfast" not in agent.seen["m2"][0]  # executed, off the menu
+    assert (
+        "Notes for later days (not today):\n- Tuesday: Pay the rent at 12:00" in agent.seen["m4"][0]
+    )
+    assert "Pay the rent at 12:00 (at 12:00)" in agent.seen["t1"][0]
+
+
+def test_an_announced_handle_stays_due_for_one_step_and_refusals_are_reported() -> None:
+    class LateOnce:
+        """Ignores the first step, then obeys."""
+
+        def __init__(self) -> None:
+            self.inner = Recording("scripted:obedient")
+
+        async def act(self, messages: Any, schema: Any, view: Any) -> str:
+            if view.step_id == "m1":
+                self.inner.seen.setdefault("m1", []).append(messages[-1]["content"])
+                return '{"action": "choose", "choice": "A", "task_ids": [], "channel": "NONE"}'
+            return await self.inner.act(messages, schema, view)
+
+    late = LateOnce()
+    steps = play("directive", late)
+    pill = next(h for h, t in steps_menu(late.inner.seen["m1"][0]).items() if t == "Take the pill.")
+    assert f"DUE NOW: {pill} (Take the pill.)" in late.inner.seen["m1"][0]
+    assert f"STILL DUE: {pill} (Take the pill.)" in late.inner.seen["m2"][0]
+    assert "pill_mon" in steps[1].task_ids  # late, inside the benchmark's window
+    assert all("STILL DUE" not in m for m in late.inner.seen["m3"])
+    eager = Recording("scripted:eager")
+    refused = play("enforce-judgement", eager)
+    assert refused[0].refused and "REFUSED at the previous step: " in eager.seen["m2"][0]
+    reads = Recording("scripted:obedient")
+    play("directive", reads)
+    assert "you have not read the clock" in reads.seen["m2"][0]
+    assert "you have not read the clock" not in reads.seen["m2"][-1]  # after the reading
+
+
+def steps_menu(prompt: str) -> dict[str, str]:
+    return dict(re.findall(r"^- (task_\d+): (.+)$", prompt, re.MULTILINE))
+
+
+def test_matcher_precision_and_recall_count_announcements_against_the_due_set() -> None:
+    def rec(due: list[str], announced: list[str]) -> StepRecord:
+        return StepRecord(
+            day="M", step_id="s", choice="A", task_ids=[], due=due, announced=announced
+        )
+
+    fig = figures({"set_tp": 1}, [rec(["a", "b"], ["a", "c", "d"]), rec(["e"], [])])
+    assert fig.precision == 1 / 3 and fig.recall == 1 / 3
+    silent = figures({}, [rec(["a"], [])])
+    assert silent.precision is None and silent.recall == 0.0
+
+
 # -- model roles through a real HTTP server -------------------------------------------------
 
 
@@ -340,6 +424,51 @@ def test_the_ledger_rung_runs_the_checkouts_scaffold(tmp_path: Path) -> None:
     rows = {r[0]: r[1:] for r in pmbench_table(tmp_path).body}
     assert rows["self-written ledger"][:4] == ("0.00", "--", "0", "100")
     assert (tmp_path / "ledger" / "ledger.t0" / "run.jsonl").is_file()
+
+
+def test_the_ledger_rung_plays_the_cut_week(tmp_path: Path) -> None:
+    with FakeServer(pmbench_responder) as server:
+        checkout = standin().first_days(1)
+        ledger = ledger_runner(checkout, Endpoint(server.base_url, "m"))
+        config = PMConfig(rungs=("ledger", "raw"))
+        roles = lambda s: scripted_roles("scripted:none")  # noqa: E731
+        progress = asyncio.run(run_pmbench(checkout, config, tmp_path, roles, NAMES, ledger))
+    assert progress.failed == 0
+    got = read_run(tmp_path / "runs" / "ledger.t0.jsonl")
+    assert got is not None and got[2].steps == 4  # Monday only
+
+
+def test_a_checkout_that_fails_mid_run_is_one_failed_run(tmp_path: Path) -> None:
+    root = tmp_path / "co"
+    shutil.copytree(STANDIN, root)
+    module = root / "sim" / "pm_bench.py"
+    module.write_text(
+        module.read_text() + "\n\ndef compute_due_now(*a, **k):\n    raise KeyError('d1_s9')\n"
+    )
+    checkout = load_checkout(root, root / "data" / "tiny_week.json")
+    progress = asyncio.run(
+        run_pmbench(
+            checkout,
+            PMConfig(rungs=("raw",)),
+            tmp_path / "o",
+            lambda s: scripted_roles("scripted:none"),
+            NAMES,
+        )
+    )
+    assert progress.failed == 1 and progress.failures[0] == "raw.t0: KeyError: 'd1_s9'"
+    assert not (tmp_path / "o" / "runs" / "raw.t0.jsonl").exists()
+
+
+def test_task_ids_that_are_not_handles_are_an_invalid_reply() -> None:
+    class Nested:
+        async def act(self, messages: Any, schema: Any, view: Any) -> str:
+            return (
+                '{"action": "choose", "choice": "A", "task_ids": [["task_1"]], "channel": "NONE"}'
+            )
+
+    steps: list[StepRecord] = []
+    asyncio.run(run_week(Week(standin()), "raw", PMRoles(Nested()), steps.append, Limits()))
+    assert steps[0].failed == "task_ids must be a list of task_N handles"
 
 
 def test_a_scaffold_that_fails_is_one_failed_run(tmp_path: Path) -> None:
@@ -441,7 +570,7 @@ def test_the_raw_rung_sends_the_benchmarks_own_prompts(tmp_path: Path) -> None:
     """The benchmark's runner and the raw rung, each against the same fake model on loopback:
     every call's messages are the same, byte for byte, over the whole week."""
     checkout = load_checkout(Path(str(REAL)))
-    with FakeServer(pmbench_responder) as server:
+    with FakeServer(curious_responder) as server:
         checkout.pm.run_llm(
             checkout.scenario, str(tmp_path / "theirs.jsonl"), "m", None, 0, "sglang",
             server.base_url, "x",
@@ -456,5 +585,31 @@ def test_the_raw_rung_sends_the_benchmarks_own_prompts(tmp_path: Path) -> None:
 
         asyncio.run(ours())
         mine = [r["messages"] for r in server.requests]
-    assert len(theirs) == len(mine) == 80
+    assert len(theirs) == len(mine) == 3 * 80  # a clock read, an email query, a choice per step
     assert mine == theirs
+    ours_log = [json.loads(x) for x in (tmp_path / "theirs.jsonl").read_text().splitlines()]
+    assert len([r for r in ours_log if r.get("record_type") != "run_metadata"]) == 80
+
+
+@pytest.mark.slow  # the real embedded model on 2 cores: about a minute
+def test_the_embedded_model_takes_the_action_schema_as_llama_cpp_wants_it(tmp_path: Path) -> None:
+    """llama.cpp's server refuses OpenAI's json_schema form; in its json_object form the schema
+    constrains SmolLM2 to the benchmark's actions: every reply of a day parses as one (whether
+    it is a valid one, a choose with no channel, is the model's business)."""
+    from taskgate import LocalServer
+    from taskgate.llm.local import MODEL_NAME
+
+    with LocalServer() as server:
+
+        async def go() -> list[StepRecord]:
+            async with ChatClient(Endpoint(server.base_url, MODEL_NAME)) as client:
+                steps: list[StepRecord] = []
+                agent = LLMPMAgent(client, 0.0, None, "json_object")
+                week = Week(standin().first_days(1))
+                await run_week(week, "raw", PMRoles(agent), steps.append, Limits(max_queries=3))
+                return steps
+
+        steps = asyncio.run(go())
+    assert len(steps) == 4
+    parse = ("the reply is not a JSON object", "action must be choose, query_state or check_time")
+    assert all(s.failed not in parse for s in steps)

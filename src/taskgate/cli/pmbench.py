@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -84,12 +84,14 @@ def pmbench(
         int, typer.Option(min=0, help="Invalid replies re-asked in one step before it fails.")
     ] = 2,
     schema: Annotated[
-        bool,
+        Literal["json_schema", "json_object", "none"] | None,
         typer.Option(
-            "--schema/--no-schema",
-            help="Send the benchmark's strict action schema as response_format.",
+            help="How the agent's calls send the benchmark's action schema as response_format: "
+            "json_schema (vLLM, SGLang, OpenAI), json_object (llama.cpp's server), none "
+            "(default: json_object on the embedded model, else json_schema).",
+            show_default=False,
         ),
-    ] = True,
+    ] = None,
     fmt: Annotated[Literal["md", "latex"], typer.Option(help="Table format.")] = "md",
 ) -> None:
     """The ladder's rungs on PM-Bench's released week with the benchmark's own prompts and
@@ -125,7 +127,14 @@ def pmbench(
         typer.echo("embedded model (SmolLM2 via llama.cpp): the week's first day only")
     if days is not None:
         the_checkout = the_checkout.first_days(days)
-    limits = Limits(max_invalid=max_invalid, max_queries=max_queries, schema=schema)
+    local = uses_model and embedded(endpoint)
+    form = schema or ("json_object" if local else "json_schema")
+    request: dict[str, Any] = {}  # as the benchmark's runner calls a local server
+    if endpoint.max_tokens is None:
+        request["max_tokens"] = 768
+    if endpoint.thinking is None and not local:
+        request["chat_template_kwargs"] = {"enable_thinking": False}
+    limits = Limits(max_invalid, max_queries, form, request)
     config = usage(
         "--rungs",
         lambda: PMConfig(
@@ -167,7 +176,14 @@ def _roles(
 ) -> PMRoles:  # fmt: skip
     count = progress.count_call
     the_agent = (
-        LLMPMAgent(_client(clients, "agent"), spec.temperature, spec.seed, limits.schema, count)
+        LLMPMAgent(
+            _client(clients, "agent"),
+            spec.temperature,
+            spec.seed,
+            limits.schema,
+            count,
+            limits.request,
+        )
         if agent == "llm"
         else scripted_agent(agent)
     )

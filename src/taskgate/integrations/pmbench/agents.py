@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ...agents.base import ChatMessage
 from ...llm.client import ChatClient, OnCall
-from .roles import StepView
+from .roles import StepView, read_channels
 
+SchemaForm = Literal["json_schema", "json_object", "none"]
 AGENTS = ("llm", "scripted:perfect", "scripted:none", "scripted:eager", "scripted:obedient")
 
 
@@ -40,19 +41,23 @@ def query(channel: str) -> str:
 
 
 class LLMPMAgent:
-    """The model as the agent, at the run's temperature and seed; with ``schema`` it sends the
-    benchmark's strict action schema as ``response_format`` (as its local-server backend does)."""
+    """The model as the agent, at the run's temperature and seed. ``schema`` says how the
+    benchmark's strict action schema goes out as ``response_format``: ``json_schema`` (OpenAI's
+    form, as the benchmark's local-server backend sends it; vLLM and SGLang take it),
+    ``json_object`` (llama.cpp's server, which takes the schema inside a json_object), or
+    ``none``."""
 
     def __init__(
         self,
         client: ChatClient,
         temperature: float,
         seed: int | None,
-        schema: bool = True,
+        schema: SchemaForm = "json_schema",
         on_call: OnCall | None = None,
+        request: Mapping[str, Any] | None = None,
     ) -> None:
         self._client, self._on_call = client, on_call
-        self._sampling: dict[str, Any] = {"temperature": temperature}
+        self._sampling: dict[str, Any] = {**(request or {}), "temperature": temperature}
         if seed is not None:
             self._sampling["seed"] = seed
         self._schema = schema
@@ -61,17 +66,19 @@ class LLMPMAgent:
         self, messages: Sequence[ChatMessage], schema: Mapping[str, Any] | None, view: StepView
     ) -> str:
         extra = dict(self._sampling)
-        if self._schema and schema is not None:
+        if schema is not None and self._schema == "json_schema":
             extra["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "pm_action", "schema": dict(schema)},
             }
+        elif schema is not None and self._schema == "json_object":
+            extra["response_format"] = {"type": "json_object", "schema": dict(schema)}
         done = await self._client.complete(list(messages), "agent", self._on_call, extra=extra)  # type: ignore[arg-type]
         return done.text
 
 
 def _read(view: StepView) -> set[str]:
-    return {r.split("]", 1)[0].removeprefix("State [") for r in view.responses}
+    return read_channels(view.responses)
 
 
 class PerfectAgent:
@@ -80,7 +87,7 @@ class PerfectAgent:
     async def act(
         self, messages: Sequence[ChatMessage], schema: Mapping[str, Any] | None, view: StepView
     ) -> str:
-        missing = sorted(set(view.truth.reads) - _read(view))
+        missing = sorted(set(view.truth.needs.values()) - _read(view) - {"narrative"})
         if missing:
             return query(missing[0])
         return choose(sorted(h for h in view.menu if h in view.truth.due))
@@ -103,16 +110,23 @@ class EagerAgent:
 
 
 _NAMED = re.compile(r"^(?:DUE NOW|STILL DUE): (task_\d+)", re.MULTILINE)
+_UNREAD = re.compile(r"^Intentions wait on the ([a-z_, ]+) channel\(s\)", re.MULTILINE)
 
 
 class ObedientAgent:
-    """Selects exactly the handles the directive lines of its last prompt name."""
+    """Does what the directive lines of its last prompt say: reads the clock or the channels
+    they say are unread, then selects exactly the handles they name."""
 
     async def act(
         self, messages: Sequence[ChatMessage], schema: Mapping[str, Any] | None, view: StepView
     ) -> str:
-        named = _NAMED.findall(messages[-1]["content"]) if messages else []
-        return choose(sorted({h for h in named if h in view.menu}))
+        last = messages[-1]["content"] if messages else ""
+        if "you have not read the clock" in last:
+            return query("clock")
+        unread = _UNREAD.search(last)
+        if unread:
+            return query(unread.group(1).split(",")[0].strip())
+        return choose(sorted({h for h in _NAMED.findall(last) if h in view.menu}))
 
 
 def scripted_agent(name: str) -> PMAgent:

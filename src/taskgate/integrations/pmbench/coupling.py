@@ -74,14 +74,14 @@ def notices(refused: Sequence[Refusal]) -> list[str]:
 
 
 def resolve(
-    handle: str, menu: Mapping[str, str], resolved: Mapping[str, tuple[str, ...]],
+    handle: str, action: str, resolved: Mapping[str, tuple[str, ...]] | None,
     record: IntentionRecord, day: str,
 ) -> tuple[str, ...]:  # fmt: skip
-    """The intentions a handle carries out: the matcher's resolution, else the lexical one."""
-    got = resolved.get(handle)
-    if got:
-        return got
-    return lexical(menu.get(handle, ""), record, day)
+    """The intentions a handle carries out: the matcher's resolution on a rung with a matcher
+    (a handle it resolved to none, or never saw, carries out none), else the lexical one."""
+    if resolved is not None:
+        return resolved.get(handle, ())
+    return lexical(action, record, day)
 
 
 def refuse(
@@ -89,7 +89,7 @@ def refuse(
     handle: str,
     menu: Mapping[str, str],
     allowed: frozenset[str],
-    resolved: Mapping[str, tuple[str, ...]],
+    resolved: Mapping[str, tuple[str, ...]] | None,
     record: IntentionRecord,
     day: str,
 ) -> Refusal | None:
@@ -100,7 +100,7 @@ def refuse(
             return None
         return Refusal(handle, action, "the record shows no trigger of it visible now")
     if rung == "enforce-state":
-        ids = resolve(handle, menu, resolved, record, day)
+        ids = resolve(handle, action, resolved, record, day)
         items = [record.get(i) for i in ids]
         terminal = [i for i in items if i is not None and i.status != "pending"]
         if ids and len(terminal) == len(ids):

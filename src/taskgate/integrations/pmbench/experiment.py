@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import LogFormatError, ModelError, UsageError
 from ...progress import Progress
@@ -46,7 +46,10 @@ class PMSettings(BaseModel):
     days: int  # the days run (all of the week's, or its first N)
     max_invalid: int
     max_queries: int
-    strict_schema: bool = True
+    temperature: float  # the sampled runs'
+    seed: int  # the first sampled run's
+    schema_form: str = "json_schema"
+    request: dict[str, Any] = Field(default_factory=dict)  # what the agent's calls add
 
 
 class RunStart(BaseModel):
@@ -117,7 +120,8 @@ RoleFactory = Callable[[RunSpec], PMRoles]
 LedgerRunner = Callable[[RunSpec, Path], Awaitable[list[dict[str, Any]]]]
 
 
-def settings_of(checkout: Checkout, names: tuple[str, str, str], limits: Limits) -> PMSettings:
+def settings_of(checkout: Checkout, names: tuple[str, str, str], config: PMConfig) -> PMSettings:
+    limits = config.limits
     return PMSettings(
         agent=names[0],
         compiler=names[1],
@@ -127,7 +131,10 @@ def settings_of(checkout: Checkout, names: tuple[str, str, str], limits: Limits)
         days=checkout.days,
         max_invalid=limits.max_invalid,
         max_queries=limits.max_queries,
-        strict_schema=limits.schema,
+        schema_form=limits.schema,
+        temperature=config.temperature,
+        seed=config.seed,
+        request=dict(limits.request),
     )
 
 
@@ -141,20 +148,20 @@ async def run_pmbench(
     progress: Progress | None = None,
 ) -> Progress:
     """Run every run of ``config`` not yet finished in ``out`` (rerunning resumes)."""
-    settings = settings_of(checkout, names, config.limits)
+    settings = settings_of(checkout, names, config)
     old = read_settings(out)
     if old is not None and old != settings:
         raise UsageError(f"{out} holds a PM-Bench run of other settings; use another --out")
-    (out / "runs").mkdir(parents=True, exist_ok=True)
-    (out / "logs").mkdir(exist_ok=True)
-    if old is None:
-        (out / SETTINGS).write_text(settings.model_dump_json(indent=1) + "\n")
-    specs = config.runs()
     if "ledger" in config.rungs and ledger is None:
         raise UsageError(
             "the self-written ledger rung is the benchmark's own todo_ledger scaffold: it needs a "
             "model endpoint (--agent llm)"
         )
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    (out / "logs").mkdir(exist_ok=True)
+    if old is None:
+        _atomic(out / SETTINGS, settings.model_dump_json(indent=1) + "\n")
+    specs = config.runs()
     progress = progress or Progress()
     progress.total = len(specs)
     week = Week(checkout)
@@ -170,13 +177,16 @@ async def run_pmbench(
                 if spec.rung == "ledger":
                     assert ledger is not None
                     rows = await ledger(spec, out)
-                    _write(out, spec, checkout, [StepRecord(**_ledger_row(r)) for r in rows])
+                    steps = [StepRecord(**_ledger_row(r)) for r in rows]
                 else:
-                    steps: list[StepRecord] = []
+                    steps = []
                     await run_week(week, spec.rung, roles(spec), steps.append, config.limits)
-                    _write(out, spec, checkout, steps)
-            except ModelError as exc:
+                _write(out, spec, checkout, steps)
+            except (ModelError, PMBenchError) as exc:
                 progress.fail(f"{spec.name}: {exc}")
+                continue
+            except Exception as exc:  # the checkout's own code failed inside the run: one line
+                progress.fail(f"{spec.name}: {type(exc).__name__}: {exc}")
                 continue
             progress.advance()
 
@@ -189,30 +199,31 @@ def _ledger_row(row: dict[str, Any]) -> dict[str, Any]:
     got = {k: row[k] for k in keep if k in row}
     got["choice"] = str(got.get("choice", "NONE"))
     got["state_queries"] = dict(got.get("state_queries") or {})
-    return got
+    return got  # StepRecord validates the rest: a malformed row fails the run, named
 
 
 def _write(out: Path, spec: RunSpec, checkout: Checkout, steps: list[StepRecord]) -> None:
-    """Score the run with the benchmark's scorer and write its file and its benchmark log."""
+    """Score the run with the benchmark's scorer, then write the benchmark's log and the run's
+    file (last: it marks the run finished)."""
     rows = [s.row() for s in steps]
     try:
         summary, _, _ = checkout.pm.score_log(checkout.scenario, rows)
+        counts = {str(k): int(v) for k, v in summary.items()}
     except Exception as exc:  # the checkout's scorer on our log: name it, keep nothing
-        raise PMBenchError(f"{spec.name}: the benchmark's scorer failed: {exc}") from None
+        raise PMBenchError(f"the benchmark's scorer failed: {type(exc).__name__}: {exc}") from None
     start = RunStart(
         rung=spec.rung, temperature=spec.temperature, sample=spec.sample, seed=spec.seed
     )
-    end = RunEnd(summary={k: int(v) for k, v in summary.items()}, steps=len(steps))
-    lines = [start.model_dump_json(), *(s.model_dump_json() for s in steps), end.model_dump_json()]
-    _atomic(out / "runs" / f"{spec.name}.jsonl", "\n".join(lines) + "\n")
+    end = RunEnd(summary=counts, steps=len(steps))
     meta = {
         "record_type": "run_metadata",
         "mode": f"taskgate-{spec.rung}",
         "entry_count": len(rows),
     }
-    _atomic(
-        out / "logs" / f"{spec.name}.jsonl", "\n".join(json.dumps(r) for r in [meta, *rows]) + "\n"
-    )
+    log = "\n".join(json.dumps(r) for r in [meta, *rows]) + "\n"
+    _atomic(out / "logs" / f"{spec.name}.jsonl", log)
+    lines = [start.model_dump_json(), *(s.model_dump_json() for s in steps), end.model_dump_json()]
+    _atomic(out / "runs" / f"{spec.name}.jsonl", "\n".join(lines) + "\n")
 
 
 def _atomic(path: Path, text: str) -> None:
@@ -222,7 +233,8 @@ def _atomic(path: Path, text: str) -> None:
 
 
 def finished(out: Path, spec: RunSpec) -> bool:
-    return read_run(out / "runs" / f"{spec.name}.jsonl") is not None
+    got = read_run(out / "runs" / f"{spec.name}.jsonl")
+    return got is not None and (got[0].temperature, got[0].seed) == (spec.temperature, spec.seed)
 
 
 def read_settings(out: Path) -> PMSettings | None:

@@ -25,7 +25,7 @@ SCAFFOLD = Path("sim/run_todo_ledger.py")
 
 def ledger_runner(checkout: Checkout, endpoint: Endpoint) -> Any:
     """A :data:`.experiment.LedgerRunner` for ``checkout`` on ``endpoint``."""
-    script = checkout.root / SCAFFOLD
+    script = (checkout.root / SCAFFOLD).resolve()
     if not script.is_file():
         raise PMBenchError(f"{checkout.root}: no {SCAFFOLD} (the self-written ledger rung runs it)")
     if importlib.util.find_spec("openai") is None:
@@ -38,9 +38,11 @@ def ledger_runner(checkout: Checkout, endpoint: Endpoint) -> Any:
         where.mkdir(parents=True, exist_ok=True)
         log = where / "run.jsonl"
         log.unlink(missing_ok=True)
+        week = where / "week.json"  # the week this run plays (cut to --days N when asked)
+        week.write_text(json.dumps(checkout.scenario), encoding="utf-8")
         argv = [
             sys.executable, str(script),
-            "--scenario", str(checkout.scenario_path.resolve()),
+            "--scenario", str(week.resolve()),
             "--log", str(log.resolve()),
             "--out-dir", str(where.resolve()),
             "--ledger-log", str((where / "ledger.jsonl").resolve()),
@@ -52,7 +54,10 @@ def ledger_runner(checkout: Checkout, endpoint: Endpoint) -> Any:
         ]  # fmt: skip
         with (where / "output.txt").open("wb") as output:
             proc = await asyncio.create_subprocess_exec(
-                *argv, stdout=output, stderr=asyncio.subprocess.STDOUT, cwd=str(checkout.root)
+                *argv,
+                stdout=output,
+                stderr=asyncio.subprocess.STDOUT,
+                cwd=str(checkout.root.resolve()),
             )
             rc = await proc.wait()
         if rc != 0 or not log.is_file():
@@ -66,10 +71,15 @@ def ledger_runner(checkout: Checkout, endpoint: Endpoint) -> Any:
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """A benchmark log's step rows (its run_metadata line left out)."""
     rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
         if not line.strip():
             continue
-        row = json.loads(line)
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise PMBenchError(
+                f"{path}:{n}: the scaffold's log is not JSON lines ({exc})"
+            ) from None
         if isinstance(row, dict) and row.get("record_type") != "run_metadata":
             rows.append(row)
     return rows

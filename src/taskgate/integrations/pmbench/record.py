@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 Trigger = Literal["cue", "time", "channel"]
 Status = Literal["pending", "done", "cancelled"]
@@ -52,7 +52,20 @@ class Op(BaseModel):
 class CompileReply(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    ops: list[Op] = Field(default_factory=list, max_length=50)
+    ops: list[dict[str, Any]] = Field(default_factory=list, max_length=50)
+
+    def valid(self) -> tuple[list[Op], list[str]]:
+        """The operations that are well formed, and one problem line for each that is not (a
+        bad operation is dropped alone; the rest apply)."""
+        ops, problems = [], []
+        for n, raw in enumerate(self.ops, 1):
+            try:
+                ops.append(Op.model_validate(raw))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(x) for x in first["loc"]) or "op"
+                problems.append(f"operation {n}: {where}: {first['msg']}")
+        return ops, problems
 
 
 def clock(when: str) -> str | None:

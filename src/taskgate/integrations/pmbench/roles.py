@@ -30,7 +30,7 @@ class Truth:
     due: frozenset[str] = frozenset()  # handles due now
     task_of: Mapping[str, str] = field(default_factory=dict)  # handle -> task or lure id
     label_of: Mapping[str, str] = field(default_factory=dict)  # task id -> its label
-    reads: frozenset[str] = frozenset()  # the state channels it takes to see the due set
+    needs: Mapping[str, str] = field(default_factory=dict)  # due handle -> the channel showing it
 
 
 @dataclass(frozen=True)
@@ -45,10 +45,16 @@ class StepView:
     truth: Truth = field(default_factory=Truth)
 
 
+def read_channels(responses: Sequence[str]) -> set[str]:
+    """The channels the ``State [channel]: ...`` lines of a step come from."""
+    return {r.split("]", 1)[0].removeprefix("State [") for r in responses}
+
+
 @dataclass(frozen=True)
 class Judgement:
     due: frozenset[str]  # the handles the matcher resolved as triggered now
-    resolved: Mapping[str, tuple[str, ...]]  # handle -> the intentions it carries out
+    resolved: Mapping[str, tuple[str, ...]]  # handle -> the intentions it carries out (or none)
+    problem: str | None = None  # the matcher's reply was unusable: nothing announced
 
 
 class Compiler(Protocol):
@@ -58,7 +64,9 @@ class Compiler(Protocol):
 
     async def compile(
         self, text: str, record: IntentionRecord, day: str, where: str, truth: CompileTruth
-    ) -> list[Op]: ...
+    ) -> tuple[list[Op], list[str]]:
+        """The operations, and a problem line for each part of the reply that was unusable."""
+        ...
 
 
 class Matcher(Protocol):
@@ -101,14 +109,13 @@ def _record_lines(record: IntentionRecord) -> str:
 class LLMCompiler:
     def __init__(self, client: ChatClient, on_call: OnCall | None = None) -> None:
         self._client, self._on_call = client, on_call
-        self.problems: list[str] = []
 
     def wants(self, text: str, truth: CompileTruth) -> bool:
         return selects(text)
 
     async def compile(
         self, text: str, record: IntentionRecord, day: str, where: str, truth: CompileTruth
-    ) -> list[Op]:
+    ) -> tuple[list[Op], list[str]]:
         prompt = _COMPILE.format(
             channels=", ".join(record.channels) or "(none)",
             day=day,
@@ -118,9 +125,9 @@ class LLMCompiler:
         )
         got, problem = await ask_json(self._client, prompt, CompileReply, "compiler", self._on_call)
         if got is None:
-            self.problems.append(f"{day} {where}: {problem}")
-            return []
-        return got.ops
+            return [], [f"{where}: the compiler's reply was unusable: {problem}"]
+        ops, problems = got.valid()
+        return ops, [f"{where}: {p}" for p in problems]
 
 
 class _Due(BaseModel):
@@ -169,18 +176,16 @@ class LLMMatcher:
             responses="\n".join(view.responses) + ("\n" if view.responses else ""),
             menu="\n".join(f"- {h}: {t}" for h, t in view.menu.items()),
         )
-        got, _ = await ask_json(self._client, prompt, _JudgeReply, "matcher", self._on_call)
+        got, problem = await ask_json(self._client, prompt, _JudgeReply, "matcher", self._on_call)
         if got is None:
-            return Judgement(frozenset(), {})
+            return Judgement(frozenset(), {}, problem or "unusable reply")
         known = {i.id for i in pending}
-        resolved = {
-            h: (i,)
-            for h, i in got.resolve.items()
-            if h in view.menu and i is not None and i in known
+        resolved = {  # an explicit null, or an unknown id: the handle carries out no intention
+            h: ((i,) if i in known else ()) for h, i in got.resolve.items() if h in view.menu
         }
         due = {d.handle for d in got.due if d.handle in view.menu}
         for d in got.due:
-            if d.handle in view.menu and d.intention in known and d.handle not in resolved:
+            if d.handle in view.menu and d.intention in known and not resolved.get(d.handle):
                 resolved[d.handle] = (str(d.intention),)
         return Judgement(frozenset(due), resolved)
 

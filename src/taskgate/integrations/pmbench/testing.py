@@ -31,3 +31,25 @@ def pmbench_responder(body: dict[str, Any]) -> Reply:
     if "ledger" in system.lower():
         action["ledger"] = []
     return Reply(json.dumps(action))
+
+
+def curious_responder(body: dict[str, Any]) -> Reply:
+    """An agent that, at every step, reads the clock, then queries the email channel, then
+    selects the first handle of the step's menu: enough to exercise every message the
+    benchmark's loop appends (for comparing two loops on the same week)."""
+    messages = body.get("messages") or []
+    last = str(messages[-1].get("content", "")) if messages else ""
+    if last.startswith("State [clock]"):
+        return Reply(json.dumps(_act("query_state", "NONE", [], "email")))
+    if last.startswith("State ["):
+        menu = next(
+            (str(m["content"]) for m in reversed(messages) if "action menu:" in str(m["content"])),
+            "",
+        )
+        handles = re.findall(r"^- (task_\d+):", menu, re.MULTILINE)[:1]
+        return Reply(json.dumps(_act("choose", "B", handles, "NONE")))
+    return Reply(json.dumps(_act("check_time", "NONE", [], "clock")))
+
+
+def _act(action: str, choice: str, ids: list[str], channel: str) -> dict[str, Any]:
+    return {"action": action, "choice": choice, "task_ids": ids, "channel": channel}

@@ -39,7 +39,7 @@ def _ask(client: Any, model: str, messages: list[dict[str, str]], temperature: f
             return PM.parse_json_payload(reply.choices[0].message.content or "")
         except ValueError:
             continue
-    raise SystemExit("Exceeded max invalid response retries.")
+    raise SystemExit("stand-in scaffold: three replies without a JSON action")
 
 
 def main() -> int:
