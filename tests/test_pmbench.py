@@ -446,17 +446,27 @@ def test_a_checkout_that_fails_mid_run_is_one_failed_run(tmp_path: Path) -> None
         module.read_text() + "\n\ndef compute_due_now(*a, **k):\n    raise KeyError('d1_s9')\n"
     )
     checkout = load_checkout(root, root / "data" / "tiny_week.json")
+
+    def scripted(spec: Any) -> PMRoles:
+        return scripted_roles("scripted:none")
+
     progress = asyncio.run(
         run_pmbench(
             checkout,
             PMConfig(rungs=("raw",)),
             tmp_path / "o",
-            lambda s: scripted_roles("scripted:none"),
+            scripted,
             NAMES,
         )
     )
     assert progress.failed == 1 and progress.failures[0] == "raw.t0: KeyError: 'd1_s9'"
     assert not (tmp_path / "o" / "runs" / "raw.t0.jsonl").exists()
+    module.write_text(
+        module.read_text() + "\n\ndef build_updates_by_day(s):\n    return len(s) + None\n"
+    )
+    broken = load_checkout(root, root / "data" / "tiny_week.json")
+    with pytest.raises(PMBenchError, match="failed to set up the week: TypeError"):
+        asyncio.run(run_pmbench(broken, PMConfig(rungs=("raw",)), tmp_path / "p", scripted, NAMES))
 
 
 def test_task_ids_that_are_not_handles_are_an_invalid_reply() -> None:

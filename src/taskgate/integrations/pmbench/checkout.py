@@ -120,7 +120,8 @@ def load_checkout(root: Path, scenario: Path | None = None) -> Checkout:
 
 
 def _import(path: Path) -> ModuleType:
-    name = f"_taskgate_pm_bench_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}"
+    key = f"{path.resolve()}\0{sha256(path)}"  # a module edited since is loaded anew
+    name = f"_taskgate_pm_bench_{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)

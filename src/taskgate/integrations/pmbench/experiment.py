@@ -164,7 +164,13 @@ async def run_pmbench(
     specs = config.runs()
     progress = progress or Progress()
     progress.total = len(specs)
-    week = Week(checkout)
+    try:
+        week = Week(checkout)
+    except Exception as exc:  # the checkout's own code on its own week
+        why = f"{type(exc).__name__}: {exc}"
+        raise PMBenchError(
+            f"{checkout.root}: the checkout failed to set up the week: {why}"
+        ) from None
     pending = iter(specs)
 
     async def worker() -> None:
