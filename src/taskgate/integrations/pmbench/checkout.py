@@ -71,9 +71,6 @@ class Checkout:
     version: str  # "pinned" or the module's sha256 prefix
     warnings: tuple[str, ...] = ()
 
-    def channels(self) -> list[str]:
-        return list(self.pm.list_state_channels(self.scenario))
-
     @property
     def days(self) -> int:
         return len(self.scenario["days"])

@@ -18,13 +18,13 @@ from typing import Any
 from ...errors import MissingExtraError, ModelError
 from ...llm.client import Endpoint
 from .checkout import Checkout, PMBenchError
-from .experiment import RunSpec
+from .experiment import LedgerRunner, RunSpec
 
 SCAFFOLD = Path("sim/run_todo_ledger.py")
 
 
-def ledger_runner(checkout: Checkout, endpoint: Endpoint) -> Any:
-    """A :data:`.experiment.LedgerRunner` for ``checkout`` on ``endpoint``."""
+def ledger_runner(checkout: Checkout, endpoint: Endpoint) -> LedgerRunner:
+    """The ledger rung's runs for ``checkout`` on ``endpoint``."""
     script = (checkout.root / SCAFFOLD).resolve()
     if not script.is_file():
         raise PMBenchError(f"{checkout.root}: no {SCAFFOLD} (the self-written ledger rung runs it)")
