@@ -89,18 +89,21 @@ def test_invoke_admits_the_requested_step_and_refuses_a_blocked_one() -> None:
 
 
 def test_ainvoke_two_parallel_calls_of_a_finished_step_execute_neither_then_one() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
     gate = TaskGateMiddleware(PLAN)
     twice = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="1"),
                                       call("collect_requirements", "b", scope="2")])  # fmt: skip
     config = {"configurable": {"thread_id": "t"}}
+    graph = agent([twice, "ok", twice, "ok"], gate, checkpointer=InMemorySaver())
 
     async def go() -> list[dict[str, Any]]:
-        first = await agent([twice, "ok"], gate).ainvoke(
+        first = await graph.ainvoke(
             {"messages": [HumanMessage("collect the requirements")]}, config
         )
-        state = {"messages": [*first["messages"], HumanMessage("collect the requirements")],
-                 LEDGER_KEY: first[LEDGER_KEY]}  # fmt: skip
-        second = await agent([twice, "ok"], gate).ainvoke(state, config)
+        second = await graph.ainvoke(
+            {"messages": [HumanMessage("collect the requirements")]}, config
+        )
         return [first, second]
 
     first, second = asyncio.run(go())
@@ -128,10 +131,9 @@ def test_the_ledger_is_durable_in_a_sqlite_checkpointer(tmp_path: Path) -> None:
         assert tool_messages(result)["b"].status == "error"
         state = graph.get_state(config).values
     assert RAN == ["collect_requirements"]
-    from taskgate import ToolGate
-    from taskgate.integrations.langgraph.middleware import _load
+    from taskgate import ToolGate, unseal_rows
 
-    rebuilt = ToolGate.from_ledger(_load(state[LEDGER_KEY]))
+    rebuilt = ToolGate.from_ledger(unseal_rows(state[LEDGER_KEY]), plan=PLAN)
     assert rebuilt.machine.status("s1") is Status.DONE
 
 
@@ -212,15 +214,20 @@ def test_conversations_without_a_thread_id_do_not_share_state() -> None:
 
 
 def test_an_earlier_checkpoint_rebuilds_the_gate_from_its_own_ledger() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
     gate = TaskGateMiddleware(PLAN)
     once = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="1")])
     config = {"configurable": {"thread_id": "fork"}}
-    first = agent([once, "ok"], gate).invoke({"messages": [HumanMessage("collect it")]}, config)
+    graph = agent([once, "ok", once, "ok"], gate, checkpointer=InMemorySaver())
+    first = graph.invoke({"messages": [HumanMessage("collect it")]}, config)
     assert tool_messages(first)["a"].status == "success"
-    forked = {"messages": [HumanMessage("collect the requirements")],
-              LEDGER_KEY: first[LEDGER_KEY][:1]}  # fmt: skip  # the plan only: s1 not done there
-    again = agent([once, "ok"], gate).invoke(forked, config)
+    # the first checkpoint that holds the ledger: the plan and the request, s1 not done there
+    early = [s for s in graph.get_state_history(config) if s.values.get(LEDGER_KEY)][-1]
+    assert len(early.values[LEDGER_KEY]) == 2
+    again = graph.invoke({"messages": [HumanMessage("collect the requirements")]}, early.config)
     assert tool_messages(again)["a"].status == "success"  # not refused as already done
+    assert RAN == ["collect_requirements", "collect_requirements"]
 
 
 def test_unbound_tools_run_ungated_unless_refused_and_unknown_matches_are_no_step() -> None:

@@ -32,6 +32,8 @@ from .core.ledger import (
     dump_ledger,
     load_ledger,
     receipts,
+    sealed_rows,
+    unseal_rows,
 )
 from .core.machine import Request, Snapshot, Status, TaskMachine
 from .core.plan import Plan, Revision, StepSpec
@@ -254,7 +256,9 @@ __all__ = [
     "score_episode",
     "score_run",
     "script",
+    "sealed_rows",
     "summarize",
+    "unseal_rows",
     "validate",
     "wilson",
     "write_figures",

@@ -12,7 +12,7 @@ import graphlib
 from collections.abc import Iterable, Mapping
 
 from ..errors import CycleError, PlanError, UnknownStepError
-from .ids import normalize_code, normalize_tool
+from .ids import normalize_code, normalize_tool, tool_key
 from .plan import Plan, Revision, StepSpec
 
 
@@ -60,10 +60,12 @@ class TaskGraph:
                     expected = "a tool name" if plan.binding == "tool" else "RC-<digits>"
                     raise PlanError(f"step {sid!r} has {what} {raw!r}; expected {expected}")
                 continue
-            if key in by_key and not lenient:
-                raise PlanError(f"{what} {key} is given to both {by_key[key]!r} and {sid!r}")
-            by_key.setdefault(key, sid)
             keys[sid] = key
+            if plan.binding == "tool":
+                key = tool_key(key)
+            if key in by_key and not lenient:
+                raise PlanError(f"{what} {keys[sid]} is given to both {by_key[key]!r} and {sid!r}")
+            by_key.setdefault(key, sid)
         self._prereqs: dict[str, frozenset[str]] = {}
         new = {sid: frozenset(spec.deps) for sid, spec in plan.steps.items()}
         self._check(new, "the plan")
@@ -94,8 +96,10 @@ class TaskGraph:
         return self._by_code.get(code)
 
     def step_for_tool(self, tool: str) -> str | None:
-        """The step of a tool-bound plan whose tool is ``tool``, or ``None``."""
-        return self._by_tool.get(tool)
+        """The step of a tool-bound plan whose tool is ``tool`` (matched by
+        :func:`~taskgate.core.ids.tool_key`: case, ``-`` and a namespace prefix do not count), or
+        ``None``."""
+        return self._by_tool.get(tool_key(tool))
 
     def is_cancelled(self, step: str) -> bool:
         return step in self._cancelled
@@ -186,8 +190,9 @@ def find_cycle(prereqs: Mapping[str, Iterable[str]]) -> tuple[str, ...]:
     return ()
 
 
-def step_sort_key(step: str) -> tuple[str, int, str]:
-    """Natural order for step ids: s2 before s10."""
+def step_sort_key(step: str) -> tuple[str, int, str, str]:
+    """Natural order for step ids: s2 before s10 (digits compared as numbers, of any length)."""
     head = step.rstrip("0123456789")
     tail = step[len(head) :]
-    return (head, int(tail) if tail else -1, step)
+    number = tail.lstrip("0") or ("0" if tail else "")
+    return (head, len(number) if tail else -1, number, step)

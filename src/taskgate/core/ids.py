@@ -38,3 +38,11 @@ def normalize_tool(text: str) -> str | None:
     letters, digits, ``_``, ``.`` and ``-``, as function names of the OpenAI API and more)."""
     name = text.strip()
     return name if _TOOL.fullmatch(name) else None
+
+
+def tool_key(name: str) -> str:
+    """What a tool name is matched by: case folded, ``-`` read as ``_``, and a namespace prefix
+    (``functions.draft_rfq``) dropped. So ``Draft_RFQ``, ``DRAFT-RFQ`` and
+    ``functions.draft_rfq`` all name the tool ``draft_rfq``: a variant of a bound tool's name is
+    judged as that tool, never passed as an unbound one."""
+    return name.rpartition(".")[2].casefold().replace("-", "_")

@@ -9,13 +9,24 @@ Four kinds of entry, in the order they happened:
 * ``revision``: a revision (cancel, rewires, relax) was applied.
 
 Only ``attempt`` entries with decision ``admit`` are receipts: they alone make a step DONE.
+
+Serialized (:func:`dump_ledger`, :func:`sealed_rows`), the ledger is tamper-evident: each entry
+carries its position ``seq`` and a ``seal``, the SHA-256 of the previous entry's seal and its own
+canonical JSON (an HMAC-SHA-256 when a secret key is given). Loading re-computes the chain and
+names the first entry that does not fit it, so an edited, dropped, inserted or reordered entry is
+one clear :class:`~taskgate.errors.LedgerFormatError`. Without a key the chain catches edits made
+without recomputing it; only a key stops a forger who recomputes it (so does replaying: every
+admission is judged again against the plan, see :meth:`taskgate.TaskMachine.from_ledger`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import hashlib
+import hmac
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
+import orjson
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -54,21 +65,26 @@ class AttemptEntry(_Entry):
     kind: Literal["attempt"] = "attempt"
     code: str
     tool: str | None = None  # a tool call (tool-bound plans); ``code`` is then empty
-
-    @model_serializer(mode="wrap")
-    def _code_bound_as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A booking's attempt serializes exactly as before tools existed (no ``tool`` key)."""
-        data: dict[str, Any] = handler(self)
-        if self.tool is None:
-            data.pop("tool", None)
-        return data
-
     work_order: str
     policy: Policy
     decision: Literal["admit", "refuse"]
     step: str | None = None
     reason: Reason | None = None
     missing: tuple[str, ...] = ()
+    #: a receipt recorded after the state moved on (a new request or a revision while its tool
+    #: ran): how many entries the ledger had when the call was judged, so a replay judges it there
+    judged_at: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Serialized exactly as before tools existed: no ``tool`` key for a booking's attempt,
+        no ``judged_at`` for one recorded where it was judged."""
+        data: dict[str, Any] = handler(self)
+        if self.tool is None:
+            data.pop("tool", None)
+        if self.judged_at is None:
+            data.pop("judged_at", None)
+        return data
 
 
 class RevisionEntry(_Entry):
@@ -82,22 +98,136 @@ LedgerEntry = Annotated[
 _ENTRY: TypeAdapter[LedgerEntry] = TypeAdapter(LedgerEntry)
 
 
-def dump_ledger(entries: Iterable[LedgerEntry]) -> str:
-    """Serialize entries as JSON Lines, one entry per line."""
-    return "".join(_ENTRY.dump_json(e).decode() + "\n" for e in entries)
+#: the seal the first entry is chained to
+GENESIS = "0" * 64
 
 
-def load_ledger(text: str) -> list[LedgerEntry]:
-    """Parse JSON Lines written by :func:`dump_ledger`; raise naming the first bad line."""
-    out: list[LedgerEntry] = []
+def _key(secret: bytes | str | None) -> bytes | None:
+    if secret is None:
+        return None
+    key = secret.encode() if isinstance(secret, str) else bytes(secret)
+    if not key:
+        raise LedgerFormatError("a ledger's secret key must not be empty")
+    return key
+
+
+def seal(prev: str, seq: int, canonical: bytes, key: bytes | None = None) -> str:
+    """The seal of the entry at ``seq`` whose canonical JSON is ``canonical``, chained to
+    ``prev`` (the previous entry's seal, or :data:`GENESIS`)."""
+    data = b"%s\n%d\n%s" % (prev.encode(), seq, canonical)
+    if key is None:
+        return hashlib.sha256(data).hexdigest()
+    return hmac.new(key, data, hashlib.sha256).hexdigest()
+
+
+def sealed_rows(
+    entries: Iterable[LedgerEntry], secret: bytes | str | None = None
+) -> list[dict[str, Any]]:
+    """The entries as JSON objects, each with its ``seq`` and ``seal`` (see the module doc)."""
+    key, prev, rows = _key(secret), GENESIS, []
+    for seq, entry in enumerate(entries):
+        canonical = _ENTRY.dump_json(entry)
+        prev = seal(prev, seq, canonical, key)
+        rows.append({**orjson.loads(canonical), "seq": seq, "seal": prev})
+    return rows
+
+
+def dump_ledger(entries: Iterable[LedgerEntry], secret: bytes | str | None = None) -> str:
+    """Serialize entries as JSON Lines, one sealed entry per line (see the module doc)."""
+    key, prev, lines = _key(secret), GENESIS, []
+    for seq, entry in enumerate(entries):
+        canonical = _ENTRY.dump_json(entry)
+        prev = seal(prev, seq, canonical, key)
+        lines.append(b'%s,"seq":%d,"seal":"%s"}\n' % (canonical[:-1], seq, prev.encode()))
+    return b"".join(lines).decode()
+
+
+def load_ledger(text: str, secret: bytes | str | None = None) -> list[LedgerEntry]:
+    """Parse JSON Lines written by :func:`dump_ledger` and check their chain; raise naming the
+    first line that is not a valid entry or does not fit the chain. Lines without seals (a
+    ledger written before seals existed) load unchecked, but only when no ``secret`` is given
+    and no line has one."""
+    rows: list[Mapping[str, Any]] = []
+    numbers: list[int] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            out.append(_ENTRY.validate_json(line))
-        except ValidationError as exc:
-            raise LedgerFormatError(f"ledger line {n} is not a valid entry: {exc}") from exc
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise LedgerFormatError(f"ledger line {n} is not JSON: {exc}") from None
+        if not isinstance(row, dict):
+            raise LedgerFormatError(f"ledger line {n} is not a JSON object")
+        rows.append(row)
+        numbers.append(n)
+    return _unseal(rows, secret, lambda i: f"ledger line {numbers[i]}", in_order=True)
+
+
+def unseal_rows(
+    rows: Sequence[Mapping[str, Any]], secret: bytes | str | None = None
+) -> list[LedgerEntry]:
+    """The entries of sealed rows (as :func:`sealed_rows` makes them, in any order: they are put
+    in ``seq`` order), their chain checked; raise :class:`LedgerFormatError` naming the first
+    row that is not a valid entry or does not fit. Rows without seals load unchecked only when
+    no ``secret`` is given and no row has one."""
+    return _unseal(rows, secret, lambda i: f"ledger entry {i}")
+
+
+def _unseal(
+    rows: Sequence[Mapping[str, Any]],
+    secret: bytes | str | None,
+    where: Callable[[int], str],
+    in_order: bool = False,
+) -> list[LedgerEntry]:
+    key = _key(secret)
+    sealed = [r for r in rows if "seal" in r or "seq" in r]
+    if not sealed and key is None:
+        return [_entry(dict(r), where(i)) for i, r in enumerate(rows)]
+    if len(sealed) != len(rows):
+        i = next(i for i, r in enumerate(rows) if "seal" not in r and "seq" not in r)
+        raise LedgerFormatError(f"{where(i)} has no seal: the ledger was edited")
+    bad = next((i for i, r in enumerate(rows) if type(r.get("seq")) is not int), None)
+    if bad is not None:
+        raise LedgerFormatError(f"{where(bad)}'s seq is missing or not a whole number")
+    order = list(range(len(rows)))
+    if not in_order:  # rows of concurrent calls may be stored in another order than sealed
+        order.sort(key=lambda i: int(rows[i]["seq"]))
+    out: list[LedgerEntry] = []
+    prev = GENESIS
+    for seq, i in enumerate(order):
+        data = dict(rows[i])
+        given, at = data.pop("seal", None), data.pop("seq", None)
+        if at != seq:
+            raise LedgerFormatError(
+                f"{where(i)} is entry {at} of the ledger where entry {seq} should be: an entry was "
+                "dropped, repeated or moved"
+            )
+        entry = _entry(data, where(i))
+        prev = seal(prev, seq, _ENTRY.dump_json(entry), key)
+        if not isinstance(given, str) or not hmac.compare_digest(given.encode(), prev.encode()):
+            raise LedgerFormatError(
+                f"{where(i)} ({_describe(entry)}) does not fit the ledger's chain: it or an "
+                f"entry before it was edited, dropped or reordered"
+                + ("" if key is None else ", or it was sealed with another key")
+            )
+        out.append(entry)
     return out
+
+
+def _entry(data: dict[str, Any], where: str) -> LedgerEntry:
+    try:
+        return _ENTRY.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "the entry"
+        raise LedgerFormatError(f"{where} is not a valid entry: {field}: {first['msg']}") from None
+
+
+def _describe(entry: LedgerEntry) -> str:
+    if isinstance(entry, AttemptEntry):
+        what = entry.tool or entry.code or "?"
+        return f"{entry.decision} of {what} under {entry.work_order}"
+    return f"a {entry.kind} entry"
 
 
 def receipts(entries: Sequence[LedgerEntry]) -> list[AttemptEntry]:

@@ -6,17 +6,20 @@ re-execution the user explicitly authorized for the current request, and lapses 
 
 Everything that changes the state goes through one method, :meth:`TaskMachine._apply`, fed by a
 ledger entry; the public methods build that entry, apply it and append it. So the state at any
-point is the fold of the ledger up to that point (:meth:`TaskMachine.from_ledger`).
+point is the fold of the ledger up to that point (:meth:`TaskMachine.from_ledger`). A ledger
+replayed from outside (:meth:`TaskMachine.from_ledger`, :meth:`TaskMachine.append`) is not taken
+on trust: every admission in it is judged again where it was judged, under its policy, and one
+the plan would not have admitted there is a :class:`~taskgate.errors.LedgerFormatError`.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ..errors import PlanError, WorkOrderError
+from ..errors import LedgerFormatError, PlanError, TaskgateError, UsageError, WorkOrderError
 from .booking import Booking, receipt_key
 from .graph import TaskGraph, step_sort_key
 from .ids import normalize_work_order
@@ -66,13 +69,25 @@ class TaskMachine:
         self._rng = random.Random(seed)
 
     @classmethod
-    def from_ledger(cls, entries: Sequence[LedgerEntry], *, seed: int | None = None) -> TaskMachine:
-        """Rebuild the state from a ledger (or any prefix of one that starts with its plan)."""
+    def from_ledger(
+        cls, entries: Sequence[LedgerEntry], *, seed: int | None = None, plan: Plan | None = None
+    ) -> TaskMachine:
+        """Rebuild the state from a ledger (or any prefix of one that starts with its plan).
+
+        Each entry is applied as :meth:`append` applies it: an admission the plan would not have
+        admitted where it stands, a request or revision the state cannot take, is a
+        :class:`LedgerFormatError` naming the entry. With ``plan``, the ledger must also start
+        from exactly that plan (so a ledger whose plan was edited is refused)."""
         if not entries or not isinstance(entries[0], PlanEntry):
-            raise PlanError("a ledger must start with its plan entry")
-        machine = cls(entries[0].plan, lenient=entries[0].lenient, seed=seed)
+            raise LedgerFormatError("a ledger must start with its plan entry")
+        if plan is not None and entries[0].plan != plan:
+            raise LedgerFormatError("the ledger's plan is not the plan given: it was edited")
+        try:
+            machine = cls(entries[0].plan, lenient=entries[0].lenient, seed=seed)
+        except PlanError as exc:
+            raise LedgerFormatError(f"ledger entry 0: the plan cannot be built: {exc}") from None
         for entry in entries[1:]:
-            machine._append(entry)
+            machine.append(entry)
         return machine
 
     # -- reading ---------------------------------------------------------------------------------
@@ -143,8 +158,18 @@ class TaskMachine:
         )
 
     # -- the gate --------------------------------------------------------------------------------
-    def judge(self, booking: Booking, policy: Policy = Policy.STATE_BOUND) -> Verdict:
-        """Decide on ``booking`` under ``policy`` without recording anything."""
+    def judge(
+        self,
+        booking: Booking,
+        policy: Policy = Policy.STATE_BOUND,
+        in_flight: Collection[str] = (),
+    ) -> Verdict:
+        """Decide on ``booking`` under ``policy`` without recording anything.
+
+        ``in_flight`` names the steps whose calls were admitted but whose receipts have not
+        arrived (a tool that is still running, a call handed to a client): such a step is not
+        DONE, so its dependents are BLOCKED on it, and a second call of it is refused
+        ``in-progress`` at a gating policy."""
         graph = self._graph
         step = (
             graph.step_for_tool(booking.tool)
@@ -177,6 +202,8 @@ class TaskMachine:
             return Verdict("refuse", step, Reason.ALREADY_DONE)
         if status is Status.BLOCKED:
             return Verdict("refuse", step, Reason.BLOCKED, self.missing(step))
+        if step in in_flight:
+            return Verdict("refuse", step, Reason.IN_PROGRESS)
         return Verdict("admit", step)
 
     # -- changing the state (each through one ledger entry) --------------------------------------
@@ -211,12 +238,18 @@ class TaskMachine:
         self.record(booking, v, policy)
         return v
 
-    def record(self, booking: Booking, v: Verdict, policy: Policy) -> None:
+    def record(
+        self, booking: Booking, v: Verdict, policy: Policy, judged_at: int | None = None
+    ) -> None:
         """Record an attempt judged earlier: an admitted one is a receipt (the step is DONE).
 
         A tool gate judges a call, runs the tool, and records the receipt only once the tool
         succeeded; the receipt stands for what happened even if the state moved meanwhile.
+        ``judged_at`` is the ledger's length when the call was judged, given when a request or
+        revision was recorded since (a replay then judges the admission there).
         """
+        if judged_at is not None and not 0 < judged_at < len(self._ledger):
+            raise UsageError(f"judged_at={judged_at} is not a position of this ledger")
         self._append(
             AttemptEntry(
                 code=booking.code,
@@ -227,6 +260,7 @@ class TaskMachine:
                 step=v.step,
                 reason=v.reason,
                 missing=v.missing,
+                judged_at=judged_at,
             )
         )
 
@@ -239,8 +273,35 @@ class TaskMachine:
 
     def append(self, entry: LedgerEntry) -> None:
         """Apply an entry recorded earlier (a saved ledger or journal being replayed) and append
-        it; a plan entry can only start a ledger."""
-        self._append(entry)
+        it. An admission is judged again first, where it was judged and under its policy; one
+        the plan would not admit there, a request reusing a work order, a revision the graph
+        cannot take, or a second plan entry is a :class:`LedgerFormatError` naming the entry,
+        and nothing changes."""
+        n = len(self._ledger)
+        if isinstance(entry, AttemptEntry) and entry.decision == "admit":
+            self._check_admission(entry, n)
+        elif isinstance(entry, RequestEntry) and entry.work_order in self._issued:
+            raise LedgerFormatError(
+                f"ledger entry {n} issues work order {entry.work_order} a second time"
+            )
+        try:
+            self._append(entry)
+        except TaskgateError as exc:
+            raise LedgerFormatError(f"ledger entry {n} cannot be applied: {exc}") from None
+
+    def _check_admission(self, entry: AttemptEntry, n: int) -> None:
+        at = entry.judged_at
+        if at is not None and not 0 < at < n:
+            raise LedgerFormatError(f"ledger entry {n} was judged at {at}, not before it")
+        there = self if at is None else TaskMachine.from_ledger(self._ledger[:at])
+        booking = Booking(entry.code, entry.work_order, tool=entry.tool)
+        verdict = there.judge(booking, entry.policy)
+        if not verdict.admitted or verdict.step != entry.step:
+            why = verdict.reason or f"it books {verdict.step}, not {entry.step}"
+            raise LedgerFormatError(
+                f"ledger entry {n} admits {entry.tool or entry.code} under {entry.work_order}, "
+                f"which the plan refuses there ({why}): the ledger was edited or forged"
+            )
 
     # -- fault injection and repair (the corrupted-state ablation) -------------------------------
     def corrupt_completion(self, step: str, done: bool) -> None:

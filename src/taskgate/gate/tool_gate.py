@@ -88,11 +88,20 @@ class ToolGate:
 
     @classmethod
     def from_ledger(
-        cls, entries: Sequence[LedgerEntry], policy: Policy = Policy.STATE_BOUND
+        cls,
+        entries: Sequence[LedgerEntry],
+        policy: Policy = Policy.STATE_BOUND,
+        *,
+        plan: Plan | None = None,
     ) -> ToolGate:
-        """The gate whose receipts ledger is ``entries`` (as saved from :attr:`ledger`)."""
+        """The gate whose receipts ledger is ``entries`` (as saved from :attr:`ledger`, e.g.
+        through :func:`~taskgate.dump_ledger` and :func:`~taskgate.load_ledger`).
+
+        Every admission in it is judged again where it was made (a forged or edited receipt is
+        a :class:`~taskgate.errors.LedgerFormatError`); with ``plan``, the ledger must start
+        from exactly that plan."""
         gate = cls.__new__(cls)
-        gate._setup(TaskMachine.from_ledger(entries), policy)
+        gate._setup(TaskMachine.from_ledger(entries, plan=plan), policy)
         return gate
 
     @classmethod
@@ -109,7 +118,9 @@ class ToolGate:
         self._machine = machine
         self._lock = threading.Lock()
         self._running: set[str] = set()
-        self._open: set[int] = set()  # admitted tickets not yet finished
+        #: admitted tickets not yet finished: the epoch and ledger length they were judged at
+        self._open: dict[int, tuple[int, int]] = {}
+        self._epoch = 0  # requests opened or closed and revisions applied (they move the state)
 
     # -- the state -------------------------------------------------------------------------------
     @property
@@ -125,13 +136,16 @@ class ToolGate:
     ) -> Request:
         """A new request, resolved to ``step`` (or none); its work order is issued fresh."""
         with self._lock:
-            return self._machine.open_request(
+            req = self._machine.open_request(
                 step, explicit_redo=explicit_redo, work_order=work_order
             )
+            self._epoch += 1
+            return req
 
     def close_request(self) -> None:
         with self._lock:
             self._machine.close_request()
+            self._epoch += 1
 
     async def open_message(self, message: str, matcher: Matcher, ask_back: bool = True) -> Opened:
         """Resolve a user message with ``matcher`` and open its request; or, when the matcher
@@ -152,6 +166,7 @@ class ToolGate:
         """Cancel, rewire or relax mid-conversation (atomically; an invalid one changes nothing)."""
         with self._lock:
             self._machine.revise(revision)
+            self._epoch += 1
 
     # -- what the agent sees ---------------------------------------------------------------------
     def checklist(self) -> str:
@@ -161,38 +176,50 @@ class ToolGate:
         return render_directive(self._machine)
 
     # -- judging and running calls ---------------------------------------------------------------
-    def begin(self, tool: str, work_order: str | None = None) -> Ticket:
+    def begin(self, tool: object, work_order: object = None) -> Ticket:
         """Judge a call of ``tool`` and, if admitted, reserve its step until :meth:`finish`.
 
         ``work_order`` defaults to the current request's. A refused call is recorded at once.
+        Garbled input (a name or work order that is not text) is judged, not raised: it is
+        refused as a malformed call.
         """
         with self._lock:
-            call = self._call(tool, work_order)
-            verdict = self._machine.judge(call, self.policy)
-            if verdict.reason is Reason.REPEATED_RECEIPT:  # a call repeated under its request
-                verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)  # runs it again
-            if verdict.admitted and verdict.step in self._running:
-                verdict = Verdict("refuse", verdict.step, Reason.IN_PROGRESS)
+            call, verdict = self._judged(tool, work_order)
             if verdict.admitted:
                 assert verdict.step is not None
                 self._running.add(verdict.step)
                 ticket = Ticket(call, verdict)
-                self._open.add(id(ticket))
+                self._open[id(ticket)] = (self._epoch, len(self._machine.ledger))
                 return ticket
             self._machine.record(call, verdict, self.policy)
             return Ticket(call, verdict, self._machine.last_entry())
+
+    def _judged(self, tool: object, work_order: object) -> tuple[Booking, Verdict]:
+        if not isinstance(tool, str) or not isinstance(work_order, str | None):
+            shown = tool if isinstance(tool, str) else type(tool).__name__
+            wo = work_order if isinstance(work_order, str) else self._current()
+            return Booking("", wo[:80], tool=shown[:80]), Verdict(
+                "refuse", None, Reason.MALFORMED_CALL
+            )
+        call = self._call(tool, work_order)
+        verdict = self._machine.judge(call, self.policy, self._running)
+        if verdict.reason is Reason.REPEATED_RECEIPT:  # a call repeated under its request
+            verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)  # runs it again
+        return call, verdict
 
     def finish(self, ticket: Ticket, succeeded: bool) -> LedgerEntry | None:
         """The admitted call ended: record its receipt if it succeeded, release its step, and
         return the receipt (``None`` when nothing was recorded)."""
         with self._lock:
-            if id(ticket) not in self._open:  # refused, or already finished: nothing to record
+            opened = self._open.pop(id(ticket), None)
+            if opened is None:  # refused, or already finished: nothing to record
                 return None
-            self._open.discard(id(ticket))
             self._running.discard(ticket.verdict.step or "")
             if not succeeded:
                 return None
-            self._machine.record(ticket.call, ticket.verdict, self.policy)
+            epoch, at = opened
+            judged_at = at if epoch != self._epoch else None  # the request or plan moved on
+            self._machine.record(ticket.call, ticket.verdict, self.policy, judged_at)
             return self._machine.last_entry()
 
     def call(self, tool: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
@@ -227,11 +254,14 @@ class ToolGate:
         finally:
             self.finish(ticket, ok)
 
+    def _current(self) -> str:
+        req = self._machine.request
+        return req.work_order if req is not None else "#W0"
+
     def _call(self, tool: str, work_order: str | None) -> Booking:
         """The call as a booking; a name or work order the agent garbled is judged, not raised
         (it names no step, or no current request, and is refused)."""
         if work_order is None:
-            req = self._machine.request
-            work_order = req.work_order if req is not None else "#W0"
+            work_order = self._current()
         wo = normalize_work_order(work_order) or work_order
         return Booking("", wo, tool=normalize_tool(tool) or tool)

@@ -209,18 +209,28 @@ def judge_text(machine: TaskMachine, arm: Arm, text: str, judged: Judged) -> str
 def judge_calls(
     machine: TaskMachine, arm: Arm, calls: Sequence[Mapping[str, Any]], judged: Judged
 ) -> tuple[list[Mapping[str, Any]], list[str]]:
-    """Judge a reply's tool calls in order: the calls the client may get, and the refusals.
+    """Judge a reply's tool calls as one batch: the calls the client may get, and the refusals.
 
-    A call of a tool no step is bound to passes ungated. A call without a work order is judged
-    under the current request's, as the tool gate does.
+    The batch is judged as the state will be, not as it was: a call admitted here is only handed
+    out, its receipt comes when a tool message answers its id. So within the batch it is in
+    flight: a call of a step that needs it is refused BLOCKED (the agent can call it again once
+    the result is back), and a second call of it is refused ``in-progress``. A call of a tool no
+    step is bound to passes ungated. A call without a work order is judged under the current
+    request's, as the tool gate does.
     """
     kept: list[Mapping[str, Any]] = []
     refusals: list[str] = []
-    for call in calls:
-        booking, verdict = _judge_call(machine, arm.policy, call)
+    verdicts: list[tuple[Mapping[str, Any], Booking, Verdict]] = []
+    in_flight: set[str] = set()
+    for call in calls:  # judged first, all against the state before the batch
+        booking, verdict = _judge_call(machine, arm.policy, call, in_flight)
         if booking is None:
             kept.append(call)
             continue
+        if verdict.admitted and verdict.step is not None:
+            in_flight.add(verdict.step)
+        verdicts.append((call, booking, verdict))
+    for call, booking, verdict in verdicts:  # then recorded, pending until answered
         machine.record(booking, verdict, arm.policy)
         call_id = call.get("id") if isinstance(call, Mapping) else None
         judged.add(machine, call_id if isinstance(call_id, str) else "")
@@ -228,11 +238,12 @@ def judge_calls(
             kept.append(call)
         else:
             refusals.append(render_rejection(verdict, booking))
-    return kept, refusals
+    kept_ids = {id(c) for c in kept}
+    return [c for c in calls if id(c) in kept_ids], refusals
 
 
 def _judge_call(
-    machine: TaskMachine, policy: Policy, call: Mapping[str, Any]
+    machine: TaskMachine, policy: Policy, call: Mapping[str, Any], in_flight: set[str]
 ) -> tuple[Booking | None, Verdict]:
     fn = call.get("function") if isinstance(call, Mapping) else None
     fn = fn if isinstance(fn, Mapping) else {}
@@ -251,7 +262,7 @@ def _judge_call(
         booking = Booking("", current, tool=tool or (name if isinstance(name, str) else ""))
         return booking, Verdict("refuse", None, Reason.MALFORMED_CALL)
     booking = Booking("", parsed.work_order or current, tool=tool)  # a garbled one is refused
-    verdict = machine.judge(booking, policy)
+    verdict = machine.judge(booking, policy, in_flight)
     if verdict.reason is Reason.REPEATED_RECEIPT:  # the same call again under its request
         verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)
     return booking, verdict

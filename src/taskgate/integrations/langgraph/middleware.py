@@ -7,18 +7,22 @@ Each tool call is judged before the tool runs; a refused call is answered with a
 and its success is the receipt. Every tool call id gets its answer.
 
 The receipts ledger lives in graph state (``taskgate_ledger``, appended through a reducer), so a
-checkpointer makes it durable per thread. At each user message the gate in memory is made equal to
-the state's ledger (rebuilt from it whenever the two differ: a new process, another replica, a
-fork or replay of an earlier checkpoint); the state is authoritative. Entries of one turn's
-concurrent calls may reach the state in another order than the gate recorded them; they commute,
-so the state they fold to is the same. Tool calls of one model turn run concurrently, and
-the gate's judge-and-reserve is one critical section, so two calls of one step never both run.
+checkpointer makes it durable per thread. Only the gate writes it: the key is left out of the
+graph's input, so rows a caller passes in ``invoke`` are dropped, and the rows are sealed (each
+carries its position and a hash chained to the one before, an HMAC when ``secret`` is given), so
+an edited, dropped or inserted row is named and the gate refuses to run on that thread's state.
+At each user message the gate in memory is made equal to the state's ledger (rebuilt from it,
+every admission judged again, whenever the two differ: a new process, another replica, a fork or
+replay of an earlier checkpoint). Rows of one turn's concurrent calls may reach the state in
+another order than the gate recorded them; they are put back in order by their position. Tool
+calls of one model turn run concurrently, and the gate's judge-and-reserve is one critical
+section, so two calls of one step never both run, and a step whose prerequisite is still running
+is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import operator
 import threading
 from collections import OrderedDict
@@ -28,6 +32,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
 from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware, ToolCallRequest, hook_config
+from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.prebuilt import ToolNode
@@ -35,7 +40,8 @@ from langgraph.types import Command
 
 from ...agents.base import Matcher
 from ...agents.lexical import LexicalMatcher
-from ...core.ledger import LedgerEntry, RequestEntry, dump_ledger, load_ledger
+from ...core.ids import tool_key
+from ...core.ledger import LedgerEntry, sealed_rows, unseal_rows
 from ...core.plan import Plan
 from ...core.verdict import Policy
 from ...gate.tool_gate import Ticket, ToolGate, check_tools
@@ -47,17 +53,10 @@ AsyncHandler = Callable[[ToolCallRequest], Awaitable[Any]]
 
 
 class GateState(AgentState):
-    """The agent's state plus the gate's receipts ledger (one JSON object per entry)."""
+    """The agent's state plus the gate's receipts ledger (one sealed JSON object per entry; not
+    part of the graph's input: only the gate writes it)."""
 
-    taskgate_ledger: NotRequired[Annotated[list[dict[str, Any]], operator.add]]
-
-
-def _dump(entries: list[LedgerEntry]) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in dump_ledger(entries).splitlines()]
-
-
-def _load(rows: list[dict[str, Any]]) -> list[LedgerEntry]:
-    return load_ledger("".join(json.dumps(r) + "\n" for r in rows))
+    taskgate_ledger: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput, operator.add]]
 
 
 class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
@@ -68,7 +67,9 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
     search, a read) run ungated unless ``unbound="refuse"``. Pass the agent's ``tools`` too, and a
     plan step bound to a tool the agent lacks is an error here, before any run. Give each conversation its own
     ``thread_id``: the gate of a thread is kept in memory between a run's tool calls, so that
-    concurrent calls are judged in one critical section.
+    concurrent calls are judged in one critical section. ``secret`` keys the ledger's seals
+    (an HMAC): give every process that serves the same threads the same secret; without one the
+    seals are plain hashes, which catch edits but not a forger who recomputes them.
     """
 
     state_schema = GateState
@@ -82,14 +83,16 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         unbound: Literal["run", "refuse"] = "run",
         max_threads: int = 10_000,
         tools: Sequence[Any] | None = None,
+        secret: bytes | str | None = None,
     ) -> None:
         super().__init__()
         ToolGate(plan, policy)  # refuses a plan that is not tool-bound, before any run
         if tools is not None:
             check_tools(plan, tool_names(tools))
         self.plan, self.policy, self.unbound = plan, policy, unbound
+        self._secret = secret
         self.matcher: Matcher = matcher or LexicalMatcher()
-        self._tools = {spec.tool for spec in plan.steps.values()}
+        self._tools = {tool_key(spec.tool) for spec in plan.steps.values()}
         self._gates: OrderedDict[str, ToolGate] = OrderedDict()
         self._max_threads = max_threads
         self._lock = threading.Lock()
@@ -103,10 +106,12 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         rows: list[dict[str, Any]] = list(state.get(LEDGER_KEY) or [])
         with self._lock:
             gate = self._gates.get(thread)
-            stale = gate is None or (sync and _dump(list(gate.ledger)) != rows)
-            if stale:
-                gate = ToolGate.from_ledger(_load(rows), self.policy) if rows else None
-                gate = gate or ToolGate(self.plan, self.policy)
+            entries = unseal_rows(rows, self._secret) if sync or gate is None else None
+            if gate is None or (entries is not None and entries != list(gate.ledger)):
+                if entries:
+                    gate = ToolGate.from_ledger(entries, self.policy, plan=self.plan)
+                else:
+                    gate = ToolGate(self.plan, self.policy)
                 self._gates[thread] = gate
                 while len(self._gates) > self._max_threads:
                     self._gates.popitem(last=False)
@@ -137,19 +142,16 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         """The request of the newest user message. With ``ask_back`` (an agent built by
         ``create_agent``), a message the matcher cannot resolve to one step ends the run with
         the ask-back question as the agent's reply; a hand-built graph opens no step instead."""
-        new: list[LedgerEntry] = [] if state.get(LEDGER_KEY) else [gate.ledger[0]]
+        had = len(state.get(LEDGER_KEY) or [])
         human = [m for m in state.get("messages", []) if isinstance(m, HumanMessage)]
+        update: dict[str, Any] = {}
         if human:
             opened = await gate.open_message(str(human[-1].content), self.matcher, ask_back)
-            req = opened.request
-            if req is None:
+            if opened.request is None:
                 assert opened.ask_back is not None
-                new.append(RequestEntry(work_order=None))
-                return {LEDGER_KEY: _dump(new), "messages": [AIMessage(opened.ask_back)],
-                        "jump_to": "end"}  # fmt: skip
-            new.append(RequestEntry(work_order=req.work_order, step=req.step,
-                                    explicit_redo=req.explicit_redo))  # fmt: skip
-        return {LEDGER_KEY: _dump(new)} if new else None
+                update = {"messages": [AIMessage(opened.ask_back)], "jump_to": "end"}
+        new = sealed_rows(gate.ledger, self._secret)[had:]  # the plan first, then the request
+        return {LEDGER_KEY: new, **update} if new else None
 
     # -- each tool call --------------------------------------------------------------------------
     def wrap_tool_call(self, request: ToolCallRequest, handler: Handler) -> Any:
@@ -158,14 +160,14 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         gate = self.gate(request.state)
         ticket = gate.begin(request.tool_call["name"])
         if not ticket.admitted:
-            return _refusal(request, ticket)
+            return _refusal(request, ticket, self._rows(gate, ticket.entry))
         ok, result = False, None
         try:
             result = handler(request)
             ok = _succeeded(result)
         finally:
             receipt = gate.finish(ticket, ok)
-        return _with_entries(result, [receipt] if receipt is not None else [])
+        return _with_entries(result, self._rows(gate, receipt))
 
     async def awrap_tool_call(self, request: ToolCallRequest, handler: AsyncHandler) -> Any:
         if self._ungated(request):
@@ -173,17 +175,25 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         gate = self.gate(request.state)
         ticket = gate.begin(request.tool_call["name"])
         if not ticket.admitted:
-            return _refusal(request, ticket)
+            return _refusal(request, ticket, self._rows(gate, ticket.entry))
         ok, result = False, None
         try:
             result = await handler(request)
             ok = _succeeded(result)
         finally:
             receipt = gate.finish(ticket, ok)
-        return _with_entries(result, [receipt] if receipt is not None else [])
+        return _with_entries(result, self._rows(gate, receipt))
+
+    def _rows(self, gate: ToolGate, entry: LedgerEntry | None) -> list[dict[str, Any]]:
+        """The sealed row of ``entry`` (an entry of ``gate``'s ledger), as the state gets it."""
+        if entry is None:
+            return []
+        ledger = gate.ledger
+        at = next(i for i in range(len(ledger) - 1, -1, -1) if ledger[i] is entry)
+        return sealed_rows(ledger[: at + 1], self._secret)[at:]
 
     def _ungated(self, request: ToolCallRequest) -> bool:
-        return self.unbound == "run" and request.tool_call["name"] not in self._tools
+        return self.unbound == "run" and tool_key(request.tool_call["name"]) not in self._tools
 
 
 def tool_names(tools: Sequence[Any]) -> list[str]:
@@ -205,24 +215,23 @@ def _succeeded(result: Any) -> bool:
     return not (isinstance(result, ToolMessage) and result.status == "error")
 
 
-def _refusal(request: ToolCallRequest, ticket: Ticket) -> Command[Any]:
+def _refusal(request: ToolCallRequest, ticket: Ticket, rows: list[dict[str, Any]]) -> Command[Any]:
     call = request.tool_call
     message = ToolMessage(
         content=ticket.notice, tool_call_id=call["id"], name=call["name"], status="error"
     )
-    entries = [ticket.entry] if ticket.entry is not None else []
-    return Command(update={"messages": [message], LEDGER_KEY: _dump(entries)})
+    return Command(update={"messages": [message], LEDGER_KEY: rows})
 
 
-def _with_entries(result: Any, entries: list[LedgerEntry]) -> Any:
-    """The tool's answer, carrying the ledger entries it made (as a state update)."""
-    if not entries:
+def _with_entries(result: Any, rows: list[dict[str, Any]]) -> Any:
+    """The tool's answer, carrying the sealed ledger rows it made (as a state update)."""
+    if not rows:
         return result
     if isinstance(result, Command):
         update = dict(result.update or {}) if isinstance(result.update, dict) else {}
-        update[LEDGER_KEY] = [*update.get(LEDGER_KEY, []), *_dump(entries)]
+        update[LEDGER_KEY] = [*update.get(LEDGER_KEY, []), *rows]
         return Command(update=update, goto=result.goto, graph=result.graph)
-    return Command(update={"messages": [result], LEDGER_KEY: _dump(entries)})
+    return Command(update={"messages": [result], LEDGER_KEY: rows})
 
 
 def gated_tool_node(tools: Sequence[Any], gate: TaskGateMiddleware) -> ToolNode:
