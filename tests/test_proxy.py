@@ -355,7 +355,8 @@ def test_a_refused_tool_call_is_dropped_and_an_admitted_one_books_on_its_result(
     assert [e["tool"] for e in ledger if e.get("decision") == "refuse"] == ["draft_rfq"]
 
 
-def test_an_admitted_call_whose_tool_failed_books_nothing() -> None:
+@pytest.mark.parametrize("failure", [{"status": "error"}, {"is_error": True}])
+def test_an_admitted_call_whose_tool_failed_books_nothing(failure: dict[str, Any]) -> None:
     brief = harness_brief(TOOL_PLAN, "native")
     with FakeServer(script([calls_reply("collect_requirements"), Reply("It failed.")])) as upstream:
         config = ProxyConfig(upstream.base_url, compiler="parser", matcher="lexical")
@@ -367,11 +368,13 @@ def test_an_admitted_call_whose_tool_failed_books_nothing() -> None:
             reply = post(client, proxy.base_url, messages)["choices"][0]["message"]
             messages += [
                 reply,
-                {"role": "tool", "tool_call_id": "call_collect_requirements", "content": "Error: disk full"},
+                {"role": "tool", "tool_call_id": "call_collect_requirements", "content": "disk full",
+                 **failure},
             ]  # fmt: skip
             post(client, proxy.base_url, messages)
             now = state(proxy.url, keys(proxy.url)[0])
     assert now["statuses"]["s1"] == "TODO"
+    assert all(k not in m for m in upstream.requests[-1]["messages"] for k in failure)
     assert not [e for e in now["ledger"] if e.get("decision") == "admit"]
 
 
@@ -404,7 +407,8 @@ def test_conversations_are_kept_apart_by_name_and_by_api_key() -> None:
         with ProxyServer(config) as proxy:
             talk(proxy.base_url, ep, turns=6, headers={"X-Taskgate-Conversation": "x", "Authorization": "Bearer one"})  # fmt: skip
             talk(proxy.base_url, ep, turns=2, headers={"X-Taskgate-Conversation": "x", "Authorization": "Bearer two"})  # fmt: skip
-            turns = sorted(state(proxy.url, k)["turns"] for k in keys(proxy.url))
+            turns = sorted(state(proxy.url, "x", token)["turns"] for token in ("one", "two"))
+            assert keys(proxy.url) == []  # a caller without a key sees no keyed conversation
     assert turns == [2, 6]
     assert {h.get("authorization") for h in upstream.headers} == {"Bearer one", "Bearer two"}
 
@@ -486,13 +490,13 @@ def test_proxy_status_prints_a_conversations_checklist(monkeypatch: pytest.Monke
         missing = CliRunner().invoke(app, ["proxy-status", "nobody", "--url", proxy.url])
         monkeypatch.setenv("TASKGATE_STATUS_TOKEN", "wrong")
         refused = CliRunner().invoke(app, ["proxy-status", "--url", proxy.url])
-    assert listed.exit_code == 0 and listed.output.startswith("demo  4 turns")
+    assert listed.exit_code == 0 and listed.output.startswith("demo~anon  4 turns")
     assert shown.exit_code == 0, shown.output
     assert (
         "[PROJECT CHECKLIST -- kept up to date automatically from booked work orders]"
         in shown.output
     )
-    assert "conversation demo (enforcement, 4 turns)" in shown.output
+    assert "conversation demo~anon (enforcement, 4 turns)" in shown.output
     assert missing.exit_code == 2 and "no conversation 'nobody'" in missing.stderr
     assert refused.exit_code == 2 and "Bearer" in refused.stderr
 

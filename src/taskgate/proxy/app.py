@@ -2,8 +2,10 @@
 only serves it collects garbage.
 
 ``POST /v1/chat/completions`` is :func:`taskgate.proxy.server.chat`; ``GET /v1/models`` is the
-upstream's; ``GET /taskgate/conversations[/{id}]`` and ``/taskgate/metrics`` are for operators
-(a bearer token when ``status_token`` is set).
+upstream's; ``GET /taskgate/conversations[/{id}]`` and ``/taskgate/metrics`` are for operators.
+With a ``status_token`` they need it as a bearer token and show every conversation; without one,
+each caller sees only the conversations of its own API key (or, without a key, the anonymous
+ones), so the status endpoints never name another key's conversations.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ..errors import TaskgateError
 from .errors import ProxyError
 from .journal import Conversation
-from .server import Proxy, ProxyConfig, chat, forwarded_headers, relay
+from .server import Proxy, ProxyConfig, chat, forwarded_headers, log, owner, relay
 from .status import conversation_json
 from .store import Store
 
@@ -38,50 +41,84 @@ async def models(request: Request) -> Response:
     return relay(upstream)
 
 
-def _authorized(request: Request) -> None:
+def _scope(request: Request) -> str | None:
+    """Whose conversations the caller may see: ``None`` for the operator (the status token),
+    else the caller's own owner (see :func:`taskgate.proxy.server.owner`)."""
     token = request.app.state.proxy.config.status_token
     if token is None:
-        return
+        return owner(request.headers)
     given = request.headers.get("authorization", "")
     if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
         raise ProxyError(
             401, "the status endpoints need 'Authorization: Bearer <token>'", "auth_error"
         )
+    return None
 
 
-Endpoint = Callable[[Request, Proxy], Awaitable[Response]]
+Endpoint = Callable[[Request, Proxy, str | None], Awaitable[Response]]
 
 
 def _operators(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
-    """An operators' endpoint: the bearer token checked first, a ProxyError answered as one."""
+    """An operators' endpoint: the caller's scope checked first, a ProxyError answered as one,
+    and a journal that cannot be read a 503 (logged as one line)."""
 
     async def handle(request: Request) -> Response:
         try:
-            _authorized(request)
-            return await endpoint(request, request.app.state.proxy)
+            scope = _scope(request)
+            proxy = request.app.state.proxy
+            try:
+                return await endpoint(request, proxy, scope)
+            except ProxyError:
+                raise
+            except TaskgateError as exc:
+                log.error("taskgate proxy: the journal cannot be read: %s", exc)
+                raise ProxyError(
+                    503, f"the journal cannot be read: {exc}", "server_error"
+                ) from None
         except ProxyError as exc:
             return exc.response()
 
     return handle
 
 
+def _mine(key: str, scope: str | None) -> bool:
+    return scope is None or key.endswith(f"~{scope}")
+
+
 @_operators
-async def list_conversations(request: Request, proxy: Proxy) -> Response:
+async def list_conversations(request: Request, proxy: Proxy, scope: str | None) -> Response:
     keys = sorted(set(proxy.conversations) | set(await proxy.store.keys()))
     rows = []
     for key in keys:
-        conv = await _written(proxy, key)
-        rows.append({"id": key, "turns": len(conv.turns), "started": conv.started})
+        if _mine(key, scope):
+            conv = await _written(proxy, key)
+            rows.append({"id": key, "turns": len(conv.turns), "started": conv.started})
     return Response(orjson.dumps({"conversations": rows}), media_type="application/json")
 
 
 @_operators
-async def show_conversation(request: Request, proxy: Proxy) -> Response:
-    key = request.path_params["key"]
-    if key not in proxy.conversations and key not in await proxy.store.keys():
-        raise ProxyError(404, f"no conversation {key!r}", "not_found")
+async def show_conversation(request: Request, proxy: Proxy, scope: str | None) -> Response:
+    key = await _resolve(proxy, request.path_params["key"], scope)
     data = conversation_json(await _written(proxy, key), proxy.config.rung)
     return Response(orjson.dumps(data), media_type="application/json")
+
+
+async def _resolve(proxy: Proxy, key: str, scope: str | None) -> str:
+    """The conversation ``key`` names: a whole id (``name~owner``), or a name alone, which
+    means the caller's own conversation of that name (for the operator: the one owner's that
+    has it). Another owner's conversation reads as no conversation at all."""
+    known = set(proxy.conversations) | set(await proxy.store.keys())
+    if "~" not in key:
+        found = sorted(k for k in known if k.rpartition("~")[0] == key and _mine(k, scope))
+        if len(found) > 1:
+            raise ProxyError(
+                400, f"several conversations are named {key!r}: give the whole id, one of "
+                f"{', '.join(found[:5])}"
+            )  # fmt: skip
+        key = found[0] if found else key
+    if key not in known or not _mine(key, scope):
+        raise ProxyError(404, f"no conversation {key!r}", "not_found")
+    return key
 
 
 async def _written(proxy: Proxy, key: str) -> Conversation:
@@ -92,11 +129,11 @@ async def _written(proxy: Proxy, key: str) -> Conversation:
         conv = proxy.conversations[key]
         return Conversation(key, conv.events[: conv.written])
     async with lock:
-        return await proxy.conversation(key)
+        return await proxy.readable(key)
 
 
 @_operators
-async def metrics(request: Request, proxy: Proxy) -> Response:
+async def metrics(request: Request, proxy: Proxy, scope: str | None) -> Response:
     return Response(orjson.dumps(proxy.overheads.summary()), media_type="application/json")
 
 

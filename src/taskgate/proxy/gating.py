@@ -109,17 +109,26 @@ def align(conv: Conversation, messages: Sequence[Message]) -> Place:
     )
 
 
+#: a tool message's own fields that say its call failed (taskgate's; not sent upstream)
+FAILURE_FIELDS = ("status", "is_error")
+
+
+def failed(message: Message) -> bool:
+    """Whether a tool message reports its call failed: ``"status": "error"`` or
+    ``"is_error": true`` (the OpenAI format has no status of its own). Its text is never read:
+    a result that begins with "error" is a result."""
+    return message.get("status") == "error" or message.get("is_error") is True
+
+
 def _answered(messages: Sequence[Message]) -> frozenset[str]:
-    """The call ids that tool messages answer without an error, after the last reply (an id an
-    upstream used again in an earlier hop is no evidence for this one)."""
+    """The call ids that tool messages answer without a failure status, after the last reply
+    (an id an upstream used again in an earlier hop is no evidence for this one)."""
     ids = set()
     for m in reversed(messages):
         if m.get("role") == "assistant":
             break
-        if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
-            text = (text_of(m.get("content")) or "").lstrip()
-            if not text[:5].lower().startswith("error"):
-                ids.add(m["tool_call_id"])
+        if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str) and not failed(m):
+            ids.add(m["tool_call_id"])
     return frozenset(ids)
 
 
@@ -160,6 +169,8 @@ def upstream_messages(conv: Conversation, messages: Sequence[Message]) -> list[M
             if hop < len(replies) and _kept(m, replies[hop]):
                 m = {**m, "content": replies[hop].original}
             hop += 1
+        elif role == "tool" and any(f in m for f in FAILURE_FIELDS):
+            m = {k: v for k, v in m.items() if k not in FAILURE_FIELDS}
         out.append(m)
     return out
 

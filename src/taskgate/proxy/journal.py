@@ -7,22 +7,23 @@ derived, never stored):
   attempts that were committed), as :class:`~taskgate.TaskMachine` keeps it;
 * ``turn``: a user message began a turn: the client's text and the text the upstream was sent
   (notices before it, the rung's checklist or directive after it);
-* ``reply``: the upstream answered a hop of the turn: its original content, what the client got,
-  the attempts it made (pending: judged and applied, not yet receipts) and the notices for the
-  next turn. A second reply for the same hop is a client retry: it replaces the first, whose
-  pending attempts are dropped;
+* ``reply``: the upstream answered a hop of the turn: its original content, what the client got
+  (the tool calls included), the attempts it made (pending: judged and applied, not yet
+  receipts) and the notices for the next turn. A client retry of a hop whose reply handed out
+  tool calls gets that reply again, and nothing is written; a retry of any other reply is asked
+  anew, and its reply replaces the first, whose pending attempts are dropped;
 * ``commit``: the client went on past a reply, which is the evidence that decides its attempts: a
   booking line is committed because the client kept the reply; an admitted tool call only when a
   tool message answers its call id without an error. Refusals are committed as they stand.
 
-So a client retry never books twice, and a proxy killed at any point and restarted on the same
+So a client retry never books twice nor hands out a second admission, and a proxy killed at any point and restarted on the same
 journal is back in exactly the state its last committed request left.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -57,6 +58,21 @@ class ReplyEvent(_Event):
     call_ids: tuple[str | None, ...] = ()  # per attempt: a tool call's id, None for a booking line
     notices: tuple[str, ...] = ()  # rejection notices for the next turn's user message
     ask_back: bool = False  # the proxy's own ask-back question; the upstream was not called
+    #: the tool calls the client got, as it got them, and the reply's finish reason: a client
+    #: retry of this hop gets this very reply again (same call ids), never a second admission
+    calls: tuple[dict[str, Any], ...] = ()
+    finish_reason: str | None = None
+
+    @property
+    def handed_out(self) -> bool:
+        """Whether the client got tool calls it may have run (a retry must not re-ask)."""
+        return bool(self.calls) or (
+            self.has_calls
+            and any(
+                a.decision == "admit" and c is not None
+                for a, c in zip(self.attempts, self.call_ids, strict=True)
+            )
+        )
 
 
 class CommitEvent(_Event):

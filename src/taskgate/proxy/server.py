@@ -14,16 +14,17 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import orjson
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from ..agents.base import Compiler, Matcher
@@ -31,7 +32,7 @@ from ..agents.briefparse import ParserCompiler, brief_steps
 from ..agents.lexical import LexicalMatcher
 from ..core.ledger import PlanEntry
 from ..core.plan import Revision
-from ..errors import ModelError, TaskgateError, UsageError, WorkOrderError
+from ..errors import LedgerFormatError, ModelError, TaskgateError, UsageError, WorkOrderError
 from ..llm.client import ChatClient, Endpoint
 from ..llm.roles import LLMCompiler, LLMMatcher
 from ..matching import HybridMatcher, ask_back_question, shared_matcher
@@ -52,6 +53,8 @@ from .gating import (
 )
 from .journal import CommitEvent, Conversation, Event, LedgerEvent, ReplyEvent, TurnEvent
 from .store import MemoryStore, StaleJournal, Store
+
+log = logging.getLogger("taskgate.proxy")
 
 HEADER = "x-taskgate-conversation"
 _FORWARD = ("authorization", "content-type", "accept", "openai-organization", "openai-project")
@@ -190,6 +193,22 @@ class Proxy:
                 conv.apply(event)
         return conv
 
+    async def readable(self, key: str) -> Conversation:
+        """:meth:`conversation`, its failures as the proxy's answers: an unreachable or failing
+        journal is a 503, a journal that does not fold (a row edited or forged, an admission its
+        plan refuses) a 500 naming the conversation; each logged as one line."""
+        try:
+            return await self.conversation(key)
+        except LedgerFormatError as exc:
+            self.conversations.pop(key, None)
+            log.error("taskgate proxy: conversation %s: its journal does not fold: %s", key, exc)
+            raise ProxyError(
+                500, f"conversation {key}'s journal does not fold: {exc}", "server_error"
+            ) from None
+        except TaskgateError as exc:
+            log.error("taskgate proxy: the journal cannot be read: %s", exc)
+            raise ProxyError(503, f"the journal cannot be read: {exc}", "server_error") from None
+
     def lock(self, key: str) -> asyncio.Lock:
         lock = self._locks.get(key)
         if lock is None:
@@ -252,7 +271,7 @@ async def chat(request: Request) -> Response:
         await lock.acquire()
         call: Call | None = None
         try:
-            conv = await proxy.conversation(key)
+            conv = await proxy.readable(key)
             call = Call(proxy, conv, body, headers, len(conv.events), lock)
             response = await _gated(call, brief, started)
         except BaseException:
@@ -276,11 +295,14 @@ async def _read(request: Request) -> bytes:
     if size.isdigit() and int(size) > MAX_BODY:
         raise ProxyError(413, f"the request body is over {MAX_BODY >> 20} MiB")
     parts, total = [], 0
-    async for part in request.stream():
-        total += len(part)
-        if total > MAX_BODY:
-            raise ProxyError(413, f"the request body is over {MAX_BODY >> 20} MiB")
-        parts.append(part)
+    try:
+        async for part in request.stream():
+            total += len(part)
+            if total > MAX_BODY:
+                raise ProxyError(413, f"the request body is over {MAX_BODY >> 20} MiB")
+            parts.append(part)
+    except ClientDisconnect:
+        raise ProxyError(400, "the client disconnected before its request was read") from None
     return b"".join(parts)
 
 
@@ -315,22 +337,29 @@ def _is_brief(text: str) -> bool:
 
 
 def conversation_key(headers: Mapping[str, str], brief: str, messages: list[dict[str, Any]]) -> str:
-    """The conversation's key: the header's name, or a hash of its brief and first user message
-    (two conversations that open identically share one: name them by the header). The client's
-    key is part of it, so no client reaches another key's conversations."""
+    """The conversation's key: its name (the header's, or a hash of its brief and first user
+    message: two conversations that open identically share one, so name them by the header),
+    then ``~`` and its owner: a hash of the client's API key, or ``anon`` for a request without
+    one. A name cannot hold ``~``, so no request reaches a conversation of another owner,
+    whatever it names: a keyed conversation is reached only with its key, and requests without
+    a key share the anonymous owner."""
     named = headers.get(HEADER)
     if named is not None:
-        if not 0 < len(named) <= 200 or not named.isprintable():
-            raise ProxyError(400, f"the {HEADER} header must be 1-200 printable characters")
+        if not 0 < len(named) <= 200 or not named.isprintable() or "~" in named:
+            raise ProxyError(400, f"the {HEADER} header must be 1-200 printable characters, no '~'")
         base = named
     else:
         first = next((m for m in messages if m.get("role") == "user"), {})
         text = text_of(first.get("content")) or ""
         base = "h-" + hashlib.sha256(f"{brief}\x00{text}".encode()).hexdigest()[:24]
+    return f"{base}~{owner(headers)}"
+
+
+def owner(headers: Mapping[str, str]) -> str:
+    """Whose conversations a request reaches: a hash of its ``Authorization`` header (128 bits),
+    or ``anon`` without one."""
     auth = headers.get("authorization")
-    if auth:
-        return f"{base}~{hashlib.sha256(auth.encode()).hexdigest()[:10]}"
-    return base
+    return hashlib.sha256(auth.encode()).hexdigest()[:32] if auth else "anon"
 
 
 def forwarded_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -359,6 +388,8 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
     call.place = place
     if place.kind == "retry":
         retried = conv.pending
+        if retried is not None and retried.handed_out:  # the same reply again, not the upstream
+            return replayed(call, retried, model, bool(body.get("stream")), started)
         conv.retract()
         if retried is not None and retried.ask_back:  # the same question again, not the upstream
             return await ask_back(call, retried.returned, model, bool(body.get("stream")), started)
@@ -428,27 +459,59 @@ async def ask_back(
     call: Call, question: str, model: str, streamed: bool, started: float
 ) -> Response:
     """The proxy's own reply, the ask-back question, written as the turn's reply; the upstream
-    is not called. Streamed as one content chunk and a finish chunk when the client streams."""
+    is not called."""
     await finish(call, question, question, Judged(), ask_back=True)
+    call.proxy.overheads.add(time.perf_counter() - started - call.waited)
+    return own_reply(model, question, (), "stop", streamed, "taskgate-ask-back")
+
+
+def replayed(call: Call, reply: ReplyEvent, model: str, streamed: bool, started: float) -> Response:
+    """A client retry of a hop whose reply handed out tool calls: that reply again, with the
+    same call ids (the idempotency key is the conversation and the hop), and nothing written:
+    the client goes on with whichever copy it got, and its tool messages settle the calls."""
+    if not reply.calls:  # written by a proxy that did not keep the calls
+        raise ProxyError(
+            409,
+            f"conversation {call.conv.key}: this hop's reply handed out tool calls the journal "
+            "did not keep; go on with the reply you got instead of retrying",
+            "conversation_conflict",
+        )
+    call.proxy.overheads.add(time.perf_counter() - started - call.waited)
+    finish_reason = reply.finish_reason or "tool_calls"
+    calls = [dict(c) for c in reply.calls]
+    return own_reply(model, reply.returned, calls, finish_reason, streamed, "taskgate-replay")
+
+
+def own_reply(
+    model: str,
+    content: str,
+    calls: Sequence[dict[str, Any]],
+    finish_reason: str,
+    streamed: bool,
+    fingerprint: str,
+) -> Response:
+    """A reply the proxy writes itself (an ask-back, a replayed reply), whole or as a stream of
+    a content chunk, the tool calls and a finish chunk."""
     reply = {
         "id": f"chatcmpl-taskgate-{uuid.uuid4().hex[:24]}",
         "created": int(time.time()),
         "model": model,
-        "system_fingerprint": "taskgate-ask-back",
+        "system_fingerprint": fingerprint,
     }
-    call.proxy.overheads.add(time.perf_counter() - started - call.waited)
     if not streamed:
-        choice = {"index": 0, "message": {"role": "assistant", "content": question},
-                  "finish_reason": "stop"}  # fmt: skip
+        message: dict[str, Any] = {"role": "assistant", "content": content or None}
+        if calls:
+            message["tool_calls"] = list(calls)
+        choice = {"index": 0, "message": message, "finish_reason": finish_reason}
         data = {**reply, "object": "chat.completion", "choices": [choice]}
-        return Response(dumps(data, 500, "the ask-back"), 200, media_type="application/json")
-    chunks = [
-        {"index": 0, "delta": {"role": "assistant", "content": question}},
-        {"index": 0, "delta": {}, "finish_reason": "stop"},
-    ]
+        return Response(dumps(data, 500, "the reply"), 200, media_type="application/json")
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": content}]
+    deltas += [{"tool_calls": [{**c, "index": i}]} for i, c in enumerate(calls)]
+    chunks = [{"index": 0, "delta": d} for d in deltas]
+    chunks.append({"index": 0, "delta": {}, "finish_reason": finish_reason})
     events = b"".join(
         b"data: " + dumps({**reply, "object": "chat.completion.chunk", "choices": [c]}, 500,
-                          "the ask-back") + b"\n\n"
+                          "the reply") + b"\n\n"
         for c in chunks
     )  # fmt: skip
     return Response(events + b"data: [DONE]\n\n", 200, media_type="text/event-stream")
@@ -463,9 +526,12 @@ async def _complete(call: Call, forward: dict[str, Any], started: float) -> Resp
     data = _completion(upstream.content)
     message = data["choices"][0]["message"]
     judged = Judged()
-    original, returned = gate_message(call, message, data["choices"][0], judged)
+    choice = data["choices"][0]
+    original, returned = gate_message(call, message, choice, judged)
     body = dumps(data, 502, "the upstream's reply")  # before the write: nothing fails after it
-    await finish(call, original, returned, judged)
+    calls = message.get("tool_calls") or []
+    reason = choice.get("finish_reason")
+    await finish(call, original, returned, judged, calls=calls, finish_reason=reason)
     proxy.overheads.add(time.perf_counter() - started - call.waited)
     return Response(body, 200, media_type="application/json")
 
@@ -503,9 +569,17 @@ def gate_message(
 
 
 async def finish(
-    call: Call, original: str, returned: str, judged: Judged, ask_back: bool = False
+    call: Call,
+    original: str,
+    returned: str,
+    judged: Judged,
+    ask_back: bool = False,
+    *,
+    calls: Sequence[Any] = (),
+    finish_reason: object = None,
 ) -> None:
-    """Record the reply and write the request's events (one journal write)."""
+    """Record the reply (with the tool ``calls`` the client gets) and write the request's
+    events (one journal write)."""
     place = call.place
     assert place is not None
     has_calls = bool(judged.call_ids and any(c is not None for c in judged.call_ids))
@@ -520,6 +594,8 @@ async def finish(
             call_ids=tuple(judged.call_ids),
             notices=tuple(judged.notices),
             ask_back=ask_back,
+            calls=tuple(c for c in calls if isinstance(c, dict)),
+            finish_reason=finish_reason if isinstance(finish_reason, str) else None,
         )
     )
     try:

@@ -233,8 +233,10 @@ async def _finish(
             text = "\n\n".join([text, *refusals] if text else refusals)
     out = [reply.chunk({"content": text[len(sent) :]})] if len(text) > len(sent) else []
     out += [reply.chunk({"tool_calls": [{**c, "index": i}]}) for i, c in enumerate(kept)]
-    out.append(reply.chunk({}, "stop" if ordered and not kept else finish_reason))
-    await finish(call, "".join(reply.original), text, judged)  # last: nothing fails after it
+    reason = "stop" if ordered and not kept else finish_reason
+    out.append(reply.chunk({}, reason))
+    original = "".join(reply.original)  # written last: nothing fails after it
+    await finish(call, original, text, judged, calls=kept, finish_reason=reason)
     return out
 
 
