@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import urllib.error
@@ -93,10 +94,24 @@ def proxy(
         status_token=os.environ.get("TASKGATE_STATUS_TOKEN") or None,
     )
     store = open_store(db)
+    if store.shared:  # a database server: reachable now, or the proxy does not start
+        asyncio.run(_reachable(db or ""))
     typer.echo(f"taskgate proxy: {rung_name} in front of {upstream}, at http://{host}:{port}/v1")
     with fewer_collections() as collector:  # this process only serves: see the function
         app = create_app(config, store, on_served=collector.served)
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+
+
+async def _reachable(db: str) -> None:
+    """Open the journal once and read it, on a store of its own (the served one connects in
+    the server's event loop): an unreachable database is one line, before serving."""
+    from ..proxy import open_store
+
+    store = open_store(db)
+    try:
+        await store.keys()
+    finally:
+        await store.close()
 
 
 def proxy_status(
@@ -110,6 +125,8 @@ def proxy_status(
     as_json: Annotated[bool, typer.Option("--json", help="The whole state as JSON.")] = False,
 ) -> None:
     """Print a conversation's checklist (or list the conversations) from a running proxy."""
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"--url must be an http(s) URL, not {url!r}")
     path = "/taskgate/conversations"
     if conversation is not None:
         path += "/" + urllib.parse.quote(conversation, safe="")

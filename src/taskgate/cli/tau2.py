@@ -120,10 +120,16 @@ def replay(
 ) -> None:
     """Replay every WRITE of every simulation through the ruleset; print the report as JSON."""
     writable_file(json_out, "--json")
+    from ..integrations.tau2.envs import FreshEnvironments
     from ..integrations.tau2.transcripts import dump_report, replay_results
 
+    rules = load_ruleset_option(ruleset)
     try:
-        summary = replay_results(results, load_ruleset_option(ruleset), db_path(db))
+        envs = FreshEnvironments(db_path(db))
+    except TaskgateError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--db") from None
+    try:
+        summary = replay_results(results, rules, envs)
     except TaskgateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--results") from None
     text = dump_report(summary)

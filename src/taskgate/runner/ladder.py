@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import gc
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol, TypeVar
@@ -35,6 +35,7 @@ from ..rundir import (
     AnyRecord,
     LogWriter,
     OnSkip,
+    Run,
     read_episodes,
     read_log,
     write_episodes,
@@ -204,8 +205,10 @@ async def run_episodes(
     out.mkdir(parents=True, exist_ok=True)
     if shard is not None:
         episodes = _sharded(shard, episodes)
+    logged = read_log(out / LOG, on_skip)
+    _one_kind(out, logged.values(), variant)
     _remember(out, episodes)
-    finished = set(read_log(out / LOG, on_skip))
+    finished = set(logged)
     jobs = [
         (Cell(ep.params.steps, ep.params.density, eps), arm, ep)
         for eps in config.corruption
@@ -250,6 +253,22 @@ async def run_episodes(
     finally:
         writer.close()
     return progress
+
+
+def _kind(stamp: HarnessStamp | None) -> str:
+    return "the testbed's" if stamp is None else f"the tool harness's ({stamp.mode} mode)"
+
+
+def _one_kind(out: Path, logged: Iterable[Run], variant: Variant | None) -> None:
+    """Refuse, before anything is written, a run directory that holds runs of another kind (the
+    testbed's, or the harness's in another mode): its reports would refuse the mixture."""
+    mine = None if variant is None else variant.stamp
+    for run in logged:
+        theirs = run.header.harness
+        if (theirs and theirs.mode) != (mine and mine.mode):
+            raise UsageError(
+                f"{out} holds {_kind(theirs)} runs, not {_kind(mine)}; use another --out directory"
+            )
 
 
 def _sharded(shard: Shard, items: Sequence[T]) -> list[T]:

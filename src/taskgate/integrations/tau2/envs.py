@@ -11,6 +11,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+from ...errors import LogFormatError
 from .gate import require_tau2
 
 
@@ -19,7 +20,12 @@ class FreshEnvironments:
         require_tau2()
         from tau2.domains.airline.data_model import FlightDB
 
-        self._snapshot = pickle.dumps(FlightDB.load(str(db_path)), pickle.HIGHEST_PROTOCOL)
+        try:
+            db = FlightDB.load(str(db_path))
+        except ValueError as exc:  # not JSON, or JSON that is not an airline database
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise LogFormatError(f"{db_path}: not a tau2 airline database: {first}") from None
+        self._snapshot = pickle.dumps(db, pickle.HIGHEST_PROTOCOL)
         self._env: Any = None
 
     def get(self) -> Any:

@@ -145,9 +145,11 @@ def _gold_writes(task: dict[str, Any]) -> Counter[tuple[str, str]]:
     )
 
 
-def replay_results(paths: list[Path], ruleset: Ruleset, db_path: Path) -> Summary:
+def replay_results(paths: list[Path], ruleset: Ruleset, db: Path | FreshEnvironments) -> Summary:
+    """Replay every WRITE of the results files through ``ruleset`` on the airline database
+    ``db`` (a ``db.json`` path, or environments already made from one)."""
     summary = Summary()
-    envs = FreshEnvironments(db_path)
+    envs = db if isinstance(db, FreshEnvironments) else FreshEnvironments(db)
     for path in paths:
         summary.episodes += replay_loaded(load_results(path), ruleset, envs, str(path))
     return summary

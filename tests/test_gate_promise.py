@@ -1,0 +1,542 @@
+"""The gate's promise under attack (issue 26): one regression test per defect, on the library's
+own paths and through the proxy on loopback, plus the batch property."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from typing import Any, ClassVar
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from taskgate import (
+    AttemptEntry,
+    Booking,
+    FakeServer,
+    Plan,
+    Policy,
+    Reason,
+    RequestEntry,
+    Status,
+    TaskMachine,
+    ToolGate,
+    ToolRefused,
+    dump_ledger,
+    load_ledger,
+    script,
+)
+from taskgate.errors import LedgerFormatError
+from taskgate.llm.fake import Reply, ToolCall
+
+PLAN = Plan.model_validate(
+    {
+        "binding": "tool",
+        "steps": {
+            "s1": {"tool": "collect_requirements", "text": "collect the requirements"},
+            "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]},
+            "s3": {"tool": "send_rfq", "text": "send the RFQ", "deps": ["s2"]},
+        },
+    }
+)
+
+
+def tool_call(name: str, cid: str | None = None) -> dict[str, Any]:
+    return {"id": cid or f"call_{name}", "type": "function",
+            "function": {"name": name, "arguments": "{}"}}  # fmt: skip
+
+
+# -- 1. a batch is judged as the state will be -----------------------------------------------------
+def test_judge_calls_hands_out_no_step_whose_prerequisite_is_only_in_flight() -> None:
+    from taskgate.proxy.gating import Judged, judge_calls, rung
+
+    machine = TaskMachine(PLAN)
+    machine.open_request("s1")
+    calls = [tool_call("collect_requirements"), tool_call("draft_rfq"), tool_call("send_rfq"),
+             tool_call("collect_requirements", "again")]  # fmt: skip
+    kept, refusals = judge_calls(machine, rung("enforcement"), calls, Judged())
+    assert [c["id"] for c in kept] == ["call_collect_requirements"]
+    assert len(refusals) == 3
+    assert "step s2 is BLOCKED" in refusals[0] and "step s3 is BLOCKED" in refusals[1]
+    reasons = [e.reason for e in machine.ledger if isinstance(e, AttemptEntry)]
+    assert reasons == [None, Reason.BLOCKED, Reason.BLOCKED, Reason.IN_PROGRESS]
+
+
+def test_tool_gate_refuses_a_dependent_while_its_prerequisite_runs() -> None:
+    gate = ToolGate(PLAN)
+    gate.open_request("s1")
+    first = gate.begin("collect_requirements")
+    second = gate.begin("draft_rfq")
+    assert first.admitted and second.verdict.reason is Reason.BLOCKED
+    gate.finish(first, succeeded=False)  # the prerequisite failed: nothing is booked
+    assert gate.machine.statuses() == {
+        "s1": Status.TODO,
+        "s2": Status.BLOCKED,
+        "s3": Status.BLOCKED,
+    }
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    deps=st.lists(st.lists(st.integers(0, 5), max_size=3), min_size=6, max_size=6),
+    rounds=st.lists(
+        st.tuples(
+            st.lists(st.integers(0, 5), min_size=1, max_size=6),  # the batch's steps, in order
+            st.lists(st.booleans(), min_size=6, max_size=6),  # which handed calls succeed
+            st.integers(0, 5),  # the step the request resolves to
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+)
+def test_no_step_is_admitted_before_its_prerequisites_receipts(
+    deps: list[list[int]], rounds: list[tuple[list[int], list[bool], int]]
+) -> None:
+    """Any plan, any batches in any order, any split across requests, any results: every call the
+    proxy hands out is of a step whose prerequisites all had receipts when it was judged."""
+    from taskgate.core.ledger import PlanEntry
+    from taskgate.proxy.gating import Judged, judge_calls, rung, settle
+    from taskgate.proxy.journal import Conversation, LedgerEvent, ReplyEvent, TurnEvent
+
+    steps = {f"s{i}": {"tool": f"t{i}", "text": f"step {i}",
+                       "deps": sorted({f"s{d}" for d in ds if d < i})}
+             for i, ds in enumerate(deps)}  # fmt: skip
+    plan = Plan.model_validate({"binding": "tool", "steps": steps})
+    conv = Conversation("k")
+    conv.apply(LedgerEvent(entry=PlanEntry(plan=plan)))
+    arm = rung("enforcement")
+    for turn, (batch, results, target) in enumerate(rounds):
+        machine = conv.machine
+        done_before = {s for s in plan.steps if machine.status(s) is Status.DONE}
+        machine.open_request(f"s{target}", work_order=f"#W{1000 + turn}")
+        conv.apply(LedgerEvent(entry=machine.last_entry()), applied=True)
+        conv.apply(TurnEvent(client="go", forwarded="go"))
+        calls = [tool_call(f"t{i}", f"c{turn}-{n}") for n, i in enumerate(batch)]
+        judged = Judged()
+        kept, _ = judge_calls(machine, arm, calls, judged)
+        for c in kept:
+            step = c["function"]["name"].replace("t", "s")
+            assert set(plan.steps[step].deps) <= done_before, (step, done_before)
+        conv.apply(
+            ReplyEvent(turn=turn, hop=0, original="", returned="", has_calls=True,
+                       attempts=tuple(judged.attempts), call_ids=tuple(judged.call_ids)),
+            applied=True,
+        )  # fmt: skip
+        answered = frozenset(c["id"] for n, c in enumerate(kept) if results[n % 6])
+        from taskgate.proxy.journal import CommitEvent
+
+        conv.apply(CommitEvent(keep=settle(conv.pending, answered)))  # type: ignore[arg-type]
+
+
+# -- 4 and 1 through the proxy: batches, retries, replays --------------------------------------------
+@pytest.fixture
+def proxy_for() -> Any:
+    pytest.importorskip("starlette", reason="needs the proxy extra")
+    from taskgate.proxy import ProxyConfig
+    from taskgate.proxy.testing import ProxyServer
+
+    def make(upstream: FakeServer, **kw: Any) -> Any:
+        return ProxyServer(
+            ProxyConfig(upstream.base_url, compiler="parser", matcher="lexical", **kw)
+        )
+
+    return make
+
+
+def brief() -> str:
+    from taskgate.harness.brief import harness_brief
+
+    return harness_brief(PLAN, "native")
+
+
+def calls_reply(*names: str, ids: tuple[str, ...] = ()) -> Reply:
+    calls = tuple(
+        ToolCall(n, {"work_order": "#W5001"}, id=ids[i] if ids else f"call_{n}")
+        for i, n in enumerate(names)
+    )
+    return Reply("Working.", tool_calls=calls)
+
+
+def chat(client: httpx.Client, url: str, messages: list[dict[str, Any]], stream: bool = False,
+         headers: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+    """One request; a streamed reply is put back together as a whole one."""
+    body = {"model": "fake", "messages": messages, "stream": stream}
+    if not stream:
+        resp = client.post(f"{url}/chat/completions", json=body, headers=headers)
+        assert resp.status_code == 200, resp.text
+        return resp.json()["choices"][0]  # type: ignore[no-any-return]
+    text, calls, finish = [], [], None
+    with client.stream("POST", f"{url}/chat/completions", json=body, headers=headers) as resp:
+        assert resp.status_code == 200
+        for line in resp.iter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            for choice in json.loads(line[6:]).get("choices", []):
+                delta = choice["delta"]
+                text.append(delta.get("content") or "")
+                calls += [{k: v for k, v in c.items() if k != "index"} for c in delta.get("tool_calls", [])]  # fmt: skip
+                finish = choice.get("finish_reason") or finish
+    message = {"role": "assistant", "content": "".join(text), "tool_calls": calls}
+    return {"message": message, "finish_reason": finish}
+
+
+def status(url: str, name: str, token: str | None = None) -> dict[str, Any]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    resp = httpx.get(f"{url}/taskgate/conversations/{name}", headers=headers)
+    assert resp.status_code == 200, resp.text
+    return resp.json()  # type: ignore[no-any-return]
+
+
+def opening() -> list[dict[str, Any]]:
+    return [{"role": "system", "content": brief()},
+            {"role": "user", "content": "Please collect the requirements (#W5001)."}]  # fmt: skip
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_proxy_hands_out_no_dependent_of_a_call_in_the_same_reply(
+    proxy_for: Any, stream: bool
+) -> None:
+    replies = [calls_reply("collect_requirements", "draft_rfq", "send_rfq"), Reply("It failed.")]
+    with FakeServer(script(replies)) as upstream, proxy_for(upstream) as proxy, httpx.Client() as c:
+        messages = opening()
+        choice = chat(c, proxy.base_url, messages, stream)
+        names = [t["function"]["name"] for t in choice["message"]["tool_calls"]]
+        assert names == ["collect_requirements"]
+        assert "step s2 is BLOCKED" in choice["message"]["content"]
+        messages += [choice["message"], {"role": "tool", "tool_call_id": "call_collect_requirements",
+                                          "content": "disk full", "status": "error"}]  # fmt: skip
+        chat(c, proxy.base_url, messages, stream)
+        now = status(proxy.url, _only(proxy.url))
+    assert now["statuses"] == {"s1": "TODO", "s2": "BLOCKED", "s3": "BLOCKED"}
+
+
+def _only(url: str) -> str:
+    (row,) = httpx.get(f"{url}/taskgate/conversations").json()["conversations"]
+    return str(row["id"])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_replayed_request_gets_the_same_reply_and_no_second_admission(
+    proxy_for: Any, stream: bool
+) -> None:
+    replies = [calls_reply("collect_requirements", ids=("first",)),
+               calls_reply("collect_requirements", ids=("second",)), Reply("Done.")]  # fmt: skip
+    with FakeServer(script(replies)) as upstream, proxy_for(upstream) as proxy, httpx.Client() as c:
+        messages = opening()
+        got = [chat(c, proxy.base_url, messages, stream) for _ in range(3)]
+        assert len(upstream.requests) == 1  # the retries never reached the upstream
+        ids = {t["id"] for g in got for t in g["message"]["tool_calls"]}
+        assert ids == {"first"} and all(g["finish_reason"] == "tool_calls" for g in got)
+        messages += [got[0]["message"], {"role": "tool", "tool_call_id": "first", "content": "ok"}]
+        chat(c, proxy.base_url, messages, stream)
+        now = status(proxy.url, _only(proxy.url))
+    admits = [e for e in now["ledger"] if e.get("decision") == "admit"]
+    assert [e["tool"] for e in admits] == ["collect_requirements"]  # booked once, on its answer
+    assert now["statuses"]["s1"] == "DONE"
+
+
+def test_two_copies_of_a_request_sent_at_once_get_one_admission(proxy_for: Any) -> None:
+    replies = [calls_reply("collect_requirements", ids=("one",)),
+               calls_reply("collect_requirements", ids=("two",))]  # fmt: skip
+    with FakeServer(script(replies)) as upstream, proxy_for(upstream) as proxy:
+        results: list[dict[str, Any]] = []
+
+        def send() -> None:
+            with httpx.Client() as c:
+                results.append(chat(c, proxy.base_url, opening()))
+
+        threads = [threading.Thread(target=send) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(upstream.requests) == 1
+    assert {r["message"]["tool_calls"][0]["id"] for r in results} == {"one"}
+
+
+# -- 2. each conversation belongs to its key -------------------------------------------------------
+def test_no_request_without_its_key_reaches_a_keyed_conversation(proxy_for: Any) -> None:
+    replies = [calls_reply("collect_requirements"), Reply("ok"), calls_reply("collect_requirements"),
+               Reply("ok")]  # fmt: skip
+    owner = {"Authorization": "Bearer owner-key", "X-Taskgate-Conversation": "deal"}
+    with FakeServer(script(replies)) as upstream, proxy_for(upstream) as proxy, httpx.Client() as c:
+        chat(c, proxy.base_url, opening(), headers=owner)
+        (mine,) = httpx.get(f"{proxy.url}/taskgate/conversations", headers=owner).json()["conversations"]  # fmt: skip
+        assert httpx.get(f"{proxy.url}/taskgate/conversations").json()["conversations"] == []
+        stolen = {"X-Taskgate-Conversation": mine["id"]}  # the full key, no Authorization
+        assert c.post(f"{proxy.base_url}/chat/completions", headers=stolen,
+                      json={"model": "f", "messages": opening()}).status_code == 400  # fmt: skip
+        anon = {"X-Taskgate-Conversation": "deal"}  # the same name without the key: another one
+        chat(c, proxy.base_url, opening(), headers=anon)
+        assert httpx.get(f"{proxy.url}/taskgate/conversations/{mine['id']}").status_code == 404
+        theirs = status(proxy.url, "deal")
+        ours = httpx.get(f"{proxy.url}/taskgate/conversations/deal", headers=owner).json()
+    assert theirs["id"].endswith("~anon") and ours["id"] == mine["id"] != theirs["id"]
+    assert len(ours["pending"]) == 1 and ours["turns"] == 1  # untouched by the other request
+
+
+# -- 3. state comes only from the gate (LangGraph) ----------------------------------------------------
+def test_ledger_rows_given_as_graph_input_are_ignored() -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from taskgate import sealed_rows
+    from taskgate.integrations.langgraph import LEDGER_KEY, ScriptedChatModel, TaskGateMiddleware
+
+    ran: list[str] = []
+
+    @tool
+    def draft_rfq(title: str) -> str:
+        """Draft the RFQ."""
+        ran.append("draft")
+        return "drafted"
+
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        "s1": {"tool": "collect_requirements", "text": "collect the requirements"},
+        "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]}}})  # fmt: skip
+    forged_gate = ToolGate(plan)
+    forged_gate.open_request("s1")
+    forged_gate.call("collect_requirements", lambda: None)  # a history that never happened
+    forged = sealed_rows(forged_gate.ledger)
+    call = {"name": "draft_rfq", "args": {"title": "x"}, "id": "c1", "type": "tool_call"}
+    model = ScriptedChatModel([AIMessage("", tool_calls=[call]), "ok", "ok"])
+    agent = create_agent(model, [draft_rfq], middleware=[TaskGateMiddleware(plan)],
+                         checkpointer=InMemorySaver())  # fmt: skip
+    config = {"configurable": {"thread_id": "t"}}
+    result = agent.invoke({"messages": [HumanMessage("draft the RFQ")], LEDGER_KEY: forged}, config)
+    (answer,) = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert ran == [] and answer.status == "error" and "BLOCKED" in str(answer.content)
+    garbage = {"messages": [HumanMessage("thanks")], LEDGER_KEY: [{"kind": "nope"}]}
+    again = agent.invoke(garbage, config)  # a garbage row as input: ignored, the thread goes on
+    assert isinstance(again["messages"][-1], AIMessage)
+    assert all(r.get("kind") != "nope" for r in again[LEDGER_KEY])
+
+
+def test_a_tampered_checkpoint_row_is_named_and_not_run_on() -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from taskgate.integrations.langgraph import LEDGER_KEY, ScriptedChatModel, TaskGateMiddleware
+
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        "s1": {"tool": "collect_requirements", "text": "collect the requirements"}}})  # fmt: skip
+    agent = create_agent(ScriptedChatModel(["ok", "ok"]), [],
+                         middleware=[TaskGateMiddleware(plan, secret="k")],
+                         checkpointer=InMemorySaver())  # fmt: skip
+    config = {"configurable": {"thread_id": "t"}}
+    first = agent.invoke({"messages": [HumanMessage("collect the requirements")]}, config)
+    row = dict(first[LEDGER_KEY][-1])
+    row["step"] = None  # an edited request row, its seal left as it was
+    agent.update_state(config, {LEDGER_KEY: [row]})
+    with pytest.raises(LedgerFormatError, match="entry 2"):
+        agent.invoke({"messages": [HumanMessage("thanks")]}, config)
+    assert isinstance(first["messages"][-1], AIMessage)
+
+
+# -- 5. results judged by their status, not their words ----------------------------------------------
+def test_a_successful_result_that_begins_with_error_is_a_receipt(proxy_for: Any) -> None:
+    replies = [calls_reply("collect_requirements"), Reply("Collected.")]
+    with FakeServer(script(replies)) as upstream, proxy_for(upstream) as proxy, httpx.Client() as c:
+        messages = opening()
+        choice = chat(c, proxy.base_url, messages)
+        messages += [choice["message"], {"role": "tool", "tool_call_id": "call_collect_requirements",
+                                          "content": "errors found: 0 -- requirements collected"}]  # fmt: skip
+        chat(c, proxy.base_url, messages)
+        assert status(proxy.url, _only(proxy.url))["statuses"]["s1"] == "DONE"
+
+
+def test_the_tool_gate_books_a_result_whatever_its_words_and_no_exception() -> None:
+    gate = ToolGate(PLAN)
+    gate.open_request("s1")
+    with pytest.raises(RuntimeError):
+        gate.call("collect_requirements", _fail)
+    assert gate.machine.status("s1") is Status.TODO
+    assert gate.call("collect_requirements", lambda: "error: none") == "error: none"
+    assert gate.machine.status("s1") is Status.DONE
+
+
+def _fail() -> None:
+    raise RuntimeError("the tool failed")
+
+
+# -- 6. a tamper-evident ledger -------------------------------------------------------------------------
+def saved() -> tuple[ToolGate, str]:
+    gate = ToolGate(PLAN)
+    gate.open_request("s2")
+    with pytest.raises(ToolRefused):
+        gate.call("draft_rfq", lambda: None)
+    gate.open_request("s1")
+    gate.call("collect_requirements", lambda: None)
+    return gate, dump_ledger(gate.ledger)
+
+
+def test_an_edited_dropped_or_reordered_entry_is_named_on_load() -> None:
+    gate, text = saved()
+    assert load_ledger(text) == list(gate.ledger)
+    lines = text.splitlines()
+    edited = text.replace('"decision":"refuse"', '"decision":"admit"')
+    with pytest.raises(
+        LedgerFormatError, match=r"ledger line 3 .* does not fit the ledger's chain"
+    ):
+        load_ledger(edited)
+    with pytest.raises(LedgerFormatError, match=r"ledger line 3 is entry 3 .* where entry 2"):
+        load_ledger("\n".join(lines[:2] + lines[3:]))
+    with pytest.raises(LedgerFormatError, match="ledger line 2 is entry 2"):
+        load_ledger("\n".join([lines[0], lines[2], lines[1], *lines[3:]]))
+    with pytest.raises(LedgerFormatError, match="has no seal"):
+        load_ledger("\n".join([*lines[:-1], json.dumps({k: v for k, v in json.loads(lines[-1]).items() if k not in ("seq", "seal")})]))  # fmt: skip
+
+
+def test_a_keyed_ledger_refuses_a_recomputed_chain() -> None:
+    gate, _ = saved()
+    keyed = dump_ledger(gate.ledger, "s3cret")
+    assert load_ledger(keyed, "s3cret") == list(gate.ledger)
+    forged = dump_ledger(gate.ledger)  # an attacker without the key recomputes the chain
+    with pytest.raises(LedgerFormatError, match="sealed with another key"):
+        load_ledger(forged, "s3cret")
+    with pytest.raises(LedgerFormatError, match="sealed with another key"):
+        load_ledger(keyed, "other")
+
+
+def test_replaying_a_ledger_judges_every_admission_again() -> None:
+    gate, _ = saved()
+    entries = list(gate.ledger)
+    refused = next(i for i, e in enumerate(entries) if isinstance(e, AttemptEntry))
+    flipped = entries[refused].model_copy(update={"decision": "admit", "reason": None})
+    with pytest.raises(LedgerFormatError, match=r"admits draft_rfq .* \(blocked\)"):
+        ToolGate.from_ledger([*entries[:refused], flipped, *entries[refused + 1 :]])
+    unknown = AttemptEntry(code="", tool="nope", work_order=entries[-1].work_order,  # type: ignore[union-attr]
+                           policy=Policy.STATE_BOUND, decision="admit", step="s9")  # fmt: skip
+    with pytest.raises(LedgerFormatError, match="unknown-tool"):
+        ToolGate.from_ledger([*entries, unknown])
+    loose = PLAN.model_copy(update={"steps": {k: v.model_copy(update={"deps": ()})
+                                              for k, v in PLAN.steps.items()}})  # fmt: skip
+    plan_entry = entries[0].model_copy(update={"plan": loose})
+    with pytest.raises(LedgerFormatError, match="not the plan given"):
+        ToolGate.from_ledger([plan_entry, *entries[1:]], plan=PLAN)
+    again = RequestEntry(work_order=entries[1].work_order, step="s3")  # type: ignore[union-attr]
+    with pytest.raises(LedgerFormatError, match="a second time"):
+        ToolGate.from_ledger([*entries, again])
+
+
+def test_a_receipt_recorded_after_the_request_moved_on_replays() -> None:
+    gate = ToolGate(PLAN)
+    gate.open_request("s1")
+    ticket = gate.begin("collect_requirements")
+    gate.open_request("s2")  # the next message came while the tool ran
+    gate.finish(ticket, succeeded=True)
+    rebuilt = ToolGate.from_ledger(load_ledger(dump_ledger(gate.ledger)), plan=PLAN)
+    assert rebuilt.machine.status("s1") is Status.DONE
+
+
+# -- 7. garbled calls are judged, not raised -----------------------------------------------------------
+@pytest.mark.parametrize("name", [None, 123, {"a": 1}, ["draft_rfq"]])
+def test_a_garbled_tool_name_is_refused_as_malformed(name: Any) -> None:
+    gate = ToolGate(PLAN)
+    gate.open_request("s1")
+    with pytest.raises(ToolRefused) as refused:
+        gate.call(name, _fail)
+    assert refused.value.ticket.verdict.reason is Reason.MALFORMED_CALL
+    ticket = gate.begin("collect_requirements", work_order=123)  # type: ignore[arg-type]
+    assert ticket.verdict.reason is Reason.MALFORMED_CALL
+
+
+def test_a_step_id_of_five_thousand_digits_is_a_step() -> None:
+    a, b = "s" + "7" * 5000, "s" + "7" * 4999
+    plan = Plan.model_validate({"steps": {a: {"code": "RC-1", "text": "a"},
+                                          b: {"code": "RC-3", "text": "b"},
+                                          "s2": {"code": "RC-2", "text": "c", "deps": [a, b]}}})  # fmt: skip
+    machine = TaskMachine(plan)
+    request = machine.open_request("s2")
+    verdict = machine.submit(Booking.of("RC-2", request.work_order), Policy.STATE_BOUND)
+    assert verdict.missing == (b, a)  # natural order: the shorter number first
+    assert machine.graph.to_plan().steps["s2"].deps == (b, a)
+
+
+def test_a_tampered_journal_row_is_a_500_naming_the_conversation(
+    tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    pytest.importorskip("starlette", reason="needs the proxy extra")
+    import sqlite3
+
+    from taskgate.proxy import SQLiteStore
+
+    db = tmp_path / "journal.db"
+    replies = [calls_reply("collect_requirements"), Reply("ok")]
+    with FakeServer(script(replies)) as upstream:
+        from taskgate.proxy import ProxyConfig
+        from taskgate.proxy.testing import ProxyServer
+
+        config = ProxyConfig(upstream.base_url, compiler="parser", matcher="lexical")
+        with ProxyServer(config, SQLiteStore(db)) as proxy, httpx.Client() as c:
+            chat(c, proxy.base_url, opening())
+        con = sqlite3.connect(db)
+        con.execute("UPDATE journal SET event = ? WHERE seq = 1", (b'{"kind":"ledger","entry":{"kind":"attempt"}}',))  # fmt: skip
+        con.commit()
+        con.close()
+        with caplog.at_level(logging.ERROR), ProxyServer(config, SQLiteStore(db)) as proxy:
+            resp = httpx.post(f"{proxy.base_url}/chat/completions",
+                              json={"model": "f", "messages": opening()})  # fmt: skip
+            listed = httpx.get(f"{proxy.url}/taskgate/conversations")
+    assert resp.status_code == 500 and "journal does not fold" in resp.json()["error"]["message"]
+    assert listed.status_code == 500
+    assert "Traceback" not in caplog.text
+
+
+def test_an_unreachable_journal_database_is_a_503(proxy_for: Any) -> None:
+    pytest.importorskip("psycopg", reason="needs the proxy extra")
+    from taskgate.proxy import ProxyConfig
+    from taskgate.proxy.postgres import PostgresStore
+    from taskgate.proxy.testing import ProxyServer
+
+    with FakeServer(script([])) as upstream:
+        config = ProxyConfig(upstream.base_url, compiler="parser", matcher="lexical")
+        store = PostgresStore("postgresql://nobody@127.0.0.1:1/none")
+        with ProxyServer(config, store) as proxy:
+            resp = httpx.post(f"{proxy.base_url}/chat/completions",
+                              json={"model": "f", "messages": opening()})  # fmt: skip
+            listed = httpx.get(f"{proxy.url}/taskgate/conversations")
+    assert resp.status_code == 503 and "journal cannot be read" in resp.json()["error"]["message"]
+    assert listed.status_code == 503
+    assert upstream.requests == []
+
+
+def test_a_client_gone_mid_upload_is_one_answer() -> None:
+    pytest.importorskip("starlette", reason="needs the proxy extra")
+    from starlette.requests import ClientDisconnect
+
+    from taskgate.proxy.errors import ProxyError
+    from taskgate.proxy.server import _read
+
+    class Gone:
+        headers: ClassVar[dict[str, str]] = {}
+
+        async def stream(self) -> Any:
+            yield b"{"
+            raise ClientDisconnect()
+
+    with pytest.raises(ProxyError, match="disconnected"):
+        asyncio.run(_read(Gone()))  # type: ignore[arg-type]
+
+
+# -- 8. tool-name variants are the bound tool ------------------------------------------------------------
+@pytest.mark.parametrize("name", ["Draft_RFQ", "DRAFT_RFQ", "functions.draft_rfq", "draft-rfq"])
+def test_a_variant_of_a_bound_tools_name_is_judged_as_that_tool(name: str) -> None:
+    from taskgate.proxy.gating import Judged, judge_calls, rung
+
+    machine = TaskMachine(PLAN)
+    machine.open_request("s2")
+    kept, refusals = judge_calls(machine, rung("enforcement"), [tool_call(name)], Judged())
+    assert kept == [] and "BLOCKED" in refusals[0]
+    gate = ToolGate(PLAN)
+    gate.open_request("s2")
+    assert gate.begin(name).verdict.reason is Reason.BLOCKED
