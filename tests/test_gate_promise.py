@@ -540,3 +540,53 @@ def test_a_variant_of_a_bound_tools_name_is_judged_as_that_tool(name: str) -> No
     gate = ToolGate(PLAN)
     gate.open_request("s2")
     assert gate.begin(name).verdict.reason is Reason.BLOCKED
+
+
+# -- 8. run directories: one kind each, and resumes that report what an uninterrupted run does ---------
+def test_tools_refuses_a_run_directory_of_the_testbed(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from taskgate.cli import app
+
+    args = ["--agent", "scripted:perfect", "--compiler", "scripted", "--matcher", "scripted",
+            "--episodes", "1", "--steps", "5", "--out", str(tmp_path)]  # fmt: skip
+    assert CliRunner().invoke(app, ["ladder", *args]).exit_code == 0
+    before = (tmp_path / "log.jsonl").read_bytes()
+    refused = CliRunner().invoke(app, ["tools", *args])
+    assert refused.exit_code != 0
+    assert "holds the testbed's runs, not the tool harness's (actions mode)" in refused.output
+    assert (tmp_path / "log.jsonl").read_bytes() == before
+
+
+def test_a_resumed_run_reports_the_compile_cost_an_uninterrupted_one_does(tmp_path: Any) -> None:
+    from taskgate import ChatClient, Endpoint, LadderConfig, protocol_responder, run_ladder
+    from taskgate.reporting.runs import load_runs
+    from taskgate.scoring.usage import usage_rows
+
+    arms = ["raw", "checklist", "directive", "enforcement"]
+    config = LadderConfig(arms=arms, agent="llm", compiler="llm", matcher="llm", steps=(10,),
+                          episodes=2, concurrency=4)  # fmt: skip
+    served = {"n": 0}
+
+    def down_after_60(body: dict[str, Any]) -> Any:
+        served["n"] += 1
+        if served["n"] > 60:
+            raise RuntimeError("the server went down")
+        return protocol_responder(body)
+
+    async def run(out: Any, responder: Any) -> int:
+        with FakeServer(responder) as server:
+            async with ChatClient(Endpoint(server.base_url, "fake", attempts=1)) as client:
+                return (await run_ladder(config, out, client=client)).failed
+
+    assert asyncio.run(run(tmp_path / "whole", protocol_responder)) == 0
+    assert asyncio.run(run(tmp_path / "resumed", down_after_60)) > 0  # interrupted part-way
+    assert asyncio.run(run(tmp_path / "resumed", protocol_responder)) == 0
+
+    def cost(d: str) -> dict[str, float]:
+        rows = usage_rows(load_runs([tmp_path / d]).entries, arms)
+        return {r.arm: r.compiler_tokens for r in rows}
+
+    whole = cost("whole")
+    assert whole == cost("resumed")
+    assert whole["directive"] == whole["enforcement"] > 0 == whole["raw"]

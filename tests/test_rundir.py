@@ -310,27 +310,26 @@ def test_a_torn_compile_cache_entry_is_absent(run: Path, finished: Path) -> None
     assert len(old) == 32  # a plan and a revision per episode
     path.write_bytes(b"".join([*old[:5], b'{"what": "plan", "key": \n', *old[5:-1], old[-1][:40]]))
     with pytest.warns(SkippedLineWarning, match=r"compiled\.jsonl:6: skipped: not a compile cache"):
-        plans, revisions = read_compiled(path)
-    assert len(plans) + len(revisions) == 31  # the torn last entry is absent, silently
+        entries = read_compiled(path)
+    assert len(entries) == 31  # the torn last entry is absent, silently
     with pytest.warns(SkippedLineWarning, match=r"compiled\.jsonl:6: skipped"):
         cache = CompileCache(path)  # reads through read_compiled
-    assert (len(cache._plans), len(cache._revisions)) == (len(plans), len(revisions))
+    assert len(cache._entries) == len(entries)
     (run / LOG).unlink()  # rerun everything: the torn entry is compiled again, and appended
     with pytest.warns(SkippedLineWarning):
         progress = ladder(run)
     assert progress.failed == 0 and rows(run) == rows(finished)
     skipped: list[SkippedLine] = []
-    plans, revisions = read_compiled(path, skipped.append)
-    assert len(plans) + len(revisions) == 32 and [s.line for s in skipped] == [6]
+    entries = read_compiled(path, skipped.append)
+    assert len(entries) == 32 and [s.line for s in skipped] == [6]
 
 
 def test_an_append_after_a_torn_entry_is_not_glued_to_it(tmp_path: Path, finished: Path) -> None:
     path = tmp_path / COMPILED
     first = lines(finished / COMPILED)[0]
     path.write_bytes(first + first[:30])
-    plans, _ = read_compiled(finished / COMPILED, lambda s: None)
-    key, plan = next(iter(plans.items()))
-    append_compiled(path, "plan", "new", plan)
+    what, key, plan, calls = read_compiled(finished / COMPILED, lambda s: None)[0]
+    append_compiled(path, (what, "new", plan, calls))
     skipped: list[SkippedLine] = []
-    got, _ = read_compiled(path, skipped.append)
-    assert got == {key: plan, "new": plan} and not skipped
+    got = read_compiled(path, skipped.append)
+    assert got == [(what, key, plan, calls), (what, "new", plan, calls)] and not skipped

@@ -29,7 +29,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .core.plan import Plan, Revision
 from .episodes.models import Episode
-from .episodes.records import CallRecord, EndRecord, EpisodeRecord, Record, TurnRecord
+from .episodes.records import CallInfo, CallRecord, EndRecord, EpisodeRecord, Record, TurnRecord
 from .errors import LogFormatError
 from .files import read_text
 
@@ -243,33 +243,38 @@ def drop_torn_tail(path: Path) -> None:
             f.truncate(start)
 
 
-def read_compiled(
-    path: Path, on_skip: OnSkip | None = None
-) -> tuple[dict[str, Plan], dict[str, Revision]]:
-    """The compile cache's plans and revisions by key. An entry that cannot be read is absent
-    (it is compiled again); one in the middle of the file is also reported to ``on_skip``."""
+#: a compile cache entry: what it is, its key, the plan or revision, and the compile calls that
+#: made it (none for a scripted compiler, or in a cache written before they were kept)
+Compiled = tuple[Literal["plan", "revision"], str, Plan | Revision, tuple[CallInfo, ...]]
+
+
+def read_compiled(path: Path, on_skip: OnSkip | None = None) -> list[Compiled]:
+    """The compile cache's entries, in file order. An entry that cannot be read is absent (it
+    is compiled again); one in the middle of the file is also reported to ``on_skip``."""
     report = on_skip or warn_skipped
-    plans: dict[str, Plan] = {}
-    revisions: dict[str, Revision] = {}
+    out: list[Compiled] = []
     for n, raw, whole in _lines(path):
         try:
             row = _COMPILED_ROW.validate_json(raw)
-            if row.what == "plan":
-                plans[row.key] = Plan.model_validate(row.value)
-            else:
-                revisions[row.key] = Revision.model_validate(row.value)
+            value: Plan | Revision = (
+                Plan.model_validate(row.value)
+                if row.what == "plan"
+                else Revision.model_validate(row.value)
+            )
+            out.append((row.what, row.key, value, row.calls))
         except ValidationError as exc:
             if whole:
                 report(SkippedLine(path, n, f"not a compile cache entry: {_why(exc)}"))
-    return plans, revisions
+    return out
 
 
-def append_compiled(
-    path: Path, what: Literal["plan", "revision"], key: str, value: Plan | Revision
-) -> None:
+def append_compiled(path: Path, entry: Compiled) -> None:
     """Append one compile cache entry (after cutting a torn last line, see :func:`drop_torn_tail`)."""
+    what, key, value, calls = entry
     drop_torn_tail(path)
-    row = {"what": what, "key": key, "value": value.model_dump(mode="json")}
+    row: dict[str, Any] = {"what": what, "key": key, "value": value.model_dump(mode="json")}
+    if calls:
+        row["calls"] = [c.model_dump(mode="json") for c in calls]
     with path.open("a", encoding="utf-8") as f:
         f.write(json.dumps(row) + "\n")
 
@@ -278,6 +283,7 @@ class _CompiledRow(BaseModel):
     what: Literal["plan", "revision"]
     key: str
     value: dict[str, Any]
+    calls: tuple[CallInfo, ...] = ()
 
 
 _COMPILED_ROW = TypeAdapter(_CompiledRow)

@@ -170,6 +170,14 @@ class CallRecord(CallInfo, _Record):
     """One model call made for this episode-arm (its compile calls included)."""
 
     kind: Literal["call"] = "call"
+    #: a copy of a compile call that another episode-arm (or an earlier run) made for the compile
+    #: this one used: so every arm that used a compile shows its cost, whichever arm made it and
+    #: whether or not the run was resumed; it is no call of its own (no latency, no failure)
+    shared: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_unset(handler(self), ("shared",))
 
 
 class EndRecord(_Record):

@@ -42,12 +42,12 @@ from ..llm.client import ChatClient, OnCall
 from ..llm.roles import LLMAgent, LLMCompiler, LLMMatcher
 from ..matching import HybridMatcher, shared_matcher
 from ..memory.base import Memory
-from ..rundir import OnSkip, append_compiled, read_compiled
+from ..rundir import Compiled, OnSkip, append_compiled, read_compiled
 from .episode import Players
 
 Kind = Literal["agent", "matcher", "compiler"]
-#: a compile cache entry: ("plan", key, plan) or ("revision", key, revision)
-Entry = tuple[Literal["plan", "revision"], str, Plan | Revision]
+#: a compile cache entry: ("plan" or "revision", key, value, the compile calls that made it)
+Entry = Compiled
 T = TypeVar("T")
 
 
@@ -185,16 +185,29 @@ class CallLog:
         self._write, self._on_call = write, on_call
         self._held: list[CallRecord] | None = []
         self.episode, self.arm = "", ""
+        self.made: list[CallInfo] = []  # the calls this episode-arm made, in order
 
     def bind(self, episode: str, arm: str) -> None:
         self.episode, self.arm = episode, arm
 
     def __call__(self, info: CallInfo) -> None:
-        # the client's CallInfo is validated already: the record is built without validating again
-        fields = {**info.__dict__, "latency_s": round(info.latency_s, 4)}
-        rec = CallRecord.model_construct(episode=self.episode, arm=self.arm, **fields)
+        self.made.append(info)
         if self._on_call:
             self._on_call(info)
+        self._record(info)
+
+    def shared(self, infos: Sequence[CallInfo]) -> None:
+        """Log copies of compile calls made elsewhere for the compile this episode-arm used (no
+        calls of its own: not counted as calls made)."""
+        for info in infos:
+            self._record(info, shared=True)
+
+    def _record(self, info: CallInfo, shared: bool | None = None) -> None:
+        # the client's CallInfo is validated already: the record is built without validating again
+        fields = {**info.__dict__, "latency_s": round(info.latency_s, 4)}
+        rec = CallRecord.model_construct(
+            episode=self.episode, arm=self.arm, shared=shared, **fields
+        )
         if self._held is None:
             self._write(rec)
         else:
@@ -209,50 +222,64 @@ class CallLog:
 
 @dataclass
 class CompileCache:
-    """One compile per (episode, compiler), shared by concurrent arms; optionally on disk."""
+    """One compile per (episode, compiler), shared by concurrent arms; optionally on disk. Each
+    entry keeps the compile calls that made it, and every episode-arm that uses an entry it did
+    not make logs copies of them (:meth:`CallLog.shared`), so each arm's compile cost is the same
+    whichever arm made the calls, in one run or across a resumed one."""
 
     path: Path | None = None
     on_skip: OnSkip | None = None
-    _plans: dict[str, Plan] = field(default_factory=dict)
-    _revisions: dict[str, Revision] = field(default_factory=dict)
-    _inflight: dict[str, asyncio.Future[object]] = field(default_factory=dict)
+    _entries: dict[tuple[str, str], Entry] = field(default_factory=dict)
+    _inflight: dict[tuple[str, str], asyncio.Future[object]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.path is not None:
-            self._plans, self._revisions = read_compiled(self.path, self.on_skip)
+            for entry in read_compiled(self.path, self.on_skip):
+                self._entries.setdefault((entry[0], entry[1]), entry)
 
     def entries(self, episode: str) -> list[Entry]:
         """The cache's entries for one episode (its keys start with the episode's id)."""
         head = episode + "|"
-        return [("plan", k, v) for k, v in self._plans.items() if k.startswith(head)] + [
-            ("revision", k, r) for k, r in self._revisions.items() if k.startswith(head)
-        ]
+        return [e for (_, key), e in self._entries.items() if key.startswith(head)]
 
     def add(self, entries: Sequence[Entry]) -> None:
         """Take entries made elsewhere (a Ray task's); new ones are appended to the file too."""
-        for what, key, value in entries:
-            table: dict[str, Any] = self._plans if what == "plan" else self._revisions
-            if key not in table:
-                table[key] = value
-                if self.path is not None:
-                    append_compiled(self.path, what, key, value)
+        for entry in entries:
+            if (entry[0], entry[1]) not in self._entries:
+                self._keep(entry)
 
-    async def plan(self, key: str, make: Callable[[], Awaitable[Plan]]) -> Plan:
-        return await self._get(self._plans, "plan", key, make)
+    async def plan(
+        self, key: str, make: Callable[[], Awaitable[Plan]], log: CallLog | None = None
+    ) -> Plan:
+        value = await self._get("plan", key, make, log)
+        assert isinstance(value, Plan)
+        return value
 
-    async def revision(self, key: str, make: Callable[[], Awaitable[Revision]]) -> Revision:
-        return await self._get(self._revisions, "revision", key, make)
+    async def revision(
+        self, key: str, make: Callable[[], Awaitable[Revision]], log: CallLog | None = None
+    ) -> Revision:
+        value = await self._get("revision", key, make, log)
+        assert isinstance(value, Revision)
+        return value
 
     async def _get(
-        self, table: dict[str, T], what: str, key: str, make: Callable[[], Awaitable[T]]
-    ) -> T:
-        if key in table:
-            return table[key]
-        tag = f"{what}:{key}"
-        if tag in self._inflight:
-            return await self._inflight[tag]  # type: ignore[return-value]
+        self,
+        what: Literal["plan", "revision"],
+        key: str,
+        make: Callable[[], Awaitable[Plan | Revision]],
+        log: CallLog | None,
+    ) -> Plan | Revision:
+        tag = (what, key)
+        if tag not in self._entries and tag in self._inflight:
+            await self._inflight[tag]
+        if tag in self._entries:  # made by another arm, or an earlier run: its cost is shared
+            _, _, value, calls = self._entries[tag]
+            if log is not None:
+                log.shared(calls)
+            return value
         fut: asyncio.Future[object] = asyncio.get_running_loop().create_future()
         self._inflight[tag] = fut
+        before = len(log.made) if log is not None else 0
         try:
             value = await make()
         except BaseException as exc:
@@ -261,23 +288,29 @@ class CompileCache:
             raise
         finally:
             del self._inflight[tag]
-        table[key] = value
+        made = log.made[before:] if log is not None else []
+        self._keep((what, key, value, tuple(c for c in made if c.purpose == "compiler")))
         fut.set_result(value)
-        if self.path is not None:
-            append_compiled(self.path, what, key, value)  # type: ignore[arg-type]
         return value
+
+    def _keep(self, entry: Entry) -> None:
+        self._entries[(entry[0], entry[1])] = entry
+        if self.path is not None:
+            append_compiled(self.path, entry)
 
 
 class CachedCompiler:
-    def __init__(self, inner: Compiler, cache: CompileCache, key: str) -> None:
-        self._inner, self._cache, self._key = inner, cache, key
+    def __init__(
+        self, inner: Compiler, cache: CompileCache, key: str, log: CallLog | None = None
+    ) -> None:
+        self._inner, self._cache, self._key, self._log = inner, cache, key, log
 
     async def compile_plan(self, brief: str) -> Plan:
-        return await self._cache.plan(self._key, lambda: self._inner.compile_plan(brief))
+        return await self._cache.plan(self._key, lambda: self._inner.compile_plan(brief), self._log)
 
     async def compile_revision(self, plan: Plan, message: str) -> Revision:
         return await self._cache.revision(
-            self._key, lambda: self._inner.compile_revision(plan, message)
+            self._key, lambda: self._inner.compile_revision(plan, message), self._log
         )
 
 
@@ -298,7 +331,8 @@ class RoleBuilder:
             key += "|tools-" + hashlib.sha256(ctx.oracle.episode.brief.encode()).hexdigest()[:12]
         if ROLES.needs_model("compiler", name):
             key += f"|{ctx.model('compiler').model}"
-        return CachedCompiler(ROLES.compiler(name, ctx), self.cache, key)
+        log = ctx.on_call if isinstance(ctx.on_call, CallLog) else None
+        return CachedCompiler(ROLES.compiler(name, ctx), self.cache, key, log)
 
 
 def build_players(

@@ -103,9 +103,7 @@ def merge_runs(out: Path, sources: Sequence[Path], on_skip: OnSkip | None = None
     logs = [read_log(d / LOG, on_skip) for d in dirs]
     entries: list[Entry] = []
     for d in dirs:
-        plans, revisions = read_compiled(d / COMPILED, on_skip)
-        entries += [("plan", k, p) for k, p in plans.items()]
-        entries += [("revision", k, r) for k, r in revisions.items()]
+        entries += read_compiled(d / COMPILED, on_skip)
     out.mkdir(parents=True, exist_ok=True)
     write_episodes(out / EPISODES, episodes.values())
     CompileCache(out / COMPILED, on_skip).add(entries)

@@ -28,7 +28,7 @@ class UsageRow:
     total: float
     ratio_to_raw: float | None
     matcher_calls: float  # per episode
-    compiler_tokens: float  # per episode, when this arm made the (shared) compile call
+    compiler_tokens: float  # per episode: the compile this arm used, whichever arm made it
     refused: int  # refused bookings, all episodes
     failed_calls: int
     model_seconds: float  # per episode: the latency of every model call, summed
@@ -65,7 +65,8 @@ def usage_rows(entries: Sequence[Entry], arms: Sequence[str]) -> list[UsageRow]:
 
 def _usage(config: str, cell: CellKey, arm: str, group: list[Run]) -> UsageRow:
     n = len(group)
-    calls = [c for r in group for c in r.calls]
+    compile_calls = [c for r in group for c in r.calls if c.purpose == "compiler"]
+    calls = [c for r in group for c in r.calls if not c.shared]  # the calls this arm made
     agent = [c for c in calls if c.purpose == "agent"]
     prompt = sum(c.prompt_tokens for c in agent) / n
     completion = sum(c.completion_tokens for c in agent) / n
@@ -81,10 +82,7 @@ def _usage(config: str, cell: CellKey, arm: str, group: list[Run]) -> UsageRow:
         total=prompt + completion,
         ratio_to_raw=None,
         matcher_calls=sum(1 for c in calls if c.purpose == "matcher") / n,
-        compiler_tokens=sum(
-            c.prompt_tokens + c.completion_tokens for c in calls if c.purpose == "compiler"
-        )
-        / n,
+        compiler_tokens=sum(c.prompt_tokens + c.completion_tokens for c in compile_calls) / n,
         refused=sum(
             1
             for r in group
