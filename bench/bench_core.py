@@ -1,7 +1,9 @@
 """Core speed: one gate verdict on an 18-step graph, and parsing a 2 KB reply.
 
 Targets on a 2-core machine: verdict under 20 us, parse under 50 us. Prints medians over batches,
-and the tool gate's cost per admitted call (judge and reserve, run a no-op tool, record the receipt).
+the tool gate's cost per admitted call (judge and reserve, run a no-op tool, record the receipt),
+and the tamper-evident ledger's cost per entry: sealing, loading with the chain checked, and
+replaying with every admission judged again.
 Run: make bench   (or .venv/bin/python bench/bench_core.py)
 """
 
@@ -11,7 +13,17 @@ import statistics
 import time
 from collections.abc import Callable
 
-from taskgate import Booking, Plan, Policy, StepSpec, TaskMachine, ToolGate, parse_bookings
+from taskgate import (
+    Booking,
+    Plan,
+    Policy,
+    StepSpec,
+    TaskMachine,
+    ToolGate,
+    dump_ledger,
+    load_ledger,
+    parse_bookings,
+)
 
 
 def median_us(fn: Callable[[], object], batch: int = 2000, batches: int = 31) -> float:
@@ -70,6 +82,23 @@ def main() -> None:
     us = median_us(lambda: parse_bookings(no_ref), batch=500)
     print(f"  {'parse a ' + str(len(no_ref)) + '-byte reply (no booking)':<40} {us:8.2f} us")
     print(f"  {'tool gate: judge + receipt, one call':<40} {tool_gate_call_us():8.2f} us")
+    ledger_costs()
+
+
+def ledger_costs() -> None:
+    """The tamper-evident ledger: sealing (SHA-256, and HMAC with a key) and checking per entry,
+    and replaying a ledger with every admission judged again, per entry."""
+    m = eighteen_step_machine()
+    entries = list(m.ledger)
+    n = len(entries)
+    for label, key in (("sha-256", None), ("hmac", "s3cret")):
+        text = dump_ledger(entries, key)
+        seal_us = median_us(lambda k=key: dump_ledger(entries, k), batch=50) / n
+        load_us = median_us(lambda t=text, k=key: load_ledger(t, k), batch=50) / n
+        print(f"  {'ledger: seal one entry (' + label + ')':<40} {seal_us:8.2f} us")
+        print(f"  {'ledger: load, check one entry (' + label + ')':<40} {load_us:8.2f} us")
+    replay_us = median_us(lambda: TaskMachine.from_ledger(entries), batch=50) / n
+    print(f"  {'ledger: replay one entry (re-judged)':<40} {replay_us:8.2f} us   ({n} entries)")
 
 
 def tool_gate_call_us() -> float:

@@ -95,9 +95,12 @@ def test_report_orders_the_rungs_and_refuses_to_merge_modes(tmp_path: Path) -> N
     assert list(table_rw(report.output)) == [
         "raw", "checklist", "directive", "enforcement", "enforcement-request"
     ]  # fmt: skip
-    native = runner.invoke(app, [*base, "--mode", "native"])
+    into_it = runner.invoke(app, [*base, "--mode", "native"])  # another kind: its own directory
+    assert into_it.exit_code != 0 and "use another --out directory" in into_it.output
+    native_dir = tmp_path / "native"
+    native = runner.invoke(app, [*base[:-1], str(native_dir), "--mode", "native"])
     assert native.exit_code == 0 and "| [0.34, 1.00] |" in native.output  # n=2, its own runs
-    mixed = runner.invoke(app, ["report", str(tmp_path)])
+    mixed = runner.invoke(app, ["report", str(tmp_path), str(native_dir)])
     assert mixed.exit_code != 0 and "several kinds" in mixed.output
 
 

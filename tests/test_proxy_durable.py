@@ -20,8 +20,10 @@ import pytest
 
 pytest.importorskip("starlette", reason="needs the proxy extra")
 
-from proxy_helpers import episodes, talk
-from taskgate import FakeServer, careless_responder
+from proxy_helpers import episodes, post, talk
+from taskgate import FakeServer, Plan, careless_responder
+from taskgate.harness.brief import harness_brief
+from taskgate.llm.fake import Reply, ToolCall
 from taskgate.proxy import ProxyConfig
 from taskgate.proxy.testing import ProxyServer
 
@@ -47,11 +49,11 @@ def free_port() -> int:
 class Killable:
     """``taskgate proxy`` as a process, killed with SIGKILL and restarted on the same database."""
 
-    def __init__(self, upstream: str, db: Path) -> None:
+    def __init__(self, upstream: str, db: Path, *extra: str) -> None:
         self.port = free_port()
         self.args = [
             sys.executable, "-m", "taskgate", "proxy", "--upstream", upstream, "--db", str(db),
-            "--port", str(self.port),
+            "--port", str(self.port), *extra,
         ]  # fmt: skip
         self.proc: subprocess.Popen[bytes] | None = None
         self.kills = 0
@@ -115,6 +117,97 @@ def test_sigkill_at_random_points_loses_and_duplicates_no_receipt(tmp_path: Path
         proxy.stop()
     assert proxy.kills >= 3
     assert len(expected) == 16 and got == expected
+
+
+# -- tool-bound plans, replies with several calls -------------------------------------------------
+TOOLS = ("collect_requirements", "draft_rfq", "send_rfq", "shortlist_vendors", "place_order")
+TOOL_PLAN = Plan.model_validate({"binding": "tool", "steps": {
+    "s1": {"tool": TOOLS[0], "text": "collect the requirements"},
+    "s2": {"tool": TOOLS[1], "text": "draft the RFQ", "deps": ["s1"]},
+    "s3": {"tool": TOOLS[2], "text": "send the RFQ", "deps": ["s2"]},
+    "s4": {"tool": TOOLS[3], "text": "shortlist the vendors"},
+    "s5": {"tool": TOOLS[4], "text": "place the order", "deps": ["s3", "s4"]},
+}})  # fmt: skip
+
+
+def greedy(body: dict[str, Any]) -> Reply:
+    """An upstream that calls, in one reply, every tool its conversation has not yet seen run
+    (dependents included: the gate must hand out only what the state allows); the same request
+    always gets the same reply, call ids included."""
+    messages = body["messages"]
+    ran = {m["content"].removeprefix("ran ") for m in messages if m["role"] == "tool"}
+    hop = sum(1 for m in messages if m["role"] == "assistant")
+    left = [t for t in TOOLS if t not in ran]
+    if not left:
+        return Reply("All done.")
+    return Reply("Working.", tool_calls=tuple(ToolCall(t, {}, id=f"call_{t}_{hop}") for t in left))
+
+
+def work(url: str, name: str, executed: list[str]) -> None:
+    """A client that runs the tool calls it gets (``executed`` is its side-effect log) and answers
+    them, four user turns long, retrying through kills."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": harness_brief(TOOL_PLAN, "native")}
+    ]
+    headers = {"X-Taskgate-Conversation": name}
+    with httpx.Client(timeout=60) as client:
+        for turn in range(3):
+            messages.append(
+                {"role": "user", "content": f"Please get on with it (#W{5000 + turn})."}
+            )
+            for _ in range(10):
+                data = post(client, f"{url}/v1", messages, retry=True, headers=headers)
+                message = data["choices"][0]["message"]
+                messages.append(message)
+                calls = message.get("tool_calls") or []
+                if not calls:
+                    break
+                for call in calls:
+                    executed.append(call["function"]["name"])
+                    messages.append({"role": "tool", "tool_call_id": call["id"],
+                                     "content": f"ran {call['function']['name']}"})  # fmt: skip
+
+
+def test_sigkill_with_tool_bound_plans_runs_no_step_twice_and_books_every_one(
+    tmp_path: Path,
+) -> None:
+    names = [f"tools-{i}" for i in range(8)]
+    gated = ("--compiler", "parser", "--matcher", "lexical")
+    with FakeServer(greedy, latency=0.25, keep_requests=False) as upstream:
+        config = ProxyConfig(upstream.base_url, compiler="parser", matcher="lexical")
+        with ProxyServer(config) as reference:
+            with ThreadPoolExecutor(len(names)) as pool:
+                list(pool.map(lambda n: work(reference.url, n, []), names))
+            expected = states(reference.url)
+        proxy = Killable(upstream.base_url, tmp_path / "journal.db", *gated)
+        proxy.start()
+        finished = threading.Event()
+        rng = random.Random(11)
+
+        def killer() -> None:
+            while not finished.wait(rng.uniform(0.2, 0.6)):
+                proxy.kill()
+                proxy.start()
+
+        executed: dict[str, list[str]] = {n: [] for n in names}
+        thread = threading.Thread(target=killer)
+        thread.start()
+        try:
+            with ThreadPoolExecutor(len(names)) as pool:
+                list(pool.map(lambda n: work(proxy.url, n, executed[n]), names))
+        finally:
+            finished.set()
+            thread.join()
+        got = states(proxy.url)
+        proxy.stop()
+    assert proxy.kills >= 3
+    for name in names:
+        assert sorted(executed[name]) == sorted(TOOLS)  # every step ran, none of them twice
+        (state,) = [v for k, v in got.items() if k.startswith(f"{name}~")]
+        assert set(state["statuses"].values()) == {"DONE"}
+        admits = [e["tool"] for e in state["ledger"] if e.get("decision") == "admit"]
+        assert sorted(admits) == sorted(TOOLS)  # one receipt per execution
+    assert got == expected
 
 
 # -- PostgreSQL -----------------------------------------------------------------------------------

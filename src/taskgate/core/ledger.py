@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
@@ -130,6 +131,30 @@ def sealed_rows(
         prev = seal(prev, seq, canonical, key)
         rows.append({**orjson.loads(canonical), "seq": seq, "seal": prev})
     return rows
+
+
+class Sealer:
+    """The seals of a ledger that grows, each computed once: rows for new entries cost one seal
+    each, not a pass over the whole ledger (what a gate that writes its rows one by one needs).
+    Thread-safe."""
+
+    def __init__(self, secret: bytes | str | None = None) -> None:
+        self._key = _key(secret)
+        self._seals: list[str] = []
+        self._lock = threading.Lock()
+
+    def rows(self, entries: Sequence[LedgerEntry], start: int, stop: int) -> list[dict[str, Any]]:
+        """The sealed rows of ``entries[start:stop]`` (``entries`` is the ledger, or a longer
+        version of the one given before: entries already sealed must not have changed)."""
+        with self._lock:
+            seals = self._seals
+            for seq in range(len(seals), stop):
+                prev = seals[-1] if seals else GENESIS
+                seals.append(seal(prev, seq, _ENTRY.dump_json(entries[seq]), self._key))
+            return [
+                {**orjson.loads(_ENTRY.dump_json(entries[i])), "seq": i, "seal": seals[i]}
+                for i in range(start, stop)
+            ]
 
 
 def dump_ledger(entries: Iterable[LedgerEntry], secret: bytes | str | None = None) -> str:

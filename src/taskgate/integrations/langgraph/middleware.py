@@ -41,7 +41,7 @@ from langgraph.types import Command
 from ...agents.base import Matcher
 from ...agents.lexical import LexicalMatcher
 from ...core.ids import tool_key
-from ...core.ledger import LedgerEntry, sealed_rows, unseal_rows
+from ...core.ledger import LedgerEntry, Sealer, unseal_rows
 from ...core.plan import Plan
 from ...core.verdict import Policy
 from ...gate.tool_gate import Ticket, ToolGate, check_tools
@@ -94,6 +94,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         self.matcher: Matcher = matcher or LexicalMatcher()
         self._tools = {tool_key(spec.tool) for spec in plan.steps.values()}
         self._gates: OrderedDict[str, ToolGate] = OrderedDict()
+        self._sealers: dict[int, Sealer] = {}  # per gate (by id): the seals of its rows
         self._max_threads = max_threads
         self._lock = threading.Lock()
 
@@ -112,9 +113,14 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
                     gate = ToolGate.from_ledger(entries, self.policy, plan=self.plan)
                 else:
                     gate = ToolGate(self.plan, self.policy)
+                old = self._gates.get(thread)
+                if old is not None:
+                    self._sealers.pop(id(old), None)
                 self._gates[thread] = gate
+                self._sealers[id(gate)] = Sealer(self._secret)
                 while len(self._gates) > self._max_threads:
-                    self._gates.popitem(last=False)
+                    _, dropped = self._gates.popitem(last=False)
+                    self._sealers.pop(id(dropped), None)
             self._gates.move_to_end(thread)
             assert gate is not None
             return gate
@@ -150,7 +156,8 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             if opened.request is None:
                 assert opened.ask_back is not None
                 update = {"messages": [AIMessage(opened.ask_back)], "jump_to": "end"}
-        new = sealed_rows(gate.ledger, self._secret)[had:]  # the plan first, then the request
+        ledger = gate.ledger
+        new = self._sealer(gate).rows(ledger, had, len(ledger))  # the plan first, the request
         return {LEDGER_KEY: new, **update} if new else None
 
     # -- each tool call --------------------------------------------------------------------------
@@ -190,7 +197,11 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             return []
         ledger = gate.ledger
         at = next(i for i in range(len(ledger) - 1, -1, -1) if ledger[i] is entry)
-        return sealed_rows(ledger[: at + 1], self._secret)[at:]
+        return self._sealer(gate).rows(ledger, at, at + 1)
+
+    def _sealer(self, gate: ToolGate) -> Sealer:
+        with self._lock:
+            return self._sealers.setdefault(id(gate), Sealer(self._secret))
 
     def _ungated(self, request: ToolCallRequest) -> bool:
         return self.unbound == "run" and tool_key(request.tool_call["name"]) not in self._tools
