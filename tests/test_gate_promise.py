@@ -319,27 +319,100 @@ def test_ledger_rows_given_as_graph_input_are_ignored() -> None:
     assert all(r.get("kind") != "nope" for r in again[LEDGER_KEY])
 
 
-def test_a_tampered_checkpoint_row_is_named_and_not_run_on() -> None:
-    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+def _lg_agent(secret: str | None, saver: Any = None) -> tuple[Any, list[str]]:
+    """A create_agent whose model calls draft_rfq (needs s1) once, then says ok."""
     from langchain.agents import create_agent
-    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from taskgate.integrations.langgraph import LEDGER_KEY, ScriptedChatModel, TaskGateMiddleware
+    from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
 
-    plan = Plan.model_validate({"binding": "tool", "steps": {
-        "s1": {"tool": "collect_requirements", "text": "collect the requirements"}}})  # fmt: skip
-    agent = create_agent(ScriptedChatModel(["ok", "ok"]), [],
-                         middleware=[TaskGateMiddleware(plan, secret="k")],
-                         checkpointer=InMemorySaver())  # fmt: skip
+    ran: list[str] = []
+
+    @tool
+    def draft_rfq(title: str) -> str:
+        """Draft the RFQ."""
+        ran.append("draft")
+        return "drafted"
+
+    call = {"name": "draft_rfq", "args": {"title": "x"}, "id": "c1", "type": "tool_call"}
+    model = ScriptedChatModel(["ok", AIMessage("", tool_calls=[call]), "ok", "ok"])
+    gate = TaskGateMiddleware(LG_PLAN, secret=secret)
+    saver = saver if saver is not None else InMemorySaver()
+    return create_agent(model, [draft_rfq], middleware=[gate], checkpointer=saver), ran
+
+
+LG_PLAN = Plan.model_validate({"binding": "tool", "steps": {
+    "s1": {"tool": "collect_requirements", "text": "collect the requirements"},
+    "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]}}})  # fmt: skip
+
+
+def _forged_rows(start: list[dict[str, Any]], secret: str | None = None) -> list[dict[str, Any]]:
+    """The thread's rows, then a forged request and receipt of s1 sealed in the chain as a
+    forger without the key can seal them."""
+    from taskgate import sealed_rows
+    from taskgate.integrations.langgraph import state_entries
+
+    machine = TaskMachine.from_ledger(state_entries(start, secret))
+    machine.open_request("s1")
+    machine.submit(Booking.tool_call("collect_requirements", machine.request.work_order))  # type: ignore[union-attr]
+    return sealed_rows(machine.ledger)[len(start) :]
+
+
+@pytest.mark.parametrize("secret", [None, "k"])
+def test_a_receipt_forged_through_a_command_update_never_counts(secret: str | None) -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain_core.messages import HumanMessage, ToolMessage
+    from langgraph.types import Command
+
+    from taskgate.integrations.langgraph import LEDGER_KEY
+
+    agent, ran = _lg_agent(secret)
     config = {"configurable": {"thread_id": "t"}}
-    first = agent.invoke({"messages": [HumanMessage("collect the requirements")]}, config)
-    row = dict(first[LEDGER_KEY][-1])
-    row["step"] = None  # an edited request row, its seal left as it was
-    agent.update_state(config, {LEDGER_KEY: [row]})
-    with pytest.raises(LedgerFormatError, match="entry 2"):
-        agent.invoke({"messages": [HumanMessage("thanks")]}, config)
-    assert isinstance(first["messages"][-1], AIMessage)
+    first = agent.invoke({"messages": [HumanMessage("hello")]}, config)
+    agent.invoke(Command(update={LEDGER_KEY: _forged_rows(first[LEDGER_KEY], secret)}), config)
+    result = agent.invoke({"messages": [HumanMessage("draft the RFQ")]}, config)
+    answers = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert ran == [] and answers[-1].status == "error" and "BLOCKED" in str(answers[-1].content)
+
+
+def test_a_row_edited_in_place_is_named_and_the_gate_does_not_run() -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain_core.messages import HumanMessage
+    from langgraph.types import Overwrite
+
+    from taskgate.integrations.langgraph import LEDGER_KEY
+
+    agent, ran = _lg_agent("k")
+    config = {"configurable": {"thread_id": "t"}}
+    first = agent.invoke({"messages": [HumanMessage("hello")]}, config)
+    agent.invoke({"messages": [HumanMessage("thanks")]}, config)
+    rows = [dict(r) for r in agent.get_state(config).values[LEDGER_KEY]]
+    rows[1]["step"] = "s2"  # the first request, edited where it stands; its seal kept
+    agent.update_state(config, {LEDGER_KEY: Overwrite(rows)})
+    with pytest.raises(LedgerFormatError, match=r"entry 1 .* entry 2 the gate wrote follows"):
+        agent.invoke({"messages": [HumanMessage("draft the RFQ")]}, config)
+    assert ran == [] and len(first[LEDGER_KEY]) == 2
+
+
+def test_a_new_process_ignores_a_garbage_row_in_the_stored_state(tmp_path: Any) -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.types import Command
+
+    from taskgate.integrations.langgraph import LEDGER_KEY
+
+    config = {"configurable": {"thread_id": "t"}}
+    with SqliteSaver.from_conn_string(str(tmp_path / "state.sqlite")) as saver:
+        agent, _ = _lg_agent(None, saver)
+        agent.invoke({"messages": [HumanMessage("hello")]}, config)
+        agent.invoke(Command(update={LEDGER_KEY: [{"kind": "nope"}, "x"]}), config)
+    with SqliteSaver.from_conn_string(str(tmp_path / "state.sqlite")) as saver:
+        agent, ran = _lg_agent(None, saver)  # a new process: nothing in memory
+        result = agent.invoke({"messages": [HumanMessage("draft the RFQ")]}, config)
+    assert ran == [] and result["messages"][-1].content == "ok"
 
 
 # -- 5. results judged by their status, not their words ----------------------------------------------

@@ -131,9 +131,10 @@ def test_the_ledger_is_durable_in_a_sqlite_checkpointer(tmp_path: Path) -> None:
         assert tool_messages(result)["b"].status == "error"
         state = graph.get_state(config).values
     assert RAN == ["collect_requirements"]
-    from taskgate import ToolGate, unseal_rows
+    from taskgate import ToolGate
+    from taskgate.integrations.langgraph import state_entries
 
-    rebuilt = ToolGate.from_ledger(unseal_rows(state[LEDGER_KEY]), plan=PLAN)
+    rebuilt = ToolGate.from_ledger(state_entries(state[LEDGER_KEY]), plan=PLAN)
     assert rebuilt.machine.status("s1") is Status.DONE
 
 

@@ -103,7 +103,8 @@ _ENTRY: TypeAdapter[LedgerEntry] = TypeAdapter(LedgerEntry)
 GENESIS = "0" * 64
 
 
-def _key(secret: bytes | str | None) -> bytes | None:
+def ledger_key(secret: bytes | str | None) -> bytes | None:
+    """The HMAC key of a secret (``None``: plain SHA-256 seals)."""
     if secret is None:
         return None
     key = secret.encode() if isinstance(secret, str) else bytes(secret)
@@ -125,7 +126,7 @@ def sealed_rows(
     entries: Iterable[LedgerEntry], secret: bytes | str | None = None
 ) -> list[dict[str, Any]]:
     """The entries as JSON objects, each with its ``seq`` and ``seal`` (see the module doc)."""
-    key, prev, rows = _key(secret), GENESIS, []
+    key, prev, rows = ledger_key(secret), GENESIS, []
     for seq, entry in enumerate(entries):
         canonical = _ENTRY.dump_json(entry)
         prev = seal(prev, seq, canonical, key)
@@ -139,7 +140,7 @@ class Sealer:
     Thread-safe."""
 
     def __init__(self, secret: bytes | str | None = None) -> None:
-        self._key = _key(secret)
+        self._key = ledger_key(secret)
         self._seals: list[str] = []
         self._lock = threading.Lock()
 
@@ -159,7 +160,7 @@ class Sealer:
 
 def dump_ledger(entries: Iterable[LedgerEntry], secret: bytes | str | None = None) -> str:
     """Serialize entries as JSON Lines, one sealed entry per line (see the module doc)."""
-    key, prev, lines = _key(secret), GENESIS, []
+    key, prev, lines = ledger_key(secret), GENESIS, []
     for seq, entry in enumerate(entries):
         canonical = _ENTRY.dump_json(entry)
         prev = seal(prev, seq, canonical, key)
@@ -204,7 +205,7 @@ def _unseal(
     where: Callable[[int], str],
     in_order: bool = False,
 ) -> list[LedgerEntry]:
-    key = _key(secret)
+    key = ledger_key(secret)
     sealed = [r for r in rows if "seal" in r or "seq" in r]
     if not sealed and key is None:
         return [_entry(dict(r), where(i)) for i, r in enumerate(rows)]

@@ -103,6 +103,11 @@ class TaskMachine:
     def ledger(self) -> tuple[LedgerEntry, ...]:
         return tuple(self._ledger)
 
+    @property
+    def ledger_length(self) -> int:
+        """How many entries the ledger has (without copying it)."""
+        return len(self._ledger)
+
     def last_entry(self) -> LedgerEntry:
         """The newest ledger entry (without copying the ledger)."""
         return self._ledger[-1]

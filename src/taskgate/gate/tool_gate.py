@@ -189,7 +189,7 @@ class ToolGate:
                 assert verdict.step is not None
                 self._running.add(verdict.step)
                 ticket = Ticket(call, verdict)
-                self._open[id(ticket)] = (self._epoch, len(self._machine.ledger))
+                self._open[id(ticket)] = (self._epoch, self._machine.ledger_length)
                 return ticket
             self._machine.record(call, verdict, self.policy)
             return Ticket(call, verdict, self._machine.last_entry())

@@ -15,10 +15,18 @@ from ...errors import MissingExtraError
 
 try:
     from .middleware import LEDGER_KEY, GateState, TaskGateMiddleware, gated_tool_node
+    from .rows import state_entries
     from .testing import ScriptedChatModel
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without the extra
     if (exc.name or "").split(".")[0] not in ("langgraph", "langchain", "langchain_core"):
         raise
     raise MissingExtraError("langgraph", "the LangGraph integration") from exc
 
-__all__ = ["LEDGER_KEY", "GateState", "ScriptedChatModel", "TaskGateMiddleware", "gated_tool_node"]
+__all__ = [
+    "LEDGER_KEY",
+    "GateState",
+    "ScriptedChatModel",
+    "TaskGateMiddleware",
+    "gated_tool_node",
+    "state_entries",
+]

@@ -23,11 +23,14 @@ is refused.
 from __future__ import annotations
 
 import asyncio
+import logging
 import operator
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
 from langchain.agents import AgentState
@@ -41,12 +44,24 @@ from langgraph.types import Command
 from ...agents.base import Matcher
 from ...agents.lexical import LexicalMatcher
 from ...core.ids import tool_key
-from ...core.ledger import LedgerEntry, Sealer, unseal_rows
+from ...core.ledger import LedgerEntry, Sealer
 from ...core.plan import Plan
 from ...core.verdict import Policy
 from ...gate.tool_gate import Ticket, ToolGate, check_tools
+from .rows import Read, Rows
 
 LEDGER_KEY = "taskgate_ledger"
+log = logging.getLogger("taskgate.langgraph")
+
+
+@dataclass
+class _Thread:
+    """A thread's gate, and the seals of the rows it took on trust."""
+
+    gate: ToolGate
+    adopted: frozenset[str]
+
+
 T = TypeVar("T")
 Handler = Callable[[ToolCallRequest], Any]
 AsyncHandler = Callable[[ToolCallRequest], Awaitable[Any]]
@@ -90,40 +105,49 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         if tools is not None:
             check_tools(plan, tool_names(tools))
         self.plan, self.policy, self.unbound = plan, policy, unbound
-        self._secret = secret
         self.matcher: Matcher = matcher or LexicalMatcher()
         self._tools = {tool_key(spec.tool) for spec in plan.steps.values()}
-        self._gates: OrderedDict[str, ToolGate] = OrderedDict()
-        self._sealers: dict[int, Sealer] = {}  # per gate (by id): the seals of its rows
+        self._threads: OrderedDict[str, _Thread] = OrderedDict()
+        self._own = Rows(secret)
+        #: each gate's sealer (the seals of its rows, each computed once); gone with the gate
+        self._sealers: weakref.WeakKeyDictionary[ToolGate, Sealer] = weakref.WeakKeyDictionary()
         self._max_threads = max_threads
         self._lock = threading.Lock()
 
     # -- the gate of a thread, in step with the graph state --------------------------------------
     def gate(self, state: Any, *, sync: bool = False) -> ToolGate:
         """This thread's gate. ``sync=True`` (at each new user message) makes it equal to the
-        state's ledger: rebuilt from the state unless the two agree entry for entry, so a fork,
-        a replayed checkpoint or a superstep LangGraph discarded never leaves them apart."""
+        rows of the state's ledger the gate vouches for (see :mod:`.rows`): rebuilt from them
+        unless the two agree entry for entry, so a fork, a replayed checkpoint or a superstep
+        LangGraph discarded never leaves them apart, and a row the gate did not write never
+        counts."""
         thread = str(get_config().get("configurable", {}).get("thread_id", ""))
-        rows: list[dict[str, Any]] = list(state.get(LEDGER_KEY) or [])
+        rows: list[Any] = list(state.get(LEDGER_KEY) or [])
         with self._lock:
-            gate = self._gates.get(thread)
-            entries = unseal_rows(rows, self._secret) if sync or gate is None else None
-            if gate is None or (entries is not None and entries != list(gate.ledger)):
-                if entries:
-                    gate = ToolGate.from_ledger(entries, self.policy, plan=self.plan)
-                else:
-                    gate = ToolGate(self.plan, self.policy)
-                old = self._gates.get(thread)
-                if old is not None:
-                    self._sealers.pop(id(old), None)
-                self._gates[thread] = gate
-                self._sealers[id(gate)] = Sealer(self._secret)
-                while len(self._gates) > self._max_threads:
-                    _, dropped = self._gates.popitem(last=False)
-                    self._sealers.pop(id(dropped), None)
-            self._gates.move_to_end(thread)
-            assert gate is not None
-            return gate
+            held = self._threads.get(thread)
+            if held is None or sync:
+                read = self._own.read(rows, None if held is None else held.adopted)
+                if read.ignored:
+                    log.warning(
+                        "taskgate: thread %r: %d ledger row(s) the gate did not write were "
+                        "ignored (at %s)", thread, len(read.ignored), read.ignored[:10],
+                    )  # fmt: skip
+                if held is None or read.entries != list(held.gate.ledger):
+                    held = self._adopt(thread, read, held)
+            self._threads.move_to_end(thread)
+            return held.gate
+
+    def _adopt(self, thread: str, read: Read, held: _Thread | None) -> _Thread:
+        """A thread's gate rebuilt from the rows read (every admission judged again)."""
+        if read.entries:
+            gate = ToolGate.from_ledger(read.entries, self.policy, plan=self.plan)
+        else:
+            gate = ToolGate(self.plan, self.policy)
+        adopted = frozenset(read.seals) | (held.adopted if held is not None else frozenset())
+        new = self._threads[thread] = _Thread(gate, adopted)
+        while len(self._threads) > self._max_threads:
+            self._threads.popitem(last=False)
+        return new
 
     # -- a request per user message --------------------------------------------------------------
     @hook_config(can_jump_to=["end"])
@@ -157,7 +181,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
                 assert opened.ask_back is not None
                 update = {"messages": [AIMessage(opened.ask_back)], "jump_to": "end"}
         ledger = gate.ledger
-        new = self._sealer(gate).rows(ledger, had, len(ledger))  # the plan first, the request
+        new = self._seal(gate, had, len(ledger))  # the plan first, then the request
         return {LEDGER_KEY: new, **update} if new else None
 
     # -- each tool call --------------------------------------------------------------------------
@@ -197,11 +221,15 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             return []
         ledger = gate.ledger
         at = next(i for i in range(len(ledger) - 1, -1, -1) if ledger[i] is entry)
-        return self._sealer(gate).rows(ledger, at, at + 1)
+        return self._seal(gate, at, at + 1)
 
-    def _sealer(self, gate: ToolGate) -> Sealer:
+    def _seal(self, gate: ToolGate, start: int, stop: int) -> list[dict[str, Any]]:
+        """The state's rows of ``gate``'s ledger entries ``start`` to ``stop``."""
         with self._lock:
-            return self._sealers.setdefault(id(gate), Sealer(self._secret))
+            sealer = self._sealers.get(gate)
+            if sealer is None:
+                sealer = self._sealers[gate] = self._own.sealer()
+        return self._own.tagged(sealer.rows(gate.ledger, start, stop))
 
     def _ungated(self, request: ToolCallRequest) -> bool:
         return self.unbound == "run" and tool_key(request.tool_call["name"]) not in self._tools

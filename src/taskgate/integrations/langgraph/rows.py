@@ -1,0 +1,151 @@
+"""The gate's receipts ledger in LangGraph state: rows the gate writes, and reading back only those.
+
+Anyone who can send the graph a ``Command`` can write ``taskgate_ledger``: an ``update`` goes
+through the reducer, and ``{"__overwrite__": [...]}`` replaces the list outright. So the gate reads
+back only the rows it can vouch for:
+
+* with a ``secret``: the rows whose seals (an HMAC-SHA-256 chain, see
+  :mod:`taskgate.core.ledger`) verify under it, whichever process wrote them;
+* without one: the rows this middleware wrote (each carries a ``writer`` tag, an HMAC under a key
+  drawn at random when the middleware was made) and the rows it adopted when it first read the
+  thread. A process that has not seen a thread before (a restart) trusts its stored rows; give a
+  secret to trust nothing but the gate, across processes too.
+
+Rows it cannot vouch for are foreign: ignored, so a forged receipt never counts and a garbage row
+never breaks the thread. Rows are put in order by their position (concurrent tool calls may store
+them in any order) and must chain from the plan; a row the gate vouches for that is cut off from
+that chain means a row before it was edited in place, and reading fails with one
+:class:`~taskgate.errors.LedgerFormatError` naming it. What a state writer can still do is roll
+the thread back to an earlier state the gate wrote (as LangGraph's time travel does); it cannot
+add a receipt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from ...core.ledger import GENESIS, LedgerEntry, Sealer, ledger_key, seal
+from ...errors import LedgerFormatError
+
+_ENTRY: TypeAdapter[LedgerEntry] = TypeAdapter(LedgerEntry)
+_ROW_KEYS = ("seq", "seal", "writer")
+
+
+@dataclass(frozen=True)
+class _Row:
+    index: int  # where in the state's list
+    seq: int
+    seal: str
+    writer: str | None
+    entry: LedgerEntry
+    canonical: bytes
+
+
+@dataclass
+class Read:
+    """What :meth:`Rows.read` found: the gate's entries, in order, and the rows it ignored."""
+
+    entries: list[LedgerEntry]
+    seals: list[str]
+    ignored: list[int] = field(default_factory=list)  # indices into the state's list
+
+
+class Rows:
+    """Seals the rows a gate writes and reads back the ones it wrote (see the module doc)."""
+
+    def __init__(self, secret: bytes | str | None = None) -> None:
+        self.secret = secret
+        self._key = ledger_key(secret)
+        self._writer = os.urandom(32)
+
+    def sealer(self) -> Sealer:
+        return Sealer(self.secret)
+
+    def tagged(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows as the state gets them: with a ``writer`` tag when there is no secret."""
+        if self.secret is not None:
+            return rows
+        return [{**r, "writer": self._tag(r["seal"])} for r in rows]
+
+    def _tag(self, seal_: str) -> str:
+        return hmac.new(self._writer, seal_.encode(), hashlib.sha256).hexdigest()[:32]
+
+    def read(self, rows: Sequence[Any], adopted: frozenset[str] | None) -> Read:
+        """The chain of rows the gate vouches for. ``adopted``: the seals of rows this middleware
+        took on trust for the thread, or ``None`` when it has not read the thread before."""
+        parsed, ignored = _parse(rows)
+
+        def vouched(r: _Row) -> bool:
+            if self.secret is not None or adopted is None:
+                return True  # the chain's HMAC decides; or a first read trusts what is stored
+            return r.seal in adopted or (
+                r.writer is not None and hmac.compare_digest(r.writer, self._tag(r.seal))
+            )
+
+        by_seq: dict[int, list[_Row]] = defaultdict(list)
+        for r in parsed:
+            if vouched(r):
+                by_seq[r.seq].append(r)
+            else:
+                ignored.append(r.index)
+        chain: list[_Row] = []
+        prev = GENESIS
+        while True:
+            fits = [r for r in by_seq.get(len(chain), []) if self._fits(prev, r)]
+            if not fits:
+                break
+            chain.append(fits[0])
+            prev = fits[0].seal
+        taken = {r.seal for r in chain}
+        stated = {(r.seq, r.seal) for r in parsed}
+        for seq, candidates in by_seq.items():
+            for r in candidates:
+                if r.seal in taken:
+                    continue  # the row itself, or an exact copy of it
+                cut_off = seq > len(chain) and any(
+                    self._fits(s, r) for q, s in stated if q == seq - 1
+                )
+                if cut_off:
+                    raise LedgerFormatError(
+                        f"ledger entry {len(chain)} of the thread's state does not fit its chain "
+                        f"but entry {seq} the gate wrote follows it: a row was edited in place"
+                    )
+                ignored.append(r.index)
+        return Read([r.entry for r in chain], [r.seal for r in chain], sorted(ignored))
+
+    def _fits(self, prev: str, row: _Row) -> bool:
+        return hmac.compare_digest(seal(prev, row.seq, row.canonical, self._key), row.seal)
+
+
+def state_entries(rows: Sequence[Any], secret: bytes | str | None = None) -> list[LedgerEntry]:
+    """The receipts ledger in a thread's state rows, read as a process that has not seen the
+    thread reads it (with ``secret``: only rows sealed under it)."""
+    return Rows(secret).read(rows, None).entries
+
+
+def _parse(rows: Sequence[Any]) -> tuple[list[_Row], list[int]]:
+    parsed: list[_Row] = []
+    ignored: list[int] = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            ignored.append(i)
+            continue
+        seq, seal_, writer = (row.get(k) for k in _ROW_KEYS)
+        if type(seq) is not int or not isinstance(seal_, str) or not isinstance(writer, str | None):
+            ignored.append(i)
+            continue
+        try:
+            entry = _ENTRY.validate_python({k: v for k, v in row.items() if k not in _ROW_KEYS})
+        except ValidationError:
+            ignored.append(i)
+            continue
+        parsed.append(_Row(i, seq, seal_, writer, entry, _ENTRY.dump_json(entry)))
+    return parsed, ignored
