@@ -80,6 +80,60 @@ def test_tool_gate_refuses_a_dependent_while_its_prerequisite_runs() -> None:
     }
 
 
+def test_begin_all_judges_a_turns_calls_whatever_order_they_finish_in() -> None:
+    gate = ToolGate(PLAN)
+    gate.open_request("s1")
+    first, second, again = gate.begin_all(
+        ["collect_requirements", "draft_rfq", "collect_requirements"]
+    )
+    assert first.admitted and second.verdict.reason is Reason.BLOCKED
+    assert again.verdict.reason is Reason.IN_PROGRESS
+    gate.finish(first, succeeded=True)  # finishing first changes no verdict already given
+    assert not second.admitted and gate.machine.status("s1") is Status.DONE
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+def test_the_middleware_judges_a_turns_calls_together_whatever_the_timing(mode: str) -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
+
+    ran: list[str] = []
+
+    @tool
+    def collect_requirements(scope: str) -> str:
+        """Collect."""
+        ran.append("collect")
+        return "collected"
+
+    @tool
+    def draft_rfq(title: str) -> str:
+        """Draft."""
+        ran.append("draft")
+        return "drafted"
+
+    middleware = TaskGateMiddleware(LG_PLAN)
+    for n in range(12):  # the collect may finish before the draft is judged: it must not matter
+        calls = [{"name": "collect_requirements", "args": {"scope": "x"}, "id": f"a{n}", "type": "tool_call"},
+                 {"name": "draft_rfq", "args": {"title": "x"}, "id": f"b{n}", "type": "tool_call"}]  # fmt: skip
+        model = ScriptedChatModel([AIMessage("", tool_calls=calls), "ok"])
+        agent = create_agent(model, [collect_requirements, draft_rfq], middleware=[middleware],
+                             checkpointer=InMemorySaver())  # fmt: skip
+        config = {"configurable": {"thread_id": f"t{n}"}}
+        message = {"messages": [HumanMessage("collect the requirements")]}
+        result = (agent.invoke(message, config) if mode == "invoke"
+                  else asyncio.run(agent.ainvoke(message, config)))  # fmt: skip
+        answers = {
+            m.tool_call_id: m.status for m in result["messages"] if isinstance(m, ToolMessage)
+        }
+        assert answers == {f"a{n}": "success", f"b{n}": "error"}
+    assert ran == ["collect"] * 12
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     deps=st.lists(st.lists(st.integers(0, 5), max_size=3), min_size=6, max_size=6),

@@ -184,15 +184,26 @@ class ToolGate:
         refused as a malformed call.
         """
         with self._lock:
-            call, verdict = self._judged(tool, work_order)
-            if verdict.admitted:
-                assert verdict.step is not None
-                self._running.add(verdict.step)
-                ticket = Ticket(call, verdict)
-                self._open[id(ticket)] = (self._epoch, self._machine.ledger_length)
-                return ticket
-            self._machine.record(call, verdict, self.policy)
-            return Ticket(call, verdict, self._machine.last_entry())
+            return self._begin(tool, work_order)
+
+    def begin_all(self, tools: Sequence[object]) -> list[Ticket]:
+        """Judge the calls of one model turn as a batch, in one critical section: each is judged
+        with the earlier ones of the batch in flight, so a call whose prerequisite is in the same
+        batch is refused BLOCKED whatever order the calls later run and finish in (the verdicts do
+        not depend on the threads' timing). Admitted ones are reserved until :meth:`finish`."""
+        with self._lock:
+            return [self._begin(tool, None) for tool in tools]
+
+    def _begin(self, tool: object, work_order: object) -> Ticket:
+        call, verdict = self._judged(tool, work_order)
+        if verdict.admitted:
+            assert verdict.step is not None
+            self._running.add(verdict.step)
+            ticket = Ticket(call, verdict)
+            self._open[id(ticket)] = (self._epoch, self._machine.ledger_length)
+            return ticket
+        self._machine.record(call, verdict, self.policy)
+        return Ticket(call, verdict, self._machine.last_entry())
 
     def _judged(self, tool: object, work_order: object) -> tuple[Booking, Verdict]:
         if not isinstance(tool, str) or not isinstance(work_order, str | None):

@@ -111,6 +111,10 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         self._own = Rows(secret)
         #: each gate's sealer (the seals of its rows, each computed once); gone with the gate
         self._sealers: weakref.WeakKeyDictionary[ToolGate, Sealer] = weakref.WeakKeyDictionary()
+        #: each gate's judged batches: the tickets of a model turn's calls not yet run, by call id
+        self._batches: weakref.WeakKeyDictionary[ToolGate, dict[Any, dict[str, Ticket]]] = (
+            weakref.WeakKeyDictionary()
+        )
         self._max_threads = max_threads
         self._lock = threading.Lock()
 
@@ -172,6 +176,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         """The request of the newest user message. With ``ask_back`` (an agent built by
         ``create_agent``), a message the matcher cannot resolve to one step ends the run with
         the ask-back question as the agent's reply; a hand-built graph opens no step instead."""
+        self._release(gate)
         had = len(state.get(LEDGER_KEY) or [])
         human = [m for m in state.get("messages", []) if isinstance(m, HumanMessage)]
         update: dict[str, Any] = {}
@@ -189,7 +194,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         if self._ungated(request):
             return handler(request)
         gate = self.gate(request.state)
-        ticket = gate.begin(request.tool_call["name"])
+        ticket = self._ticket(gate, request)
         if not ticket.admitted:
             return _refusal(request, ticket, self._rows(gate, ticket.entry))
         ok, result = False, None
@@ -204,7 +209,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         if self._ungated(request):
             return await handler(request)
         gate = self.gate(request.state)
-        ticket = gate.begin(request.tool_call["name"])
+        ticket = self._ticket(gate, request)
         if not ticket.admitted:
             return _refusal(request, ticket, self._rows(gate, ticket.entry))
         ok, result = False, None
@@ -214,6 +219,35 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         finally:
             receipt = gate.finish(ticket, ok)
         return _with_entries(result, self._rows(gate, receipt))
+
+    def _ticket(self, gate: ToolGate, request: ToolCallRequest) -> Ticket:
+        """This call's ticket. The gated calls of the model turn it came in are judged together
+        when the first of them arrives (:meth:`ToolGate.begin_all`), so a call whose
+        prerequisite is in the same turn is refused whichever of them runs or finishes first."""
+        call_id = request.tool_call.get("id")
+        found = _batch(request.state, call_id)
+        if found is None or not isinstance(call_id, str):
+            return gate.begin(request.tool_call["name"])
+        key, calls = found
+        with self._lock:
+            judged = self._batches.setdefault(gate, {})
+            if key not in judged:
+                gated = [c for c in calls if not self._unbound_tool(c.get("name"))]
+                tickets = gate.begin_all([c.get("name") for c in gated])
+                judged[key] = {c["id"]: t for c, t in zip(gated, tickets, strict=True)}
+            ticket = judged[key].pop(call_id, None)
+            if not judged[key]:
+                del judged[key]
+        return ticket if ticket is not None else gate.begin(request.tool_call["name"])
+
+    def _release(self, gate: ToolGate) -> None:
+        """A new user message: admitted calls of earlier turns that never ran book nothing and
+        free their steps."""
+        with self._lock:
+            left = self._batches.pop(gate, {})
+        for tickets in left.values():
+            for ticket in tickets.values():
+                gate.finish(ticket, succeeded=False)
 
     def _rows(self, gate: ToolGate, entry: LedgerEntry | None) -> list[dict[str, Any]]:
         """The sealed row of ``entry`` (an entry of ``gate``'s ledger), as the state gets it."""
@@ -232,7 +266,11 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         return self._own.tagged(sealer.rows(gate.ledger, start, stop))
 
     def _ungated(self, request: ToolCallRequest) -> bool:
-        return self.unbound == "run" and tool_key(request.tool_call["name"]) not in self._tools
+        return self._unbound_tool(request.tool_call["name"])
+
+    def _unbound_tool(self, name: object) -> bool:
+        """A tool no step is bound to, which runs ungated (unless ``unbound="refuse"``)."""
+        return self.unbound == "run" and isinstance(name, str) and tool_key(name) not in self._tools
 
 
 def tool_names(tools: Sequence[Any]) -> list[str]:
@@ -248,6 +286,22 @@ def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coro)
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coro).result()
+
+
+def _batch(state: Any, call_id: object) -> tuple[Any, list[dict[str, Any]]] | None:
+    """The model turn a tool call came in: a key for it (its place in the messages and its call
+    ids) and its calls; ``None`` when the call cannot be placed in one (no id, or ids repeated)."""
+    if not isinstance(call_id, str) or not call_id:
+        return None
+    messages = state.get("messages", []) if isinstance(state, dict) else []
+    for at in range(len(messages) - 1, -1, -1):
+        calls = getattr(messages[at], "tool_calls", None) or []
+        ids = [c.get("id") for c in calls if isinstance(c, dict)]
+        if call_id in ids:
+            if len(set(ids)) != len(ids) or len(ids) != len(calls):
+                return None
+            return (at, tuple(ids)), list(calls)
+    return None
 
 
 def _succeeded(result: Any) -> bool:
