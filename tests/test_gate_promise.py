@@ -402,16 +402,18 @@ LG_PLAN = Plan.model_validate({"binding": "tool", "steps": {
     "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]}}})  # fmt: skip
 
 
-def _forged_rows(start: list[dict[str, Any]], secret: str | None = None) -> list[dict[str, Any]]:
+def _forged_rows(
+    start: list[dict[str, Any]], secret: str | None = None, thread: str = "t"
+) -> list[dict[str, Any]]:
     """The thread's rows, then a forged request and receipt of s1 sealed in the chain as a
     forger without the key can seal them."""
     from taskgate import sealed_rows
     from taskgate.integrations.langgraph import state_entries
 
-    machine = TaskMachine.from_ledger(state_entries(start, secret))
+    machine = TaskMachine.from_ledger(state_entries(start, thread, secret))
     machine.open_request("s1")
     machine.submit(Booking.tool_call("collect_requirements", machine.request.work_order))  # type: ignore[union-attr]
-    return sealed_rows(machine.ledger)[len(start) :]
+    return sealed_rows(machine.ledger, scope=thread)[len(start) :]
 
 
 @pytest.mark.parametrize("secret", [None, "k"])
@@ -431,23 +433,44 @@ def test_a_receipt_forged_through_a_command_update_never_counts(secret: str | No
     assert ran == [] and answers[-1].status == "error" and "BLOCKED" in str(answers[-1].content)
 
 
-def test_a_row_edited_in_place_is_named_and_the_gate_does_not_run() -> None:
+def test_a_row_edited_in_place_rolls_the_thread_back_and_adds_nothing() -> None:
     pytest.importorskip("langgraph", reason="needs the langgraph extra")
-    from langchain_core.messages import HumanMessage
+    from langchain_core.messages import HumanMessage, ToolMessage
     from langgraph.types import Overwrite
 
     from taskgate.integrations.langgraph import LEDGER_KEY
 
     agent, ran = _lg_agent("k")
     config = {"configurable": {"thread_id": "t"}}
-    first = agent.invoke({"messages": [HumanMessage("hello")]}, config)
-    agent.invoke({"messages": [HumanMessage("thanks")]}, config)
+    agent.invoke({"messages": [HumanMessage("hello")]}, config)
     rows = [dict(r) for r in agent.get_state(config).values[LEDGER_KEY]]
-    rows[1]["step"] = "s2"  # the first request, edited where it stands; its seal kept
+    rows[0]["plan"] = LG_PLAN.model_copy(  # the plan's prerequisite taken out, its seal kept
+        update={"steps": {k: v.model_copy(update={"deps": ()}) for k, v in LG_PLAN.steps.items()}}
+    ).model_dump(mode="json")
     agent.update_state(config, {LEDGER_KEY: Overwrite(rows)})
-    with pytest.raises(LedgerFormatError, match=r"entry 1 .* entry 2 the gate wrote follows"):
-        agent.invoke({"messages": [HumanMessage("draft the RFQ")]}, config)
-    assert ran == [] and len(first[LEDGER_KEY]) == 2
+    result = agent.invoke({"messages": [HumanMessage("draft the RFQ")]}, config)
+    answers = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert ran == [] and "BLOCKED" in str(answers[-1].content)  # the edit bought nothing
+
+
+def test_rows_copied_from_another_thread_never_count() -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain_core.messages import HumanMessage, ToolMessage
+    from langgraph.types import Overwrite
+
+    from taskgate.integrations.langgraph import LEDGER_KEY
+
+    for secret in (None, "k"):
+        agent, ran = _lg_agent(secret)
+        a, b = {"configurable": {"thread_id": "a"}}, {"configurable": {"thread_id": "b"}}
+        agent.invoke({"messages": [HumanMessage("hello")]}, a)
+        agent.invoke({"messages": [HumanMessage("hello")]}, b)
+        rows_a = agent.get_state(a).values[LEDGER_KEY]
+        donor = [*rows_a, *_forged_rows(rows_a, secret, "a")]  # a receipt as thread a has it
+        agent.update_state(b, {LEDGER_KEY: Overwrite(donor)})
+        result = agent.invoke({"messages": [HumanMessage("draft the RFQ")]}, b)
+        answers = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+        assert ran == [] and "BLOCKED" in str(answers[-1].content)
 
 
 def test_a_new_process_ignores_a_garbage_row_in_the_stored_state(tmp_path: Any) -> None:
@@ -519,8 +542,13 @@ def test_an_edited_dropped_or_reordered_entry_is_named_on_load() -> None:
         load_ledger("\n".join(lines[:2] + lines[3:]))
     with pytest.raises(LedgerFormatError, match="ledger line 2 is entry 2"):
         load_ledger("\n".join([lines[0], lines[2], lines[1], *lines[3:]]))
+    unsealed = json.dumps({k: v for k, v in json.loads(lines[-2]).items() if k not in ("seq", "seal")})  # fmt: skip
     with pytest.raises(LedgerFormatError, match="has no seal"):
-        load_ledger("\n".join([*lines[:-1], json.dumps({k: v for k, v in json.loads(lines[-1]).items() if k not in ("seq", "seal")})]))  # fmt: skip
+        load_ledger("\n".join([*lines[:-2], unsealed, lines[-1]]))
+    with pytest.raises(LedgerFormatError, match="cut short"):  # the last entry and the end line
+        load_ledger("\n".join(lines[:-2]))
+    with pytest.raises(LedgerFormatError, match="cut short"):  # the last entry, the end kept
+        load_ledger("\n".join([*lines[:-2], lines[-1]]))
 
 
 def test_a_keyed_ledger_refuses_a_recomputed_chain() -> None:
@@ -717,3 +745,158 @@ def test_a_resumed_run_reports_the_compile_cost_an_uninterrupted_one_does(tmp_pa
     whole = cost("whole")
     assert whole == cost("resumed")
     assert whole["directive"] == whole["enforcement"] > 0 == whole["raw"]
+
+
+# -- attacks from the review of this work ---------------------------------------------------------
+def late_receipts(k: int) -> ToolGate:
+    """A gate whose k receipts each arrived after the next request opened (judged_at set)."""
+    steps = {f"s{i}": {"tool": f"t{i}", "text": f"step {i}"} for i in range(k)}
+    gate = ToolGate(Plan.model_validate({"binding": "tool", "steps": steps}))
+    gate.open_request("s0")
+    for i in range(k):
+        ticket = gate.begin(f"t{i}")
+        gate.open_request(f"s{(i + 1) % k}")  # the next message came while the tool ran
+        gate.finish(ticket, succeeded=True)
+    return gate
+
+
+def test_late_receipts_replay_without_nested_replays(monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = late_receipts(40)
+    assert all(e.judged_at for e in gate.ledger if isinstance(e, AttemptEntry))
+    calls = {"n": 0}
+    real = TaskMachine.from_ledger.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: Any, *args: Any, **kwargs: Any) -> TaskMachine:
+        calls["n"] += 1
+        return real(cls, *args, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(TaskMachine, "from_ledger", classmethod(counted))
+    rebuilt = ToolGate.from_ledger(gate.ledger, plan=gate.machine.ledger[0].plan)  # type: ignore[union-attr]
+    assert calls["n"] == 1  # one replay: the state at each judged_at is read, not rebuilt
+    assert rebuilt.machine.statuses() == gate.machine.statuses()
+
+
+def test_a_receipt_edited_to_name_a_weaker_policy_is_judged_by_the_gates() -> None:
+    gate, _ = saved()
+    entries = list(gate.ledger)
+    refused = next(i for i, e in enumerate(entries) if isinstance(e, AttemptEntry))
+    flipped = entries[refused].model_copy(
+        update={"decision": "admit", "reason": None, "policy": Policy.UNGATED}
+    )
+    forged = [*entries[:refused], flipped, *entries[refused + 1 :]]
+    with pytest.raises(LedgerFormatError, match=r"\(blocked\)"):
+        ToolGate.from_ledger(forged, plan=PLAN)  # state-bound: at least that strict
+    assert load_ledger(dump_ledger(forged))  # the chain alone, recomputed, cannot tell
+
+
+def test_a_second_receipt_of_a_step_in_flight_is_refused_on_replay() -> None:
+    gate = late_receipts(3)
+    entries = list(gate.ledger)
+    receipt = next(e for e in entries if isinstance(e, AttemptEntry))
+    with pytest.raises(LedgerFormatError, match="again, though its call was in flight"):
+        ToolGate.from_ledger([*entries, receipt])
+
+
+@pytest.mark.parametrize("variant", ["SEND_RFQ", "Send_Rfq", "send-rfq", "functions.send_rfq"])
+def test_one_redo_runs_a_step_once_whatever_its_tools_spelling(variant: str) -> None:
+    from taskgate.proxy.gating import Judged, judge_calls, rung
+
+    gate = ToolGate(PLAN, Policy.UNGATED)
+    for step in ("s1", "s2", "s3"):
+        gate.open_request(step)
+        gate.call(str(PLAN.steps[step].tool), lambda: None)
+    gate.policy = Policy.STATE_BOUND
+    gate.open_request("s3", explicit_redo=True)
+    gate.call("send_rfq", lambda: None)  # the redo
+    assert gate.begin(variant).verdict.reason is Reason.ALREADY_DONE
+    machine = gate.machine
+    kept, _ = judge_calls(machine, rung("enforcement"), [tool_call(variant)], Judged())
+    assert kept == []
+
+
+def test_a_batch_whose_calls_share_an_id_books_neither_on_one_answer() -> None:
+    from taskgate.proxy.gating import Judged, judge_calls, rung
+
+    machine = TaskMachine(PLAN)
+    machine.open_request("s1")
+    twins = [tool_call("collect_requirements", "call_0"), tool_call("send_rfq", "call_0")]
+    kept, refusals = judge_calls(machine, rung("enforcement"), twins, Judged())
+    assert kept == [] and len(refusals) == 2
+    nameless = [{k: v for k, v in tool_call("collect_requirements").items() if k != "id"}]
+    kept, _ = judge_calls(machine, rung("enforcement"), nameless, Judged())
+    assert kept == []
+
+
+def test_a_namespace_is_dropped_only_when_it_is_a_frameworks() -> None:
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        "s1": {"tool": "crm.send_quote", "text": "send the quote"}}})  # fmt: skip
+    graph = TaskMachine(plan).graph
+    assert graph.step_for_tool("mail.send_quote") is None  # another tool
+    assert graph.step_for_tool("crm_send_quote") == "s1"  # the OpenAI-legal spelling
+    assert graph.step_for_tool("functions.crm.send_quote") == "s1"
+
+
+def test_a_ledger_whose_text_holds_line_separators_round_trips() -> None:
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        "s1": {"tool": "collect", "text": "legal\u2028review\u0085now"}}})  # fmt: skip
+    gate = ToolGate(plan)
+    gate.open_request("s1")
+    gate.call("collect", lambda: None)
+    assert load_ledger(dump_ledger(gate.ledger)) == list(gate.ledger)
+
+
+def test_a_header_that_is_not_ascii_is_a_400(proxy_for: Any) -> None:
+    with FakeServer(script([])) as upstream, proxy_for(upstream) as proxy:
+        bad = {"Authorization": "Bearer caf\u00e9".encode("latin-1")}
+        gated = httpx.post(f"{proxy.base_url}/chat/completions", headers=bad,
+                           json={"model": "f", "messages": opening()})  # fmt: skip
+        plain = httpx.post(f"{proxy.base_url}/chat/completions", headers=bad,
+                           json={"model": "f", "messages": [{"role": "user", "content": "hi"}]})  # fmt: skip
+        models = httpx.get(f"{proxy.base_url}/models", headers=bad)
+    for resp in (gated, plain, models):
+        assert resp.status_code == 400 and "must be ASCII" in resp.json()["error"]["message"]
+    assert upstream.requests == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.booleans()), min_size=1, max_size=8),
+       st.lists(st.booleans(), min_size=8, max_size=8))  # fmt: skip
+def test_retracting_pending_attempts_equals_a_replay_of_the_committed(
+    batch: list[tuple[int, bool]], keep: list[bool]
+) -> None:
+    machine = TaskMachine(PLAN)
+    machine.open_request("s1", explicit_redo=True)
+    committed = list(machine.ledger)
+    wo = machine.request.work_order  # type: ignore[union-attr]
+    for i, admit in batch:
+        booking = Booking.tool_call(str(PLAN.steps[f"s{i + 1}"].tool), wo)
+        verdict = machine.judge(booking) if admit else machine.judge(booking, Policy.REQUEST_BOUND)
+        machine.record(booking, verdict, Policy.STATE_BOUND)
+    pending = list(machine.ledger[len(committed) :])
+    kept = [a for a, k in zip(pending, keep, strict=False) if k]
+    machine.retract(len(pending))
+    for entry in kept:
+        machine.record(
+            Booking(entry.code, entry.work_order, tool=entry.tool),  # type: ignore[union-attr]
+            _verdict_of(entry),
+            Policy.STATE_BOUND,
+        )
+    replayed = TaskMachine(PLAN)
+    for entry in [*committed[1:], *kept]:
+        replayed._append(entry)
+    assert machine.snapshot() == replayed.snapshot()
+
+
+def _verdict_of(entry: Any) -> Any:
+    from taskgate import Verdict
+
+    return Verdict(entry.decision, entry.step, entry.reason, entry.missing)
+
+
+def test_the_brief_cache_keeps_no_prompt() -> None:
+    pytest.importorskip("starlette", reason="needs the proxy extra")
+    from taskgate.proxy import server
+
+    huge = "x" * 1_000_000
+    assert not server._is_brief(huge)
+    assert all(isinstance(k, bytes) and len(k) == 16 for k in server._BRIEFS)

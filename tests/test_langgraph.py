@@ -134,7 +134,7 @@ def test_the_ledger_is_durable_in_a_sqlite_checkpointer(tmp_path: Path) -> None:
     from taskgate import ToolGate
     from taskgate.integrations.langgraph import state_entries
 
-    rebuilt = ToolGate.from_ledger(state_entries(state[LEDGER_KEY]), plan=PLAN)
+    rebuilt = ToolGate.from_ledger(state_entries(state[LEDGER_KEY], "conversation-1"), plan=PLAN)
     assert rebuilt.machine.status("s1") is Status.DONE
 
 

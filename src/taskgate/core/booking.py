@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import BookingError, WorkOrderError
-from .ids import normalize_code, normalize_tool, normalize_work_order
+from .ids import normalize_code, normalize_tool, normalize_work_order, tool_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,5 +56,7 @@ class Booking:
 
 
 def receipt_key(code: str, tool: str | None) -> str:
-    """What an execution is of, as the receipts ledger keys it: the code, or ``tool:<name>``."""
-    return f"tool:{tool}" if tool is not None else code
+    """What an execution is of, as the receipts ledger keys it: the code, or ``tool:<name>``
+    with the name as the plan matches it (:func:`~taskgate.core.ids.tool_key`), so a respelled
+    name is the same execution."""
+    return f"tool:{tool_key(tool)}" if tool is not None else code

@@ -40,9 +40,20 @@ def normalize_tool(text: str) -> str | None:
     return name if _TOOL.fullmatch(name) else None
 
 
+#: namespace prefixes that agent frameworks put before a function's name
+_PREFIXES = ("functions.", "function.", "tools.")
+
+
 def tool_key(name: str) -> str:
-    """What a tool name is matched by: case folded, ``-`` read as ``_``, and a namespace prefix
-    (``functions.draft_rfq``) dropped. So ``Draft_RFQ``, ``DRAFT-RFQ`` and
-    ``functions.draft_rfq`` all name the tool ``draft_rfq``: a variant of a bound tool's name is
-    judged as that tool, never passed as an unbound one."""
-    return name.rpartition(".")[2].casefold().replace("-", "_")
+    """What a tool name is matched by: case folded, ``-`` and ``.`` read as ``_``, and a
+    framework's namespace prefix (``functions.``) dropped. So ``Draft_RFQ``, ``DRAFT-RFQ`` and
+    ``functions.draft_rfq`` all name the tool ``draft_rfq``, and ``crm_send_quote`` the tool
+    ``crm.send_quote`` (OpenAI function names cannot hold a dot): a variant of a bound tool's name
+    is judged as that tool, never passed as an unbound one; ``mail.send_quote`` stays another
+    tool."""
+    key = name.strip().casefold()
+    for prefix in _PREFIXES:
+        if key.startswith(prefix):
+            key = key[len(prefix) :]
+            break
+    return key.replace("-", "_").replace(".", "_")

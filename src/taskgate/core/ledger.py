@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 import orjson
@@ -99,8 +99,18 @@ LedgerEntry = Annotated[
 _ENTRY: TypeAdapter[LedgerEntry] = TypeAdapter(LedgerEntry)
 
 
-#: the seal the first entry is chained to
+#: the seal the first entry is chained to, when the ledger has no scope
 GENESIS = "0" * 64
+#: the key of the last line of a dumped ledger: how many entries it has, sealed into the chain
+END = "end"
+
+
+def genesis(scope: str = "") -> str:
+    """The seal a ledger's first entry is chained to: :data:`GENESIS`, or one drawn from
+    ``scope`` (a conversation's id), so that the rows of one conversation do not fit another's."""
+    if not scope:
+        return GENESIS
+    return hashlib.sha256(b"taskgate ledger scope\n" + scope.encode()).hexdigest()
 
 
 def ledger_key(secret: bytes | str | None) -> bytes | None:
@@ -115,23 +125,15 @@ def ledger_key(secret: bytes | str | None) -> bytes | None:
 
 def seal(prev: str, seq: int, canonical: bytes, key: bytes | None = None) -> str:
     """The seal of the entry at ``seq`` whose canonical JSON is ``canonical``, chained to
-    ``prev`` (the previous entry's seal, or :data:`GENESIS`)."""
+    ``prev`` (the previous entry's seal, or the ledger's :func:`genesis`)."""
     data = b"%s\n%d\n%s" % (prev.encode(), seq, canonical)
     if key is None:
         return hashlib.sha256(data).hexdigest()
     return hmac.new(key, data, hashlib.sha256).hexdigest()
 
 
-def sealed_rows(
-    entries: Iterable[LedgerEntry], secret: bytes | str | None = None
-) -> list[dict[str, Any]]:
-    """The entries as JSON objects, each with its ``seq`` and ``seal`` (see the module doc)."""
-    key, prev, rows = ledger_key(secret), GENESIS, []
-    for seq, entry in enumerate(entries):
-        canonical = _ENTRY.dump_json(entry)
-        prev = seal(prev, seq, canonical, key)
-        rows.append({**orjson.loads(canonical), "seq": seq, "seal": prev})
-    return rows
+def _end_seal(prev: str, count: int, key: bytes | None) -> str:
+    return seal(prev, count, END.encode(), key)
 
 
 class Sealer:
@@ -139,8 +141,10 @@ class Sealer:
     each, not a pass over the whole ledger (what a gate that writes its rows one by one needs).
     Thread-safe."""
 
-    def __init__(self, secret: bytes | str | None = None) -> None:
-        self._key = ledger_key(secret)
+    def __init__(self, secret: bytes | str | None = None, scope: str = "") -> None:
+        self.key = ledger_key(secret)
+        self.scope = scope
+        self.genesis = genesis(scope)
         self._seals: list[str] = []
         self._lock = threading.Lock()
 
@@ -150,32 +154,45 @@ class Sealer:
         with self._lock:
             seals = self._seals
             for seq in range(len(seals), stop):
-                prev = seals[-1] if seals else GENESIS
-                seals.append(seal(prev, seq, _ENTRY.dump_json(entries[seq]), self._key))
+                prev = seals[-1] if seals else self.genesis
+                seals.append(seal(prev, seq, _ENTRY.dump_json(entries[seq]), self.key))
             return [
                 {**orjson.loads(_ENTRY.dump_json(entries[i])), "seq": i, "seal": seals[i]}
                 for i in range(start, stop)
             ]
 
-
-def dump_ledger(entries: Iterable[LedgerEntry], secret: bytes | str | None = None) -> str:
-    """Serialize entries as JSON Lines, one sealed entry per line (see the module doc)."""
-    key, prev, lines = ledger_key(secret), GENESIS, []
-    for seq, entry in enumerate(entries):
-        canonical = _ENTRY.dump_json(entry)
-        prev = seal(prev, seq, canonical, key)
-        lines.append(b'%s,"seq":%d,"seal":"%s"}\n' % (canonical[:-1], seq, prev.encode()))
-    return b"".join(lines).decode()
+    def last(self) -> str:
+        with self._lock:
+            return self._seals[-1] if self._seals else self.genesis
 
 
-def load_ledger(text: str, secret: bytes | str | None = None) -> list[LedgerEntry]:
-    """Parse JSON Lines written by :func:`dump_ledger` and check their chain; raise naming the
-    first line that is not a valid entry or does not fit the chain. Lines without seals (a
-    ledger written before seals existed) load unchecked, but only when no ``secret`` is given
-    and no line has one."""
+def sealed_rows(
+    entries: Sequence[LedgerEntry], secret: bytes | str | None = None, scope: str = ""
+) -> list[dict[str, Any]]:
+    """The entries as JSON objects, each with its ``seq`` and ``seal`` (see the module doc)."""
+    return Sealer(secret, scope).rows(entries, 0, len(entries))
+
+
+def dump_ledger(
+    entries: Sequence[LedgerEntry], secret: bytes | str | None = None, scope: str = ""
+) -> str:
+    """Serialize entries as JSON Lines, one sealed entry per line, then a sealed last line that
+    says how many there are, so a ledger cut short is named too (see the module doc). Give the
+    conversation's id as ``scope`` to tie the ledger to it."""
+    sealer = Sealer(secret, scope)
+    lines = [orjson.dumps(row) for row in sealer.rows(entries, 0, len(entries))]
+    end = {END: len(entries), "seal": _end_seal(sealer.last(), len(entries), sealer.key)}
+    return b"".join(line + b"\n" for line in [*lines, orjson.dumps(end)]).decode()
+
+
+def load_ledger(text: str, secret: bytes | str | None = None, scope: str = "") -> list[LedgerEntry]:
+    """Parse JSON Lines written by :func:`dump_ledger` and check their chain and their end;
+    raise naming the first line that is not a valid entry or does not fit the chain, or saying
+    that the ledger was cut short. Lines without seals (a ledger written before seals existed)
+    load unchecked, but only when no ``secret`` is given and no line has one."""
     rows: list[Mapping[str, Any]] = []
     numbers: list[int] = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):  # only \n ends a line: JSON may hold U+2028
         if not line.strip():
             continue
         try:
@@ -186,29 +203,52 @@ def load_ledger(text: str, secret: bytes | str | None = None) -> list[LedgerEntr
             raise LedgerFormatError(f"ledger line {n} is not a JSON object")
         rows.append(row)
         numbers.append(n)
-    return _unseal(rows, secret, lambda i: f"ledger line {numbers[i]}", in_order=True)
+    end = rows.pop() if rows and END in rows[-1] else None
+    entries, last = _unseal(
+        rows, secret, scope, lambda i: f"ledger line {numbers[i]}", in_order=True
+    )
+    if last is None:  # no seals: a ledger from before them, with no end line either
+        if end is not None:
+            raise LedgerFormatError("the ledger has an end line but its entries have no seals")
+        return entries
+    key = ledger_key(secret)
+    fits = (
+        end is not None
+        and end.get(END) == len(entries)
+        and isinstance(end.get("seal"), str)
+        and hmac.compare_digest(end["seal"].encode(), _end_seal(last, len(entries), key).encode())
+    )
+    if not fits:
+        raise LedgerFormatError(
+            f"the ledger's end line is missing or does not fit after its {len(entries)} entries: "
+            "it was cut short, or entries after them were dropped"
+        )
+    return entries
 
 
 def unseal_rows(
-    rows: Sequence[Mapping[str, Any]], secret: bytes | str | None = None
+    rows: Sequence[Mapping[str, Any]], secret: bytes | str | None = None, scope: str = ""
 ) -> list[LedgerEntry]:
     """The entries of sealed rows (as :func:`sealed_rows` makes them, in any order: they are put
     in ``seq`` order), their chain checked; raise :class:`LedgerFormatError` naming the first
     row that is not a valid entry or does not fit. Rows without seals load unchecked only when
-    no ``secret`` is given and no row has one."""
-    return _unseal(rows, secret, lambda i: f"ledger entry {i}")
+    no ``secret`` is given and no row has one. Rows have no end line: a list of rows cut short
+    is not detected here."""
+    return _unseal(rows, secret, scope, lambda i: f"ledger entry {i}")[0]
 
 
 def _unseal(
     rows: Sequence[Mapping[str, Any]],
     secret: bytes | str | None,
+    scope: str,
     where: Callable[[int], str],
     in_order: bool = False,
-) -> list[LedgerEntry]:
+) -> tuple[list[LedgerEntry], str | None]:
+    """The entries and the last seal (``None`` for rows without seals)."""
     key = ledger_key(secret)
     sealed = [r for r in rows if "seal" in r or "seq" in r]
     if not sealed and key is None:
-        return [_entry(dict(r), where(i)) for i, r in enumerate(rows)]
+        return [_entry(dict(r), where(i)) for i, r in enumerate(rows)], None
     if len(sealed) != len(rows):
         i = next(i for i, r in enumerate(rows) if "seal" not in r and "seq" not in r)
         raise LedgerFormatError(f"{where(i)} has no seal: the ledger was edited")
@@ -219,7 +259,7 @@ def _unseal(
     if not in_order:  # rows of concurrent calls may be stored in another order than sealed
         order.sort(key=lambda i: int(rows[i]["seq"]))
     out: list[LedgerEntry] = []
-    prev = GENESIS
+    prev = genesis(scope)
     for seq, i in enumerate(order):
         data = dict(rows[i])
         given, at = data.pop("seal", None), data.pop("seq", None)
@@ -233,11 +273,11 @@ def _unseal(
         if not isinstance(given, str) or not hmac.compare_digest(given.encode(), prev.encode()):
             raise LedgerFormatError(
                 f"{where(i)} ({_describe(entry)}) does not fit the ledger's chain: it or an "
-                f"entry before it was edited, dropped or reordered"
-                + ("" if key is None else ", or it was sealed with another key")
+                f"entry before it was edited, dropped or reordered, or it belongs to another "
+                f"conversation" + ("" if key is None else ", or it was sealed with another key")
             )
         out.append(entry)
-    return out
+    return out, prev
 
 
 def _entry(data: dict[str, Any], where: str) -> LedgerEntry:

@@ -14,10 +14,12 @@ the plan would not have admitted there is a :class:`~taskgate.errors.LedgerForma
 
 from __future__ import annotations
 
+import bisect
 import random
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Generic, TypeVar
 
 from ..errors import LedgerFormatError, PlanError, TaskgateError, UsageError, WorkOrderError
 from .booking import Booking, receipt_key
@@ -26,6 +28,8 @@ from .ids import normalize_work_order
 from .ledger import AttemptEntry, LedgerEntry, PlanEntry, RequestEntry, RevisionEntry
 from .plan import Plan, Revision
 from .verdict import Policy, Reason, Verdict
+
+K = TypeVar("K")
 
 
 class Status(StrEnum):
@@ -56,6 +60,23 @@ class Snapshot:
     issued: frozenset[str]
 
 
+#: how strictly a policy judges (a replay judges at least as strictly as the gate it rebuilds)
+_STRICTNESS = {Policy.UNGATED: 0, Policy.STATE_BOUND: 1, Policy.REQUEST_BOUND: 2}
+
+
+class _Before(Generic[K]):
+    """The keys of ``positions`` that arose before position ``at`` (a set, as ``in`` reads it)."""
+
+    __slots__ = ("_at", "_positions")
+
+    def __init__(self, positions: Mapping[K, int], at: int) -> None:
+        self._positions, self._at = positions, at
+
+    def __contains__(self, key: object) -> bool:
+        pos = self._positions.get(key)  # type: ignore[arg-type]
+        return pos is not None and pos < self._at
+
+
 class TaskMachine:
     """A plan's task state: graph, receipts ledger, and the current request."""
 
@@ -63,21 +84,35 @@ class TaskMachine:
         self._graph = TaskGraph(plan, lenient=lenient)
         self._ledger: list[LedgerEntry] = [PlanEntry(plan=plan, lenient=lenient)]
         self._done: set[str] = set()
-        self._receipts: set[tuple[str, str]] = set()
-        self._issued: set[str] = set()
+        # where each part of the state arose (ledger positions), so that the state at an earlier
+        # position can be read without a replay (a receipt judged before it was recorded), and
+        # the newest attempts retracted (the proxy's pending ones)
+        self._receipts: dict[tuple[str, str], int] = {}  # (what, work order) -> position
+        self._receipts_of: dict[str, list[int]] = {}  # step -> positions of its receipts
+        self._issued: dict[str, int] = {}  # work order -> position
+        self._requests: list[tuple[int, Request | None]] = []  # (position, the request then)
+        self._revised: list[int] = []  # positions of revisions
         self._request: Request | None = None
+        self._floor: Policy | None = None  # replays judge admissions at least this strictly
         self._rng = random.Random(seed)
 
     @classmethod
     def from_ledger(
-        cls, entries: Sequence[LedgerEntry], *, seed: int | None = None, plan: Plan | None = None
+        cls,
+        entries: Sequence[LedgerEntry],
+        *,
+        seed: int | None = None,
+        plan: Plan | None = None,
+        policy: Policy | None = None,
     ) -> TaskMachine:
         """Rebuild the state from a ledger (or any prefix of one that starts with its plan).
 
         Each entry is applied as :meth:`append` applies it: an admission the plan would not have
         admitted where it stands, a request or revision the state cannot take, is a
         :class:`LedgerFormatError` naming the entry. With ``plan``, the ledger must also start
-        from exactly that plan (so a ledger whose plan was edited is refused)."""
+        from exactly that plan (so a ledger whose plan was edited is refused); with ``policy``,
+        each admission is judged at least that strictly, whatever policy its entry names (so an
+        entry edited to say ``ungated`` passes nothing the gate's own policy refuses)."""
         if not entries or not isinstance(entries[0], PlanEntry):
             raise LedgerFormatError("a ledger must start with its plan entry")
         if plan is not None and entries[0].plan != plan:
@@ -86,6 +121,7 @@ class TaskMachine:
             machine = cls(entries[0].plan, lenient=entries[0].lenient, seed=seed)
         except PlanError as exc:
             raise LedgerFormatError(f"ledger entry 0: the plan cannot be built: {exc}") from None
+        machine._floor = policy
         for entry in entries[1:]:
             machine.append(entry)
         return machine
@@ -296,17 +332,66 @@ class TaskMachine:
 
     def _check_admission(self, entry: AttemptEntry, n: int) -> None:
         at = entry.judged_at
-        if at is not None and not 0 < at < n:
-            raise LedgerFormatError(f"ledger entry {n} was judged at {at}, not before it")
-        there = self if at is None else TaskMachine.from_ledger(self._ledger[:at])
-        booking = Booking(entry.code, entry.work_order, tool=entry.tool)
-        verdict = there.judge(booking, entry.policy)
+        there: TaskMachine = self
+        if at is not None:
+            if not 0 < at < n:
+                raise LedgerFormatError(f"ledger entry {n} was judged at {at}, not before it")
+            if any(p >= at for p in self._receipts_of.get(entry.step or "", ())):
+                raise LedgerFormatError(
+                    f"ledger entry {n} books {entry.step} again, though its call was in flight "
+                    f"from entry {at} on: the ledger was edited or forged"
+                )
+            there = self._at(at)
+        policy = entry.policy
+        if self._floor is not None and _STRICTNESS[self._floor] > _STRICTNESS[policy]:
+            policy = self._floor
+        verdict = there.judge(Booking(entry.code, entry.work_order, tool=entry.tool), policy)
         if not verdict.admitted or verdict.step != entry.step:
             why = verdict.reason or f"it books {verdict.step}, not {entry.step}"
             raise LedgerFormatError(
                 f"ledger entry {n} admits {entry.tool or entry.code} under {entry.work_order}, "
                 f"which the plan refuses there ({why}): the ledger was edited or forged"
             )
+
+    def _at(self, at: int) -> TaskMachine:
+        """A read-only view of the state when the ledger had ``at`` entries (for judging)."""
+        view = TaskMachine.__new__(TaskMachine)
+        view._graph = self._graph
+        if self._revised and self._revised[-1] >= at:  # a revision since: the graph as it was
+            first = self._ledger[0]
+            assert isinstance(first, PlanEntry)
+            view._graph = TaskGraph(first.plan, lenient=first.lenient)
+            for pos in self._revised:
+                entry = self._ledger[pos]
+                if pos < at and isinstance(entry, RevisionEntry):
+                    view._graph.apply(entry.revision)
+        first_receipt = {s: ps[0] for s, ps in self._receipts_of.items() if ps}
+        view._done = _Before(first_receipt, at)  # type: ignore[assignment]
+        view._receipts = _Before(self._receipts, at)  # type: ignore[assignment]
+        view._issued = _Before(self._issued, at)  # type: ignore[assignment]
+        k = bisect.bisect_left(self._requests, at, key=lambda r: r[0])
+        view._request = self._requests[k - 1][1] if k else None
+        return view
+
+    def retract(self, count: int) -> None:
+        """Take back the newest ``count`` entries, which must all be attempts (the proxy's
+        pending ones, when the client's next request does not commit them), in time linear in
+        ``count``."""
+        if not 0 <= count < len(self._ledger):
+            raise UsageError(f"cannot retract {count} of {len(self._ledger)} ledger entries")
+        tail = self._ledger[len(self._ledger) - count :]
+        if not all(isinstance(e, AttemptEntry) for e in tail):
+            raise UsageError("only attempts can be retracted")
+        for entry in reversed(tail):
+            assert isinstance(entry, AttemptEntry)
+            self._ledger.pop()
+            if entry.decision == "admit" and entry.step is not None:
+                positions = self._receipts_of[entry.step]
+                positions.pop()
+                if not positions:
+                    del self._receipts_of[entry.step]
+                    self._done.discard(entry.step)
+                self._receipts.pop((receipt_key(entry.code, entry.tool), entry.work_order), None)
 
     # -- fault injection and repair (the corrupted-state ablation) -------------------------------
     def corrupt_completion(self, step: str, done: bool) -> None:
@@ -326,22 +411,25 @@ class TaskMachine:
 
     # -- internals -------------------------------------------------------------------------------
     def _append(self, entry: LedgerEntry) -> None:
-        self._apply(entry)
+        self._apply(entry, len(self._ledger))
         self._ledger.append(entry)
 
-    def _apply(self, entry: LedgerEntry) -> None:
+    def _apply(self, entry: LedgerEntry, pos: int) -> None:
         if isinstance(entry, RequestEntry):
             if entry.work_order is None:
                 self._request = None
-                return
-            self._issued.add(entry.work_order)
-            self._request = Request(entry.work_order, entry.step, entry.explicit_redo)
+            else:
+                self._issued[entry.work_order] = pos
+                self._request = Request(entry.work_order, entry.step, entry.explicit_redo)
+            self._requests.append((pos, self._request))
         elif isinstance(entry, AttemptEntry):
             if entry.decision == "admit" and entry.step is not None:
                 self._done.add(entry.step)
-                self._receipts.add((receipt_key(entry.code, entry.tool), entry.work_order))
+                self._receipts[(receipt_key(entry.code, entry.tool), entry.work_order)] = pos
+                self._receipts_of.setdefault(entry.step, []).append(pos)
         elif isinstance(entry, RevisionEntry):
             self._graph.apply(entry.revision)
+            self._revised.append(pos)
         else:
             raise PlanError("a plan entry can only start a ledger")
 

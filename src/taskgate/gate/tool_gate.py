@@ -97,11 +97,11 @@ class ToolGate:
         """The gate whose receipts ledger is ``entries`` (as saved from :attr:`ledger`, e.g.
         through :func:`~taskgate.dump_ledger` and :func:`~taskgate.load_ledger`).
 
-        Every admission in it is judged again where it was made (a forged or edited receipt is
-        a :class:`~taskgate.errors.LedgerFormatError`); with ``plan``, the ledger must start
-        from exactly that plan."""
+        Every admission in it is judged again where it was made, at least as strictly as
+        ``policy`` (a forged or edited receipt is a :class:`~taskgate.errors.LedgerFormatError`);
+        with ``plan``, the ledger must start from exactly that plan."""
         gate = cls.__new__(cls)
-        gate._setup(TaskMachine.from_ledger(entries, plan=plan), policy)
+        gate._setup(TaskMachine.from_ledger(entries, plan=plan, policy=policy), policy)
         return gate
 
     @classmethod

@@ -33,9 +33,10 @@ from .store import Store
 async def models(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
     try:
-        upstream = await proxy.http.get(
-            f"{proxy.upstream}/models", headers=forwarded_headers(request.headers)
-        )
+        headers = forwarded_headers(request.headers)
+        upstream = await proxy.http.get(f"{proxy.upstream}/models", headers=headers)
+    except ProxyError as exc:
+        return exc.response()
     except httpx.HTTPError as exc:
         return ProxyError(502, f"the upstream failed: {exc!r}", "upstream_error").response()
     return relay(upstream)

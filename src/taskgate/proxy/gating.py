@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -227,30 +228,39 @@ def judge_calls(
     flight: a call of a step that needs it is refused BLOCKED (the agent can call it again once
     the result is back), and a second call of it is refused ``in-progress``. A call of a tool no
     step is bound to passes ungated. A call without a work order is judged under the current
-    request's, as the tool gate does.
+    request's, as the tool gate does. A gated call without an id, or whose id another call of
+    the batch shares, is refused as malformed: the answer that books it must be its own.
     """
     kept: list[Mapping[str, Any]] = []
     refusals: list[str] = []
     verdicts: list[tuple[Mapping[str, Any], Booking, Verdict]] = []
     in_flight: set[str] = set()
+    ids = Counter(_call_id(c) for c in calls)
     for call in calls:  # judged first, all against the state before the batch
         booking, verdict = _judge_call(machine, arm.policy, call, in_flight)
         if booking is None:
             kept.append(call)
             continue
+        if verdict.admitted and (not _call_id(call) or ids[_call_id(call)] > 1):
+            # its receipt could not be told from another call's: one answer would book both
+            verdict = Verdict("refuse", verdict.step, Reason.MALFORMED_CALL)
         if verdict.admitted and verdict.step is not None:
             in_flight.add(verdict.step)
         verdicts.append((call, booking, verdict))
     for call, booking, verdict in verdicts:  # then recorded, pending until answered
         machine.record(booking, verdict, arm.policy)
-        call_id = call.get("id") if isinstance(call, Mapping) else None
-        judged.add(machine, call_id if isinstance(call_id, str) else "")
+        judged.add(machine, _call_id(call))
         if verdict.admitted or not gating(arm):
             kept.append(call)
         else:
             refusals.append(render_rejection(verdict, booking))
     kept_ids = {id(c) for c in kept}
     return [c for c in calls if id(c) in kept_ids], refusals
+
+
+def _call_id(call: object) -> str:
+    cid = call.get("id") if isinstance(call, Mapping) else None
+    return cid if isinstance(cid, str) else ""
 
 
 def _judge_call(

@@ -202,5 +202,7 @@ class Conversation:
         self.pending = None
         kept = [pending.attempts[i] for i in keep]
         self.committed += kept
-        if len(kept) != len(pending.attempts):
-            self._machine = TaskMachine.from_ledger(self.committed)
+        if len(kept) != len(pending.attempts):  # take the attempts back, keep the committed
+            self.machine.retract(len(pending.attempts))
+            for attempt in kept:
+                self.machine.append(attempt)

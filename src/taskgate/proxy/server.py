@@ -12,12 +12,11 @@ written and the conversation is as it was.
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import logging
 import time
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -329,11 +328,20 @@ def _brief(messages: list[dict[str, Any]]) -> str | None:
     return text if text is not None and _is_brief(text) else None
 
 
-@functools.lru_cache(maxsize=4096)
+_BRIEFS: OrderedDict[bytes, bool] = OrderedDict()
+
+
 def _is_brief(text: str) -> bool:
     """Whether a system prompt is a brief (it has plan lines); a conversation sends the same
-    one on every request."""
-    return bool(brief_steps(text))
+    one on every request, so the answer is cached by the prompt's digest (the cache holds no
+    prompt: a client sending huge ones leaves no memory behind)."""
+    digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
+    known = _BRIEFS.get(digest)
+    if known is None:
+        known = _BRIEFS[digest] = bool(brief_steps(text))
+        if len(_BRIEFS) > 4096:
+            _BRIEFS.popitem(last=False)
+    return known
 
 
 def conversation_key(headers: Mapping[str, str], brief: str, messages: list[dict[str, Any]]) -> str:
@@ -363,7 +371,13 @@ def owner(headers: Mapping[str, str]) -> str:
 
 
 def forwarded_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    return {k: headers[k] for k in _FORWARD if k in headers}
+    """The client's headers the upstream gets; one that is not ASCII is a 400 (HTTP client
+    libraries cannot send it on)."""
+    out = {k: headers[k] for k in _FORWARD if k in headers}
+    for name, value in out.items():
+        if not value.isascii():
+            raise ProxyError(400, f"the {name} header must be ASCII text")
+    return out
 
 
 def _api_key(headers: Mapping[str, str]) -> str:

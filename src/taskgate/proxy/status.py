@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from ..core.ledger import AttemptEntry, dump_ledger
+from ..core.ledger import AttemptEntry, sealed_rows
 from ..protocol.render import render_checklist
 from .journal import Conversation
 
@@ -19,7 +17,7 @@ def conversation_json(conv: Conversation, rung: str) -> dict[str, Any]:
         return out
     machine = conv.machine
     req = machine.request
-    ledger = [orjson.loads(line) for line in dump_ledger(conv.committed).splitlines()]
+    ledger = sealed_rows(conv.committed, scope=conv.key)
     pending = conv.pending.attempts if conv.pending is not None else ()
     out.update(
         plan=machine.graph.to_plan().model_dump(mode="json"),

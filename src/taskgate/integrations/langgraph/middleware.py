@@ -60,6 +60,7 @@ class _Thread:
 
     gate: ToolGate
     adopted: frozenset[str]
+    thread: str
 
 
 T = TypeVar("T")
@@ -130,7 +131,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         with self._lock:
             held = self._threads.get(thread)
             if held is None or sync:
-                read = self._own.read(rows, None if held is None else held.adopted)
+                read = self._own.read(rows, thread, None if held is None else held.adopted)
                 if read.ignored:
                     log.warning(
                         "taskgate: thread %r: %d ledger row(s) the gate did not write were "
@@ -148,7 +149,8 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         else:
             gate = ToolGate(self.plan, self.policy)
         adopted = frozenset(read.seals) | (held.adopted if held is not None else frozenset())
-        new = self._threads[thread] = _Thread(gate, adopted)
+        new = self._threads[thread] = _Thread(gate, adopted, thread)
+        self._sealers[gate] = self._own.sealer(thread)
         while len(self._threads) > self._max_threads:
             self._threads.popitem(last=False)
         return new
@@ -260,10 +262,8 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
     def _seal(self, gate: ToolGate, start: int, stop: int) -> list[dict[str, Any]]:
         """The state's rows of ``gate``'s ledger entries ``start`` to ``stop``."""
         with self._lock:
-            sealer = self._sealers.get(gate)
-            if sealer is None:
-                sealer = self._sealers[gate] = self._own.sealer()
-        return self._own.tagged(sealer.rows(gate.ledger, start, stop))
+            sealer = self._sealers[gate]  # every gate handed out was adopted with its sealer
+        return self._own.tagged(sealer.rows(gate.ledger, start, stop), sealer.scope)
 
     def _ungated(self, request: ToolCallRequest) -> bool:
         return self._unbound_tool(request.tool_call["name"])

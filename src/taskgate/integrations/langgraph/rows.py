@@ -11,13 +11,12 @@ back only the rows it can vouch for:
   thread. A process that has not seen a thread before (a restart) trusts its stored rows; give a
   secret to trust nothing but the gate, across processes too.
 
-Rows it cannot vouch for are foreign: ignored, so a forged receipt never counts and a garbage row
-never breaks the thread. Rows are put in order by their position (concurrent tool calls may store
-them in any order) and must chain from the plan; a row the gate vouches for that is cut off from
-that chain means a row before it was edited in place, and reading fails with one
-:class:`~taskgate.errors.LedgerFormatError` naming it. What a state writer can still do is roll
-the thread back to an earlier state the gate wrote (as LangGraph's time travel does); it cannot
-add a receipt.
+Each thread's chain starts from a seal drawn from its id, so rows copied from another thread never
+fit. Rows it cannot vouch for are foreign: ignored (and logged), so a forged receipt never counts
+and a garbage row never breaks the thread. Rows are put in order by their position (concurrent
+tool calls may store them in any order) and the gate's ledger is the chain they form from the plan
+on: a row edited in place ends it there. So what a state writer can do is roll the thread back to
+an earlier state the gate wrote (as LangGraph's time travel does); it cannot add a receipt.
 """
 
 from __future__ import annotations
@@ -32,8 +31,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ...core.ledger import GENESIS, LedgerEntry, Sealer, ledger_key, seal
-from ...errors import LedgerFormatError
+from ...core.ledger import LedgerEntry, Sealer, genesis, ledger_key, seal
 
 _ENTRY: TypeAdapter[LedgerEntry] = TypeAdapter(LedgerEntry)
 _ROW_KEYS = ("seq", "seal", "writer")
@@ -59,35 +57,40 @@ class Read:
 
 
 class Rows:
-    """Seals the rows a gate writes and reads back the ones it wrote (see the module doc)."""
+    """Seals the rows a gate writes and reads back the ones it wrote (see the module doc). Each
+    thread's chain starts from a seal drawn from its id, so rows of one thread never fit
+    another's."""
 
     def __init__(self, secret: bytes | str | None = None) -> None:
         self.secret = secret
         self._key = ledger_key(secret)
         self._writer = os.urandom(32)
 
-    def sealer(self) -> Sealer:
-        return Sealer(self.secret)
+    def sealer(self, thread: str) -> Sealer:
+        return Sealer(self.secret, scope=thread)
 
-    def tagged(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def tagged(self, rows: list[dict[str, Any]], thread: str) -> list[dict[str, Any]]:
         """The rows as the state gets them: with a ``writer`` tag when there is no secret."""
         if self.secret is not None:
             return rows
-        return [{**r, "writer": self._tag(r["seal"])} for r in rows]
+        return [{**r, "writer": self._tag(thread, r["seal"])} for r in rows]
 
-    def _tag(self, seal_: str) -> str:
-        return hmac.new(self._writer, seal_.encode(), hashlib.sha256).hexdigest()[:32]
+    def _tag(self, thread: str, seal_: str) -> str:
+        data = f"{thread}\n{seal_}".encode()
+        return hmac.new(self._writer, data, hashlib.sha256).hexdigest()[:32]
 
-    def read(self, rows: Sequence[Any], adopted: frozenset[str] | None) -> Read:
-        """The chain of rows the gate vouches for. ``adopted``: the seals of rows this middleware
-        took on trust for the thread, or ``None`` when it has not read the thread before."""
+    def read(self, rows: Sequence[Any], thread: str, adopted: frozenset[str] | None) -> Read:
+        """The chain of rows the gate vouches for, in time linear in the rows. ``adopted``: the
+        seals of rows this middleware took on trust for the thread, or ``None`` when it has not
+        read the thread before."""
         parsed, ignored = _parse(rows)
 
         def vouched(r: _Row) -> bool:
             if self.secret is not None or adopted is None:
                 return True  # the chain's HMAC decides; or a first read trusts what is stored
+            tag = self._tag(thread, r.seal)
             return r.seal in adopted or (
-                r.writer is not None and hmac.compare_digest(r.writer, self._tag(r.seal))
+                r.writer is not None and hmac.compare_digest(r.writer, tag)
             )
 
         by_seq: dict[int, list[_Row]] = defaultdict(list)
@@ -97,7 +100,7 @@ class Rows:
             else:
                 ignored.append(r.index)
         chain: list[_Row] = []
-        prev = GENESIS
+        prev = genesis(thread)
         while True:
             fits = [r for r in by_seq.get(len(chain), []) if self._fits(prev, r)]
             if not fits:
@@ -105,30 +108,19 @@ class Rows:
             chain.append(fits[0])
             prev = fits[0].seal
         taken = {r.seal for r in chain}
-        stated = {(r.seq, r.seal) for r in parsed}
-        for seq, candidates in by_seq.items():
-            for r in candidates:
-                if r.seal in taken:
-                    continue  # the row itself, or an exact copy of it
-                cut_off = seq > len(chain) and any(
-                    self._fits(s, r) for q, s in stated if q == seq - 1
-                )
-                if cut_off:
-                    raise LedgerFormatError(
-                        f"ledger entry {len(chain)} of the thread's state does not fit its chain "
-                        f"but entry {seq} the gate wrote follows it: a row was edited in place"
-                    )
-                ignored.append(r.index)
+        ignored += [r.index for rs in by_seq.values() for r in rs if r.seal not in taken]
         return Read([r.entry for r in chain], [r.seal for r in chain], sorted(ignored))
 
     def _fits(self, prev: str, row: _Row) -> bool:
         return hmac.compare_digest(seal(prev, row.seq, row.canonical, self._key), row.seal)
 
 
-def state_entries(rows: Sequence[Any], secret: bytes | str | None = None) -> list[LedgerEntry]:
-    """The receipts ledger in a thread's state rows, read as a process that has not seen the
-    thread reads it (with ``secret``: only rows sealed under it)."""
-    return Rows(secret).read(rows, None).entries
+def state_entries(
+    rows: Sequence[Any], thread: str, secret: bytes | str | None = None
+) -> list[LedgerEntry]:
+    """The receipts ledger in the state rows of ``thread`` (its ``thread_id``), read as a process
+    that has not seen the thread reads it (with ``secret``: only rows sealed under it)."""
+    return Rows(secret).read(rows, thread, None).entries
 
 
 def _parse(rows: Sequence[Any]) -> tuple[list[_Row], list[int]]:
