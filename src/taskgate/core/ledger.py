@@ -132,6 +132,13 @@ def seal(prev: str, seq: int, canonical: bytes, key: bytes | None = None) -> str
     return hmac.new(key, data, hashlib.sha256).hexdigest()
 
 
+def same_seal(given: str, expected: str) -> bool:
+    """Whether a seal read from outside is the one expected (constant time; any text)."""
+    return hmac.compare_digest(
+        given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
+    )
+
+
 def _end_seal(prev: str, count: int, key: bytes | None) -> str:
     return seal(prev, count, END.encode(), key)
 
@@ -151,15 +158,26 @@ class Sealer:
     def rows(self, entries: Sequence[LedgerEntry], start: int, stop: int) -> list[dict[str, Any]]:
         """The sealed rows of ``entries[start:stop]`` (``entries`` is the ledger, or a longer
         version of the one given before: entries already sealed must not have changed)."""
+        return [
+            {**orjson.loads(canonical), "seq": seq, "seal": seal_}
+            for seq, canonical, seal_ in self.sealed(entries, start, stop)
+        ]
+
+    def sealed(
+        self, entries: Sequence[LedgerEntry], start: int, stop: int
+    ) -> list[tuple[int, bytes, str]]:
+        """``(seq, canonical JSON, seal)`` of ``entries[start:stop]``, each entry dumped once."""
+        out: list[tuple[int, bytes, str]] = []
         with self._lock:
             seals = self._seals
-            for seq in range(len(seals), stop):
-                prev = seals[-1] if seals else self.genesis
-                seals.append(seal(prev, seq, _ENTRY.dump_json(entries[seq]), self.key))
-            return [
-                {**orjson.loads(_ENTRY.dump_json(entries[i])), "seq": i, "seal": seals[i]}
-                for i in range(start, stop)
-            ]
+            for seq in range(min(start, len(seals)), stop):
+                canonical = _ENTRY.dump_json(entries[seq])
+                if seq == len(seals):
+                    prev = seals[-1] if seals else self.genesis
+                    seals.append(seal(prev, seq, canonical, self.key))
+                if seq >= start:
+                    out.append((seq, canonical, seals[seq]))
+            return out
 
     def last(self) -> str:
         with self._lock:
@@ -180,9 +198,12 @@ def dump_ledger(
     says how many there are, so a ledger cut short is named too (see the module doc). Give the
     conversation's id as ``scope`` to tie the ledger to it."""
     sealer = Sealer(secret, scope)
-    lines = [orjson.dumps(row) for row in sealer.rows(entries, 0, len(entries))]
+    lines = [
+        b'%s,"seq":%d,"seal":"%s"}\n' % (canonical[:-1], seq, seal_.encode())
+        for seq, canonical, seal_ in sealer.sealed(entries, 0, len(entries))
+    ]
     end = {END: len(entries), "seal": _end_seal(sealer.last(), len(entries), sealer.key)}
-    return b"".join(line + b"\n" for line in [*lines, orjson.dumps(end)]).decode()
+    return b"".join([*lines, orjson.dumps(end), b"\n"]).decode()
 
 
 def load_ledger(text: str, secret: bytes | str | None = None, scope: str = "") -> list[LedgerEntry]:
@@ -216,7 +237,7 @@ def load_ledger(text: str, secret: bytes | str | None = None, scope: str = "") -
         end is not None
         and end.get(END) == len(entries)
         and isinstance(end.get("seal"), str)
-        and hmac.compare_digest(end["seal"].encode(), _end_seal(last, len(entries), key).encode())
+        and same_seal(end["seal"], _end_seal(last, len(entries), key))
     )
     if not fits:
         raise LedgerFormatError(
@@ -270,7 +291,7 @@ def _unseal(
             )
         entry = _entry(data, where(i))
         prev = seal(prev, seq, _ENTRY.dump_json(entry), key)
-        if not isinstance(given, str) or not hmac.compare_digest(given.encode(), prev.encode()):
+        if not isinstance(given, str) or not same_seal(given, prev):
             raise LedgerFormatError(
                 f"{where(i)} ({_describe(entry)}) does not fit the ledger's chain: it or an "
                 f"entry before it was edited, dropped or reordered, or it belongs to another "

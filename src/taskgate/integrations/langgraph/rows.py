@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ...core.ledger import LedgerEntry, Sealer, genesis, ledger_key, seal
+from ...core.ledger import LedgerEntry, Sealer, genesis, ledger_key, same_seal, seal
 
 _ENTRY: TypeAdapter[LedgerEntry] = TypeAdapter(LedgerEntry)
 _ROW_KEYS = ("seq", "seal", "writer")
@@ -89,9 +89,7 @@ class Rows:
             if self.secret is not None or adopted is None:
                 return True  # the chain's HMAC decides; or a first read trusts what is stored
             tag = self._tag(thread, r.seal)
-            return r.seal in adopted or (
-                r.writer is not None and hmac.compare_digest(r.writer, tag)
-            )
+            return r.seal in adopted or (r.writer is not None and same_seal(r.writer, tag))
 
         by_seq: dict[int, list[_Row]] = defaultdict(list)
         for r in parsed:
@@ -112,7 +110,7 @@ class Rows:
         return Read([r.entry for r in chain], [r.seal for r in chain], sorted(ignored))
 
     def _fits(self, prev: str, row: _Row) -> bool:
-        return hmac.compare_digest(seal(prev, row.seq, row.canonical, self._key), row.seal)
+        return same_seal(row.seal, seal(prev, row.seq, row.canonical, self._key))
 
 
 def state_entries(
