@@ -900,3 +900,194 @@ def test_the_brief_cache_keeps_no_prompt() -> None:
     huge = "x" * 1_000_000
     assert not server._is_brief(huge)
     assert all(isinstance(k, bytes) and len(k) == 16 for k in server._BRIEFS)
+
+
+# -- attacks from the second review ------------------------------------------------------------------
+def _collect_agent(saver: Any, middleware: Any = None, extra: list[Any] | None = None) -> tuple[Any, list[str], Any]:  # fmt: skip
+    """An agent whose model calls the tool the user names, once per user message."""
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    from taskgate.integrations.langgraph import TaskGateMiddleware
+
+    ran: list[str] = []
+
+    @tool
+    def collect_requirements(scope: str) -> str:
+        """Collect."""
+        ran.append("collect")
+        return "collected"
+
+    @tool
+    def draft_rfq(title: str) -> str:
+        """Draft."""
+        ran.append("draft")
+        return "drafted"
+
+    class Naming:
+        """Calls the tool whose words the last user message holds, then says ok."""
+
+        n = 0
+
+        def __call__(self, messages: list[Any]) -> AIMessage:
+            last = messages[-1] if messages else None
+            if last is None or last.type == "tool":
+                return AIMessage("ok")
+            Naming.n += 1
+            name = "draft_rfq" if "draft" in str(last.content) else "collect_requirements"
+            args = {"title": "x"} if name == "draft_rfq" else {"scope": "x"}
+            return AIMessage("", tool_calls=[{"name": name, "args": args, "id": f"c{Naming.n}", "type": "tool_call"}])  # fmt: skip
+
+    from taskgate.integrations.langgraph.testing import ScriptedChatModel
+
+    class Model(ScriptedChatModel):
+        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any) -> Any:  # fmt: skip
+            from langchain_core.outputs import ChatGeneration, ChatResult
+
+            return ChatResult(generations=[ChatGeneration(message=Naming()(messages))])
+
+    gate = middleware or TaskGateMiddleware(LG_PLAN)
+    agent = create_agent(Model([]), [collect_requirements, draft_rfq],
+                         middleware=[gate, *(extra or [])], checkpointer=saver)  # fmt: skip
+    return agent, ran, gate
+
+
+def _said(result: dict[str, Any]) -> str:
+    from langchain_core.messages import ToolMessage
+
+    last = [m for m in result["messages"] if isinstance(m, ToolMessage)][-1]
+    return f"{last.status}: {last.content}"
+
+
+def test_a_thread_books_on_after_a_stray_row_in_its_state() -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from taskgate.integrations.langgraph import LEDGER_KEY
+
+    agent, ran, _ = _collect_agent(InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    agent.invoke(Command(update={LEDGER_KEY: [{"kind": "nope"}]}), config)
+    assert _said(agent.invoke({"messages": [HumanMessage("collect them")]}, config)).startswith(
+        "success"
+    )
+    assert "already" in _said(agent.invoke({"messages": [HumanMessage("collect them")]}, config))
+    assert _said(agent.invoke({"messages": [HumanMessage("draft it")]}, config)).startswith(
+        "success"
+    )
+    assert ran == ["collect", "draft"]
+
+
+def test_a_refusal_whose_call_never_ran_breaks_nothing() -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain.agents.middleware import ToolCallLimitMiddleware
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    limit = ToolCallLimitMiddleware(run_limit=1)
+    agent, ran, _ = _collect_agent(InMemorySaver(), extra=[limit])
+    config = {"configurable": {"thread_id": "t"}}
+    for words in ("collect them", "collect them", "draft it", "draft it"):
+        agent.invoke({"messages": [HumanMessage(words)]}, config)
+    assert ran == ["collect", "draft"]
+
+
+def test_a_fork_resumed_from_an_earlier_checkpoint_books() -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    agent, ran, _ = _collect_agent(InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [HumanMessage("collect them")]}, config)
+    before_tools = next(s for s in agent.get_state_history(config) if s.next == ("tools",))
+    agent.invoke(None, before_tools.config)  # time travel: the collect runs again on the fork
+    now = agent.invoke({"messages": [HumanMessage("draft it")]}, config)
+    assert ran == ["collect", "collect", "draft"] and _said(now).startswith("success")
+
+
+def test_conversations_without_a_thread_id_have_their_own_gates() -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from unittest import mock
+
+    from langchain_core.messages import HumanMessage
+
+    from taskgate.integrations.langgraph import middleware as mw
+
+    with mock.patch.object(mw, "get_config", return_value={"configurable": {}}):
+        x = mw._thread_of({"messages": [HumanMessage("a", id="m-x")]})
+        y = mw._thread_of({"messages": [HumanMessage("a", id="m-y")]})
+        assert x != y and x.endswith("m-x")
+    with mock.patch.object(mw, "get_config", return_value={"configurable": {"thread_id": 7}}):
+        assert mw._thread_of({"messages": []}) == "7"
+
+
+def test_a_tool_that_answers_with_a_command_carrying_an_error_books_nothing() -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain_core.messages import ToolMessage
+    from langgraph.types import Command
+
+    from taskgate.integrations.langgraph.middleware import _succeeded
+
+    failed = Command(update={"messages": [ToolMessage("no", tool_call_id="c1", status="error")]})
+    assert not _succeeded(failed, "c1") and _succeeded(failed, "c2")
+    assert _succeeded(Command(update={"messages": [ToolMessage("ok", tool_call_id="c1")]}), "c1")
+
+
+def test_ungated_duplicates_in_one_batch_replay() -> None:
+    from taskgate.proxy.gating import Judged, judge_calls, rung
+    from taskgate.proxy.journal import Conversation, LedgerEvent
+
+    gate = ToolGate(PLAN, Policy.UNGATED)
+    gate.open_request("s1")
+    first, second = gate.begin_all(["collect_requirements", "collect_requirements"])
+    assert first.admitted and second.verdict.reason is Reason.IN_PROGRESS
+    gate.finish(first, succeeded=True)
+    assert ToolGate.from_ledger(gate.ledger, Policy.UNGATED).machine.status("s1") is Status.DONE
+    conv = Conversation("k")
+    from taskgate.core.ledger import PlanEntry
+
+    conv.apply(LedgerEvent(entry=PlanEntry(plan=PLAN)))
+    conv.machine.open_request("s1", work_order="#W1")
+    twice = [tool_call("collect_requirements", "a"), tool_call("collect_requirements", "b")]
+    kept, _ = judge_calls(conv.machine, rung("raw"), twice, Judged())
+    assert len(kept) == 2  # the raw rung hands out everything; the second is no second receipt
+    replayed = TaskMachine.from_ledger(conv.machine.ledger)  # no second receipt to refuse
+    assert replayed.statuses() == conv.machine.statuses()
+
+
+def test_late_receipts_across_revisions_replay_as_the_live_gate_judged() -> None:
+    from taskgate import Revision
+
+    plan = Plan.model_validate({"binding": "tool", "steps": {f"s{i}": {
+        "tool": f"t{i}", "text": f"step {i}", "deps": [f"s{i - 1}"] if i else []} for i in range(6)}})  # fmt: skip
+    gate = ToolGate(plan)
+    for i in range(6):
+        gate.open_request(f"s{i}")
+        ticket = gate.begin(f"t{i}")
+        if i == 2:
+            gate.revise(Revision(rewires={"s4": ("s2",)}))  # while the tool runs
+        if i == 3:
+            gate.revise(Revision(cancel="s5", rewires={}))
+        gate.open_request(None)
+        gate.finish(ticket, succeeded=True)
+    rebuilt = ToolGate.from_ledger(load_ledger(dump_ledger(gate.ledger)), plan=plan)
+    assert rebuilt.machine.snapshot() == gate.machine.snapshot()
+
+
+def test_the_journal_fold_judges_at_least_as_strictly_as_the_rung() -> None:
+    from taskgate.core.ledger import PlanEntry
+    from taskgate.proxy.journal import Conversation, LedgerEvent
+
+    machine = TaskMachine(PLAN)
+    request = machine.open_request("s2")
+    forged = AttemptEntry(code="", tool="draft_rfq", work_order=request.work_order,
+                          policy=Policy.UNGATED, decision="admit", step="s2")  # fmt: skip
+    events = [LedgerEvent(entry=PlanEntry(plan=PLAN)), LedgerEvent(entry=machine.last_entry()),
+              LedgerEvent(entry=forged)]  # fmt: skip
+    assert Conversation("k", events).machine.status("s2") is Status.DONE  # its own policy: passes
+    with pytest.raises(LedgerFormatError, match=r"\(blocked\)"):
+        Conversation("k", events, floor=Policy.STATE_BOUND)

@@ -72,6 +72,15 @@ class TaskGraph:
         self._prereqs = new
         self._cancelled: set[str] = set()
 
+    def copy(self) -> TaskGraph:
+        """An independent copy (revising either leaves the other as it is)."""
+        new = TaskGraph.__new__(TaskGraph)
+        new.lenient, new.binding, new._order = self.lenient, self.binding, self._order
+        new._text, new._code, new._tool = self._text, dict(self._code), dict(self._tool)
+        new._by_code, new._by_tool = dict(self._by_code), dict(self._by_tool)
+        new._prereqs, new._cancelled = dict(self._prereqs), set(self._cancelled)
+        return new
+
     # -- reading ---------------------------------------------------------------------------------
     @property
     def steps(self) -> tuple[str, ...]:

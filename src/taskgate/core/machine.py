@@ -92,6 +92,7 @@ class TaskMachine:
         self._issued: dict[str, int] = {}  # work order -> position
         self._requests: list[tuple[int, Request | None]] = []  # (position, the request then)
         self._revised: list[int] = []  # positions of revisions
+        self._graph_before: list[TaskGraph] = []  # the graph as it was before each of them
         self._request: Request | None = None
         self._floor: Policy | None = None  # replays judge admissions at least this strictly
         self._rng = random.Random(seed)
@@ -210,7 +211,8 @@ class TaskMachine:
         ``in_flight`` names the steps whose calls were admitted but whose receipts have not
         arrived (a tool that is still running, a call handed to a client): such a step is not
         DONE, so its dependents are BLOCKED on it, and a second call of it is refused
-        ``in-progress`` at a gating policy."""
+        ``in-progress`` (at every policy: even ungated, one step never executes twice at
+        once)."""
         graph = self._graph
         step = (
             graph.step_for_tool(booking.tool)
@@ -229,6 +231,8 @@ class TaskMachine:
             return Verdict("refuse", None, unknown)
         if (booking.key, booking.work_order) in self._receipts:
             return Verdict("refuse", step, Reason.REPEATED_RECEIPT)
+        if step in in_flight:  # at every policy: one step is never executing twice at once
+            return Verdict("refuse", step, Reason.IN_PROGRESS)
         if policy is Policy.UNGATED:
             return Verdict("admit", step)
         if policy is Policy.REQUEST_BOUND:  # first: a call of another step is simply unrequested
@@ -243,8 +247,6 @@ class TaskMachine:
             return Verdict("refuse", step, Reason.ALREADY_DONE)
         if status is Status.BLOCKED:
             return Verdict("refuse", step, Reason.BLOCKED, self.missing(step))
-        if step in in_flight:
-            return Verdict("refuse", step, Reason.IN_PROGRESS)
         return Verdict("admit", step)
 
     # -- changing the state (each through one ledger entry) --------------------------------------
@@ -356,15 +358,8 @@ class TaskMachine:
     def _at(self, at: int) -> TaskMachine:
         """A read-only view of the state when the ledger had ``at`` entries (for judging)."""
         view = TaskMachine.__new__(TaskMachine)
-        view._graph = self._graph
-        if self._revised and self._revised[-1] >= at:  # a revision since: the graph as it was
-            first = self._ledger[0]
-            assert isinstance(first, PlanEntry)
-            view._graph = TaskGraph(first.plan, lenient=first.lenient)
-            for pos in self._revised:
-                entry = self._ledger[pos]
-                if pos < at and isinstance(entry, RevisionEntry):
-                    view._graph.apply(entry.revision)
+        r = bisect.bisect_left(self._revised, at)  # the first revision since ``at``, if any
+        view._graph = self._graph_before[r] if r < len(self._revised) else self._graph
         first_receipt = {s: ps[0] for s, ps in self._receipts_of.items() if ps}
         view._done = _Before(first_receipt, at)  # type: ignore[assignment]
         view._receipts = _Before(self._receipts, at)  # type: ignore[assignment]
@@ -428,8 +423,10 @@ class TaskMachine:
                 self._receipts[(receipt_key(entry.code, entry.tool), entry.work_order)] = pos
                 self._receipts_of.setdefault(entry.step, []).append(pos)
         elif isinstance(entry, RevisionEntry):
+            before = self._graph.copy()
             self._graph.apply(entry.revision)
             self._revised.append(pos)
+            self._graph_before.append(before)
         else:
             raise PlanError("a plan entry can only start a ledger")
 

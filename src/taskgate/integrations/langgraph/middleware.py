@@ -61,6 +61,7 @@ class _Thread:
     gate: ToolGate
     adopted: frozenset[str]
     thread: str
+    stored: int = 0  # how many of the gate's entries the state held at the last sync
 
 
 T = TypeVar("T")
@@ -118,6 +119,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         )
         self._max_threads = max_threads
         self._lock = threading.Lock()
+        self._judging = threading.Lock()  # one model turn's calls are judged once
 
     # -- the gate of a thread, in step with the graph state --------------------------------------
     def gate(self, state: Any, *, sync: bool = False) -> ToolGate:
@@ -126,7 +128,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         unless the two agree entry for entry, so a fork, a replayed checkpoint or a superstep
         LangGraph discarded never leaves them apart, and a row the gate did not write never
         counts."""
-        thread = str(get_config().get("configurable", {}).get("thread_id", ""))
+        thread = _thread_of(state)
         rows: list[Any] = list(state.get(LEDGER_KEY) or [])
         with self._lock:
             held = self._threads.get(thread)
@@ -139,8 +141,15 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
                     )  # fmt: skip
                 if held is None or read.entries != list(held.gate.ledger):
                     held = self._adopt(thread, read, held)
+                held.stored = len(read.entries)
             self._threads.move_to_end(thread)
             return held.gate
+
+    def _stored(self, state: Any, gate: ToolGate) -> int:
+        """How many of ``gate``'s entries its thread's state held at the last sync."""
+        with self._lock:
+            held = self._threads.get(_thread_of(state))
+            return held.stored if held is not None and held.gate is gate else 0
 
     def _adopt(self, thread: str, read: Read, held: _Thread | None) -> _Thread:
         """A thread's gate rebuilt from the rows read (every admission judged again)."""
@@ -158,28 +167,35 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
     # -- a request per user message --------------------------------------------------------------
     @hook_config(can_jump_to=["end"])
     def before_agent(self, state: GateState, runtime: Any) -> dict[str, Any] | None:
-        gate = self.gate(state, sync=True)  # here, where the graph's config is in context
-        return _run_sync(self._open(state, gate, ask_back=True))
+        gate, had = self._synced(state)  # here, where the graph's config is in context
+        return _run_sync(self._open(state, gate, had, ask_back=True))
 
     @hook_config(can_jump_to=["end"])
     async def abefore_agent(self, state: GateState, runtime: Any) -> dict[str, Any] | None:
-        return await self._open(state, self.gate(state, sync=True), ask_back=True)
+        gate, had = self._synced(state)
+        return await self._open(state, gate, had, ask_back=True)
 
     async def open_request(self, state: Any) -> dict[str, Any] | None:
         """Open a request for the newest user message; the state update that records it.
 
         A hand-built graph runs this as its first node (see :func:`gated_tool_node`).
         """
-        return await self._open(state, self.gate(state, sync=True))
+        gate, had = self._synced(state)
+        return await self._open(state, gate, had)
+
+    def _synced(self, state: Any) -> tuple[ToolGate, int]:
+        """The thread's gate made equal to its state, and how many of its entries the state
+        holds (rows the gate ignored do not count)."""
+        gate = self.gate(state, sync=True)
+        return gate, self._stored(state, gate)
 
     async def _open(
-        self, state: Any, gate: ToolGate, ask_back: bool = False
+        self, state: Any, gate: ToolGate, had: int, ask_back: bool = False
     ) -> dict[str, Any] | None:
         """The request of the newest user message. With ``ask_back`` (an agent built by
         ``create_agent``), a message the matcher cannot resolve to one step ends the run with
         the ask-back question as the agent's reply; a hand-built graph opens no step instead."""
         self._release(gate)
-        had = len(state.get(LEDGER_KEY) or [])
         human = [m for m in state.get("messages", []) if isinstance(m, HumanMessage)]
         update: dict[str, Any] = {}
         if human:
@@ -195,14 +211,13 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
     def wrap_tool_call(self, request: ToolCallRequest, handler: Handler) -> Any:
         if self._ungated(request):
             return handler(request)
-        gate = self.gate(request.state)
-        ticket = self._ticket(gate, request)
+        gate, ticket = self._ticket(request)
         if not ticket.admitted:
             return _refusal(request, ticket, self._rows(gate, ticket.entry))
         ok, result = False, None
         try:
             result = handler(request)
-            ok = _succeeded(result)
+            ok = _succeeded(result, request.tool_call.get("id"))
         finally:
             receipt = gate.finish(ticket, ok)
         return _with_entries(result, self._rows(gate, receipt))
@@ -210,42 +225,48 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
     async def awrap_tool_call(self, request: ToolCallRequest, handler: AsyncHandler) -> Any:
         if self._ungated(request):
             return await handler(request)
-        gate = self.gate(request.state)
-        ticket = self._ticket(gate, request)
+        gate, ticket = self._ticket(request)
         if not ticket.admitted:
             return _refusal(request, ticket, self._rows(gate, ticket.entry))
         ok, result = False, None
         try:
             result = await handler(request)
-            ok = _succeeded(result)
+            ok = _succeeded(result, request.tool_call.get("id"))
         finally:
             receipt = gate.finish(ticket, ok)
         return _with_entries(result, self._rows(gate, receipt))
 
-    def _ticket(self, gate: ToolGate, request: ToolCallRequest) -> Ticket:
-        """This call's ticket. The gated calls of the model turn it came in are judged together
-        when the first of them arrives (:meth:`ToolGate.begin_all`), so a call whose
+    def _ticket(self, request: ToolCallRequest) -> tuple[ToolGate, Ticket]:
+        """This call's gate and ticket. The gated calls of the model turn it came in are judged
+        together when the first of them arrives (:meth:`ToolGate.begin_all`), the gate first
+        made equal to the state (a fork or a resume may have moved it), so a call whose
         prerequisite is in the same turn is refused whichever of them runs or finishes first."""
+        name = request.tool_call["name"]
         call_id = request.tool_call.get("id")
         found = _batch(request.state, call_id)
         if found is None or not isinstance(call_id, str):
-            return gate.begin(request.tool_call["name"])
+            gate = self.gate(request.state)
+            return gate, gate.begin(name)
         key, calls = found
-        with self._lock:
-            judged = self._batches.setdefault(gate, {})
-            if key not in judged:
-                gated = [c for c in calls if not self._unbound_tool(c.get("name"))]
-                tickets = gate.begin_all([c.get("name") for c in gated])
-                judged[key] = {c["id"]: t for c, t in zip(gated, tickets, strict=True)}
+        with self._judging:
+            gate = self.gate(request.state)
+            if key not in self._batches.setdefault(gate, {}):
+                gate = self.gate(request.state, sync=True)
+                judged = self._batches.setdefault(gate, {})
+                if key not in judged:
+                    gated = [c for c in calls if not self._unbound_tool(c.get("name"))]
+                    tickets = gate.begin_all([c.get("name") for c in gated])
+                    judged[key] = {c["id"]: t for c, t in zip(gated, tickets, strict=True)}
+            judged = self._batches[gate]
             ticket = judged[key].pop(call_id, None)
             if not judged[key]:
                 del judged[key]
-        return ticket if ticket is not None else gate.begin(request.tool_call["name"])
+        return gate, ticket if ticket is not None else gate.begin(name)
 
     def _release(self, gate: ToolGate) -> None:
         """A new user message: admitted calls of earlier turns that never ran book nothing and
         free their steps."""
-        with self._lock:
+        with self._judging:
             left = self._batches.pop(gate, {})
         for tickets in left.values():
             for ticket in tickets.values():
@@ -304,8 +325,30 @@ def _batch(state: Any, call_id: object) -> tuple[Any, list[dict[str, Any]]] | No
     return None
 
 
-def _succeeded(result: Any) -> bool:
-    return not (isinstance(result, ToolMessage) and result.status == "error")
+def _succeeded(result: Any, call_id: object) -> bool:
+    """Whether the tool's answer reports success: its status, never its words. A ``Command``
+    answers through the messages it adds (any of them for this call with an error status is a
+    failure)."""
+    if isinstance(result, ToolMessage):
+        return result.status != "error"
+    if isinstance(result, Command) and isinstance(result.update, dict):
+        messages = result.update.get("messages") or []
+        return not any(
+            isinstance(m, ToolMessage) and m.status == "error" and m.tool_call_id == call_id
+            for m in (messages if isinstance(messages, list) else [messages])
+        )
+    return True
+
+
+def _thread_of(state: Any) -> str:
+    """The conversation's key: its ``thread_id``; without one (no checkpointer), the id the
+    graph gave its first message, so two conversations never share a gate."""
+    thread = get_config().get("configurable", {}).get("thread_id")
+    if thread is not None:
+        return str(thread)
+    messages = state.get("messages", []) if isinstance(state, dict) else []
+    first = getattr(messages[0], "id", None) if messages else None
+    return f"(no thread id) {first}" if first else ""
 
 
 def _refusal(request: ToolCallRequest, ticket: Ticket, rows: list[dict[str, Any]]) -> Command[Any]:
