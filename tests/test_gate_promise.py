@@ -1078,16 +1078,63 @@ def test_late_receipts_across_revisions_replay_as_the_live_gate_judged() -> None
     assert rebuilt.machine.snapshot() == gate.machine.snapshot()
 
 
-def test_the_journal_fold_judges_at_least_as_strictly_as_the_rung() -> None:
+def test_a_journal_written_at_one_rung_folds_at_another() -> None:
     from taskgate.core.ledger import PlanEntry
     from taskgate.proxy.journal import Conversation, LedgerEvent
 
     machine = TaskMachine(PLAN)
     request = machine.open_request("s2")
-    forged = AttemptEntry(code="", tool="draft_rfq", work_order=request.work_order,
+    at_raw = AttemptEntry(code="", tool="draft_rfq", work_order=request.work_order,
                           policy=Policy.UNGATED, decision="admit", step="s2")  # fmt: skip
     events = [LedgerEvent(entry=PlanEntry(plan=PLAN)), LedgerEvent(entry=machine.last_entry()),
-              LedgerEvent(entry=forged)]  # fmt: skip
-    assert Conversation("k", events).machine.status("s2") is Status.DONE  # its own policy: passes
-    with pytest.raises(LedgerFormatError, match=r"\(blocked\)"):
-        Conversation("k", events, floor=Policy.STATE_BOUND)
+              LedgerEvent(entry=at_raw)]  # fmt: skip
+    assert Conversation("k", events).machine.status("s2") is Status.DONE  # as it was written
+
+
+def test_a_call_a_person_rejected_reserves_no_step() -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
+
+    ran: list[str] = []
+
+    @tool
+    def collect_requirements(scope: str) -> str:
+        """Collect."""
+        ran.append("collect")
+        return "ok"
+
+    @tool
+    def draft_rfq(title: str) -> str:
+        """Draft."""
+        ran.append("draft")
+        return "ok"
+
+    def call(name: str, cid: str, **args: Any) -> dict[str, Any]:
+        return {"name": name, "args": args, "id": cid, "type": "tool_call"}
+
+    hitl = HumanInTheLoopMiddleware(
+        interrupt_on={"collect_requirements": {"allowed_decisions": ["approve", "reject"]}}
+    )
+    script = [AIMessage("", tool_calls=[call("collect_requirements", "c1", scope="a"),
+                                        call("draft_rfq", "d1", title="x")]),
+              AIMessage("", tool_calls=[call("collect_requirements", "c2", scope="b")]),
+              "done"]  # fmt: skip
+    agent = create_agent(ScriptedChatModel(script), [collect_requirements, draft_rfq],
+                         middleware=[TaskGateMiddleware(LG_PLAN), hitl],
+                         checkpointer=InMemorySaver())  # fmt: skip
+    config = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [HumanMessage("please collect the requirements")]}, config)
+    result = agent.invoke(
+        Command(resume={"decisions": [{"type": "reject", "message": "no"}]}), config
+    )
+    if result.get("__interrupt__"):  # the retried collect: approved
+        result = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    answers = {m.tool_call_id: m.status for m in result["messages"] if isinstance(m, ToolMessage)}
+    assert ran == ["collect"] and answers["c2"] == "success" and answers["d1"] == "error"

@@ -128,7 +128,7 @@ async def _written(proxy: Proxy, key: str) -> Conversation:
     lock = proxy.lock(key)
     if lock.locked() and key in proxy.conversations:
         conv = proxy.conversations[key]
-        return Conversation(key, conv.events[: conv.written], floor=proxy.arm.policy)
+        return Conversation(key, conv.events[: conv.written])
     async with lock:
         return await proxy.readable(key)
 

@@ -29,7 +29,6 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ..core.ledger import AttemptEntry, LedgerEntry, PlanEntry
 from ..core.machine import TaskMachine
-from ..core.verdict import Policy
 from ..errors import LedgerFormatError
 
 
@@ -107,11 +106,8 @@ class Conversation:
     """One conversation's state: the machine (committed receipts plus the last reply's pending
     attempts), its turns, and the notices waiting for the next turn."""
 
-    def __init__(
-        self, key: str, events: list[Event] | None = None, floor: Policy | None = None
-    ) -> None:
+    def __init__(self, key: str, events: list[Event] | None = None) -> None:
         self.key = key
-        self.floor = floor  # admissions folded back are judged at least this strictly
         self.events: list[Event] = []
         self.committed: list[LedgerEntry] = []
         self.turns: list[Turn] = []
@@ -171,7 +167,7 @@ class Conversation:
         if isinstance(entry, PlanEntry):
             if self._machine is not None:
                 raise LedgerFormatError(f"conversation {self.key} has two plans")
-            self._machine = TaskMachine.from_ledger([entry], policy=self.floor)
+            self._machine = TaskMachine.from_ledger([entry])
         else:
             if self.pending is not None:
                 raise LedgerFormatError(f"conversation {self.key}: a turn before the reply settled")

@@ -183,8 +183,7 @@ class Proxy:
         conv = self.conversations.get(key)
         if conv is None:  # callers hold the key's lock, so no one else is loading it
             new = self._stored is not None and key not in self._stored
-            events = [] if new else await self.store.load(key)
-            conv = Conversation(key, events, floor=self.arm.policy)
+            conv = Conversation(key, [] if new else await self.store.load(key))
             self.conversations[key] = conv
             if self._stored is not None:  # from now on, read it back if it is ever dropped
                 self._stored.add(key)

@@ -45,8 +45,10 @@ from ...agents.base import Matcher
 from ...agents.lexical import LexicalMatcher
 from ...core.ids import tool_key
 from ...core.ledger import LedgerEntry, Sealer
+from ...core.machine import TaskMachine
 from ...core.plan import Plan
 from ...core.verdict import Policy
+from ...errors import UsageError
 from ...gate.tool_gate import Ticket, ToolGate, check_tools
 from .rows import Read, Rows
 
@@ -153,8 +155,10 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
 
     def _adopt(self, thread: str, read: Read, held: _Thread | None) -> _Thread:
         """A thread's gate rebuilt from the rows read (every admission judged again)."""
-        if read.entries:
-            gate = ToolGate.from_ledger(read.entries, self.policy, plan=self.plan)
+        if read.entries:  # judged as written, whatever policy this middleware has now
+            gate = ToolGate.around(
+                TaskMachine.from_ledger(read.entries, plan=self.plan), self.policy
+            )
         else:
             gate = ToolGate(self.plan, self.policy)
         adopted = frozenset(read.seals) | (held.adopted if held is not None else frozenset())
@@ -248,12 +252,15 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             gate = self.gate(request.state)
             return gate, gate.begin(name)
         key, calls = found
+        left: list[Ticket] = []
         with self._judging:
             gate = self.gate(request.state)
             if key not in self._batches.setdefault(gate, {}):
                 gate = self.gate(request.state, sync=True)
                 judged = self._batches.setdefault(gate, {})
                 if key not in judged:
+                    for earlier in list(judged):  # a new model turn: the last one's unrun calls
+                        left += judged.pop(earlier).values()
                     gated = [c for c in calls if not self._unbound_tool(c.get("name"))]
                     tickets = gate.begin_all([c.get("name") for c in gated])
                     judged[key] = {c["id"]: t for c, t in zip(gated, tickets, strict=True)}
@@ -261,6 +268,8 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             ticket = judged[key].pop(call_id, None)
             if not judged[key]:
                 del judged[key]
+        for unrun in left:  # never ran: nothing booked, their steps free again
+            gate.finish(unrun, succeeded=False)
         return gate, ticket if ticket is not None else gate.begin(name)
 
     def _release(self, gate: ToolGate) -> None:
@@ -321,7 +330,11 @@ def _batch(state: Any, call_id: object) -> tuple[Any, list[dict[str, Any]]] | No
         if call_id in ids:
             if len(set(ids)) != len(ids) or len(ids) != len(calls):
                 return None
-            return (at, tuple(ids)), list(calls)
+            # calls answered already (a person rejected one, another middleware answered it)
+            # never reach the tool node: they are not judged, so they reserve no step
+            answered = {getattr(m, "tool_call_id", None) for m in messages[at + 1 :]}
+            pending = [c for c in calls if c["id"] not in answered or c["id"] == call_id]
+            return (at, tuple(ids)), pending
     return None
 
 
@@ -348,7 +361,12 @@ def _thread_of(state: Any) -> str:
         return str(thread)
     messages = state.get("messages", []) if isinstance(state, dict) else []
     first = getattr(messages[0], "id", None) if messages else None
-    return f"(no thread id) {first}" if first else ""
+    if not first:
+        raise UsageError(
+            "the LangGraph gate tells conversations apart by their thread_id (or, without one, "
+            "by their first message's id): give the run a thread_id"
+        )
+    return f"(no thread id) {first}"
 
 
 def _refusal(request: ToolCallRequest, ticket: Ticket, rows: list[dict[str, Any]]) -> Command[Any]:
