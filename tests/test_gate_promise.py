@@ -97,24 +97,12 @@ def test_the_middleware_judges_a_turns_calls_together_whatever_the_timing(mode: 
     pytest.importorskip("langgraph", reason="needs the langgraph extra")
     from langchain.agents import create_agent
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-    from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
 
     from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
 
     ran: list[str] = []
-
-    @tool
-    def collect_requirements(scope: str) -> str:
-        """Collect."""
-        ran.append("collect")
-        return "collected"
-
-    @tool
-    def draft_rfq(title: str) -> str:
-        """Draft."""
-        ran.append("draft")
-        return "drafted"
+    collect_requirements, draft_rfq = lg_tools(ran)
 
     middleware = TaskGateMiddleware(LG_PLAN)
     for n in range(12):  # the collect may finish before the draft is judged: it must not matter
@@ -132,6 +120,25 @@ def test_the_middleware_judges_a_turns_calls_together_whatever_the_timing(mode: 
         }
         assert answers == {f"a{n}": "success", f"b{n}": "error"}
     assert ran == ["collect"] * 12
+
+
+def lg_tools(ran: list[str]) -> tuple[Any, Any]:
+    """The two LangGraph tools of LG_PLAN; each run is appended to ``ran``."""
+    from langchain_core.tools import tool
+
+    @tool
+    def collect_requirements(scope: str) -> str:
+        """Collect the requirements."""
+        ran.append("collect")
+        return "collected"
+
+    @tool
+    def draft_rfq(title: str) -> str:
+        """Draft the RFQ."""
+        ran.append("draft")
+        return "drafted"
+
+    return collect_requirements, draft_rfq
 
 
 @settings(max_examples=200, deadline=None)
@@ -907,23 +914,11 @@ def _collect_agent(saver: Any, middleware: Any = None, extra: list[Any] | None =
     """An agent whose model calls the tool the user names, once per user message."""
     from langchain.agents import create_agent
     from langchain_core.messages import AIMessage
-    from langchain_core.tools import tool
 
     from taskgate.integrations.langgraph import TaskGateMiddleware
 
     ran: list[str] = []
-
-    @tool
-    def collect_requirements(scope: str) -> str:
-        """Collect."""
-        ran.append("collect")
-        return "collected"
-
-    @tool
-    def draft_rfq(title: str) -> str:
-        """Draft."""
-        ran.append("draft")
-        return "drafted"
+    collect_requirements, draft_rfq = lg_tools(ran)
 
     class Naming:
         """Calls the tool whose words the last user message holds, then says ok."""
@@ -1096,25 +1091,13 @@ def test_a_call_a_person_rejected_reserves_no_step() -> None:
     from langchain.agents import create_agent
     from langchain.agents.middleware import HumanInTheLoopMiddleware
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-    from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.types import Command
 
     from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
 
     ran: list[str] = []
-
-    @tool
-    def collect_requirements(scope: str) -> str:
-        """Collect."""
-        ran.append("collect")
-        return "ok"
-
-    @tool
-    def draft_rfq(title: str) -> str:
-        """Draft."""
-        ran.append("draft")
-        return "ok"
+    collect_requirements, draft_rfq = lg_tools(ran)
 
     def call(name: str, cid: str, **args: Any) -> dict[str, Any]:
         return {"name": name, "args": args, "id": cid, "type": "tool_call"}

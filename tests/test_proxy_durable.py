@@ -3,6 +3,7 @@ that share one PostgreSQL database."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -11,6 +12,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -79,6 +81,26 @@ class Killable:
         self.proc.wait()
         self.kills += 1
 
+    @contextlib.contextmanager
+    def killed_now_and_then(self, rng: random.Random, low: float, high: float) -> Iterator[None]:
+        """Start the proxy, and while the block runs kill it with SIGKILL every ``low`` to
+        ``high`` seconds and restart it on the same database."""
+        self.start()
+        finished = threading.Event()
+
+        def killer() -> None:
+            while not finished.wait(rng.uniform(low, high)):
+                self.kill()
+                self.start()
+
+        thread = threading.Thread(target=killer)
+        thread.start()
+        try:
+            yield
+        finally:
+            finished.set()
+            thread.join()
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
@@ -97,22 +119,8 @@ def test_sigkill_at_random_points_loses_and_duplicates_no_receipt(tmp_path: Path
             run_all(reference.url, eps)
             expected = states(reference.url)
         proxy = Killable(upstream.base_url, tmp_path / "journal.db")
-        proxy.start()
-        finished = threading.Event()
-        rng = random.Random(7)
-
-        def killer() -> None:
-            while not finished.wait(rng.uniform(0.1, 0.5)):
-                proxy.kill()
-                proxy.start()
-
-        thread = threading.Thread(target=killer)
-        thread.start()
-        try:
+        with proxy.killed_now_and_then(random.Random(7), 0.1, 0.5):
             run_all(proxy.url, eps)
-        finally:
-            finished.set()
-            thread.join()
         got = states(proxy.url)
         proxy.stop()
     assert proxy.kills >= 3
@@ -180,24 +188,10 @@ def test_sigkill_with_tool_bound_plans_runs_no_step_twice_and_books_every_one(
                 list(pool.map(lambda n: work(reference.url, n, []), names))
             expected = states(reference.url)
         proxy = Killable(upstream.base_url, tmp_path / "journal.db", *gated)
-        proxy.start()
-        finished = threading.Event()
-        rng = random.Random(11)
-
-        def killer() -> None:
-            while not finished.wait(rng.uniform(0.2, 0.6)):
-                proxy.kill()
-                proxy.start()
-
         executed: dict[str, list[str]] = {n: [] for n in names}
-        thread = threading.Thread(target=killer)
-        thread.start()
-        try:
-            with ThreadPoolExecutor(len(names)) as pool:
-                list(pool.map(lambda n: work(proxy.url, n, executed[n]), names))
-        finally:
-            finished.set()
-            thread.join()
+        killed = proxy.killed_now_and_then(random.Random(11), 0.2, 0.6)
+        with killed, ThreadPoolExecutor(len(names)) as pool:
+            list(pool.map(lambda n: work(proxy.url, n, executed[n]), names))
         got = states(proxy.url)
         proxy.stop()
     assert proxy.kills >= 3
