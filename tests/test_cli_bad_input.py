@@ -7,6 +7,7 @@ error line on stderr that names the flag or file; no traceback; nothing half-wri
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -88,18 +89,19 @@ CASES: dict[str, tuple[Setup, int, str]] = {
                    *SCRIPTED[:4]], 2, "none.json",
     ),
     # outputs
-    "generate into a missing folder": (
-        lambda t: ["generate", "--out", str(t / "no/such/dir/x.json")], 2, "no/such/dir",
+    "generate under a file": (
+        lambda t: ["generate", "--out", str(_write(t, "f", "x") / "x.json")], 2, "is a file",
     ),
     "generate onto a folder": (lambda t: ["generate", "--out", str(t)], 2, "is a directory"),
     "ladder --out is a file": (
         lambda t: ["ladder", *SCRIPTED, "--out", str(_write(t, "f", "x"))], 2, "--out",
     ),
-    "ladder --json into a missing folder": (
-        lambda t: ["ladder", *SCRIPTED, "--json", str(t / "no/dir/rows.json")], 2, "--json",
+    "ladder --json under a file": (
+        lambda t: ["ladder", *SCRIPTED, "--json", str(_write(t, "f", "x") / "rows.json")], 2,
+        "--json",
     ),
-    "score --json into a missing folder": (
-        lambda t: ["score", str(_run_dir(t)), "--json", str(t / "no/dir/x.json")], 2, "--json",
+    "ladder --model without an endpoint": (
+        lambda t: ["ladder", "--model", "qwen3-8b", "--out", str(t / "o")], 2, "--model",
     ),
     "report --json onto a folder": (
         lambda t: ["report", str(_run_dir(t)), "--json", str(t)], 2, "--json",
@@ -240,8 +242,8 @@ CASES: dict[str, tuple[Setup, int, str]] = {
         lambda t: ["matchers", "--tiers", "2", "--rewrites", str(_write(t, "r.json", BINARY))],
         2, "r.json",
     ),
-    "matchers, a JSON path in a missing folder": (
-        lambda t: ["matchers", "--json", str(t / "no" / "m.json")], 2, "--json",
+    "matchers, a JSON path under a file": (
+        lambda t: ["matchers", "--json", str(_write(t, "f", "x") / "m.json")], 2, "--json",
     ),
     "proxy, a journal that is not a database": (
         lambda t: ["proxy", "--upstream", "http://x/v1", "--db", str(_write(t, "j.db", BINARY))],
@@ -292,3 +294,17 @@ def test_bad_input_gets_one_line(
     if code == 2:  # a usage error writes nothing
         new = [p for p in tmp_path.rglob("*") if p not in before]
         assert not [p for p in new if p.is_file()], new
+
+
+def test_an_output_files_missing_folders_are_made(tmp_path: Path) -> None:
+    """Every output file's folder is made when missing, as ``--out`` makes its directory."""
+    rows = tmp_path / "runs" / "new" / "rows.json"
+    result = CliRunner().invoke(app, ["ladder", *SCRIPTED, "--out", str(tmp_path / "o"),
+                                      "--json", str(rows)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(rows.read_text(encoding="utf-8"))
+    episodes = tmp_path / "a" / "b" / "episodes.json"
+    assert (
+        CliRunner().invoke(app, ["generate", "--out", str(episodes), "--steps", "5"]).exit_code == 0
+    )
+    assert episodes.is_file()

@@ -77,14 +77,21 @@ def warner() -> OnSkip:
 
 
 def writable_file(path: Path | None, flag: str) -> None:
-    """A file we will write at the end: its folder must exist and it must not be a folder."""
+    """A file we will write at the end: not a folder; its folder is made now if missing (as
+    ``--out`` makes its directory), so a run never fails at its end for want of it."""
     if path is None:
         return
     if path.is_dir():
         raise typer.BadParameter(f"{path} is a directory, not a file", param_hint=flag)
     parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise typer.BadParameter(f"the folder {parent} does not exist", param_hint=flag)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise typer.BadParameter(f"{parent} is a file, not a folder", param_hint=flag) from None
+    except OSError as exc:
+        raise typer.BadParameter(
+            f"the folder {parent} cannot be made: {exc}", param_hint=flag
+        ) from None
 
 
 def writable_dir(path: Path | None, flag: str) -> None:

@@ -70,7 +70,16 @@ def endpoint_for(opts: EndpointOptions, think: bool = False) -> Iterator[Endpoin
         "concurrency": opts.concurrency,
         "attempts": opts.retries + 1,
     }
-    if not embedded(opts):
+    if embedded(opts):
+        named = [f for f, v in (("--model", opts.model), ("--matcher-model", opts.matcher_model),
+                                ("--compiler-model", opts.compiler_model)) if v is not None]  # fmt: skip
+        if named:
+            raise typer.BadParameter(
+                f"{named[0]} names a model but no endpoint serves it: give --base-url (or "
+                "--endpoints, or set OPENAI_BASE_URL); without one the embedded model runs",
+                param_hint=named[0],
+            )
+    else:
         agent = _listed(opts.base_url, opts.endpoints, "--base-url")
         try:
             first = Endpoint.from_env(agent[0][0] if agent else None, opts.model, **common)
