@@ -1121,3 +1121,17 @@ def test_a_call_a_person_rejected_reserves_no_step() -> None:
         result = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
     answers = {m.tool_call_id: m.status for m in result["messages"] if isinstance(m, ToolMessage)}
     assert ran == ["collect"] and answers["c2"] == "success" and answers["d1"] == "error"
+
+
+def test_sealed_rows_read_back_in_any_order_and_only_in_their_scope() -> None:
+    from taskgate import sealed_rows, unseal_rows
+
+    gate, _ = saved()
+    rows = sealed_rows(gate.ledger, scope="conv-1")
+    assert unseal_rows(list(reversed(rows)), scope="conv-1") == list(gate.ledger)
+    with pytest.raises(LedgerFormatError, match="belongs to another conversation"):
+        unseal_rows(rows, scope="conv-2")
+    edited = [dict(r) for r in rows]
+    edited[2]["step"] = "s1"
+    with pytest.raises(LedgerFormatError, match="ledger entry 2"):
+        unseal_rows(edited, scope="conv-1")
