@@ -16,8 +16,9 @@ derived, never stored):
   booking line is committed because the client kept the reply; an admitted tool call only when a
   tool message answers its call id without an error. Refusals are committed as they stand.
 
-So a client retry never books twice nor hands out a second admission, and a proxy killed at any point and restarted on the same
-journal is back in exactly the state its last committed request left.
+So a client retry never books twice nor hands out a second admission, and a proxy killed at any
+point and restarted on the same journal is back in exactly the state its last committed request
+left.
 """
 
 from __future__ import annotations
