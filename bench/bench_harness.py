@@ -16,14 +16,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from taskgate import Booking, EpisodeParams, LadderConfig, Policy, generate_episode, run_ladder
-from taskgate.arms.registry import TOOL_LADDER
+from taskgate import Booking, Policy
 from taskgate.core.machine import TaskMachine
-from taskgate.harness.actions import ToolCall
-from taskgate.harness.brief import harness_episode
-from taskgate.harness.dispatch import Dispatcher
-from taskgate.harness.runner import ToolHarness
-from taskgate.harness.workspace import Workspace
+from taskgate.lab import EpisodeParams, LadderConfig, generate_episode, run_ladder
+from taskgate.lab.arms.registry import TOOL_LADDER
+from taskgate.lab.episodes.tools import harness_episode
+from taskgate.lab.harness.dispatch import Dispatcher
+from taskgate.lab.harness.runner import ToolHarness
+from taskgate.lab.harness.workspace import Workspace
+from taskgate.protocol.actions import ToolCall
 
 EPISODES, TURNS = 10, 44
 TARGET_TURN_MS, TARGET_CALL_MS = 5.0, 1.0

@@ -14,9 +14,9 @@ import statistics
 import time
 
 from taskgate import ChatClient, EmbeddingMatcher, Endpoint, LLMMatcher, LocalServer, MiniLMEmbedder
+from taskgate.lab.scoring.agreement import probes
 from taskgate.llm.local import MODEL_NAME
 from taskgate.matching.embedding import segments
-from taskgate.matching.evaluation import probes
 
 
 def _requests() -> list[tuple[object, str]]:

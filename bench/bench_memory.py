@@ -19,19 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from taskgate import (
-    ChatClient,
-    Endpoint,
-    Episode,
-    EpisodeParams,
-    LadderConfig,
-    generate_episode,
-    run_ladder,
-)
+from taskgate import ChatClient, Endpoint
+from taskgate.lab import Episode, EpisodeParams, LadderConfig, generate_episode, run_ladder
+from taskgate.lab.memory import TopKMemory
+from taskgate.lab.rundir import LOG, read_log
 from taskgate.llm.fake import FakeServer, protocol_responder
 from taskgate.matching.embedders import minilm
-from taskgate.memory import TopKMemory
-from taskgate.rundir import LOG, read_log
 
 
 def topk(episodes: int) -> None:

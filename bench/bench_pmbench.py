@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from taskgate.integrations.pmbench import (
+from taskgate.lab.experiments.pmbench import (
     RUNGS,
     STANDIN,
     TINY_WEEK,

@@ -15,8 +15,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from taskgate import LadderConfig, run_ladder
-from taskgate.probe import ProbeConfig, ScriptedProbeAgent, plan_probe, probe_table, run_probe
+from taskgate.lab import LadderConfig, run_ladder
+from taskgate.lab.experiments.probe import (
+    ProbeConfig,
+    ScriptedProbeAgent,
+    plan_probe,
+    probe_table,
+    run_probe,
+)
 
 
 def main() -> None:

@@ -34,7 +34,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from taskgate import EpisodeParams, generate_episode
+from taskgate.lab import EpisodeParams, generate_episode
 
 TARGET_P50_MS, TARGET_P99_MS = 2.0, 10.0
 #: the proxy gets a core of its own; the upstream and this load generator share the others (on a

@@ -34,9 +34,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from taskgate import ChatClient, Endpoint, FakeServer, LadderConfig, protocol_responder, run_ladder
-from taskgate.arms.registry import get_arm
-from taskgate.rundir import LOG, Run, read_log
+from taskgate import ChatClient, Endpoint, FakeServer, protocol_responder
+from taskgate.lab import LadderConfig, run_ladder
+from taskgate.lab.arms.registry import get_arm
+from taskgate.lab.rundir import LOG, Run, read_log
 
 
 def serve(port_out: multiprocessing.Queue, latency: float) -> None:  # type: ignore[type-arg]

@@ -16,14 +16,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from taskgate.integrations.tau2.facts import DbView
-from taskgate.integrations.tau2.live import LiveConfig, Role, load_task_file, run_live
-from taskgate.integrations.tau2.replay import gold_replay, load_tasks
-from taskgate.integrations.tau2.rules import RULESETS, WRITE_TOOLS, named_ruleset
-from taskgate.integrations.tau2.scripted import cancelling_responder
-from taskgate.integrations.tau2.state_block import state_block
-from taskgate.integrations.tau2.transcripts import replay_results
-from taskgate.integrations.tau2.verdict import judge
+from taskgate.lab.experiments.tau2.facts import DbView
+from taskgate.lab.experiments.tau2.live import LiveConfig, Role, load_task_file, run_live
+from taskgate.lab.experiments.tau2.replay import gold_replay, load_tasks
+from taskgate.lab.experiments.tau2.rules import RULESETS, WRITE_TOOLS, named_ruleset
+from taskgate.lab.experiments.tau2.scripted import cancelling_responder
+from taskgate.lab.experiments.tau2.state_block import state_block
+from taskgate.lab.experiments.tau2.transcripts import replay_results
+from taskgate.lab.experiments.tau2.verdict import judge
 from taskgate.llm.fake import FakeServer
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "tau2-airline"

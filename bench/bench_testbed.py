@@ -11,9 +11,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from taskgate import EpisodeParams, LadderConfig, generate_episode, run_ladder, score_run, summarize
-from taskgate.rundir import LOG, read_log
-from taskgate.scoring.summary import score_entries
+from taskgate.lab import (
+    EpisodeParams,
+    LadderConfig,
+    generate_episode,
+    run_ladder,
+    score_run,
+    summarize,
+)
+from taskgate.lab.rundir import LOG, read_log
+from taskgate.lab.scoring.summary import score_entries
 
 
 def main() -> None:

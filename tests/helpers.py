@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
-from taskgate import (
-    ChatMessage,
+from taskgate import ChatMessage
+from taskgate.lab import (
     Episode,
     EpisodeScore,
     Oracle,
@@ -20,11 +20,11 @@ from taskgate import (
     run_episode,
     score_episode,
 )
-from taskgate.arms.registry import memory_kind
-from taskgate.episodes.records import EndRecord, EpisodeRecord, TurnRecord
+from taskgate.lab.arms.registry import memory_kind
+from taskgate.lab.episodes.records import EndRecord, EpisodeRecord, TurnRecord
+from taskgate.lab.memory import Memory, build_memory
 from taskgate.llm.client import ChatClient, Endpoint
 from taskgate.llm.fake import FakeServer, protocol_responder
-from taskgate.memory import Memory, build_memory
 
 
 @functools.cache

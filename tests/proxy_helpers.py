@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 
-from taskgate import EpisodeParams, generate_episode
-from taskgate.episodes.models import Episode
+from taskgate.lab import EpisodeParams, generate_episode
+from taskgate.lab.episodes.models import Episode
 
 
 def episodes(n: int, steps: int = 10, first: int = 100) -> list[Episode]:

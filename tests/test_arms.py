@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from helpers import run_arm, run_patched
-from taskgate import ARMS, EpisodeParams, generate_episode
-from taskgate.arms.marks import MARKS_HEADER, SELF_LEDGER_CLAUSE
+from taskgate.lab import ARMS, EpisodeParams, generate_episode
+from taskgate.lab.arms.marks import MARKS_HEADER, SELF_LEDGER_CLAUSE
 from taskgate.protocol.render import CHECKLIST_HEADER
 
 EP = generate_episode(EpisodeParams(seed=152, steps=10, density=0.15))
@@ -111,9 +111,9 @@ def test_hybrid_falls_back_to_directives_on_a_defective_compile() -> None:
     import asyncio
     from dataclasses import replace
 
-    from taskgate import Oracle, ScriptedCompiler, build_players, get_arm, run_episode
     from taskgate.core.plan import Plan, StepSpec
-    from taskgate.episodes.records import TurnRecord
+    from taskgate.lab import Oracle, ScriptedCompiler, build_players, get_arm, run_episode
+    from taskgate.lab.episodes.records import TurnRecord
 
     class EmptyCodeCompiler(ScriptedCompiler):
         async def compile_plan(self, brief: str) -> Plan:

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from taskgate.cli import app
-from taskgate.rundir import LOG
+from taskgate.lab.rundir import LOG
 
 runner = CliRunner()
 KEYS = {"arm", "steps", "density", "n", "successes", "rate", "ci_low", "ci_high"}

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from taskgate import ChatClient, Endpoint, LadderConfig, LocalServer, gguf_path, run_ladder
+from taskgate import ChatClient, Endpoint, LocalServer, gguf_path
+from taskgate.lab import LadderConfig, run_ladder
+from taskgate.lab.rundir import LOG, read_log
+from taskgate.lab.runner.ladder import Variant
+from taskgate.lab.scoring.summary import score_run, summarize
 from taskgate.llm.local import MODEL_NAME
-from taskgate.rundir import LOG, read_log
-from taskgate.runner.ladder import Variant
-from taskgate.scoring.summary import score_run, summarize
 
 pytestmark = pytest.mark.slow  # the real model on 2 cores: minutes, bounded by tokens and turns
 
@@ -96,7 +97,7 @@ def test_a_harness_episode_on_the_real_model_calls_tools(tmp_path: Path) -> None
     """The tool harness on SmolLM2, constrained by llama.cpp's grammar: it calls tools every
     turn, the workspace holds what it executed, and the enforcement gate refuses what it must."""
     pytest.importorskip("langgraph")
-    from taskgate.harness.runner import ToolHarness
+    from taskgate.lab.harness.runner import ToolHarness
 
     config = LadderConfig(
         arms=("enforcement",), agent="llm:constrained", compiler="parser", matcher="llm",

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from taskgate import ChatClient, Endpoint, FakeServer, LadderConfig, protocol_responder, run_ladder
+from taskgate import ChatClient, Endpoint, FakeServer, protocol_responder
 from taskgate.errors import ModelError
+from taskgate.lab import LadderConfig, run_ladder
+from taskgate.lab.rundir import LOG, read_log
+from taskgate.lab.scoring.summary import score_run, summarize
 from taskgate.llm.client import CallInfo
 from taskgate.llm.fake import Fault, Reply
-from taskgate.rundir import LOG, read_log
-from taskgate.scoring.summary import score_run, summarize
 
 HI = [{"role": "user", "content": "hi"}]
 

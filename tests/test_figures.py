@@ -10,11 +10,11 @@ from matplotlib.collections import LineCollection
 from matplotlib.container import BarContainer
 from matplotlib.patches import Rectangle
 
-from taskgate.reporting import build_report, load_runs
-from taskgate.reporting.build import Report
-from taskgate.reporting.figures import axes, channels, corruption, hero, write_figures
-from taskgate.runner.ladder import LadderConfig, run_ladder
-from taskgate.scoring.scorer import CHANNELS
+from taskgate.lab.reporting import build_report, load_runs
+from taskgate.lab.reporting.build import Report
+from taskgate.lab.reporting.figures import axes, channels, corruption, hero, write_figures
+from taskgate.lab.runner.ladder import LadderConfig, run_ladder
+from taskgate.lab.scoring.scorer import CHANNELS
 
 ARMS = ("raw", "directive", "enforcement")
 

@@ -209,7 +209,7 @@ def proxy_for() -> Any:
 
 
 def brief() -> str:
-    from taskgate.harness.brief import harness_brief
+    from taskgate.protocol.tools import harness_brief
 
     return harness_brief(PLAN, "native")
 
@@ -721,9 +721,10 @@ def test_tools_refuses_a_run_directory_of_the_testbed(tmp_path: Any) -> None:
 
 
 def test_a_resumed_run_reports_the_compile_cost_an_uninterrupted_one_does(tmp_path: Any) -> None:
-    from taskgate import ChatClient, Endpoint, LadderConfig, protocol_responder, run_ladder
-    from taskgate.reporting.runs import load_runs
-    from taskgate.scoring.usage import usage_rows
+    from taskgate import ChatClient, Endpoint, protocol_responder
+    from taskgate.lab import LadderConfig, run_ladder
+    from taskgate.lab.reporting.runs import load_runs
+    from taskgate.lab.scoring.usage import usage_rows
 
     arms = ["raw", "checklist", "directive", "enforcement"]
     config = LadderConfig(arms=arms, agent="llm", compiler="llm", matcher="llm", steps=(10,),

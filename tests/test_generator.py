@@ -6,18 +6,9 @@ from typing import Any
 
 import pytest
 
-from taskgate import (
-    Booking,
-    Episode,
-    EpisodeParams,
-    GeneratorError,
-    Policy,
-    Status,
-    TaskMachine,
-    generate_episode,
-    render_brief,
-)
-from taskgate.episodes.pools import POOLS
+from taskgate import Booking, GeneratorError, Policy, Status, TaskMachine, render_brief
+from taskgate.lab import Episode, EpisodeParams, generate_episode
+from taskgate.lab.episodes.pools import POOLS
 
 GRID = [
     EpisodeParams(seed=seed, steps=s, density=d, domain=dom)

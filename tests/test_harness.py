@@ -11,21 +11,22 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
-from taskgate import EpisodeParams, generate_episode
-from taskgate.agents.base import ChatMessage, Oracle
-from taskgate.arms.registry import TOOL_LADDER, get_arm
-from taskgate.episodes.records import EndRecord, EpisodeRecord, TurnRecord
-from taskgate.harness.brief import harness_episode
-from taskgate.harness.exchange import ToolExchange
-from taskgate.harness.graph import MAX_HOPS, RESULTS_HEADER
-from taskgate.harness.runner import WORKSPACES, ToolHarness, langgraph_version
-from taskgate.harness.workspace import TOOLS, Workspace
-from taskgate.rundir import LOG, read_log
-from taskgate.runner.episode import Players, run_episode
-from taskgate.runner.ladder import LadderConfig, run_ladder
-from taskgate.runner.roles import build_players
-from taskgate.scoring.scorer import score_episode
-from taskgate.scoring.summary import score_run, summarize
+from taskgate.lab import EpisodeParams, generate_episode
+from taskgate.lab.agents.base import Oracle
+from taskgate.lab.arms.registry import TOOL_LADDER, get_arm
+from taskgate.lab.episodes.records import EndRecord, EpisodeRecord, TurnRecord
+from taskgate.lab.episodes.tools import harness_episode
+from taskgate.lab.harness.exchange import ToolExchange
+from taskgate.lab.harness.graph import MAX_HOPS, RESULTS_HEADER
+from taskgate.lab.harness.runner import WORKSPACES, ToolHarness, langgraph_version
+from taskgate.lab.harness.workspace import TOOLS, Workspace
+from taskgate.lab.rundir import LOG, read_log
+from taskgate.lab.runner.episode import Players, run_episode
+from taskgate.lab.runner.ladder import LadderConfig, run_ladder
+from taskgate.lab.runner.roles import build_players
+from taskgate.lab.scoring.scorer import score_episode
+from taskgate.lab.scoring.summary import score_run, summarize
+from taskgate.roles import ChatMessage
 
 Record = EpisodeRecord | TurnRecord | EndRecord
 
@@ -237,7 +238,7 @@ def test_the_scorer_reads_a_second_block_in_one_turn_as_a_re_execution(tmp_path:
 # -- the grammar-constrained agent (the embedded model's) -----------------------------------------
 def test_the_constrained_agent_asks_for_one_call_of_a_listed_tool() -> None:
     from taskgate import ChatClient, Endpoint, FakeServer
-    from taskgate.harness.agents import ACKNOWLEDGEMENT, ConstrainedToolAgent
+    from taskgate.lab.harness.agents import ACKNOWLEDGEMENT, ConstrainedToolAgent
     from taskgate.llm.fake import script
 
     ep = episode()
@@ -278,7 +279,7 @@ def test_the_constrained_agent_asks_for_one_call_of_a_listed_tool() -> None:
 
 # -- hostile model output ---------------------------------------------------------------------------
 def test_hostile_action_lines_are_refused_or_written_safely(tmp_path: Path) -> None:
-    from taskgate.harness.actions import parse_actions
+    from taskgate.protocol.actions import parse_actions
 
     huge = "ACTION " + '{"tool": "draft_rfq", "work_order": "#W1", "n": ' + "9" * 5000 + "}"
     (call,) = parse_actions(huge)
@@ -294,7 +295,7 @@ def test_a_native_reply_langchain_cannot_read_is_a_model_error() -> None:
     from langchain_core.messages import HumanMessage
 
     from taskgate import Endpoint, FakeServer, ModelError
-    from taskgate.harness.native import chat_model
+    from taskgate.lab.harness.native import chat_model
     from taskgate.llm.fake import Reply, ToolCall, script
 
     bad = Reply("", tool_calls=(ToolCall("draft_rfq", [1], "c1"),))  # type: ignore[arg-type]
@@ -311,7 +312,7 @@ class DoubleRedo:
     oracle: Oracle | None = None
 
     async def reply(self, messages: list[ChatMessage]) -> str:
-        from taskgate.agents.scripted import PerfectAgent
+        from taskgate.lab.agents.scripted import PerfectAgent
 
         assert self.oracle is not None
         text = await PerfectAgent(self.oracle).reply(messages)

@@ -8,16 +8,11 @@ from pathlib import Path
 import pytest
 
 from conftest import paper_text, paper_verbatim_after
-from taskgate import (
-    EpisodeParams,
-    ToolGate,
-    UsageError,
-    WorkspaceError,
-    generate_episode,
-    parse_brief,
-)
-from taskgate.harness import TOOLS, TOOLS_CLAUSE, Workspace, harness_brief, tool_plan
-from taskgate.harness.brief import TOOL_ONE_SHOT_SENTENCE
+from taskgate import ToolGate, UsageError, WorkspaceError, parse_brief
+from taskgate.lab import EpisodeParams, generate_episode
+from taskgate.lab.episodes.tools import tool_plan
+from taskgate.lab.harness import TOOLS, Workspace
+from taskgate.protocol.tools import TOOL_ONE_SHOT_SENTENCE, TOOLS_CLAUSE, harness_brief
 
 
 def test_the_tools_clause_and_one_shot_sentence_are_the_papers() -> None:

@@ -8,7 +8,8 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import TypeVar
 
-from taskgate import ChatMessage, EpisodeParams, Match, Plan, Revision, generate_episode
+from taskgate import ChatMessage, Match, Plan, Revision
+from taskgate.lab import EpisodeParams, generate_episode
 from taskgate.llm.client import CallInfo, ChatClient, Endpoint
 from taskgate.llm.fake import FakeServer, script
 from taskgate.llm.prompts import GRAPH_PROMPT
@@ -122,15 +123,9 @@ def test_the_prefix_share_is_what_the_previous_prompt_starts_with() -> None:
 def test_a_run_logs_each_agent_calls_prefix_share(tmp_path: Path) -> None:
     import asyncio
 
-    from taskgate import (
-        ChatClient,
-        Endpoint,
-        FakeServer,
-        LadderConfig,
-        protocol_responder,
-        run_ladder,
-    )
-    from taskgate.rundir import LOG, read_log
+    from taskgate import ChatClient, Endpoint, FakeServer, protocol_responder
+    from taskgate.lab import LadderConfig, run_ladder
+    from taskgate.lab.rundir import LOG, read_log
 
     config = LadderConfig(
         arms=("raw", "directive-system"), agent="llm", compiler="llm", matcher="llm", episodes=1

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taskgate.arms.marks import read_marks
+from taskgate.lab.arms.marks import read_marks
 from taskgate.protocol.marks import parse_marks
 from timing import RUNS, assert_linear, hostile
 

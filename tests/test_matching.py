@@ -11,7 +11,6 @@ import pytest
 from helpers import run_arm
 from taskgate import (
     EmbeddingMatcher,
-    EpisodeParams,
     HashEmbedder,
     HybridMatcher,
     Match,
@@ -21,13 +20,13 @@ from taskgate import (
     Thresholds,
     ask_back_question,
     explicit_redo,
-    generate_episode,
 )
-from taskgate.episodes.records import TurnRecord
+from taskgate.lab import EpisodeParams, generate_episode
+from taskgate.lab.episodes.records import TurnRecord
+from taskgate.lab.scoring.agreement import Agreement, evaluate, heldout, probes
+from taskgate.lab.scoring.report import matcher_table
+from taskgate.lab.scoring.summary import Scored, summarize
 from taskgate.matching.embedding import HASH_THRESHOLDS, segments
-from taskgate.matching.evaluation import Agreement, evaluate, heldout, probes
-from taskgate.scoring.report import matcher_table
-from taskgate.scoring.summary import Scored, summarize
 
 PLAN = Plan.model_validate(
     {

@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from taskgate.cli import app
+from taskgate.lab.scoring.agreement import evaluate, probes
 from taskgate.matching import shared_matcher
-from taskgate.matching.evaluation import evaluate, probes
 
 # find_spec, not importorskip: collecting this module must not import torch (seconds) when the
 # run skips slow tests anyway

@@ -14,16 +14,16 @@ import numpy as np
 import pytest
 
 from helpers import fake_model, memory_for, run_arm
-from taskgate import EpisodeParams, LadderConfig, generate_episode, get_arm, run_ladder
-from taskgate.episodes.records import EpisodeRecord, TurnRecord
 from taskgate.errors import MissingExtraError, ModelError, UsageError
+from taskgate.lab import EpisodeParams, LadderConfig, generate_episode, get_arm, run_ladder
+from taskgate.lab.episodes.records import EpisodeRecord, TurnRecord
+from taskgate.lab.memory import Recall, TopKMemory, build_memory, render_recall
+from taskgate.lab.memory.base import RECALL_HEADER, RECALL_NONE, exchange_text
+from taskgate.lab.reporting import build_report, load_runs
+from taskgate.lab.rundir import LOG, read_log
 from taskgate.llm.client import ChatClient, Endpoint
 from taskgate.matching.embedders import HashEmbedder
-from taskgate.memory import Recall, TopKMemory, build_memory, render_recall
-from taskgate.memory.base import RECALL_HEADER, RECALL_NONE, exchange_text
 from taskgate.protocol.bookings import parse_bookings
-from taskgate.reporting import build_report, load_runs
-from taskgate.rundir import LOG, read_log
 
 EP = generate_episode(EpisodeParams(seed=101, steps=10))
 
@@ -78,9 +78,9 @@ def _seen(arm: str) -> tuple[list[list[dict[str, str]]], list[TurnRecord]]:
             return "Noted."
 
     async def go() -> None:
-        from taskgate import Players, run_episode
-        from taskgate.agents.base import Oracle
-        from taskgate.agents.scripted import ScriptedCompiler, ScriptedMatcher
+        from taskgate.lab import Players, run_episode
+        from taskgate.lab.agents.base import Oracle
+        from taskgate.lab.agents.scripted import ScriptedCompiler, ScriptedMatcher
 
         oracle = Oracle(EP)
         async with memory_for(arm) as memory:
@@ -125,7 +125,7 @@ def test_memory_arms_log_their_store_and_other_arms_log_none() -> None:
 
 
 def test_a_memory_arm_without_a_store_is_refused() -> None:
-    from taskgate import build_players, run_episode
+    from taskgate.lab import build_players, run_episode
 
     with pytest.raises(UsageError, match="topk-replace arm needs a memory store"):
         asyncio.run(run_episode(EP, get_arm("topk-replace"), build_players(EP), print))
@@ -262,8 +262,8 @@ def test_an_episode_record_without_memory_serializes_as_before() -> None:
 
 
 def test_a_recalled_receipt_is_found_however_the_memory_restates_its_work_order() -> None:
-    from taskgate.episodes.records import BookingRecord, RecallRecord
-    from taskgate.reporting.memory import _receipt_recalled
+    from taskgate.lab.episodes.records import BookingRecord, RecallRecord
+    from taskgate.lab.reporting.memory import _receipt_recalled
 
     def turn(index: int, wo: str, recalled: list[str] | None = None) -> TurnRecord:
         booking = BookingRecord(
@@ -288,7 +288,7 @@ def test_a_recalled_receipt_is_found_however_the_memory_restates_its_work_order(
 
 
 def test_the_memory_arms_are_refused_in_the_tool_harness(tmp_path: Path) -> None:
-    from taskgate.harness.runner import ToolHarness
+    from taskgate.lab.harness.runner import ToolHarness
 
     config = LadderConfig(arms=("topk-replace",), agent="scripted:perfect", episodes=1)
     with pytest.raises(UsageError, match="text protocol, not the harness"):

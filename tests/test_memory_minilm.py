@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from helpers import fake_model
-from taskgate import LadderConfig, run_ladder
+from taskgate.lab import LadderConfig, run_ladder
+from taskgate.lab.memory import build_memory
+from taskgate.lab.rundir import LOG, read_log
 from taskgate.llm.client import ChatClient, Endpoint
-from taskgate.memory import build_memory
-from taskgate.rundir import LOG, read_log
 
 # find_spec, not importorskip: collecting this module must not import torch when slow tests skip
 pytestmark = [

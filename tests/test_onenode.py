@@ -10,12 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from taskgate.agents.base import ChatMessage
 from taskgate.cli import app
 from taskgate.errors import UsageError
-from taskgate.llm.client import ChatClient, Endpoint
-from taskgate.llm.fake import FakeServer, script
-from taskgate.onenode import (
+from taskgate.lab.experiments.onenode import (
     LLMTriggerCompiler,
     LLMTriggerMatcher,
     NaiveNodeAgent,
@@ -31,8 +28,16 @@ from taskgate.onenode import (
     run_node_episode,
     run_one_node,
 )
-from taskgate.onenode.run import LOG, SANITIZED_USER
-from taskgate.onenode.testbed import BY_SLUG, Commitment, bookings, commitment_message
+from taskgate.lab.experiments.onenode.run import LOG, SANITIZED_USER
+from taskgate.lab.experiments.onenode.testbed import (
+    BY_SLUG,
+    Commitment,
+    bookings,
+    commitment_message,
+)
+from taskgate.llm.client import ChatClient, Endpoint
+from taskgate.llm.fake import FakeServer, script
+from taskgate.roles import ChatMessage
 
 runner = CliRunner()
 

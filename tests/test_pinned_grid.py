@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from taskgate import ARMS, LadderConfig, adjacent_contrasts, run_ladder, score_run, summarize
-from taskgate.arms.registry import memory_kind
-from taskgate.rundir import LOG, read_log
-from taskgate.scoring.report import channel_table, contrast_table, ladder_table
+from taskgate.lab import ARMS, LadderConfig, adjacent_contrasts, run_ladder, score_run, summarize
+from taskgate.lab.arms.registry import memory_kind
+from taskgate.lab.rundir import LOG, read_log
+from taskgate.lab.scoring.report import channel_table, contrast_table, ladder_table
 
 PINNED = Path(__file__).parent / "data" / "pinned_grid.md"
 AGENTS = ("scripted:perfect", "scripted:always-book", "scripted:obedient")

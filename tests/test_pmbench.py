@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from taskgate.cli import app
 from taskgate.errors import UsageError
-from taskgate.integrations.pmbench import (
+from taskgate.lab.experiments.pmbench import (
     STANDIN,
     TINY_WEEK,
     IntentionRecord,
@@ -41,12 +41,12 @@ from taskgate.integrations.pmbench import (
     scripted_agent,
     selects,
 )
-from taskgate.integrations.pmbench.coupling import RUNGS, directives, refuse
-from taskgate.integrations.pmbench.experiment import read_run
-from taskgate.integrations.pmbench.record import checklist
-from taskgate.integrations.pmbench.report import figures
-from taskgate.integrations.pmbench.roles import lexical
-from taskgate.integrations.pmbench.testing import curious_responder, pmbench_responder
+from taskgate.lab.experiments.pmbench.coupling import RUNGS, directives, refuse
+from taskgate.lab.experiments.pmbench.experiment import read_run
+from taskgate.lab.experiments.pmbench.record import checklist
+from taskgate.lab.experiments.pmbench.report import figures
+from taskgate.lab.experiments.pmbench.roles import lexical
+from taskgate.lab.experiments.pmbench.testing import curious_responder, pmbench_responder
 from taskgate.llm.client import ChatClient, Endpoint
 from taskgate.llm.fake import FakeServer
 

@@ -11,12 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import fake_model
-from taskgate import LadderConfig, run_ladder
 from taskgate.cli import app
 from taskgate.core.machine import Status
 from taskgate.errors import LogFormatError, UsageError
-from taskgate.llm.client import ChatClient, Endpoint
-from taskgate.probe import (
+from taskgate.lab import LadderConfig, run_ladder
+from taskgate.lab.experiments.probe import (
     VARIANTS,
     LLMProbeAgent,
     ProbeConfig,
@@ -27,10 +26,11 @@ from taskgate.probe import (
     rebooks,
     run_probe,
 )
-from taskgate.probe.records import PROBE
+from taskgate.lab.experiments.probe.records import PROBE
+from taskgate.lab.scoring.summary import score_entries
+from taskgate.llm.client import ChatClient, Endpoint
 from taskgate.protocol.bookings import parse_bookings
 from taskgate.protocol.render import render_checklist_line
-from taskgate.scoring.summary import score_entries
 
 runner = CliRunner()
 

@@ -9,13 +9,19 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from taskgate import LadderConfig, run_ladder
-from taskgate.agents.base import ChatMessage
 from taskgate.cli import app
-from taskgate.probe import VARIANTS, ProbeConfig, ScriptedProbeAgent, probe_table, read_probe
-from taskgate.probe.runner import Answer, ProbeAsk
-from taskgate.probe.tools import RUN, run_tool_probe
-from taskgate.rundir import LOG, read_log
+from taskgate.lab import LadderConfig, run_ladder
+from taskgate.lab.experiments.probe import (
+    VARIANTS,
+    ProbeConfig,
+    ScriptedProbeAgent,
+    probe_table,
+    read_probe,
+)
+from taskgate.lab.experiments.probe.runner import Answer, ProbeAsk
+from taskgate.lab.experiments.probe.tools import RUN, run_tool_probe
+from taskgate.lab.rundir import LOG, read_log
+from taskgate.roles import ChatMessage
 
 pytest.importorskip("langgraph")
 runner = CliRunner()
@@ -37,7 +43,7 @@ def test_a_tool_probe_oracle_rebooks_by_tool_call_under_its_variant_only(
 
 
 def test_the_forks_leave_the_live_replay_as_a_plain_harness_run(tmp_path: Path) -> None:
-    from taskgate.harness.runner import ToolHarness
+    from taskgate.lab.harness.runner import ToolHarness
 
     _probe(tmp_path / "probe", ScriptedProbeAgent(["confirm"]), ProbeConfig(samples=1))
     plain = tmp_path / "plain"

@@ -22,28 +22,25 @@ from taskgate import (
     Booking,
     ChatClient,
     Endpoint,
-    EpisodeParams,
     FakeServer,
     Fault,
-    LadderConfig,
     Plan,
     Reply,
     TaskMachine,
     careless_responder,
-    generate_episode,
     protocol_responder,
-    run_ladder,
     script,
 )
 from taskgate.core.verdict import Policy
-from taskgate.harness.brief import harness_brief
-from taskgate.harness.native import tool_specs
+from taskgate.lab import EpisodeParams, LadderConfig, generate_episode, run_ladder
+from taskgate.lab.harness.native import tool_specs
+from taskgate.lab.scoring.summary import score_run
 from taskgate.llm.fake import ToolCall
+from taskgate.protocol.tools import harness_brief
 from taskgate.proxy import Conversation, ProxyConfig, SQLiteStore
 from taskgate.proxy.gating import Judged, judge_text, rung
 from taskgate.proxy.stream import HeldText
 from taskgate.proxy.testing import ProxyServer
-from taskgate.scoring.summary import score_run
 
 
 # -- equivalence with the testbed ---------------------------------------------------------------

@@ -16,8 +16,8 @@ import openai
 
 from proxy_helpers import episodes
 from taskgate import FakeServer, Plan, Reply, careless_responder, script
-from taskgate.harness.brief import harness_brief
 from taskgate.llm.fake import ToolCall
+from taskgate.protocol.tools import harness_brief
 from taskgate.proxy import ProxyConfig
 from taskgate.proxy.testing import ProxyServer
 

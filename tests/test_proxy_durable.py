@@ -24,8 +24,8 @@ pytest.importorskip("starlette", reason="needs the proxy extra")
 
 from proxy_helpers import episodes, post, talk
 from taskgate import FakeServer, Plan, careless_responder
-from taskgate.harness.brief import harness_brief
 from taskgate.llm.fake import Reply, ToolCall
+from taskgate.protocol.tools import harness_brief
 from taskgate.proxy import ProxyConfig
 from taskgate.proxy.testing import ProxyServer
 

@@ -8,11 +8,11 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from helpers import run_arm
-from taskgate import EpisodeParams, generate_episode
 from taskgate.cli import app
-from taskgate.scoring.report import obedience_table
-from taskgate.scoring.scorer import directive_type
-from taskgate.scoring.summary import Scored, summarize
+from taskgate.lab import EpisodeParams, generate_episode
+from taskgate.lab.scoring.report import obedience_table
+from taskgate.lab.scoring.scorer import directive_type
+from taskgate.lab.scoring.summary import Scored, summarize
 
 EP = generate_episode(EpisodeParams(seed=101, steps=10, schedule="paper"))
 

@@ -13,18 +13,18 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import run_arm
-from taskgate import EpisodeParams, generate_episode
 from taskgate.cli import app
 from taskgate.core.plan import StepSpec
 from taskgate.core.verdict import Reason
-from taskgate.episodes.records import BookingRecord, EpisodeRecord, MatchRecord
 from taskgate.errors import LogFormatError
-from taskgate.reporting import build_report, load_runs
-from taskgate.reporting.paper import OMISSION_COLUMNS, omissions
-from taskgate.rundir import EPISODES, LOG, Run, read_episodes
-from taskgate.runner.ladder import LadderConfig, run_ladder
-from taskgate.scoring.scorer import score_episode
-from taskgate.scoring.summary import Entry, Scored
+from taskgate.lab import EpisodeParams, generate_episode
+from taskgate.lab.episodes.records import BookingRecord, EpisodeRecord, MatchRecord
+from taskgate.lab.reporting import build_report, load_runs
+from taskgate.lab.reporting.paper import OMISSION_COLUMNS, omissions
+from taskgate.lab.rundir import EPISODES, LOG, Run, read_episodes
+from taskgate.lab.runner.ladder import LadderConfig, run_ladder
+from taskgate.lab.scoring.scorer import score_episode
+from taskgate.lab.scoring.summary import Entry, Scored
 
 ARMS = ("raw", "enforcement")
 
@@ -264,7 +264,7 @@ def test_runs_of_one_configuration_with_different_roles_are_not_pooled(tmp_path:
 
 
 def test_the_agents_model_names_the_configuration() -> None:
-    from taskgate.scoring.summary import configuration
+    from taskgate.lab.scoring.summary import configuration
 
     ep = generate_episode(EpisodeParams(seed=100, steps=5, brief="original"))
     header = EpisodeRecord(episode=ep.id, source=ep.id, arm="raw", agent="llm",
@@ -274,7 +274,7 @@ def test_the_agents_model_names_the_configuration() -> None:
 
 
 def test_latex_escapes_what_latex_would_misprint() -> None:
-    from taskgate.scoring.table import latex_escape
+    from taskgate.lab.scoring.table import latex_escape
 
     assert latex_escape("on steps, S=5, rho=0.15, eps=0.03") == (
         r"on steps, S=5, $\rho$=0.15, $\varepsilon$=0.03"

@@ -16,10 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 import taskgate
-from taskgate import LadderConfig, run_ladder
 from taskgate.cli import app
 from taskgate.errors import LogFormatError
-from taskgate.rundir import (
+from taskgate.lab import LadderConfig, run_ladder
+from taskgate.lab.rundir import (
     COMPILED,
     EPISODES,
     LOG,
@@ -31,10 +31,10 @@ from taskgate.rundir import (
     read_compiled,
     read_log,
 )
-from taskgate.runner.ladder import Progress
-from taskgate.runner.roles import CompileCache
-from taskgate.scoring.index import INDEX
-from taskgate.scoring.summary import score_run, summarize
+from taskgate.lab.runner.ladder import Progress
+from taskgate.lab.runner.roles import CompileCache
+from taskgate.lab.scoring.index import INDEX
+from taskgate.lab.scoring.summary import score_run, summarize
 
 ARMS = ("raw", "checklist", "directive", "enforcement")
 FINISHED = 16 * len(ARMS)
@@ -76,7 +76,7 @@ def lines(path: Path) -> list[bytes]:
 KILLER = r"""
 import hashlib, json, os, shutil, signal, sys
 from pathlib import Path
-from taskgate.rundir import LogWriter
+from taskgate.lab.rundir import LogWriter
 
 src, work = Path(sys.argv[1]), Path(sys.argv[2])
 outcomes = []
@@ -143,7 +143,7 @@ def test_the_old_rewrite_fails_the_crash_test(tmp_path: Path) -> None:
     data = b'{"a": 1}\n{"b": 2}\n{"c"'
     path.write_bytes(data)
     script = KILLER.replace(
-        "from taskgate.rundir import LogWriter",
+        "from taskgate.lab.rundir import LogWriter",
         "class LogWriter:\n"
         "    def __init__(self, p):\n"
         "        d = p.read_bytes()\n"

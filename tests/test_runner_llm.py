@@ -8,19 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from taskgate import (
-    ChatClient,
-    Endpoint,
-    FakeServer,
-    Fault,
-    LadderConfig,
-    protocol_responder,
-    run_ladder,
-)
+from taskgate import ChatClient, Endpoint, FakeServer, Fault, protocol_responder
+from taskgate.lab import LadderConfig, run_ladder
+from taskgate.lab.rundir import LOG, read_log
+from taskgate.lab.runner.ladder import Progress
+from taskgate.lab.scoring.summary import score_run, summarize
 from taskgate.llm.fake import NOT_REPLIES
-from taskgate.rundir import LOG, read_log
-from taskgate.runner.ladder import Progress
-from taskgate.scoring.summary import score_run, summarize
 
 ARMS = ("raw", "checklist", "directive", "enforcement")
 

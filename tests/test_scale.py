@@ -9,21 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from taskgate import (
-    ChatClient,
-    Endpoint,
-    EpisodeParams,
-    FakeServer,
-    LadderConfig,
-    generate_episode,
-    protocol_responder,
-    run_ladder,
-)
+from taskgate import ChatClient, Endpoint, FakeServer, protocol_responder
 from taskgate.errors import LogFormatError, UsageError
-from taskgate.rundir import COMPILED, EPISODES, LOG, read_episodes, read_log, write_episodes
-from taskgate.runner.cluster import connect
-from taskgate.runner.shards import Shard, merge_runs
-from taskgate.scoring.summary import score_run, summarize
+from taskgate.lab import EpisodeParams, LadderConfig, generate_episode, run_ladder
+from taskgate.lab.rundir import COMPILED, EPISODES, LOG, read_episodes, read_log, write_episodes
+from taskgate.lab.runner.cluster import connect
+from taskgate.lab.runner.shards import Shard, merge_runs
+from taskgate.lab.scoring.summary import score_run, summarize
 
 ARMS = ("raw", "checklist", "directive", "enforcement")
 CONFIG = LadderConfig(

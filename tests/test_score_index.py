@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from taskgate.reporting import build_report, load_runs
-from taskgate.rundir import LOG
-from taskgate.runner.ladder import LadderConfig, run_ladder
-from taskgate.scoring import index
-from taskgate.scoring.index import INDEX, read_index
-from taskgate.scoring.summary import Scored, score_entries, score_run
+from taskgate.lab.reporting import build_report, load_runs
+from taskgate.lab.rundir import LOG
+from taskgate.lab.runner.ladder import LadderConfig, run_ladder
+from taskgate.lab.scoring import index
+from taskgate.lab.scoring.index import INDEX, read_index
+from taskgate.lab.scoring.summary import Scored, score_entries, score_run
 
 CONFIG = LadderConfig(arms=("raw", "checklist", "enforcement"), agent="scripted:always-book",
                       steps=(5,), episodes=4, corruption=(0.0, 0.03))  # fmt: skip

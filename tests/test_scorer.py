@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 
 from helpers import run_patched
-from taskgate import EpisodeParams, generate_episode
-from taskgate.episodes.models import Episode, Turn
+from taskgate.lab import EpisodeParams, generate_episode
+from taskgate.lab.episodes.models import Episode, Turn
 
 EP = generate_episode(EpisodeParams(seed=152, steps=10, density=0.15))
 

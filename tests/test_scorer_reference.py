@@ -16,15 +16,15 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from helpers import run_arm
-from taskgate import EpisodeParams, generate_episode
 from taskgate.core.booking import Booking
 from taskgate.core.machine import Status, TaskMachine
 from taskgate.core.verdict import Policy, Verdict
-from taskgate.episodes.models import Episode
-from taskgate.episodes.records import BookingRecord, Execution, TurnRecord
-from taskgate.harness.brief import tool_plan
+from taskgate.lab import EpisodeParams, generate_episode
+from taskgate.lab.episodes.models import Episode
+from taskgate.lab.episodes.records import BookingRecord, Execution, TurnRecord
+from taskgate.lab.episodes.tools import tool_plan
+from taskgate.lab.scoring.scorer import Scoring, _realized_label, score_episode
 from taskgate.protocol.refusals import classify
-from taskgate.scoring.scorer import Scoring, _realized_label, score_episode
 
 DECLINE = "I cannot book this step: it was already completed."
 

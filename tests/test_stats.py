@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taskgate import holm, mcnemar_exact, wilson
+from taskgate.lab import holm, mcnemar_exact, wilson
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,14 @@ from typer.testing import CliRunner
 from conftest import TAU2_DATA
 from taskgate import ChatClient, Endpoint, FakeServer, script
 from taskgate.cli import app
-from taskgate.integrations.tau2.battery import battery, run_battery
-from taskgate.integrations.tau2.compiler import compile_prompt, compile_ruleset
-from taskgate.integrations.tau2.rules import Ruleset, load_ruleset, named_ruleset, reference_ruleset
+from taskgate.lab.experiments.tau2.battery import battery, run_battery
+from taskgate.lab.experiments.tau2.compiler import compile_prompt, compile_ruleset
+from taskgate.lab.experiments.tau2.rules import (
+    Ruleset,
+    load_ruleset,
+    named_ruleset,
+    reference_ruleset,
+)
 
 DATA = TAU2_DATA
 

@@ -9,9 +9,9 @@ import pytest
 
 from conftest import TAU2_DATA
 from taskgate.errors import LogFormatError
-from taskgate.integrations.tau2.gate import gate_environment
-from taskgate.integrations.tau2.replay import gold_replay, load_tasks
-from taskgate.integrations.tau2.rules import named_ruleset, reference_ruleset
+from taskgate.lab.experiments.tau2.gate import gate_environment
+from taskgate.lab.experiments.tau2.replay import gold_replay, load_tasks
+from taskgate.lab.experiments.tau2.rules import named_ruleset, reference_ruleset
 
 DATA = TAU2_DATA
 pytest.importorskip("tau2", reason="needs the tau2 extra")  # installed by make; skipped elsewhere

@@ -16,24 +16,19 @@ from typer.testing import CliRunner
 
 from taskgate.cli import app
 from taskgate.errors import TaskgateError
-from taskgate.integrations.tau2.analysis import (
-    ArmReport,
-    markdown,
-    paired_delta,
-    run_report,
-)
-from taskgate.integrations.tau2.live import (
+from taskgate.lab.experiments.tau2.analysis import ArmReport, markdown, paired_delta, run_report
+from taskgate.lab.experiments.tau2.live import (
     LiveConfig,
     Role,
     load_task_file,
     read_simulations,
     run_live,
 )
-from taskgate.integrations.tau2.rules import reference_ruleset
-from taskgate.integrations.tau2.scripted import cancelling_responder
-from taskgate.integrations.tau2.transcripts import load_results
+from taskgate.lab.experiments.tau2.rules import reference_ruleset
+from taskgate.lab.experiments.tau2.scripted import cancelling_responder
+from taskgate.lab.experiments.tau2.transcripts import load_results
+from taskgate.lab.progress import Progress
 from taskgate.llm.fake import FakeServer
-from taskgate.progress import Progress
 
 DATA = TAU2_DATA
 pytestmark = pytest.mark.slow  # tau2's orchestrator and evaluator, end to end

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from conftest import TAU2_DATA
-from taskgate.integrations.tau2.arguments import SIGNATURES, parse_arguments
-from taskgate.integrations.tau2.battery import battery
-from taskgate.integrations.tau2.facts import DbView
-from taskgate.integrations.tau2.gate import REFUSAL_PREFIX, Mode, gate_environment
-from taskgate.integrations.tau2.rules import load_ruleset, reference_ruleset
-from taskgate.integrations.tau2.verdict import MALFORMED, judge
+from taskgate.lab.experiments.tau2.arguments import SIGNATURES, parse_arguments
+from taskgate.lab.experiments.tau2.battery import battery
+from taskgate.lab.experiments.tau2.facts import DbView
+from taskgate.lab.experiments.tau2.gate import REFUSAL_PREFIX, Mode, gate_environment
+from taskgate.lab.experiments.tau2.rules import load_ruleset, reference_ruleset
+from taskgate.lab.experiments.tau2.verdict import MALFORMED, judge
 
 DATA = TAU2_DATA
 pytest.importorskip("tau2", reason="needs the tau2 extra")

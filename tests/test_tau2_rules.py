@@ -11,9 +11,9 @@ import pytest
 
 from conftest import TAU2_DATA
 from taskgate import RulesetError
-from taskgate.integrations.tau2.battery import battery, run_battery
-from taskgate.integrations.tau2.facts import FACTS, DbView
-from taskgate.integrations.tau2.rules import load_ruleset, named_ruleset, reference_ruleset
+from taskgate.lab.experiments.tau2.battery import battery, run_battery
+from taskgate.lab.experiments.tau2.facts import FACTS, DbView
+from taskgate.lab.experiments.tau2.rules import load_ruleset, named_ruleset, reference_ruleset
 
 DATA = TAU2_DATA
 
@@ -54,7 +54,7 @@ def test_the_post_audit_ruleset_is_the_audit_of_the_pre_audit_one() -> None:
 
 
 def test_a_same_metro_swap_is_no_endpoint_change() -> None:
-    from taskgate.integrations.tau2.facts import FACTS
+    from taskgate.lab.experiments.tau2.facts import FACTS
 
     view = DbView(db())
     swap = {"reservation_id": "VA5SGQ", "cabin": "economy", "payment_id": "credit_card_8003957",

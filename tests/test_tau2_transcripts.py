@@ -10,8 +10,8 @@ import pytest
 
 from conftest import TAU2_DATA
 from taskgate.errors import LogFormatError
-from taskgate.integrations.tau2.rules import reference_ruleset
-from taskgate.integrations.tau2.transcripts import load_results, replay_results
+from taskgate.lab.experiments.tau2.rules import reference_ruleset
+from taskgate.lab.experiments.tau2.transcripts import load_results, replay_results
 
 DATA = TAU2_DATA
 pytest.importorskip("tau2", reason="needs the tau2 extra")

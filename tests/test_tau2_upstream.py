@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from taskgate.integrations.tau2.gate import REFUSAL_PREFIX, GateLog, gate_environment
-from taskgate.integrations.tau2.rules import Ruleset, reference_ruleset
+from taskgate.lab.experiments.tau2.gate import REFUSAL_PREFIX, GateLog, gate_environment
+from taskgate.lab.experiments.tau2.rules import Ruleset, reference_ruleset
 
 pytest.importorskip("tau2", reason="needs the tau2 extra")
 

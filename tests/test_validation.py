@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import run_arm
-from taskgate import ARMS, EpisodeParams, generate_episode
+from taskgate.lab import ARMS, EpisodeParams, generate_episode
 
 EPISODES = [
     generate_episode(EpisodeParams(seed=seed, steps=s, density=d, domain=dom))

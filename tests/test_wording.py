@@ -10,20 +10,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from taskgate import EpisodeParams, LadderConfig, generate_episode, run_ladder
-from taskgate.agents.base import Match, Oracle
-from taskgate.agents.scripted import ScriptedMatcher
 from taskgate.cli import app
 from taskgate.core.plan import Plan
-from taskgate.episodes.pools import POOLS, Template
 from taskgate.errors import LogFormatError, UsageError
-from taskgate.llm.client import ChatClient, Endpoint
-from taskgate.llm.fake import FakeServer, script
-from taskgate.reporting import build_report, load_runs
-from taskgate.reporting.wording import _first_omitted_ask_names_another
-from taskgate.runner.roles import ROLES, Role, RoleContext
-from taskgate.scoring.summary import score_entries
-from taskgate.wording import (
+from taskgate.lab import EpisodeParams, LadderConfig, generate_episode, run_ladder
+from taskgate.lab.agents.base import Oracle
+from taskgate.lab.agents.scripted import ScriptedMatcher
+from taskgate.lab.episodes.pools import POOLS, Template
+from taskgate.lab.experiments.wording import (
     RaterConfig,
     RewriteConfig,
     ScriptedRewriter,
@@ -33,8 +27,15 @@ from taskgate.wording import (
     read_cache,
     run_raters,
 )
-from taskgate.wording.raters import RATERS, LLMRater, ScriptedRater, items
-from taskgate.wording.rewrites import LLMRewriter
+from taskgate.lab.experiments.wording.raters import RATERS, LLMRater, ScriptedRater, items
+from taskgate.lab.experiments.wording.rewrites import LLMRewriter
+from taskgate.lab.reporting import build_report, load_runs
+from taskgate.lab.reporting.wording import _first_omitted_ask_names_another
+from taskgate.lab.runner.roles import ROLES, Role, RoleContext
+from taskgate.lab.scoring.summary import score_entries
+from taskgate.llm.client import ChatClient, Endpoint
+from taskgate.llm.fake import FakeServer, script
+from taskgate.roles import Match
 
 runner = CliRunner()
 TPL = POOLS["procurement"][2]  # draft the request for quotation

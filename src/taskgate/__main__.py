@@ -1,3 +1,3 @@
-from .cli import main
+from taskgate.cli import main
 
 main()

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .errors import LogFormatError
+from taskgate.errors import LogFormatError
 
 
 def read_text(path: Path, what: str) -> str:

@@ -12,8 +12,8 @@ import signal
 
 import typer
 
-from .._version import __version__
-from . import (
+from taskgate._version import __version__
+from taskgate.cli import (
     demo,
     generate,
     ladder,
@@ -29,7 +29,7 @@ from . import (
     tools,
     wording,
 )
-from .errors import guarded
+from taskgate.cli.errors import guarded
 
 app = typer.Typer(
     name="taskgate",

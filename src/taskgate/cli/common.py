@@ -11,15 +11,15 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..progress import Progress as RunProgress
-from ..reporting.build import Report, build_report
-from ..reporting.runs import RunSet
-from ..rundir import OnSkip
-from ..runner.roles import Clients
-from ..scoring.summary import score_entries
-from .errors import FAILURE, fail
-from .model import clients, endpoint_for
-from .options import EndpointOptions, ReportOptions
+from taskgate.cli.errors import FAILURE, fail
+from taskgate.cli.model import clients, endpoint_for
+from taskgate.cli.options import EndpointOptions, ReportOptions
+from taskgate.lab.progress import Progress as RunProgress
+from taskgate.lab.reporting.build import Report, build_report
+from taskgate.lab.reporting.runs import RunSet
+from taskgate.lab.rundir import OnSkip
+from taskgate.lab.runner.roles import Clients
+from taskgate.lab.scoring.summary import score_entries
 
 Work = Callable[[RunProgress, Clients], Coroutine[Any, Any, None]]
 

@@ -7,11 +7,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from ..core.machine import TaskMachine
-from ..core.plan import Plan, Revision, StepSpec
-from ..core.verdict import Policy
-from ..protocol.bookings import parse_bookings
-from ..protocol.render import render_checklist, render_directive, render_rejection
+from taskgate.core.machine import TaskMachine
+from taskgate.core.plan import Plan, Revision, StepSpec
+from taskgate.core.verdict import Policy
+from taskgate.protocol.bookings import parse_bookings
+from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 
 DEMO_PLAN = Plan(
     steps={

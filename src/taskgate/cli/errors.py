@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 
 import typer
 
-from ..errors import ModelError, TaskgateError
-from ..rundir import OnSkip, SkippedLine
+from taskgate.errors import ModelError, TaskgateError
+from taskgate.lab.rundir import OnSkip, SkippedLine
 
 F = TypeVar("F", bound=Callable[..., Any])
 USAGE, FAILURE = 2, 1

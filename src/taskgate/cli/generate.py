@@ -8,12 +8,12 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..episodes.generator import generate_episode
-from ..episodes.models import EpisodeParams
-from ..errors import TaskgateError
-from ..runner.ladder import MAX_EPISODES
-from .errors import writable_file
-from .options import ScheduleOpt, load_rewrites
+from taskgate.cli.errors import writable_file
+from taskgate.cli.options import ScheduleOpt, load_rewrites
+from taskgate.errors import TaskgateError
+from taskgate.lab.episodes.generator import generate_episode
+from taskgate.lab.episodes.models import EpisodeParams
+from taskgate.lab.runner.ladder import MAX_EPISODES
 
 
 def generate(

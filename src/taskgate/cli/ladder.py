@@ -9,14 +9,10 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..arms.registry import memory_kind
-from ..progress import Progress
-from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
-from ..runner.roles import ROLES, Clients
-from .common import report_run, run_with_progress
-from .errors import warner, writable_dir, writable_file
-from .model import embedded
-from .options import (
+from taskgate.cli.common import report_run, run_with_progress
+from taskgate.cli.errors import warner, writable_dir, writable_file
+from taskgate.cli.model import embedded
+from taskgate.cli.options import (
     CellOptions,
     EndpointOptions,
     ReportOptions,
@@ -27,6 +23,10 @@ from .options import (
     split_list,
     usage,
 )
+from taskgate.lab.arms.registry import memory_kind
+from taskgate.lab.progress import Progress
+from taskgate.lab.runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
+from taskgate.lab.runner.roles import ROLES, Clients
 
 #: a small ladder for the embedded model, which is tiny and slow on a laptop
 EMBEDDED_STEPS, EMBEDDED_EPISODES, EMBEDDED_MAX_TOKENS = "5", 1, 64

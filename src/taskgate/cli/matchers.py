@@ -8,17 +8,18 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..agents.base import Matcher, Oracle
-from ..episodes.models import Episode
-from ..episodes.records import CallInfo
-from ..llm.client import OnCall
-from ..matching.evaluation import Agreement, evaluate, probes
-from ..progress import Progress
-from ..runner.roles import ROLES, Clients, RoleContext
-from ..scoring.report import agreement_table, share
-from .common import run_with_progress
-from .errors import writable_file
-from .options import EndpointOptions, command, load_rewrites, split_list
+from taskgate.cli.common import run_with_progress
+from taskgate.cli.errors import writable_file
+from taskgate.cli.options import EndpointOptions, command, load_rewrites, split_list
+from taskgate.lab.agents.base import Oracle
+from taskgate.lab.episodes.models import Episode
+from taskgate.lab.progress import Progress
+from taskgate.lab.runner.roles import ROLES, Clients, RoleContext
+from taskgate.lab.scoring.agreement import Agreement, evaluate, probes
+from taskgate.lab.scoring.report import agreement_table, share
+from taskgate.llm.calls import CallInfo
+from taskgate.llm.client import OnCall
+from taskgate.roles import Matcher
 
 TIERS = ("0", "1", "2", "heldout")
 

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ..runner.shards import merge_runs
-from .errors import warner, writable_dir
+from taskgate.cli.errors import warner, writable_dir
+from taskgate.lab.runner.shards import merge_runs
 
 
 def merge(

@@ -26,12 +26,12 @@ from urllib.parse import urlsplit
 
 import typer
 
-from ..errors import ModelError
-from ..files import read_text
-from ..llm.client import ChatClient, Endpoint
-from ..llm.local import MODEL_NAME, LocalServer
-from ..runner.roles import Clients
-from .options import EndpointOptions
+from taskgate.cli.options import EndpointOptions
+from taskgate.errors import ModelError
+from taskgate.files import read_text
+from taskgate.lab.runner.roles import Clients
+from taskgate.llm.client import ChatClient, Endpoint
+from taskgate.llm.local import MODEL_NAME, LocalServer
 
 _LIMIT = re.compile(r"[1-9][0-9]{0,5}")  # an endpoint's concurrency limit: 1 to 999999
 

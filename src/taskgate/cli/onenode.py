@@ -7,9 +7,11 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..llm.client import ChatClient
-from ..matching.embedders import HashEmbedder, minilm
-from ..onenode import (
+from taskgate.cli.common import run_with_progress
+from taskgate.cli.errors import writable_dir
+from taskgate.cli.model import embedded
+from taskgate.cli.options import EndpointOptions, check_names, command, split_list, usage
+from taskgate.lab.experiments.onenode import (
     ARMS,
     EmbeddingTriggerMatcher,
     LLMNodeAgent,
@@ -25,13 +27,11 @@ from ..onenode import (
     node_table,
     run_one_node,
 )
-from ..onenode.roles import TriggerMatcher
-from ..progress import Progress
-from ..runner.roles import Clients
-from .common import run_with_progress
-from .errors import writable_dir
-from .model import embedded
-from .options import EndpointOptions, check_names, command, split_list, usage
+from taskgate.lab.experiments.onenode.roles import TriggerMatcher
+from taskgate.lab.progress import Progress
+from taskgate.lab.runner.roles import Clients
+from taskgate.llm.client import ChatClient
+from taskgate.matching.embedders import HashEmbedder, minilm
 
 AGENTS = ("llm", "scripted:perfect", "scripted:naive")
 COMPILERS = ("scripted", "llm")

@@ -24,12 +24,12 @@ from typing import Annotated, Any, Literal, TypeVar, get_type_hints
 
 import typer
 
-from ..arms.registry import ARMS, LADDER, TOOL_LADDER
-from ..errors import TaskgateError
-from ..probe import VARIANTS, ProbeConfig
-from ..runner.cluster import check_address
-from ..runner.roles import ROLES
-from ..runner.shards import Shard
+from taskgate.errors import TaskgateError
+from taskgate.lab.arms.registry import ARMS, LADDER, TOOL_LADDER
+from taskgate.lab.experiments.probe import VARIANTS, ProbeConfig
+from taskgate.lab.runner.cluster import check_address
+from taskgate.lab.runner.roles import ROLES
+from taskgate.lab.runner.shards import Shard
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])

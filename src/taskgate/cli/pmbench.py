@@ -8,7 +8,11 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from ..integrations.pmbench import (
+from taskgate.cli.common import run_with_progress, warn_line
+from taskgate.cli.errors import writable_dir
+from taskgate.cli.model import embedded
+from taskgate.cli.options import EndpointOptions, check_names, command, split_list, usage
+from taskgate.lab.experiments.pmbench import (
     AGENTS,
     RUNGS,
     Limits,
@@ -26,14 +30,10 @@ from ..integrations.pmbench import (
     run_pmbench,
     scripted_agent,
 )
-from ..integrations.pmbench.roles import Compiler, Matcher
-from ..llm.client import ChatClient
-from ..progress import Progress
-from ..runner.roles import Clients
-from .common import run_with_progress, warn_line
-from .errors import writable_dir
-from .model import embedded
-from .options import EndpointOptions, check_names, command, split_list, usage
+from taskgate.lab.experiments.pmbench.roles import Compiler, Matcher
+from taskgate.lab.progress import Progress
+from taskgate.lab.runner.roles import Clients
+from taskgate.llm.client import ChatClient
 
 ROLES = ("llm", "scripted")
 

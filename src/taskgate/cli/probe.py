@@ -8,8 +8,12 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..errors import MissingExtraError
-from ..probe import (
+from taskgate.cli.common import run_with_progress
+from taskgate.cli.errors import warner, writable_dir
+from taskgate.cli.model import embedded
+from taskgate.cli.options import EndpointOptions, ProbeOptions, command, usage
+from taskgate.errors import MissingExtraError
+from taskgate.lab.experiments.probe import (
     VARIANTS,
     LLMProbeAgent,
     ProbeAgent,
@@ -19,14 +23,10 @@ from ..probe import (
     read_probe,
     run_probe,
 )
-from ..probe.runner import CONSTRAINED, ConstrainedProbeAgent
-from ..progress import Progress
-from ..runner.ladder import LadderConfig
-from ..runner.roles import Clients
-from .common import run_with_progress
-from .errors import warner, writable_dir
-from .model import embedded
-from .options import EndpointOptions, ProbeOptions, command, usage
+from taskgate.lab.experiments.probe.runner import CONSTRAINED, ConstrainedProbeAgent
+from taskgate.lab.progress import Progress
+from taskgate.lab.runner.ladder import LadderConfig
+from taskgate.lab.runner.roles import Clients
 
 SCRIPTED = "scripted:rebook="
 
@@ -143,7 +143,7 @@ def probe_tools(
     lines) and branch at each trap turn, so that booking again is a tool call that executes in a
     copy of the workspace; print Table probe's tools column."""
     try:
-        from ..probe.tools import run_tool_probe
+        from taskgate.lab.experiments.probe.tools import run_tool_probe
     except ModuleNotFoundError as exc:
         raise MissingExtraError("langgraph", "the tool probe") from exc
     writable_dir(out, "--out")

@@ -12,8 +12,8 @@ from typing import Annotated
 
 import typer
 
-from ..errors import MissingExtraError, UsageError
-from .errors import fail
+from taskgate.cli.errors import fail
+from taskgate.errors import MissingExtraError, UsageError
 
 RungName = Annotated[
     str,
@@ -66,10 +66,10 @@ def proxy(
     try:
         import uvicorn
 
-        from ..proxy import ProxyConfig, create_app, open_store
-        from ..proxy.app import fewer_collections
-        from ..proxy.gating import rung
-        from ..proxy.server import MATCHERS
+        from taskgate.proxy import ProxyConfig, create_app, open_store
+        from taskgate.proxy.app import fewer_collections
+        from taskgate.proxy.gating import rung
+        from taskgate.proxy.server import MATCHERS
     except ImportError:
         raise MissingExtraError("proxy", "taskgate proxy") from None
     if compiler not in ("llm", "parser"):
@@ -80,7 +80,7 @@ def proxy(
         raise UsageError(f"--upstream must be an http(s) URL, not {upstream!r}")
     rung(rung_name)
     if matcher in ("embedding", "hybrid"):  # load MiniLM now: a missing extra fails here, once
-        from ..matching import shared_matcher
+        from taskgate.matching import shared_matcher
 
         shared_matcher().embedder.embed(["warm up"])
     config = ProxyConfig(
@@ -105,7 +105,7 @@ def proxy(
 async def _reachable(db: str) -> None:
     """Open the journal once and read it, on a store of its own (the served one connects in
     the server's event loop): an unreachable database is one line, before serving."""
-    from ..proxy import open_store
+    from taskgate.proxy import open_store
 
     store = open_store(db)
     try:

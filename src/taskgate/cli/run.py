@@ -7,13 +7,13 @@ from typing import Annotated
 
 import typer
 
-from ..progress import Progress
-from ..rundir import read_episodes
-from ..runner.ladder import LadderConfig, run_episodes
-from ..runner.roles import Clients
-from .common import run_with_progress
-from .errors import warner, writable_dir
-from .options import CellOptions, EndpointOptions, ScaleOptions, command, usage
+from taskgate.cli.common import run_with_progress
+from taskgate.cli.errors import warner, writable_dir
+from taskgate.cli.options import CellOptions, EndpointOptions, ScaleOptions, command, usage
+from taskgate.lab.progress import Progress
+from taskgate.lab.rundir import read_episodes
+from taskgate.lab.runner.ladder import LadderConfig, run_episodes
+from taskgate.lab.runner.roles import Clients
 
 
 @command

@@ -8,15 +8,15 @@ from typing import Annotated
 
 import typer
 
-from ..arms.registry import ARMS
-from ..reporting.build import build_report
-from ..reporting.figures import matplotlib_module, styled_figures, write_figures
-from ..reporting.html import write_html
-from ..reporting.runs import load_runs
-from ..scoring.summary import Scored, score_run, summarize
-from .common import print_tables
-from .errors import warner, writable_dir, writable_file
-from .options import JsonOpt, ReportOptions, check_names, command, split_list
+from taskgate.cli.common import print_tables
+from taskgate.cli.errors import warner, writable_dir, writable_file
+from taskgate.cli.options import JsonOpt, ReportOptions, check_names, command, split_list
+from taskgate.lab.arms.registry import ARMS
+from taskgate.lab.reporting.build import build_report
+from taskgate.lab.reporting.figures import matplotlib_module, styled_figures, write_figures
+from taskgate.lab.reporting.html import write_html
+from taskgate.lab.reporting.runs import load_runs
+from taskgate.lab.scoring.summary import Scored, score_run, summarize
 
 RunDir = Annotated[Path, typer.Argument(help="A run directory (episodes.jsonl and log.jsonl).")]
 ArmOrder = Annotated[

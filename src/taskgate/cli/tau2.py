@@ -8,12 +8,12 @@ from typing import Annotated, Any
 
 import typer
 
-from ..errors import TaskgateError
-from ..files import read_json, read_text
-from . import tau2_live
-from .errors import guarded, writable_file
-from .options import EndpointOptions, ThinkOpt, command
-from .tau2_common import DbOpt, RulesetOpt, db_path, load_ruleset_option, package_paths
+from taskgate.cli import tau2_live
+from taskgate.cli.errors import guarded, writable_file
+from taskgate.cli.options import EndpointOptions, ThinkOpt, command
+from taskgate.cli.tau2_common import DbOpt, RulesetOpt, db_path, load_ruleset_option, package_paths
+from taskgate.errors import TaskgateError
+from taskgate.files import read_json, read_text
 
 app = typer.Typer(
     help="tau2-bench airline: the policy gate, its ruleset and replays.",
@@ -37,8 +37,8 @@ def battery(
     ] = None,
 ) -> None:
     """Score a ruleset on a rule battery (a database state, a call, the expected decision)."""
-    from ..integrations.tau2.battery import BATTERIES, battery, run_battery
-    from ..integrations.tau2.rules import DEFAULT_RULESET
+    from taskgate.lab.experiments.tau2.battery import BATTERIES, battery, run_battery
+    from taskgate.lab.experiments.tau2.rules import DEFAULT_RULESET
 
     rules = load_ruleset_option(ruleset)
     name = cases or (ruleset if ruleset in BATTERIES else DEFAULT_RULESET)
@@ -71,7 +71,7 @@ def replay_gold(
 ) -> None:
     """Replay every task's gold actions, asking the gate about each WRITE; report overblocks."""
     writable_file(json_out, "--json")
-    from ..integrations.tau2.replay import gold_replay, load_tasks
+    from taskgate.lab.experiments.tau2.replay import gold_replay, load_tasks
 
     db_default, tasks_default = package_paths()
     try:
@@ -120,8 +120,8 @@ def replay(
 ) -> None:
     """Replay every WRITE of every simulation through the ruleset; print the report as JSON."""
     writable_file(json_out, "--json")
-    from ..integrations.tau2.envs import FreshEnvironments
-    from ..integrations.tau2.transcripts import dump_report, replay_results
+    from taskgate.lab.experiments.tau2.envs import FreshEnvironments
+    from taskgate.lab.experiments.tau2.transcripts import dump_report, replay_results
 
     rules = load_ruleset_option(ruleset)
     try:
@@ -154,9 +154,9 @@ def compile_rules(
     writable_file(out, "--out")
     import asyncio
 
-    from ..integrations.tau2.battery import run_battery
-    from ..integrations.tau2.compiler import compile_ruleset
-    from .model import clients, endpoint_for
+    from taskgate.cli.model import clients, endpoint_for
+    from taskgate.lab.experiments.tau2.battery import run_battery
+    from taskgate.lab.experiments.tau2.compiler import compile_ruleset
 
     if policy is None:
         from tau2.domains.airline.utils import AIRLINE_POLICY_PATH

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..errors import TaskgateError
+from taskgate.errors import TaskgateError
 
 RulesetOpt = Annotated[
     str | None,
@@ -23,7 +23,7 @@ DbOpt = Annotated[
 
 def load_ruleset_option(value: str | None) -> Any:
     """The ruleset a ``--ruleset`` names: a hand-written one by name, or a file."""
-    from ..integrations.tau2.rules import RULESETS, load_ruleset, named_ruleset
+    from taskgate.lab.experiments.tau2.rules import RULESETS, load_ruleset, named_ruleset
 
     try:
         if value is None or value in RULESETS:
@@ -34,7 +34,7 @@ def load_ruleset_option(value: str | None) -> Any:
 
 
 def package_paths() -> tuple[Path, Path]:
-    from ..integrations.tau2.gate import require_tau2
+    from taskgate.lab.experiments.tau2.gate import require_tau2
 
     require_tau2()
     from tau2.domains.airline.utils import AIRLINE_DB_PATH, AIRLINE_TASK_SET_PATH

@@ -10,12 +10,12 @@ from typing import Annotated, Any
 
 import typer
 
-from ..errors import TaskgateError
-from .common import with_progress
-from .errors import writable_dir, writable_file
-from .model import embedded, endpoint_for
-from .options import EndpointOptions, JsonOpt, check_names, command, split_list, usage
-from .tau2_common import DbOpt, RulesetOpt, db_path, load_ruleset_option, package_paths
+from taskgate.cli.common import with_progress
+from taskgate.cli.errors import writable_dir, writable_file
+from taskgate.cli.model import embedded, endpoint_for
+from taskgate.cli.options import EndpointOptions, JsonOpt, check_names, command, split_list, usage
+from taskgate.cli.tau2_common import DbOpt, RulesetOpt, db_path, load_ruleset_option, package_paths
+from taskgate.errors import TaskgateError
 
 #: the embedded model is tiny and slow: by default it gets a smoke run
 EMBEDDED_TASKS, EMBEDDED_STEPS, EMBEDDED_MAX_TOKENS = 1, 10, 64
@@ -60,7 +60,7 @@ def run(
     """
     writable_dir(out, "--out")
     writable_file(json_out, "--json")
-    from ..integrations.tau2.live import ARMS, LiveConfig
+    from taskgate.lab.experiments.tau2.live import ARMS, LiveConfig
 
     arm_list = tuple(split_list(arms, str, "--arms"))
     check_names(arm_list, ARMS, "--arms")  # before any model server starts
@@ -106,7 +106,7 @@ def report(out: Annotated[Path, typer.Argument(help="A run directory.")], rulese
 
 
 def _select(path: Path | None, ids: str | None, first: int | None) -> list[Any]:
-    from ..integrations.tau2.live import load_task_file
+    from taskgate.lab.experiments.tau2.live import load_task_file
 
     try:
         task_list = load_task_file(path or package_paths()[1])
@@ -123,7 +123,7 @@ def _select(path: Path | None, ids: str | None, first: int | None) -> list[Any]:
 
 
 def _role(ep: Any, opts: EndpointOptions, url: str | None = None, model: str | None = None) -> Any:
-    from ..integrations.tau2.live import Role
+    from taskgate.lab.experiments.tau2.live import Role
 
     return Role.openai_compatible(
         url or ep.base_url,
@@ -137,7 +137,7 @@ def _role(ep: Any, opts: EndpointOptions, url: str | None = None, model: str | N
 
 
 def _run(config: Any, tasks: list[Any], rules: Any, out: Path) -> int:
-    from ..integrations.tau2.live import run_live
+    from taskgate.lab.experiments.tau2.live import run_live
 
     failed = 0
 
@@ -154,7 +154,7 @@ def _run(config: Any, tasks: list[Any], rules: Any, out: Path) -> int:
 
 
 def _print_report(out: Path, rules: Any, db: Path | None, json_out: Path | None) -> None:
-    from ..integrations.tau2.analysis import as_json, markdown, run_report
+    from taskgate.lab.experiments.tau2.analysis import as_json, markdown, run_report
 
     try:
         report = run_report(out, rules, db_path(db))

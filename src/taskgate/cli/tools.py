@@ -9,16 +9,10 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..arms.registry import TOOL_LADDER
-from ..errors import MissingExtraError
-from ..llm.client import OnCall
-from ..progress import Progress
-from ..runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
-from ..runner.roles import ROLES, Clients
-from .common import report_run, run_with_progress
-from .errors import warner, writable_dir, writable_file
-from .model import embedded
-from .options import (
+from taskgate.cli.common import report_run, run_with_progress
+from taskgate.cli.errors import warner, writable_dir, writable_file
+from taskgate.cli.model import embedded
+from taskgate.cli.options import (
     CellOptions,
     EndpointOptions,
     ReportOptions,
@@ -27,6 +21,12 @@ from .options import (
     command,
     usage,
 )
+from taskgate.errors import MissingExtraError
+from taskgate.lab.arms.registry import TOOL_LADDER
+from taskgate.lab.progress import Progress
+from taskgate.lab.runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
+from taskgate.lab.runner.roles import ROLES, Clients
+from taskgate.llm.client import OnCall
 
 #: the embedded model's smoke run: small, with the agent's reply to each request constrained by
 #: llama.cpp's JSON-schema grammar to a valid call of a tool the brief lists (the tiny model never
@@ -66,9 +66,9 @@ def tools(
     grammar to answer each request with one tool call: llm:constrained).
     """
     try:
-        from ..harness.exchange import NativeModel
-        from ..harness.native import chat_model
-        from ..harness.runner import ToolHarness
+        from taskgate.lab.harness.exchange import NativeModel
+        from taskgate.lab.harness.native import chat_model
+        from taskgate.lab.harness.runner import ToolHarness
     except ModuleNotFoundError as exc:
         raise MissingExtraError("langgraph", "the real-tool harness") from exc
     arm_list = cell.arm_list(TOOL_LADDER, TOOL_LADDER)

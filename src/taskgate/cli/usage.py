@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from ..scoring.summary import Entry
-from ..scoring.table import Format
-from ..scoring.usage import compile_table, overhead
+from taskgate.lab.scoring.summary import Entry
+from taskgate.lab.scoring.table import Format
+from taskgate.lab.scoring.usage import compile_table, overhead
 
 
 def print_usage(entries: Sequence[Entry], arms: Sequence[str], fmt: Format = "md") -> None:

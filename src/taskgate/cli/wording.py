@@ -8,14 +8,20 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..progress import Progress
-from ..runner.roles import Clients
-from ..wording import RaterConfig, RewriteConfig, build_rewrites, rater_table, run_raters
-from ..wording.raters import VERDICTS, LLMRater, Rater, ScriptedRater
-from ..wording.rewrites import LLMRewriter, Rewriter, ScriptedRewriter
-from .common import run_with_progress
-from .errors import FAILURE, fail, warner, writable_dir, writable_file
-from .options import EndpointOptions, check_names, command, split_list, usage
+from taskgate.cli.common import run_with_progress
+from taskgate.cli.errors import FAILURE, fail, warner, writable_dir, writable_file
+from taskgate.cli.options import EndpointOptions, check_names, command, split_list, usage
+from taskgate.lab.experiments.wording import (
+    RaterConfig,
+    RewriteConfig,
+    build_rewrites,
+    rater_table,
+    run_raters,
+)
+from taskgate.lab.experiments.wording.raters import VERDICTS, LLMRater, Rater, ScriptedRater
+from taskgate.lab.experiments.wording.rewrites import LLMRewriter, Rewriter, ScriptedRewriter
+from taskgate.lab.progress import Progress
+from taskgate.lab.runner.roles import Clients
 
 DOMAINS = ("procurement", "release")
 

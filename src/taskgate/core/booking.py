@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import BookingError, WorkOrderError
-from .ids import normalize_code, normalize_tool, normalize_work_order, tool_key
+from taskgate.core.ids import normalize_code, normalize_tool, normalize_work_order, tool_key
+from taskgate.errors import BookingError, WorkOrderError
 
 
 @dataclass(frozen=True, slots=True)

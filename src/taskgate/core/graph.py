@@ -11,9 +11,9 @@ from __future__ import annotations
 import graphlib
 from collections.abc import Iterable, Mapping
 
-from ..errors import CycleError, PlanError, UnknownStepError
-from .ids import normalize_code, normalize_tool, tool_key
-from .plan import Plan, Revision, StepSpec
+from taskgate.core.ids import normalize_code, normalize_tool, tool_key
+from taskgate.core.plan import Plan, Revision, StepSpec
+from taskgate.errors import CycleError, PlanError, UnknownStepError
 
 
 class TaskGraph:

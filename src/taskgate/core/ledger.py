@@ -38,9 +38,9 @@ from pydantic import (
     model_serializer,
 )
 
-from ..errors import LedgerFormatError
-from .plan import Plan, Revision
-from .verdict import Policy, Reason
+from taskgate.core.plan import Plan, Revision
+from taskgate.core.verdict import Policy, Reason
+from taskgate.errors import LedgerFormatError
 
 
 class _Entry(BaseModel):

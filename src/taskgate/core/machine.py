@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Generic, TypeVar
 
-from ..errors import LedgerFormatError, PlanError, TaskgateError, UsageError, WorkOrderError
-from .booking import Booking, receipt_key
-from .graph import TaskGraph, step_sort_key
-from .ids import normalize_work_order
-from .ledger import AttemptEntry, LedgerEntry, PlanEntry, RequestEntry, RevisionEntry
-from .plan import Plan, Revision
-from .verdict import Policy, Reason, Verdict
+from taskgate.core.booking import Booking, receipt_key
+from taskgate.core.graph import TaskGraph, step_sort_key
+from taskgate.core.ids import normalize_work_order
+from taskgate.core.ledger import AttemptEntry, LedgerEntry, PlanEntry, RequestEntry, RevisionEntry
+from taskgate.core.plan import Plan, Revision
+from taskgate.core.verdict import Policy, Reason, Verdict
+from taskgate.errors import LedgerFormatError, PlanError, TaskgateError, UsageError, WorkOrderError
 
 K = TypeVar("K")
 

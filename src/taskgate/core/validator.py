@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .graph import find_cycle, step_sort_key
-from .ids import normalize_code, normalize_tool
-from .plan import Plan, Revision
+from taskgate.core.graph import find_cycle, step_sort_key
+from taskgate.core.ids import normalize_code, normalize_tool
+from taskgate.core.plan import Plan, Revision
 
 DefectKind = Literal[
     "empty-code",

@@ -11,7 +11,7 @@ tool never runs. Integrations (LangGraph) use the lower-level :meth:`ToolGate.be
 :meth:`ToolGate.finish` around their own dispatch.
 """
 
-from ..errors import ToolRefused
-from .tool_gate import Opened, Ticket, ToolGate, check_tools
+from taskgate.errors import ToolRefused
+from taskgate.gate.tool_gate import Opened, Ticket, ToolGate, check_tools
 
 __all__ = ["Opened", "Ticket", "ToolGate", "ToolRefused", "check_tools"]

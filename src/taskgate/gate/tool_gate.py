@@ -19,16 +19,16 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..agents.base import Match, Matcher
-from ..core.booking import Booking
-from ..core.ids import normalize_tool, normalize_work_order
-from ..core.ledger import LedgerEntry
-from ..core.machine import Request, TaskMachine
-from ..core.plan import Plan, Revision
-from ..core.verdict import Policy, Reason, Verdict
-from ..errors import PlanError, ToolRefused
-from ..matching.askback import ask_back_question
-from ..protocol.render import render_checklist, render_directive, render_rejection
+from taskgate.core.booking import Booking
+from taskgate.core.ids import normalize_tool, normalize_work_order
+from taskgate.core.ledger import LedgerEntry
+from taskgate.core.machine import Request, TaskMachine
+from taskgate.core.plan import Plan, Revision
+from taskgate.core.verdict import Policy, Reason, Verdict
+from taskgate.errors import PlanError, ToolRefused
+from taskgate.matching.askback import ask_back_question
+from taskgate.protocol.render import render_checklist, render_directive, render_rejection
+from taskgate.roles import Match, Matcher
 
 T = TypeVar("T")
 

@@ -25,9 +25,9 @@ from typing import Any, Literal, Self
 
 import orjson
 
-from ..episodes.records import CallInfo
-from ..errors import ModelError
-from .http import Route, StatusError, TransportError, one_line
+from taskgate.errors import ModelError
+from taskgate.llm.calls import CallInfo
+from taskgate.llm.http import Route, StatusError, TransportError, one_line
 
 Purpose = Literal["agent", "matcher", "compiler", "memory"]
 BUDGETS: dict[Purpose, tuple[int, int]] = {

@@ -26,10 +26,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from ..agents.briefparse import brief_steps, parse_brief, parse_revision
-from ..agents.lexical import LexicalMatcher
-from ..core.plan import Plan, StepSpec
-from .prompts import GRAPH_PROMPT, TOOL_GRAPH_PROMPT
+from taskgate.core.plan import Plan, StepSpec
+from taskgate.llm.prompts import GRAPH_PROMPT, TOOL_GRAPH_PROMPT
+from taskgate.matching.lexical import LexicalMatcher
+from taskgate.protocol.briefparse import brief_steps, parse_brief, parse_revision
 
 
 @dataclass(frozen=True)

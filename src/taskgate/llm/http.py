@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import orjson
 
-from ..errors import ModelError
+from taskgate.errors import ModelError
 
 if TYPE_CHECKING:
-    from .client import Endpoint
+    from taskgate.llm.client import Endpoint
 
 #: the longest an endpoint that keeps failing stays out of rotation before it is tried again
 MAX_COOLDOWN = 30.0

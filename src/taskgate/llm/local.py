@@ -28,7 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..errors import MissingExtraError, ModelError
+from taskgate.errors import MissingExtraError, ModelError
 
 MODEL_NAME = "smollm2-135m-instruct"
 _EXTRA = ("local", "the embedded model")

@@ -1,4 +1,4 @@
-"""The LLM compiler, matcher and agent: the protocols of :mod:`taskgate.agents.base` on a model.
+"""The LLM compiler, matcher and agent: the protocols of :mod:`taskgate.roles` on a model.
 
 Each JSON reply is validated; a malformed one gets one corrective re-ask. What the model still gets
 wrong flows into the module's state uncorrected (the validator reports it): an unusable graph
@@ -13,13 +13,13 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
-from ..agents.base import ChatMessage, Match
-from ..agents.briefparse import brief_steps
-from ..core.plan import Plan, Revision, StepSpec
-from ..errors import ReplyFormatError
-from .client import ChatClient, OnCall, Purpose
-from .jsonreply import GraphReply, MatchReply, RevisionReply, parse_reply
-from .prompts import REASK, graph_prompt, matcher_prompt, revision_prompt, tool_bound
+from taskgate.core.plan import Plan, Revision, StepSpec
+from taskgate.errors import ReplyFormatError
+from taskgate.llm.client import ChatClient, OnCall, Purpose
+from taskgate.llm.jsonreply import GraphReply, MatchReply, RevisionReply, parse_reply
+from taskgate.llm.prompts import REASK, graph_prompt, matcher_prompt, revision_prompt, tool_bound
+from taskgate.protocol.briefparse import brief_steps
+from taskgate.roles import ChatMessage, Match
 
 T = TypeVar("T", bound=BaseModel)
 

@@ -1,17 +1,44 @@
-"""Matching without a model call: sentence embedders, the embedding and hybrid matchers, the
-explicit-redo reading, ask-back questions, and the agreement evaluation of Table 10's layout."""
+"""Matching without a model call: the lexical matcher, the explicit-redo reading and ask-back
+questions (no extra), and the sentence embedders with the embedding and hybrid matchers
+(``taskgate[embedding]`` for MiniLM; numpy for any of them)."""
 
-from .askback import ask_back_question
-from .embedders import Embedder, HashEmbedder, MiniLMEmbedder, minilm
-from .embedding import EmbeddingMatcher, Resolution, Thresholds, shared_matcher
-from .hybrid import HybridMatcher
-from .redo import explicit_redo
+from typing import TYPE_CHECKING
+
+from taskgate._lazy import lazy
+from taskgate.matching.askback import ask_back_question
+from taskgate.matching.lexical import LexicalMatcher
+from taskgate.matching.redo import explicit_redo
+
+if TYPE_CHECKING:
+    from taskgate.matching.embedders import Embedder, HashEmbedder, MiniLMEmbedder, minilm
+    from taskgate.matching.embedding import (
+        EmbeddingMatcher,
+        Resolution,
+        Thresholds,
+        shared_matcher,
+    )
+    from taskgate.matching.hybrid import HybridMatcher
+
+__getattr__ = lazy(
+    __name__,
+    {
+        **dict.fromkeys(
+            ("Embedder", "HashEmbedder", "MiniLMEmbedder", "minilm"), f"{__name__}.embedders"
+        ),
+        **dict.fromkeys(
+            ("EmbeddingMatcher", "Resolution", "Thresholds", "shared_matcher"),
+            f"{__name__}.embedding",
+        ),
+        "HybridMatcher": f"{__name__}.hybrid",
+    },
+)
 
 __all__ = [
     "Embedder",
     "EmbeddingMatcher",
     "HashEmbedder",
     "HybridMatcher",
+    "LexicalMatcher",
     "MiniLMEmbedder",
     "Resolution",
     "Thresholds",

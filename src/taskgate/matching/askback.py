@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.plan import Plan
+from taskgate.core.plan import Plan
 
 
 def step_wording(plan: Plan, sid: str) -> str:

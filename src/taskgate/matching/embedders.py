@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import MissingExtraError
+from taskgate.errors import MissingExtraError
 
 Vectors = npt.NDArray[np.float32]
 

@@ -32,11 +32,11 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from ..agents.base import Match
-from ..core.plan import Plan
-from .askback import step_wording
-from .embedders import Embedder, HashEmbedder, Vectors, minilm
-from .redo import explicit_redo
+from taskgate.core.plan import Plan
+from taskgate.matching.askback import step_wording
+from taskgate.matching.embedders import Embedder, HashEmbedder, Vectors, minilm
+from taskgate.matching.redo import explicit_redo
+from taskgate.roles import Match
 
 _WORK_ORDER = re.compile(r"\(?#W\d+\)?")
 _CUT = re.compile(r"['\"\u2018\u2019\u201c\u201d]|\s--\s|[;.!?]\s|\b(?:or|either|whichever)\b")

@@ -7,9 +7,9 @@ counters say how many model calls that saved: ``kept`` of ``kept + asked`` match
 
 from __future__ import annotations
 
-from ..agents.base import Match, Matcher
-from ..core.plan import Plan
-from .embedding import EmbeddingMatcher
+from taskgate.core.plan import Plan
+from taskgate.matching.embedding import EmbeddingMatcher
+from taskgate.roles import Match, Matcher
 
 
 class HybridMatcher:

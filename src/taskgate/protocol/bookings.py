@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ..core.booking import Booking
+from taskgate.core.booking import Booking
 
 _MD = r"[\s*_~`]*+"  # markdown emphasis and spaces
 _DASH_SP = r"\s*+(?:[-\u2010-\u2013]\s*+)?"  # spaces, then an optional hyphen or dash and spaces

@@ -4,7 +4,7 @@ The self-ledger arm asks the agent to keep its own ledger of step statuses, one 
 ``LEDGER RC-4808 DONE``, ``LEDGER RC-4808 CANCELLED`` or ``LEDGER RC-4808 TODO``. Tolerated: a
 bullet, quote or markdown emphasis before the line, emphasis or a colon between its words, any
 letter case, and spaces around the code's hyphen. The code's digits must be ASCII ``0-9``.
-``taskgate.arms.marks`` keeps them for the arm and shows them back to the agent.
+``taskgate.lab.arms.marks`` keeps them for the arm and shows them back to the agent.
 
 A reply is untrusted text, so reading it is linear in its length: the runs are possessive, and the
 run before ``LEDGER`` stays on its own line, so no line start rescans the blank lines after it.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from ..core.booking import Booking
+from taskgate.core.booking import Booking
 
 _F = re.IGNORECASE
 

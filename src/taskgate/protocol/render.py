@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..core.booking import Booking
-from ..core.machine import Status, TaskMachine
-from ..core.plan import Plan
-from ..core.verdict import Reason, Verdict
-from ..errors import UsageError
+from taskgate.core.booking import Booking
+from taskgate.core.machine import Status, TaskMachine
+from taskgate.core.plan import Plan
+from taskgate.core.verdict import Reason, Verdict
+from taskgate.errors import UsageError
 
 BRIEF_OPENING = (
     "You are my project agent. Here is the full project plan. Perform steps ONLY when I ask for "
@@ -55,7 +55,7 @@ def render_brief(plan: Plan, *, amended: bool = True, extra: Iterable[str] = ())
     ``extra`` paragraphs (an arm's own clause, such as the self-ledger's) go after the protocol.
     """
     if plan.binding == "tool":
-        raise UsageError("a tool-bound plan's brief is the harness brief (taskgate.harness)")
+        raise UsageError("a tool-bound plan's brief is the harness brief (taskgate.lab.harness)")
     lines = [render_plan_line(s, spec.text, spec.deps, spec.code) for s, spec in plan.steps.items()]
     parts = [BRIEF_OPENING + "\n" + "\n".join(lines), BRIEF_POLICY]
     if amended:

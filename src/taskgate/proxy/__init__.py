@@ -7,9 +7,9 @@ conversation state as a fold of its journal, :mod:`.gating` the pure request and
 
 from __future__ import annotations
 
-from .app import create_app
-from .journal import Conversation
-from .server import ProxyConfig
-from .store import MemoryStore, SQLiteStore, open_store
+from taskgate.proxy.app import create_app
+from taskgate.proxy.journal import Conversation
+from taskgate.proxy.server import ProxyConfig
+from taskgate.proxy.store import MemoryStore, SQLiteStore, open_store
 
 __all__ = ["Conversation", "MemoryStore", "ProxyConfig", "SQLiteStore", "create_app", "open_store"]

@@ -22,12 +22,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..errors import TaskgateError
-from .errors import ProxyError
-from .journal import Conversation
-from .server import Proxy, ProxyConfig, chat, forwarded_headers, log, owner, relay
-from .status import conversation_json
-from .store import Store
+from taskgate.errors import TaskgateError
+from taskgate.proxy.errors import ProxyError
+from taskgate.proxy.journal import Conversation
+from taskgate.proxy.server import Proxy, ProxyConfig, chat, forwarded_headers, log, owner, relay
+from taskgate.proxy.status import conversation_json
+from taskgate.proxy.store import Store
 
 
 async def models(request: Request) -> Response:

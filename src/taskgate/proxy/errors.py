@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 from starlette.responses import Response
 
-from ..errors import TaskgateError
+from taskgate.errors import TaskgateError
 
 
 class ProxyError(TaskgateError):

@@ -21,21 +21,21 @@ from typing import Any
 
 import orjson
 
-from ..arms.arm import Arm
-from ..arms.registry import get_arm
-from ..core.booking import Booking
-from ..core.ids import normalize_tool
-from ..core.ledger import AttemptEntry
-from ..core.machine import TaskMachine
-from ..core.verdict import Policy, Reason, Verdict
-from ..errors import TaskgateError, UsageError
-from ..harness.actions import from_arguments
-from ..protocol.bookings import parse_bookings
-from ..protocol.render import render_checklist, render_directive, render_rejection
-from .journal import Conversation, ReplyEvent
+from taskgate.core.booking import Booking
+from taskgate.core.ids import normalize_tool
+from taskgate.core.ledger import AttemptEntry
+from taskgate.core.machine import TaskMachine
+from taskgate.core.verdict import Policy, Reason, Verdict
+from taskgate.errors import TaskgateError, UsageError
+from taskgate.protocol.actions import from_arguments
+from taskgate.protocol.bookings import parse_bookings
+from taskgate.protocol.render import render_checklist, render_directive, render_rejection
+from taskgate.proxy.journal import Conversation, ReplyEvent
+from taskgate.rungs import RUNGS as _ALL_RUNGS
+from taskgate.rungs import Rung
 
 #: the rungs a proxy can run (raw tracks the state and couples nothing)
-RUNGS = ("raw", "checklist", "directive", "enforcement", "enforcement-request")
+RUNGS = tuple(_ALL_RUNGS)
 #: a request's work order: the last ``(#W1234)`` of its user message, as the brief's protocol writes it
 _WORK_ORDER = re.compile(r"\(#W([0-9]{1,12})\)")
 
@@ -46,15 +46,15 @@ class Conflict(TaskgateError):
     """A request that does not continue its conversation (HTTP 409); nothing is changed."""
 
 
-def rung(name: str) -> Arm:
-    """The arm a proxy rung runs as: its checklist, directive and policy are the testbed's."""
-    if name not in RUNGS:
+def rung(name: str) -> Rung:
+    """The rung of that name: its checklist, directive and policy are the testbed's arm's."""
+    if name not in _ALL_RUNGS:
         raise UsageError(f"unknown rung {name!r}; choose from: {', '.join(RUNGS)}")
-    return get_arm(name)
+    return _ALL_RUNGS[name]
 
 
-def gating(arm: Arm) -> bool:
-    return arm.policy is not Policy.UNGATED
+def gating(arm: Rung) -> bool:
+    return arm.gating
 
 
 def text_of(content: object) -> str | None:
@@ -143,7 +143,7 @@ def settle(reply: ReplyEvent, answered: frozenset[str]) -> tuple[int, ...]:
     )
 
 
-def user_text(arm: Arm, machine: TaskMachine, notices: Sequence[str], message: str) -> str:
+def user_text(arm: Rung, machine: TaskMachine, notices: Sequence[str], message: str) -> str:
     """The user message the upstream gets at this rung (the testbed arm's rendering)."""
     parts = [*notices, message]
     if arm.checklist is not None:
@@ -202,7 +202,7 @@ class Judged:
         self.call_ids.append(call_id)
 
 
-def judge_text(machine: TaskMachine, arm: Arm, text: str, judged: Judged) -> str:
+def judge_text(machine: TaskMachine, arm: Rung, text: str, judged: Judged) -> str:
     """Judge ``text``'s booking lines in order; return it with the refused ones taken out (at a
     gating rung; re-displays of past work stay, as citations)."""
     out, at = [], 0
@@ -219,7 +219,7 @@ def judge_text(machine: TaskMachine, arm: Arm, text: str, judged: Judged) -> str
 
 
 def judge_calls(
-    machine: TaskMachine, arm: Arm, calls: Sequence[Mapping[str, Any]], judged: Judged
+    machine: TaskMachine, arm: Rung, calls: Sequence[Mapping[str, Any]], judged: Judged
 ) -> tuple[list[Mapping[str, Any]], list[str]]:
     """Judge a reply's tool calls as one batch: the calls the client may get, and the refusals.
 

@@ -28,9 +28,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from ..core.ledger import AttemptEntry, LedgerEntry, PlanEntry
-from ..core.machine import TaskMachine
-from ..errors import LedgerFormatError
+from taskgate.core.ledger import AttemptEntry, LedgerEntry, PlanEntry
+from taskgate.core.machine import TaskMachine
+from taskgate.errors import LedgerFormatError
 
 
 class _Event(BaseModel):

@@ -11,9 +11,9 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import LogFormatError, MissingExtraError
-from .journal import Event, dump_event, load_event
-from .store import StaleJournal
+from taskgate.errors import LogFormatError, MissingExtraError
+from taskgate.proxy.journal import Event, dump_event, load_event
+from taskgate.proxy.store import StaleJournal
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS taskgate_journal (

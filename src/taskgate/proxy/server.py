@@ -1,6 +1,6 @@
 """The gating proxy's chat endpoint: each request gated and forwarded to the upstream (httpx).
 
-A request whose system prompt is a brief (plan lines, :func:`~taskgate.agents.briefparse.brief_steps`)
+A request whose system prompt is a brief (plan lines, :func:`~taskgate.lab.agents.briefparse.brief_steps`)
 belongs to a gated conversation: the proxy compiles the brief on the first request, turns each new
 user message into a request (its work order, the matcher's step) or a revision, shows the upstream
 what the rung adds, judges the reply and hands the client only what the gate admits. Any other
@@ -26,17 +26,16 @@ import orjson
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from ..agents.base import Compiler, Matcher
-from ..agents.briefparse import ParserCompiler, brief_steps
-from ..agents.lexical import LexicalMatcher
-from ..core.ledger import PlanEntry
-from ..core.plan import Revision
-from ..errors import LedgerFormatError, ModelError, TaskgateError, UsageError, WorkOrderError
-from ..llm.client import ChatClient, Endpoint
-from ..llm.roles import LLMCompiler, LLMMatcher
-from ..matching import HybridMatcher, ask_back_question, shared_matcher
-from .errors import ProxyError, dumps
-from .gating import (
+from taskgate.core.ledger import PlanEntry
+from taskgate.core.plan import Revision
+from taskgate.errors import LedgerFormatError, ModelError, TaskgateError, UsageError, WorkOrderError
+from taskgate.llm.client import ChatClient, Endpoint
+from taskgate.llm.roles import LLMCompiler, LLMMatcher
+from taskgate.matching import HybridMatcher, ask_back_question, shared_matcher
+from taskgate.matching.lexical import LexicalMatcher
+from taskgate.protocol.briefparse import ParserCompiler, brief_steps
+from taskgate.proxy.errors import ProxyError, dumps
+from taskgate.proxy.gating import (
     Conflict,
     Judged,
     Place,
@@ -50,8 +49,16 @@ from .gating import (
     user_text,
     work_order_of,
 )
-from .journal import CommitEvent, Conversation, Event, LedgerEvent, ReplyEvent, TurnEvent
-from .store import MemoryStore, StaleJournal, Store
+from taskgate.proxy.journal import (
+    CommitEvent,
+    Conversation,
+    Event,
+    LedgerEvent,
+    ReplyEvent,
+    TurnEvent,
+)
+from taskgate.proxy.store import MemoryStore, StaleJournal, Store
+from taskgate.roles import Compiler, Matcher
 
 log = logging.getLogger("taskgate.proxy")
 
@@ -415,7 +422,7 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
             return await ask_back(call, question, model, bool(body.get("stream")), started)
     forward = {**body, "messages": upstream_messages(conv, body["messages"])}
     if body.get("stream"):
-        from .stream import stream
+        from taskgate.proxy.stream import stream
 
         return await stream(call, forward, started)
     return await _complete(call, forward, started)
@@ -660,7 +667,7 @@ def relay(upstream: httpx.Response) -> Response:
 async def _passthrough(proxy: Proxy, request: Request, body: dict[str, Any]) -> Response:
     headers = forwarded_headers(request.headers)
     if body.get("stream"):
-        from .stream import relay_stream
+        from taskgate.proxy.stream import relay_stream
 
         return await relay_stream(proxy, headers, body)
     return relay(await _post(proxy, headers, body))

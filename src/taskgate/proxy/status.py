@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.ledger import AttemptEntry, sealed_rows
-from ..protocol.render import render_checklist
-from .journal import Conversation
+from taskgate.core.ledger import AttemptEntry, sealed_rows
+from taskgate.protocol.render import render_checklist
+from taskgate.proxy.journal import Conversation
 
 
 def conversation_json(conv: Conversation, rung: str) -> dict[str, Any]:

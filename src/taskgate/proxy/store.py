@@ -20,8 +20,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from ..errors import LogFormatError, TaskgateError
-from .journal import Event, dump_event, load_event
+from taskgate.errors import LogFormatError, TaskgateError
+from taskgate.proxy.journal import Event, dump_event, load_event
 
 
 class StaleJournal(TaskgateError):
@@ -180,7 +180,7 @@ def open_store(target: str | None) -> Store:
     if not target:
         return MemoryStore()
     if target.startswith(("postgresql://", "postgres://")):
-        from .postgres import PostgresStore
+        from taskgate.proxy.postgres import PostgresStore
 
         return PostgresStore(target)
     return SQLiteStore(target)

@@ -20,8 +20,8 @@ import httpx
 import orjson
 from starlette.responses import Response, StreamingResponse
 
-from .errors import ProxyError, dumps
-from .gating import Judged, judge_calls, judge_text
+from taskgate.proxy.errors import ProxyError, dumps
+from taskgate.proxy.gating import Judged, judge_calls, judge_text
 
 _REF = re.compile("ref", re.IGNORECASE)
 _SP, _MD, _DASH = r"\s*", r"[\s*_~`]*", r"(?:[-\u2010-\u2013]\s*)?"
@@ -220,7 +220,7 @@ async def _finish(
     call: Any, held: HeldText, reply: _Reply, judged: Judged, finish_reason: str
 ) -> list[bytes]:
     """The choice finished: judge what was held, write the turn, and release the rest."""
-    from .server import finish
+    from taskgate.proxy.server import finish
 
     machine, arm = call.conv.machine, call.proxy.arm
     sent = "".join(reply.returned)

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from ..errors import UsageError
-from ..llm.fake import loopback_socket
-from .app import create_app
-from .server import ProxyConfig
-from .store import Store
+from taskgate.errors import UsageError
+from taskgate.llm.fake import loopback_socket
+from taskgate.proxy.app import create_app
+from taskgate.proxy.server import ProxyConfig
+from taskgate.proxy.store import Store
 
 
 @dataclass

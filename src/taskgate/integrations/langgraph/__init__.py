@@ -11,12 +11,17 @@ Importing this package needs langgraph and langchain; without them it raises
 
 from __future__ import annotations
 
-from ...errors import MissingExtraError
+from taskgate.errors import MissingExtraError
 
 try:
-    from .middleware import LEDGER_KEY, GateState, TaskGateMiddleware, gated_tool_node
-    from .rows import state_entries
-    from .testing import ScriptedChatModel
+    from taskgate.integrations.langgraph.middleware import (
+        LEDGER_KEY,
+        GateState,
+        TaskGateMiddleware,
+        gated_tool_node,
+    )
+    from taskgate.integrations.langgraph.rows import state_entries
+    from taskgate.integrations.langgraph.testing import ScriptedChatModel
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without the extra
     if (exc.name or "").split(".")[0] not in ("langgraph", "langchain", "langchain_core"):
         raise

@@ -41,16 +41,16 @@ from langgraph.config import get_config
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command
 
-from ...agents.base import Matcher
-from ...agents.lexical import LexicalMatcher
-from ...core.ids import tool_key
-from ...core.ledger import LedgerEntry, Sealer
-from ...core.machine import TaskMachine
-from ...core.plan import Plan
-from ...core.verdict import Policy
-from ...errors import UsageError
-from ...gate.tool_gate import Ticket, ToolGate, check_tools
-from .rows import Read, Rows
+from taskgate.core.ids import tool_key
+from taskgate.core.ledger import LedgerEntry, Sealer
+from taskgate.core.machine import TaskMachine
+from taskgate.core.plan import Plan
+from taskgate.core.verdict import Policy
+from taskgate.errors import UsageError
+from taskgate.gate.tool_gate import Ticket, ToolGate, check_tools
+from taskgate.integrations.langgraph.rows import Read, Rows
+from taskgate.matching.lexical import LexicalMatcher
+from taskgate.roles import Matcher
 
 LEDGER_KEY = "taskgate_ledger"
 log = logging.getLogger("taskgate.langgraph")

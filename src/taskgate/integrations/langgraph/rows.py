@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ...core.ledger import LedgerEntry, Sealer, genesis, ledger_key, same_seal, seal
+from taskgate.core.ledger import LedgerEntry, Sealer, genesis, ledger_key, same_seal, seal
 
 _ENTRY: TypeAdapter[LedgerEntry] = TypeAdapter(LedgerEntry)
 _ROW_KEYS = ("seq", "seal", "writer")

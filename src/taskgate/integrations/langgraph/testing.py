@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from ...errors import UsageError
+from taskgate.errors import UsageError
 
 
 class ScriptedChatModel(GenericFakeChatModel):

@@ -1,0 +1,58 @@
+"""PM-Bench under the state-coupling ladder (Appendix I): the benchmark's released week, its own
+prompts and its own scorer, from a checkout the user points to (PM-Bench has no licence, so
+nothing of it ships here), with the rungs that own an intention record.
+
+``load_checkout`` finds and checks the checkout; ``run_pmbench`` runs the rungs into a run
+directory (resumable); ``pmbench_table`` is Table pmbench from that directory alone.
+``STANDIN`` is a stand-in checkout with a two-day week for tests, written for taskgate: not
+PM-Bench.
+"""
+
+from __future__ import annotations
+
+from taskgate.lab.experiments.pmbench.agents import AGENTS, LLMPMAgent, PMAgent, scripted_agent
+from taskgate.lab.experiments.pmbench.checkout import STANDIN, Checkout, PMBenchError, load_checkout
+from taskgate.lab.experiments.pmbench.coupling import NAMES, RUNGS
+from taskgate.lab.experiments.pmbench.experiment import PMConfig, RunSpec, run_pmbench
+from taskgate.lab.experiments.pmbench.ledger import ledger_runner
+from taskgate.lab.experiments.pmbench.loop import Limits, PMRoles, StepRecord, run_week
+from taskgate.lab.experiments.pmbench.record import Intention, IntentionRecord, Op
+from taskgate.lab.experiments.pmbench.report import pmbench_table
+from taskgate.lab.experiments.pmbench.roles import LLMCompiler, LLMMatcher, selects
+from taskgate.lab.experiments.pmbench.scripted import ScriptedCompiler, ScriptedMatcher
+from taskgate.lab.experiments.pmbench.week import Week
+
+#: the stand-in checkout's tiny week (two days: cues, times, a channel, a cancel, a reschedule)
+TINY_WEEK = STANDIN / "data" / "tiny_week.json"
+
+__all__ = [
+    "AGENTS",
+    "NAMES",
+    "RUNGS",
+    "STANDIN",
+    "TINY_WEEK",
+    "Checkout",
+    "Intention",
+    "IntentionRecord",
+    "LLMCompiler",
+    "LLMMatcher",
+    "LLMPMAgent",
+    "Limits",
+    "Op",
+    "PMAgent",
+    "PMBenchError",
+    "PMConfig",
+    "PMRoles",
+    "RunSpec",
+    "ScriptedCompiler",
+    "ScriptedMatcher",
+    "StepRecord",
+    "Week",
+    "ledger_runner",
+    "load_checkout",
+    "pmbench_table",
+    "run_pmbench",
+    "run_week",
+    "scripted_agent",
+    "selects",
+]
