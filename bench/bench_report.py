@@ -18,9 +18,10 @@ from taskgate.lab.reporting import build_report, load_runs
 from taskgate.lab.reporting.figures import write_figures
 from taskgate.lab.reporting.html import render_html
 from taskgate.lab.rundir import EPISODES, LOG, read_episodes, read_log
-from taskgate.lab.runner.ladder import LadderConfig, run_ladder
+from taskgate.lab.runner.config import LadderConfig
+from taskgate.lab.runner.ladder import run_ladder
+from taskgate.lab.scoring.index import score_run
 from taskgate.lab.scoring.scorer import score_episode
-from taskgate.lab.scoring.summary import score_run
 
 #: every arm but ``hybrid`` (an arm of a model-backed matcher) and the memory baselines (a model
 #: and an embedder each; bench_memory.py): the paper's 11 text and gate arms

@@ -23,7 +23,8 @@ from taskgate.lab import (
 from taskgate.lab.arms.registry import memory_kind
 from taskgate.lab.episodes.records import EndRecord, EpisodeRecord, TurnRecord
 from taskgate.lab.memory import Memory, build_memory
-from taskgate.llm.client import ChatClient, Endpoint
+from taskgate.llm.client import ChatClient
+from taskgate.llm.endpoint import Endpoint
 from taskgate.llm.fake import FakeServer, protocol_responder
 
 

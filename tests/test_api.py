@@ -20,7 +20,9 @@ HEAVY = (
 @pytest.mark.parametrize("package", [taskgate, taskgate.lab], ids=["library", "lab"])
 def test_all_matches_exported_names(package: types.ModuleType) -> None:
     modules = {n for n, v in vars(package).items() if isinstance(v, types.ModuleType)}
-    public = {n for n in vars(package) if not n.startswith("_")} - modules - {"TYPE_CHECKING", "lazy"}
+    public = (
+        {n for n in vars(package) if not n.startswith("_")} - modules - {"TYPE_CHECKING", "lazy"}
+    )
     assert public <= set(package.__all__) | {"__version__"}
     for name in package.__all__:
         assert getattr(package, name) is not None, name

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from taskgate.errors import ModelError
-from taskgate.llm.client import CallInfo, ChatClient, Endpoint, _content
+from taskgate.llm.client import CallInfo, ChatClient, _content
+from taskgate.llm.endpoint import Endpoint
 from taskgate.llm.fake import NOT_REPLIES, FakeServer, Fault, Reply, script
 
 

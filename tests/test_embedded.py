@@ -11,8 +11,9 @@ import pytest
 from taskgate import ChatClient, Endpoint, LocalServer, gguf_path
 from taskgate.lab import LadderConfig, run_ladder
 from taskgate.lab.rundir import LOG, read_log
-from taskgate.lab.runner.ladder import Variant
-from taskgate.lab.scoring.summary import score_run, summarize
+from taskgate.lab.runner.config import Variant
+from taskgate.lab.scoring.index import score_run
+from taskgate.lab.scoring.summary import summarize
 from taskgate.llm.local import MODEL_NAME
 
 pytestmark = pytest.mark.slow  # the real model on 2 cores: minutes, bounded by tokens and turns

@@ -15,7 +15,8 @@ from taskgate import ChatClient, Endpoint, FakeServer, protocol_responder
 from taskgate.errors import ModelError
 from taskgate.lab import LadderConfig, run_ladder
 from taskgate.lab.rundir import LOG, read_log
-from taskgate.lab.scoring.summary import score_run, summarize
+from taskgate.lab.scoring.index import score_run
+from taskgate.lab.scoring.summary import summarize
 from taskgate.llm.client import CallInfo
 from taskgate.llm.fake import Fault, Reply
 

@@ -13,7 +13,8 @@ from matplotlib.patches import Rectangle
 from taskgate.lab.reporting import build_report, load_runs
 from taskgate.lab.reporting.build import Report
 from taskgate.lab.reporting.figures import axes, channels, corruption, hero, write_figures
-from taskgate.lab.runner.ladder import LadderConfig, run_ladder
+from taskgate.lab.runner.config import LadderConfig
+from taskgate.lab.runner.ladder import run_ladder
 from taskgate.lab.scoring.scorer import CHANNELS
 
 ARMS = ("raw", "directive", "enforcement")

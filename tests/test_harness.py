@@ -21,11 +21,13 @@ from taskgate.lab.harness.graph import MAX_HOPS, RESULTS_HEADER
 from taskgate.lab.harness.runner import WORKSPACES, ToolHarness, langgraph_version
 from taskgate.lab.harness.workspace import TOOLS, Workspace
 from taskgate.lab.rundir import LOG, read_log
+from taskgate.lab.runner.config import LadderConfig
 from taskgate.lab.runner.episode import Players, run_episode
-from taskgate.lab.runner.ladder import LadderConfig, run_ladder
+from taskgate.lab.runner.ladder import run_ladder
 from taskgate.lab.runner.roles import build_players
+from taskgate.lab.scoring.index import score_run
 from taskgate.lab.scoring.scorer import score_episode
-from taskgate.lab.scoring.summary import score_run, summarize
+from taskgate.lab.scoring.summary import summarize
 from taskgate.roles import ChatMessage
 
 Record = EpisodeRecord | TurnRecord | EndRecord
@@ -238,7 +240,7 @@ def test_the_scorer_reads_a_second_block_in_one_turn_as_a_re_execution(tmp_path:
 # -- the grammar-constrained agent (the embedded model's) -----------------------------------------
 def test_the_constrained_agent_asks_for_one_call_of_a_listed_tool() -> None:
     from taskgate import ChatClient, Endpoint, FakeServer
-    from taskgate.lab.harness.agents import ACKNOWLEDGEMENT, ConstrainedToolAgent
+    from taskgate.lab.agents.tools import ACKNOWLEDGEMENT, ConstrainedToolAgent
     from taskgate.llm.fake import script
 
     ep = episode()

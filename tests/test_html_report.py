@@ -19,7 +19,8 @@ from taskgate.lab.reporting import build_report, load_runs
 from taskgate.lab.reporting.build import Report
 from taskgate.lab.reporting.html import render_html, write_html
 from taskgate.lab.rundir import LOG
-from taskgate.lab.runner.ladder import LadderConfig, run_ladder
+from taskgate.lab.runner.config import LadderConfig
+from taskgate.lab.runner.ladder import run_ladder
 
 HOSTILE = '</script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

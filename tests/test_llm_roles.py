@@ -10,7 +10,8 @@ from typing import TypeVar
 
 from taskgate import ChatMessage, Match, Plan, Revision
 from taskgate.lab import EpisodeParams, generate_episode
-from taskgate.llm.client import CallInfo, ChatClient, Endpoint
+from taskgate.llm.client import CallInfo, ChatClient
+from taskgate.llm.endpoint import Endpoint
 from taskgate.llm.fake import FakeServer, script
 from taskgate.llm.prompts import GRAPH_PROMPT
 from taskgate.llm.roles import LLMCompiler, LLMMatcher

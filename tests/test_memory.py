@@ -21,7 +21,8 @@ from taskgate.lab.memory import Recall, TopKMemory, build_memory, render_recall
 from taskgate.lab.memory.base import RECALL_HEADER, RECALL_NONE, exchange_text
 from taskgate.lab.reporting import build_report, load_runs
 from taskgate.lab.rundir import LOG, read_log
-from taskgate.llm.client import ChatClient, Endpoint
+from taskgate.llm.client import ChatClient
+from taskgate.llm.endpoint import Endpoint
 from taskgate.matching.embedders import HashEmbedder
 from taskgate.protocol.bookings import parse_bookings
 

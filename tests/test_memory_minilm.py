@@ -14,7 +14,8 @@ from helpers import fake_model
 from taskgate.lab import LadderConfig, run_ladder
 from taskgate.lab.memory import build_memory
 from taskgate.lab.rundir import LOG, read_log
-from taskgate.llm.client import ChatClient, Endpoint
+from taskgate.llm.client import ChatClient
+from taskgate.llm.endpoint import Endpoint
 
 # find_spec, not importorskip: collecting this module must not import torch when slow tests skip
 pytestmark = [

@@ -35,7 +35,8 @@ from taskgate.lab.experiments.onenode.testbed import (
     bookings,
     commitment_message,
 )
-from taskgate.llm.client import ChatClient, Endpoint
+from taskgate.llm.client import ChatClient
+from taskgate.llm.endpoint import Endpoint
 from taskgate.llm.fake import FakeServer, script
 from taskgate.roles import ChatMessage
 

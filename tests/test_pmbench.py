@@ -47,7 +47,8 @@ from taskgate.lab.experiments.pmbench.record import checklist
 from taskgate.lab.experiments.pmbench.report import figures
 from taskgate.lab.experiments.pmbench.roles import lexical
 from taskgate.lab.experiments.pmbench.testing import curious_responder, pmbench_responder
-from taskgate.llm.client import ChatClient, Endpoint
+from taskgate.llm.client import ChatClient
+from taskgate.llm.endpoint import Endpoint
 from taskgate.llm.fake import FakeServer
 
 RECORD_RUNGS = tuple(r for r in RUNGS if r != "ledger")

@@ -28,7 +28,8 @@ from taskgate.lab.experiments.probe import (
 )
 from taskgate.lab.experiments.probe.records import PROBE
 from taskgate.lab.scoring.summary import score_entries
-from taskgate.llm.client import ChatClient, Endpoint
+from taskgate.llm.client import ChatClient
+from taskgate.llm.endpoint import Endpoint
 from taskgate.protocol.bookings import parse_bookings
 from taskgate.protocol.render import render_checklist_line
 

@@ -34,7 +34,7 @@ from taskgate import (
 from taskgate.core.verdict import Policy
 from taskgate.lab import EpisodeParams, LadderConfig, generate_episode, run_ladder
 from taskgate.lab.harness.native import tool_specs
-from taskgate.lab.scoring.summary import score_run
+from taskgate.lab.scoring.index import score_run
 from taskgate.llm.fake import ToolCall
 from taskgate.protocol.tools import harness_brief
 from taskgate.proxy import Conversation, ProxyConfig, SQLiteStore

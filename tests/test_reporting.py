@@ -22,7 +22,8 @@ from taskgate.lab.episodes.records import BookingRecord, EpisodeRecord, MatchRec
 from taskgate.lab.reporting import build_report, load_runs
 from taskgate.lab.reporting.paper import OMISSION_COLUMNS, omissions
 from taskgate.lab.rundir import EPISODES, LOG, Run, read_episodes
-from taskgate.lab.runner.ladder import LadderConfig, run_ladder
+from taskgate.lab.runner.config import LadderConfig
+from taskgate.lab.runner.ladder import run_ladder
 from taskgate.lab.scoring.scorer import score_episode
 from taskgate.lab.scoring.summary import Entry, Scored
 

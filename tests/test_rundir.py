@@ -33,8 +33,8 @@ from taskgate.lab.rundir import (
 )
 from taskgate.lab.runner.ladder import Progress
 from taskgate.lab.runner.roles import CompileCache
-from taskgate.lab.scoring.index import INDEX
-from taskgate.lab.scoring.summary import score_run, summarize
+from taskgate.lab.scoring.index import INDEX, score_run
+from taskgate.lab.scoring.summary import summarize
 
 ARMS = ("raw", "checklist", "directive", "enforcement")
 FINISHED = 16 * len(ARMS)

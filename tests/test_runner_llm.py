@@ -12,7 +12,8 @@ from taskgate import ChatClient, Endpoint, FakeServer, Fault, protocol_responder
 from taskgate.lab import LadderConfig, run_ladder
 from taskgate.lab.rundir import LOG, read_log
 from taskgate.lab.runner.ladder import Progress
-from taskgate.lab.scoring.summary import score_run, summarize
+from taskgate.lab.scoring.index import score_run
+from taskgate.lab.scoring.summary import summarize
 from taskgate.llm.fake import NOT_REPLIES
 
 ARMS = ("raw", "checklist", "directive", "enforcement")

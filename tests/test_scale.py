@@ -15,7 +15,8 @@ from taskgate.lab import EpisodeParams, LadderConfig, generate_episode, run_ladd
 from taskgate.lab.rundir import COMPILED, EPISODES, LOG, read_episodes, read_log, write_episodes
 from taskgate.lab.runner.cluster import connect
 from taskgate.lab.runner.shards import Shard, merge_runs
-from taskgate.lab.scoring.summary import score_run, summarize
+from taskgate.lab.scoring.index import score_run
+from taskgate.lab.scoring.summary import summarize
 
 ARMS = ("raw", "checklist", "directive", "enforcement")
 CONFIG = LadderConfig(

@@ -10,10 +10,11 @@ import pytest
 
 from taskgate.lab.reporting import build_report, load_runs
 from taskgate.lab.rundir import LOG
-from taskgate.lab.runner.ladder import LadderConfig, run_ladder
+from taskgate.lab.runner.config import LadderConfig
+from taskgate.lab.runner.ladder import run_ladder
 from taskgate.lab.scoring import index
-from taskgate.lab.scoring.index import INDEX, read_index
-from taskgate.lab.scoring.summary import Scored, score_entries, score_run
+from taskgate.lab.scoring.index import INDEX, read_index, score_run
+from taskgate.lab.scoring.summary import Scored, score_entries
 
 CONFIG = LadderConfig(arms=("raw", "checklist", "enforcement"), agent="scripted:always-book",
                       steps=(5,), episodes=4, corruption=(0.0, 0.03))  # fmt: skip

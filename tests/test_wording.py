@@ -33,7 +33,8 @@ from taskgate.lab.reporting import build_report, load_runs
 from taskgate.lab.reporting.wording import _first_omitted_ask_names_another
 from taskgate.lab.runner.roles import ROLES, Role, RoleContext
 from taskgate.lab.scoring.summary import score_entries
-from taskgate.llm.client import ChatClient, Endpoint
+from taskgate.llm.client import ChatClient
+from taskgate.llm.endpoint import Endpoint
 from taskgate.llm.fake import FakeServer, script
 from taskgate.roles import Match
 

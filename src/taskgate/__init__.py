@@ -54,6 +54,7 @@ from taskgate.errors import (
 )
 from taskgate.gate import Opened, Ticket, ToolGate, ToolRefused, check_tools
 from taskgate.llm.calls import CallInfo
+from taskgate.llm.endpoint import Endpoint
 from taskgate.matching.askback import ask_back_question
 from taskgate.matching.lexical import LexicalMatcher
 from taskgate.matching.redo import explicit_redo
@@ -72,7 +73,7 @@ from taskgate.roles import Agent, ChatMessage, Compiler, Match, Matcher
 from taskgate.rungs import RUNGS, Rung, get_rung
 
 if TYPE_CHECKING:
-    from taskgate.llm.client import ChatClient, Completion, Endpoint
+    from taskgate.llm.client import ChatClient, Completion
     from taskgate.llm.fake import (
         FakeServer,
         Fault,
@@ -90,7 +91,7 @@ if TYPE_CHECKING:
 __getattr__ = lazy(
     __name__,
     {
-        **dict.fromkeys(("ChatClient", "Completion", "Endpoint"), "taskgate.llm.client"),
+        **dict.fromkeys(("ChatClient", "Completion"), "taskgate.llm.client"),
         **dict.fromkeys(
             ("FakeServer", "Fault", "Reply", "careless_responder", "protocol_responder", "script"),
             "taskgate.llm.fake",

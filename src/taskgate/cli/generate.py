@@ -13,7 +13,7 @@ from taskgate.cli.options import ScheduleOpt, load_rewrites
 from taskgate.errors import TaskgateError
 from taskgate.lab.episodes.generator import generate_episode
 from taskgate.lab.episodes.models import EpisodeParams
-from taskgate.lab.runner.ladder import MAX_EPISODES
+from taskgate.lab.runner.config import MAX_EPISODES
 
 
 def generate(

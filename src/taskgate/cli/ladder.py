@@ -25,7 +25,8 @@ from taskgate.cli.options import (
 )
 from taskgate.lab.arms.registry import memory_kind
 from taskgate.lab.progress import Progress
-from taskgate.lab.runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
+from taskgate.lab.runner.config import MAX_EPISODES, LadderConfig
+from taskgate.lab.runner.ladder import run_ladder
 from taskgate.lab.runner.roles import ROLES, Clients
 
 #: a small ladder for the embedded model, which is tiny and slow on a laptop

@@ -30,7 +30,8 @@ from taskgate.cli.options import EndpointOptions
 from taskgate.errors import ModelError
 from taskgate.files import read_text
 from taskgate.lab.runner.roles import Clients
-from taskgate.llm.client import ChatClient, Endpoint
+from taskgate.llm.client import ChatClient
+from taskgate.llm.endpoint import Endpoint
 from taskgate.llm.local import MODEL_NAME, LocalServer
 
 _LIMIT = re.compile(r"[1-9][0-9]{0,5}")  # an endpoint's concurrency limit: 1 to 999999

@@ -25,7 +25,7 @@ from taskgate.lab.experiments.probe import (
 )
 from taskgate.lab.experiments.probe.runner import CONSTRAINED, ConstrainedProbeAgent
 from taskgate.lab.progress import Progress
-from taskgate.lab.runner.ladder import LadderConfig
+from taskgate.lab.runner.config import LadderConfig
 from taskgate.lab.runner.roles import Clients
 
 SCRIPTED = "scripted:rebook="
@@ -150,7 +150,7 @@ def probe_tools(
     scripted = _scripted(agent)
     replay_agent = "scripted:always-book" if scripted is not None else "llm"
     local = scripted is None and embedded(endpoint)
-    if local:  # SmolLM2 writes no ACTION line unless its grammar makes it (harness/agents.py)
+    if local:  # SmolLM2 writes no ACTION line unless its grammar makes it (agents/tools.py)
         replay_agent = CONSTRAINED
         steps, episodes = steps or 5, episodes or 1
         if endpoint.max_tokens is None:

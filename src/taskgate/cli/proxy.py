@@ -69,7 +69,7 @@ def proxy(
         from taskgate.proxy import ProxyConfig, create_app, open_store
         from taskgate.proxy.app import fewer_collections
         from taskgate.proxy.gating import rung
-        from taskgate.proxy.server import MATCHERS
+        from taskgate.proxy.session import MATCHERS
     except ImportError:
         raise MissingExtraError("proxy", "taskgate proxy") from None
     if compiler not in ("llm", "parser"):

@@ -12,7 +12,8 @@ from taskgate.cli.errors import warner, writable_dir
 from taskgate.cli.options import CellOptions, EndpointOptions, ScaleOptions, command, usage
 from taskgate.lab.progress import Progress
 from taskgate.lab.rundir import read_episodes
-from taskgate.lab.runner.ladder import LadderConfig, run_episodes
+from taskgate.lab.runner.config import LadderConfig
+from taskgate.lab.runner.ladder import run_episodes
 from taskgate.lab.runner.roles import Clients
 
 

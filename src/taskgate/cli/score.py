@@ -16,7 +16,8 @@ from taskgate.lab.reporting.build import build_report
 from taskgate.lab.reporting.figures import matplotlib_module, styled_figures, write_figures
 from taskgate.lab.reporting.html import write_html
 from taskgate.lab.reporting.runs import load_runs
-from taskgate.lab.scoring.summary import Scored, score_run, summarize
+from taskgate.lab.scoring.index import score_run
+from taskgate.lab.scoring.summary import Scored, summarize
 
 RunDir = Annotated[Path, typer.Argument(help="A run directory (episodes.jsonl and log.jsonl).")]
 ArmOrder = Annotated[

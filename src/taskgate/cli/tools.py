@@ -24,7 +24,8 @@ from taskgate.cli.options import (
 from taskgate.errors import MissingExtraError
 from taskgate.lab.arms.registry import TOOL_LADDER
 from taskgate.lab.progress import Progress
-from taskgate.lab.runner.ladder import MAX_EPISODES, LadderConfig, run_ladder
+from taskgate.lab.runner.config import MAX_EPISODES, LadderConfig
+from taskgate.lab.runner.ladder import run_ladder
 from taskgate.lab.runner.roles import ROLES, Clients
 from taskgate.llm.client import OnCall
 

@@ -37,19 +37,14 @@ from taskgate.lab.progress import Progress
 from taskgate.lab.reporting import Report, RunSet, build_report, load_runs
 from taskgate.lab.reporting.figures import write_figures
 from taskgate.lab.reporting.html import render_html, write_html
+from taskgate.lab.runner.config import LadderConfig
 from taskgate.lab.runner.episode import Players, run_episode
-from taskgate.lab.runner.ladder import LadderConfig, run_episodes, run_ladder
+from taskgate.lab.runner.ladder import run_episodes, run_ladder
 from taskgate.lab.runner.roles import ROLES, Clients, RoleContext, RoleRegistry, build_players
-from taskgate.lab.scoring.index import read_index
+from taskgate.lab.scoring.index import read_index, score_run
 from taskgate.lab.scoring.scorer import CHANNELS, EpisodeScore, score_episode
 from taskgate.lab.scoring.stats import holm, mcnemar_exact, wilson
-from taskgate.lab.scoring.summary import (
-    Row,
-    adjacent_contrasts,
-    pair_contrasts,
-    score_run,
-    summarize,
-)
+from taskgate.lab.scoring.summary import Row, adjacent_contrasts, pair_contrasts, summarize
 from taskgate.lab.scoring.table import Table
 
 __all__ = [

@@ -15,11 +15,10 @@ token usage. Reasoning content never enters the transcript. The HTTP is :mod:`ta
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self
 
@@ -27,6 +26,7 @@ import orjson
 
 from taskgate.errors import ModelError
 from taskgate.llm.calls import CallInfo
+from taskgate.llm.endpoint import Endpoint
 from taskgate.llm.http import Route, StatusError, TransportError, one_line
 
 Purpose = Literal["agent", "matcher", "compiler", "memory"]
@@ -51,37 +51,6 @@ _OTHER_SERVER = (401, 403, 404)
 
 class MalformedReply(ModelError):
     """A 200 response that is not a chat completion (a broken proxy or server): retried."""
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where and how to call a model. ``think`` selects the thinking regime's budgets;
-    ``enable_thinking``, when set, is sent as ``chat_template_kwargs.enable_thinking`` (hybrid
-    models such as Qwen3 switch thinking on and off by it)."""
-
-    base_url: str
-    model: str
-    api_key: str = "EMPTY"
-    think: bool = False
-    enable_thinking: bool | None = None
-    timeout: float = 900.0
-    attempts: int = 6
-    backoff: float = 1.0
-    concurrency: int = 8
-    extra_body: Mapping[str, Any] = field(default_factory=dict)
-    reply_budget: int | None = None  # overrides the agent's reply budget (not the paper's)
-
-    @classmethod
-    def from_env(cls, base_url: str | None = None, model: str | None = None, **kw: Any) -> Endpoint:
-        """Flags first, then ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``TASKGATE_MODEL``."""
-        url = base_url or os.environ.get("OPENAI_BASE_URL")
-        name = model or os.environ.get("TASKGATE_MODEL")
-        if not url:
-            raise ModelError("no endpoint: pass --base-url or set OPENAI_BASE_URL")
-        if not name:
-            raise ModelError("no model: pass --model or set TASKGATE_MODEL")
-        kw.setdefault("api_key", os.environ.get("OPENAI_API_KEY") or "EMPTY")
-        return cls(base_url=url, model=name, **kw)
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,13 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import aiohttp
 import orjson
 
 from taskgate.errors import ModelError
-
-if TYPE_CHECKING:
-    from taskgate.llm.client import Endpoint
+from taskgate.llm.endpoint import Endpoint
 
 #: the longest an endpoint that keeps failing stays out of rotation before it is tried again
 MAX_COOLDOWN = 30.0

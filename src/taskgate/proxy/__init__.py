@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from taskgate.proxy.app import create_app
 from taskgate.proxy.journal import Conversation
-from taskgate.proxy.server import ProxyConfig
-from taskgate.proxy.store import MemoryStore, SQLiteStore, open_store
+from taskgate.proxy.session import ProxyConfig
+from taskgate.proxy.store import MemoryStore, SQLiteStore
+from taskgate.proxy.stores import open_store
 
 __all__ = ["Conversation", "MemoryStore", "ProxyConfig", "SQLiteStore", "create_app", "open_store"]

@@ -25,7 +25,8 @@ from starlette.routing import Route
 from taskgate.errors import TaskgateError
 from taskgate.proxy.errors import ProxyError
 from taskgate.proxy.journal import Conversation
-from taskgate.proxy.server import Proxy, ProxyConfig, chat, forwarded_headers, log, owner, relay
+from taskgate.proxy.server import chat, forwarded_headers, owner, relay
+from taskgate.proxy.session import Proxy, ProxyConfig, log
 from taskgate.proxy.status import conversation_json
 from taskgate.proxy.store import Store
 

@@ -173,14 +173,3 @@ def _connect(path: Path) -> sqlite3.Connection:
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute(_SCHEMA)
     return db
-
-
-def open_store(target: str | None) -> Store:
-    """The store a ``--db`` value names: nothing (memory), a ``postgresql://`` URL, or a path."""
-    if not target:
-        return MemoryStore()
-    if target.startswith(("postgresql://", "postgres://")):
-        from taskgate.proxy.postgres import PostgresStore
-
-        return PostgresStore(target)
-    return SQLiteStore(target)

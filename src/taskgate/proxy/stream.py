@@ -22,6 +22,7 @@ from starlette.responses import Response, StreamingResponse
 
 from taskgate.proxy.errors import ProxyError, dumps
 from taskgate.proxy.gating import Judged, judge_calls, judge_text
+from taskgate.proxy.session import Call, finish
 
 _REF = re.compile("ref", re.IGNORECASE)
 _SP, _MD, _DASH = r"\s*", r"[\s*_~`]*", r"(?:[-\u2010-\u2013]\s*)?"
@@ -119,7 +120,7 @@ def _partial(text: str, start: int) -> int:
     return 2 if tail == "re" else 1 if tail[-1:] == "r" else 0
 
 
-async def stream(call: Any, forward: dict[str, Any], started: float) -> Response:
+async def stream(call: Call, forward: dict[str, Any], started: float) -> Response:
     """The gated stream of ``forward``'s reply (the call's lock is released when it ends)."""
     proxy = call.proxy
     request = proxy.http.build_request(
@@ -142,7 +143,7 @@ async def stream(call: Any, forward: dict[str, Any], started: float) -> Response
     return StreamingResponse(_gated(call, upstream, started), media_type="text/event-stream")
 
 
-async def _gated(call: Any, upstream: httpx.Response, started: float) -> AsyncIterator[bytes]:
+async def _gated(call: Call, upstream: httpx.Response, started: float) -> AsyncIterator[bytes]:
     machine, arm = call.conv.machine, call.proxy.arm
     judged = Judged()
     tool_bound = machine.graph.binding == "tool"  # native calls judged; else booking lines
@@ -217,11 +218,9 @@ class _Reply:
 
 
 async def _finish(
-    call: Any, held: HeldText, reply: _Reply, judged: Judged, finish_reason: str
+    call: Call, held: HeldText, reply: _Reply, judged: Judged, finish_reason: str
 ) -> list[bytes]:
     """The choice finished: judge what was held, write the turn, and release the rest."""
-    from taskgate.proxy.server import finish
-
     machine, arm = call.conv.machine, call.proxy.arm
     sent = "".join(reply.returned)
     text = sent + held.end()
@@ -281,7 +280,7 @@ def _assembled(call: dict[str, Any]) -> dict[str, Any]:
     return {"id": call["id"], "type": "function", "function": fn}
 
 
-async def _sse(upstream: httpx.Response, call: Any) -> AsyncIterator[str]:
+async def _sse(upstream: httpx.Response, call: Call) -> AsyncIterator[str]:
     """The ``data:`` payloads of an SSE stream, in order (time spent waiting on the upstream is
     counted as the call's waiting)."""
     lines = upstream.aiter_lines().__aiter__()

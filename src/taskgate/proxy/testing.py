@@ -16,7 +16,7 @@ from typing import Any
 from taskgate.errors import UsageError
 from taskgate.llm.fake import loopback_socket
 from taskgate.proxy.app import create_app
-from taskgate.proxy.server import ProxyConfig
+from taskgate.proxy.session import ProxyConfig
 from taskgate.proxy.store import Store
 
 

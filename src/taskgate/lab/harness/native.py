@@ -18,7 +18,8 @@ from taskgate.errors import ModelError
 from taskgate.lab.harness.exchange import NativeModel
 from taskgate.lab.harness.workspace import TOOLS
 from taskgate.llm.calls import CallInfo
-from taskgate.llm.client import BUDGETS, Endpoint, OnCall
+from taskgate.llm.client import BUDGETS, OnCall
+from taskgate.llm.endpoint import Endpoint
 
 _DESCRIPTION = "Carry out the project step that uses {tool}, under the current work order."
 

@@ -22,7 +22,7 @@ import importlib.util
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from taskgate.errors import MissingExtraError, ModelError, UsageError
@@ -30,11 +30,11 @@ from taskgate.lab.episodes.models import Episode
 from taskgate.lab.episodes.records import CallRecord
 from taskgate.lab.progress import Progress
 from taskgate.lab.rundir import AnyRecord
+from taskgate.lab.runner.config import Cell, LadderConfig, run_key
+from taskgate.lab.runner.one import run_one
 from taskgate.lab.runner.roles import Clients, CompileCache, Entry, RoleBuilder
-from taskgate.llm.client import ChatClient, Endpoint
-
-if TYPE_CHECKING:
-    from taskgate.lab.runner.ladder import Cell, LadderConfig
+from taskgate.llm.client import ChatClient
+from taskgate.llm.endpoint import Endpoint
 
 #: Ray CPUs per task: episode-arms mostly wait on the model, so several share a core
 TASK_CPUS = 0.25
@@ -120,8 +120,6 @@ async def run_on_ray(
     progress: Progress,
 ) -> None:
     """Run every unit as a Ray task; write what each returns as it arrives."""
-    from taskgate.lab.runner.ladder import run_key
-
     ray = connect(address)
     endpoints: Endpoints = (_eps(clients.agent), _eps(clients.matcher), _eps(clients.compiler))
     task = ray.remote(num_cpus=TASK_CPUS, max_retries=TASK_RETRIES)(play_unit)
@@ -167,8 +165,6 @@ def play_unit(
 async def _play(
     config: LadderConfig, unit: Unit, endpoints: Endpoints, known: list[Entry]
 ) -> UnitResult:
-    from taskgate.lab.runner.ladder import _run_one, run_key
-
     opened: list[tuple[tuple[Endpoint, ...], ChatClient]] = []
     for eps in endpoints:  # one client per distinct list, as on the driver
         if eps and all(eps != known_eps for known_eps, _ in opened):
@@ -183,7 +179,7 @@ async def _play(
     async def arm_run(cell: Cell, arm: str) -> None:
         sink = kept[(cell, arm)].append
         try:
-            await _run_one(config, builder, cell, arm, unit.episode, sink, Progress())
+            await run_one(config, builder, cell, arm, unit.episode, sink, Progress())
         except ModelError as exc:
             failures.append(f"{run_key(unit.episode, arm, cell)} / {arm}: {exc}")
             del kept[(cell, arm)]

@@ -10,28 +10,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Literal, Protocol, TypeVar
+from typing import TypeVar
 
 from taskgate.errors import LogFormatError, ModelError, UsageError
-from taskgate.lab.agents.base import Oracle
-from taskgate.lab.arms.arm import Arm, ExchangeFn
-from taskgate.lab.arms.registry import get_arm, memory_kind
+from taskgate.lab.arms.registry import memory_kind
 from taskgate.lab.episodes.generator import generate_episode
-from taskgate.lab.episodes.models import Episode, EpisodeParams
+from taskgate.lab.episodes.models import Episode
 from taskgate.lab.episodes.records import HarnessStamp
-from taskgate.lab.memory.base import Memory
-from taskgate.lab.memory.factory import EMBEDDERS, build_memory
 from taskgate.lab.progress import Progress
 from taskgate.lab.rundir import (
     COMPILED,
     EPISODES,
     LOG,
-    MEMORY,
-    AnyRecord,
     LogWriter,
     OnSkip,
     Run,
@@ -40,109 +32,14 @@ from taskgate.lab.rundir import (
     write_episodes,
 )
 from taskgate.lab.runner.cluster import Unit, run_on_ray
-from taskgate.lab.runner.episode import Players, run_episode
-from taskgate.lab.runner.roles import ROLES, CallLog, Clients, CompileCache, RoleBuilder
+from taskgate.lab.runner.config import Cell, LadderConfig, Variant, run_key
+from taskgate.lab.runner.one import run_one
+from taskgate.lab.runner.roles import Clients, CompileCache, RoleBuilder
 from taskgate.lab.runner.shards import Shard
 from taskgate.lab.scoring.index import ScoreIndexWriter
-from taskgate.llm.client import ChatClient, OnCall
+from taskgate.llm.client import ChatClient
 
 T = TypeVar("T")
-
-#: episodes per cell (the paper's cells have 128): every episode of a cell is held in memory
-MAX_EPISODES = 10_000
-
-
-@dataclass(frozen=True)
-class Cell:
-    steps: int
-    density: float
-    corruption: float = 0.0
-
-    @property
-    def key(self) -> str:
-        return f"S={self.steps} rho={self.density:g}" + (
-            f" eps={self.corruption:g}" if self.corruption else ""
-        )
-
-
-@dataclass(frozen=True)
-class LadderConfig:
-    arms: Sequence[str]
-    agent: str
-    steps: Sequence[int] = (10,)
-    densities: Sequence[float] = (0.15,)
-    episodes: int = 16
-    first_seed: int = 100
-    compiler: str = "scripted"
-    matcher: str = "scripted"
-    domain: Literal["procurement", "release"] = "procurement"
-    brief: Literal["amended", "original"] = "amended"
-    para_tier: Literal[0, 1, 2] = 0
-    ambiguous_rate: float = 0.0
-    schedule: Literal["v1", "paper"] = "paper"  # the episodes' schedule (see the generator)
-    rewrites: Mapping[str, Sequence[str]] | None = None
-    corruption: Sequence[float] = (0.0,)
-    repair: bool = False
-    bypass: bool = True
-    concurrency: int = 8
-    embedder: Literal["minilm", "hash"] = "minilm"  # the memory arms' (top-k and Mem0's)
-
-    def __post_init__(self) -> None:
-        for name in self.arms:
-            get_arm(name)  # fail before any work, naming the bad arm
-        if self.embedder not in EMBEDDERS:
-            raise UsageError(f"unknown embedder {self.embedder!r}; choose from: minilm, hash")
-        ROLES.get("agent", self.agent)
-        ROLES.get("compiler", self.compiler)
-        ROLES.get("matcher", self.matcher)
-        if not 1 <= self.episodes <= MAX_EPISODES:
-            raise UsageError(f"episodes must be 1-{MAX_EPISODES} per cell, got {self.episodes}")
-        if self.concurrency < 1:
-            raise UsageError(f"concurrency must be at least 1, got {self.concurrency}")
-
-    @property
-    def needs_model(self) -> bool:
-        """Whether a role calls a model, or an arm does (Mem0 extracts with the agent's model)."""
-        mem0 = any(memory_kind(a) == "mem0" for a in self.arms)
-        return mem0 or ROLES.any_needs_model(self.agent, self.compiler, self.matcher)
-
-    def cells(self) -> list[Cell]:
-        return [Cell(s, d, e) for s in self.steps for d in self.densities for e in self.corruption]
-
-    def episode_params(self, cell: Cell) -> list[EpisodeParams]:
-        return [
-            EpisodeParams(
-                seed=seed,
-                steps=cell.steps,
-                density=cell.density,
-                domain=self.domain,
-                brief=self.brief,
-                para_tier=self.para_tier,
-                ambiguous_rate=self.ambiguous_rate,
-                schedule=self.schedule,
-            )
-            for seed in range(self.first_seed, self.first_seed + self.episodes)
-        ]
-
-
-class Variant(Protocol):
-    """Another way to play an episode-arm than the testbed's text protocol: the real-tool harness
-    (:class:`taskgate.lab.harness.runner.ToolHarness`) is one."""
-
-    @property
-    def stamp(self) -> HarnessStamp: ...
-
-    def run_id(self, episode: Episode) -> str: ...
-
-    def episode(self, episode: Episode) -> Episode: ...
-
-    def exchange(self, arm: Arm, run_id: str, agent: str, on_call: OnCall) -> ExchangeFn: ...
-
-
-def run_key(episode: Episode, arm: str, cell: Cell, variant: Variant | None = None) -> str:
-    """The log's episode id of one episode under one cell (corruption makes distinct runs)."""
-    base = variant.run_id(episode) if variant is not None else episode.id
-    return base + (f"-eps{cell.corruption:g}" if cell.corruption else "")
 
 
 async def run_ladder(
@@ -227,7 +124,7 @@ async def run_episodes(
             tracker.advance()
             return
         try:
-            await _run_one(config, builder, cell, arm, ep, writer, tracker, variant, out)
+            await run_one(config, builder, cell, arm, ep, writer, tracker, variant, out)
         except ModelError as exc:
             tracker.fail(f"{run_key(ep, arm, cell, variant)} / {arm}: {exc}")
             return
@@ -318,77 +215,6 @@ def _fewer_collections() -> Iterator[None]:
     finally:
         gc.set_threshold(*before)
         gc.unfreeze()
-
-
-async def _run_one(
-    config: LadderConfig,
-    builder: RoleBuilder,
-    cell: Cell,
-    arm: str,
-    ep: Episode,
-    sink: Callable[[AnyRecord], None],
-    progress: Progress,
-    variant: Variant | None = None,
-    out: Path | None = None,
-) -> None:
-    run_id = run_key(ep, arm, cell, variant)
-    calls = CallLog(sink, progress.count_call)
-    calls.bind(run_id, arm)
-    if variant is not None:
-        ep = variant.episode(ep)
-    oracle = Oracle(ep)
-    ctx = builder.context(oracle, calls)
-    players = Players(
-        agent=ROLES.agent(config.agent, ctx),
-        compiler=builder.compiler(config.compiler, ctx),
-        matcher=ROLES.matcher(config.matcher, ctx),
-        agent_name=config.agent,
-        compiler_name=config.compiler,
-        matcher_name=config.matcher,
-        oracle=oracle,
-        memory=_memory(config, builder, arm, run_id, calls, out),
-    )
-    the_arm = get_arm(arm)
-    try:
-        await run_episode(
-            ep,
-            the_arm,
-            players,
-            sink,
-            corruption=cell.corruption,
-            repair=config.repair,
-            bypass=config.bypass,
-            run_id=run_id,
-            on_start=calls.start,
-            exchange=variant.exchange(the_arm, run_id, config.agent, calls) if variant else None,
-            harness=variant.stamp if variant else None,
-        )
-    finally:
-        if players.memory is not None:
-            await players.memory.close()
-
-
-def _memory(
-    config: LadderConfig,
-    builder: RoleBuilder,
-    arm: str,
-    run_id: str,
-    calls: CallLog,
-    out: Path | None,
-) -> Memory | None:
-    """A fresh store for a memory arm's episode-arm, else None. Mem0's lives under ``out/memory``
-    (a Ray worker's, which has no run directory, under the temporary directory)."""
-    kind = memory_kind(arm)
-    if kind is None:
-        return None
-    return build_memory(
-        kind,
-        embedder=config.embedder,
-        client=builder.clients.agent,
-        on_call=calls,
-        store=(out or Path(tempfile.gettempdir()) / "taskgate") / MEMORY,
-        collection=f"{run_id}--{arm}",
-    )
 
 
 def _episodes(

@@ -33,9 +33,9 @@ from taskgate.lab.agents.scripted import (
     ScriptedCompiler,
     ScriptedMatcher,
 )
+from taskgate.lab.agents.tools import ConstrainedToolAgent
 from taskgate.lab.episodes.models import Episode
 from taskgate.lab.episodes.records import CallRecord
-from taskgate.lab.harness.agents import ConstrainedToolAgent
 from taskgate.lab.memory.base import Memory
 from taskgate.lab.rundir import Compiled, OnSkip, append_compiled, read_compiled
 from taskgate.lab.runner.episode import Players

@@ -42,12 +42,13 @@ from taskgate.lab.rundir import (
     LOG,
     AnyRecord,
     Key,
+    OnSkip,
     SkippedLine,
     parse_record,
     write_lines,
 )
 from taskgate.lab.scoring.scorer import EpisodeScore, score_episode
-from taskgate.lab.scoring.summary import Scored, score_entries, scored_of
+from taskgate.lab.scoring.summary import Scored, check_run_dir, score_entries, scored_of
 
 INDEX = "scores.jsonl"
 _END = b'"kind":"end"'  # only an end record holds these bytes unescaped (strings escape quotes)
@@ -270,3 +271,14 @@ def _tail_is_clean(log: Path, offset: int) -> bool:
             if record is None or why or isinstance(record, EndRecord):
                 return False
     return True
+
+
+def score_run(out: Path, on_skip: OnSkip | None = None) -> list[Scored]:
+    """Score every complete episode-arm in a run directory (see :func:`score_entries`): from its
+    score index when that provably matches the log (see :mod:`taskgate.lab.scoring.index`), else
+    from the log."""
+    check_run_dir(out)
+    indexed = read_index(out)
+    if indexed is not None:
+        return indexed
+    return [e.scored for e in score_entries(out, on_skip)]

@@ -118,19 +118,6 @@ def agent_model(calls: Sequence[CallRecord]) -> str | None:
     return next((c.model for c in calls if c.purpose == "agent"), None)
 
 
-def score_run(out: Path, on_skip: OnSkip | None = None) -> list[Scored]:
-    """Score every complete episode-arm in a run directory (see :func:`score_entries`): from its
-    score index when that provably matches the log (see :mod:`taskgate.lab.scoring.index`), else
-    from the log."""
-    from taskgate.lab.scoring.index import read_index  # the index builds on this module
-
-    check_run_dir(out)
-    indexed = read_index(out)
-    if indexed is not None:
-        return indexed
-    return [e.scored for e in score_entries(out, on_skip)]
-
-
 @dataclass
 class Row:
     """One (cell, arm): strict success with its Wilson interval, and everything behind it."""

@@ -18,7 +18,7 @@ from typing import Any
 from taskgate.errors import MissingExtraError, ModelError
 from taskgate.lab.experiments.pmbench.checkout import Checkout, PMBenchError
 from taskgate.lab.experiments.pmbench.experiment import LedgerRunner, RunSpec
-from taskgate.llm.client import Endpoint
+from taskgate.llm.endpoint import Endpoint
 
 SCAFFOLD = Path("sim/run_todo_ledger.py")
 

@@ -105,7 +105,7 @@ class LLMProbeAgent:
 
     async def ask(self, messages: list[ChatMessage], ask: ProbeAsk) -> Answer:
         if ask.trap.tool and self.kind == CONSTRAINED:
-            from taskgate.lab.harness.agents import ConstrainedToolAgent
+            from taskgate.lab.agents.tools import ConstrainedToolAgent
 
             agent = ConstrainedToolAgent(self._client, self._on_call)
             return Answer(await agent.reply(messages, ask.sampling), self._client.model)
@@ -115,7 +115,7 @@ class LLMProbeAgent:
         return Answer(done.text, info.model, info.prompt_tokens, info.completion_tokens)
 
 
-#: the harness's grammar-constrained model agent (the embedded model's, see harness/agents.py)
+#: the harness's grammar-constrained model agent (the embedded model's, see agents/tools.py)
 CONSTRAINED = "llm:constrained"
 
 

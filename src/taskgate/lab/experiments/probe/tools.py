@@ -46,7 +46,8 @@ from taskgate.lab.harness.runner import ToolHarness
 from taskgate.lab.harness.workspace import Workspace
 from taskgate.lab.progress import Progress
 from taskgate.lab.rundir import OnSkip, drop_torn_tail
-from taskgate.lab.runner.ladder import LadderConfig, run_ladder
+from taskgate.lab.runner.config import LadderConfig
+from taskgate.lab.runner.ladder import run_ladder
 from taskgate.lab.runner.roles import Clients
 from taskgate.llm.client import OnCall
 from taskgate.protocol.actions import RESULTS_HEADER, parse_actions

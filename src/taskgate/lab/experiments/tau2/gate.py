@@ -46,9 +46,8 @@ def require_tau2() -> None:
     and keeps litellm from fetching its model price list at import (no network at run time)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
-        from loguru import logger
-
         import tau2  # noqa: F401
+        from loguru import logger
     except ImportError:
         raise Tau2MissingError from None
     logger.disable("tau2")

@@ -143,7 +143,6 @@ def load_task_file(path: Path) -> list[Any]:
     """tau2 ``Task`` objects from a tasks.json, with a clear error for anything else."""
     require_tau2()
     from pydantic import ValidationError
-
     from tau2.data_model.tasks import Task
 
     try:

@@ -1,0 +1,287 @@
+"""The proxy's state and one request's passage through it.
+
+:class:`Proxy` holds the configuration, the upstream client, the helper model's compiler and
+matcher, the conversations read from the journal and one lock per conversation; a :class:`Call`
+is one request's hold on its conversation, and :func:`finish` records its reply and writes its
+events in one journal write. The chat endpoint (:mod:`taskgate.proxy.server`) and the streamed
+relay (:mod:`taskgate.proxy.stream`) both build on this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from taskgate.errors import LedgerFormatError, TaskgateError
+from taskgate.llm.client import ChatClient
+from taskgate.llm.endpoint import Endpoint
+from taskgate.llm.roles import LLMCompiler, LLMMatcher
+from taskgate.matching import HybridMatcher, shared_matcher
+from taskgate.matching.lexical import LexicalMatcher
+from taskgate.protocol.briefparse import ParserCompiler
+from taskgate.proxy.errors import ProxyError
+from taskgate.proxy.gating import (
+    Judged,
+    Place,
+    rung,
+)
+from taskgate.proxy.journal import (
+    Conversation,
+    Event,
+    ReplyEvent,
+)
+from taskgate.proxy.store import MemoryStore, StaleJournal, Store
+from taskgate.roles import Compiler, Matcher
+
+log = logging.getLogger("taskgate.proxy")
+
+HEADER = "x-taskgate-conversation"
+
+
+#: the proxy's matchers: the helper model's, or none (lexical, embedding), or both (hybrid);
+#: ``embedding:hash`` is the embedding matcher on the deterministic fake embedder (for tests)
+MATCHERS = ("llm", "lexical", "embedding", "hybrid", "embedding:hash")
+
+
+@dataclass
+class ProxyConfig:
+    """What ``taskgate proxy`` is told: the upstream, the rung, and who compiles and matches."""
+
+    upstream: str
+    rung: str = "enforcement"
+    compiler: str = "llm"  # "llm" (the upstream, or the helper) or "parser" (structured briefs)
+    matcher: str = "llm"  # one of MATCHERS
+    helper_url: str | None = None  # compiler and matcher calls go here instead of the upstream
+    helper_model: str | None = None  # default: the model the request names
+    helper_key: str = "EMPTY"  # the helper's own key (the client's goes to the upstream only)
+    status_token: str | None = None
+    timeout: float = 900.0
+    max_connections: int = 1024
+
+
+@dataclass
+class Overheads:
+    """The proxy's own time per gated request (upstream and helper calls excluded), in seconds."""
+
+    samples: deque[float] = field(default_factory=lambda: deque(maxlen=200_000))
+    on_add: Callable[[], None] | None = None  # told of every request served
+
+    def add(self, seconds: float) -> None:
+        self.samples.append(seconds)
+        if self.on_add is not None:
+            self.on_add()
+
+    def summary(self) -> dict[str, float | int]:
+        xs = sorted(self.samples)
+        if not xs:
+            return {"requests": 0}
+
+        def ms(q: float) -> float:
+            return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
+
+        return {"requests": len(xs), "p50_ms": ms(0.5), "p99_ms": ms(0.99), "max_ms": ms(1.0)}
+
+
+class Proxy:
+    """The proxy's state: the upstream client, the journal store and the conversations."""
+
+    def __init__(self, config: ProxyConfig, store: Store | None = None) -> None:
+        self.config = config
+        self.arm = rung(config.rung)
+        self.upstream = config.upstream.rstrip("/")
+        self.store: Store = store or MemoryStore()
+        self.conversations: dict[str, Conversation] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._http: httpx.AsyncClient | None = None
+        self._helpers: dict[tuple[str, str], ChatClient] = {}
+        self.overheads = Overheads()
+        self._stored: set[str] | None = None  # the journal's conversations at start (unshared)
+
+    # -- life --------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Read which conversations the journal holds: when only this process writes it, a key
+        it lacks is a new conversation, with nothing to load."""
+        if not self.store.shared:
+            self._stored = set(await self.store.keys())
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        if self._http is None:
+            from httpx_aiohttp import AiohttpTransport
+
+            # httpx's API on aiohttp's connection pool: httpcore's pool scans every connection
+            # on every request, which cost more CPU than all of the proxy's gating at 64
+            # conversations (bench/bench_proxy.py)
+            limits = httpx.Limits(
+                max_connections=self.config.max_connections,
+                max_keepalive_connections=self.config.max_connections,
+                keepalive_expiry=60.0,
+            )
+            timeout = httpx.Timeout(self.config.timeout, connect=10.0)
+            transport = AiohttpTransport(limits=limits, trust_env=False)
+            self._http = httpx.AsyncClient(timeout=timeout, transport=transport)
+        return self._http
+
+    async def close(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+        for client in self._helpers.values():
+            await client.close()
+        await self.store.close()
+
+    # -- the roles -----------------------------------------------------------------------------------
+    def _helper(self, model: str, key: str) -> ChatClient:
+        url = self.config.helper_url or self.upstream
+        model = self.config.helper_model or model
+        key = self.config.helper_key if self.config.helper_url else key
+        slot = (model, hashlib.sha256(key.encode()).hexdigest())
+        if slot not in self._helpers:
+            self._helpers[slot] = ChatClient(
+                Endpoint(url, model, api_key=key, attempts=3, timeout=120.0, concurrency=64)
+            )
+        return self._helpers[slot]
+
+    def compiler(self, model: str, key: str) -> Compiler:
+        if self.config.compiler == "parser":
+            return ParserCompiler()
+        return LLMCompiler(self._helper(model, key))
+
+    def matcher(self, model: str, key: str) -> Matcher:
+        name = self.config.matcher
+        if name == "lexical":
+            return LexicalMatcher()
+        if name.startswith("embedding"):
+            return shared_matcher(fake=name == "embedding:hash")
+        if name == "hybrid":
+            return HybridMatcher(LLMMatcher(self._helper(model, key)), shared_matcher())
+        return LLMMatcher(self._helper(model, key))
+
+    # -- conversations -------------------------------------------------------------------------------
+    async def conversation(self, key: str) -> Conversation:
+        """The conversation ``key`` (call it holding :meth:`lock` of ``key``)."""
+        conv = self.conversations.get(key)
+        if conv is None:  # callers hold the key's lock, so no one else is loading it
+            new = self._stored is not None and key not in self._stored
+            conv = Conversation(key, [] if new else await self.store.load(key))
+            self.conversations[key] = conv
+            if self._stored is not None:  # from now on, read it back if it is ever dropped
+                self._stored.add(key)
+        elif self.store.shared:  # another replica may have gone on with it
+            for event in await self.store.load(key, len(conv.events)):
+                conv.apply(event)
+        return conv
+
+    async def readable(self, key: str) -> Conversation:
+        """:meth:`conversation`, its failures as the proxy's answers: an unreachable or failing
+        journal is a 503, a journal that does not fold (a row edited or forged, an admission its
+        plan refuses) a 500 naming the conversation; each logged as one line."""
+        try:
+            return await self.conversation(key)
+        except LedgerFormatError as exc:
+            self.conversations.pop(key, None)
+            log.error("taskgate proxy: conversation %s: its journal does not fold: %s", key, exc)
+            raise ProxyError(
+                500, f"conversation {key}'s journal does not fold: {exc}", "server_error"
+            ) from None
+        except TaskgateError as exc:
+            log.error("taskgate proxy: the journal cannot be read: %s", exc)
+            raise ProxyError(503, f"the journal cannot be read: {exc}", "server_error") from None
+
+    def lock(self, key: str) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+
+# -- the chat endpoint ---------------------------------------------------------------------------
+@dataclass
+class Call:
+    """One gated request on its way: the conversation, where it falls, what it will write."""
+
+    proxy: Proxy
+    conv: Conversation
+    body: dict[str, Any]
+    headers: dict[str, str]
+    seq: int
+    lock: asyncio.Lock
+    events: list[Event] = field(default_factory=list)
+    place: Place | None = None
+    waited: float = 0.0  # seconds spent waiting on the upstream, the helpers, a streamed client
+    owns_lock: bool = False  # a streamed reply holds the conversation's lock until it ends
+    written: bool = False  # the events are in the journal: the turn stands, whatever follows
+
+    def rollback(self) -> None:
+        """Forget what this call changed (the conversation is its written journal again), unless
+        its events were written: then they stand."""
+        if not self.written:
+            self.conv.rebuild(self.seq)
+
+    def release(self) -> None:
+        if self.owns_lock:
+            self.owns_lock = False
+            self.lock.release()
+
+    def add(self, event: Event, *, applied: bool = True) -> None:
+        self.conv.apply(event, applied=applied)
+        self.events.append(event)
+
+    async def waiting(self, coro: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return await coro
+        finally:
+            self.waited += time.perf_counter() - start
+
+
+async def finish(
+    call: Call,
+    original: str,
+    returned: str,
+    judged: Judged,
+    ask_back: bool = False,
+    *,
+    calls: Sequence[Any] = (),
+    finish_reason: object = None,
+) -> None:
+    """Record the reply (with the tool ``calls`` the client gets) and write the request's
+    events (one journal write)."""
+    place = call.place
+    assert place is not None
+    has_calls = bool(judged.call_ids and any(c is not None for c in judged.call_ids))
+    call.add(
+        ReplyEvent(
+            turn=place.turn,
+            hop=place.hop,
+            original=original,
+            returned=returned,
+            has_calls=has_calls,
+            attempts=tuple(judged.attempts),
+            call_ids=tuple(judged.call_ids),
+            notices=tuple(judged.notices),
+            ask_back=ask_back,
+            calls=tuple(c for c in calls if isinstance(c, dict)),
+            finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+        )
+    )
+    try:
+        await call.proxy.store.append(call.conv.key, call.seq, call.events)
+        call.written = True
+        call.conv.written = len(call.conv.events)
+    except StaleJournal:
+        call.proxy.conversations.pop(call.conv.key, None)  # read it afresh next time
+        raise ProxyError(
+            409, f"conversation {call.conv.key} moved on elsewhere; retry", "conversation_conflict"
+        ) from None
+    except TaskgateError as exc:
+        raise ProxyError(
+            503, f"the proxy could not record the turn: {exc}", "server_error"
+        ) from None
