@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,local,tau2,langgraph,ray,proxy,embedding,memory,figures,pmbench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 # the main job: a small ladder on the embedded model (SmolLM2 via llama.cpp), a few minutes
@@ -51,6 +51,7 @@ quick: lint typecheck
 	$(BIN)/pytest -m "not slow" -n auto
 
 bench: $(STAMP)
+	$(BIN)/python bench/bench_import.py
 	$(BIN)/python bench/bench_core.py
 	$(BIN)/python bench/bench_parser.py
 	$(BIN)/python bench/bench_testbed.py

@@ -59,3 +59,63 @@ def test_every_exported_exception_has_one_root() -> None:
             taskgate.MissingExtraError,
             taskgate.ToolRefused,
         ), exc
+
+
+#: a fresh interpreter in which the named packages cannot be imported (as if their extra were
+#: not installed), running the ``taskgate`` command with the given arguments
+_WITHOUT = """
+import sys
+from importlib.abc import MetaPathFinder
+class Hide(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {hidden!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+sys.meta_path.insert(0, Hide())
+import importlib.util
+_find = importlib.util.find_spec
+importlib.util.find_spec = lambda n, *a: None if n.split(".")[0] in {hidden!r} else _find(n, *a)
+sys.argv = ["taskgate", *{argv!r}]
+from taskgate.cli import main
+main()
+"""
+
+
+def _without(hidden: set[str], *argv: str) -> subprocess.CompletedProcess[str]:
+    code = _WITHOUT.format(hidden=sorted(hidden), argv=list(argv))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
+def test_a_lab_command_without_the_lab_extra_is_one_line_naming_it() -> None:
+    done = _without({"statsmodels", "scipy"}, "ladder", "--steps", "5")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "taskgate ladder" in done.stderr and "pip install 'taskgate[lab]'" in done.stderr
+    assert "statsmodels" in done.stderr
+
+
+def test_the_engineers_commands_work_without_the_lab() -> None:
+    done = _without({"statsmodels", "scipy", "langgraph", "langchain_core"}, "--help")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.index("proxy") < done.stdout.index("ladder")  # the engineer's first
+    demo = _without({"statsmodels", "scipy", "aiohttp", "numpy"}, "demo")
+    assert demo.returncode == 0, demo.stderr
+
+
+def test_the_proxy_without_its_extra_is_one_line_naming_it() -> None:
+    done = _without({"starlette"}, "proxy", "--upstream", "http://127.0.0.1:9/v1")
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "taskgate: error: taskgate proxy needs the 'proxy' extra: pip install 'taskgate[proxy]'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "hidden", "extra"),
+    [("ChatClient", "aiohttp", "llm"), ("EmbeddingMatcher", "numpy", "embedding")],
+)
+def test_a_library_name_whose_extra_is_missing_names_it(name: str, hidden: str, extra: str) -> None:
+    code = _WITHOUT.format(hidden=[hidden], argv=[]).split("sys.argv")[0]
+    code += f"import taskgate\ntry:\n    taskgate.{name}\nexcept ImportError as e:\n    print(e)\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert f"pip install 'taskgate[{extra}]'" in done.stdout, done.stdout + done.stderr

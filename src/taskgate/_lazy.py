@@ -20,3 +20,15 @@ def lazy(package: str, names: Mapping[str, str]) -> Callable[[str], object]:
         return getattr(importlib.import_module(module), attr)
 
     return __getattr__
+
+
+def require(extra: str, what: str, modules: tuple[str, ...]) -> None:
+    """Raise :class:`~taskgate.errors.MissingExtraError` naming ``extra`` when any of ``modules``
+    (the extra's packages) is not installed."""
+    from importlib.util import find_spec
+
+    from taskgate.errors import MissingExtraError
+
+    missing = [m for m in modules if find_spec(m) is None]
+    if missing:
+        raise MissingExtraError(extra, f"{what} (no module named {missing[0]!r})")

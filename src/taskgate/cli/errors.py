@@ -13,12 +13,14 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
 from taskgate.errors import ModelError, TaskgateError
-from taskgate.lab.rundir import OnSkip, SkippedLine
+
+if TYPE_CHECKING:
+    from taskgate.lab.rundir import OnSkip, SkippedLine
 
 F = TypeVar("F", bound=Callable[..., Any])
 USAGE, FAILURE = 2, 1

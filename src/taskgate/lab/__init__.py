@@ -8,6 +8,7 @@ tau2 study). Needs ``taskgate[lab]``. The lab imports the library; the library n
 lab.
 """
 
+import taskgate.lab._extra  # noqa: F401  (first: without the lab's extra, one clear error)
 from taskgate.lab.agents.base import Oracle, TurnView
 from taskgate.lab.agents.scripted import (
     AlwaysBookAgent,

@@ -15,10 +15,15 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
-import aiohttp
 import orjson
 
-from taskgate.errors import ModelError
+from taskgate.errors import MissingExtraError, ModelError
+
+try:
+    import aiohttp
+except ModuleNotFoundError as exc:  # pragma: no cover - without the extra
+    raise MissingExtraError("llm", "the model client") from exc
+
 from taskgate.llm.endpoint import Endpoint
 
 #: the longest an endpoint that keeps failing stays out of rotation before it is tried again

@@ -19,10 +19,13 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, Protocol
 
-import numpy as np
-import numpy.typing as npt
-
 from taskgate.errors import MissingExtraError
+
+try:
+    import numpy as np
+    import numpy.typing as npt
+except ModuleNotFoundError as exc:  # pragma: no cover - without the extra
+    raise MissingExtraError("embedding", "the embedding matchers") from exc
 
 Vectors = npt.NDArray[np.float32]
 

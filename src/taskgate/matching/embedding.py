@@ -30,9 +30,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Generic, TypeVar
 
-import numpy as np
-
 from taskgate.core.plan import Plan
+from taskgate.errors import MissingExtraError
+
+try:
+    import numpy as np
+except ModuleNotFoundError as exc:  # pragma: no cover - without the extra
+    raise MissingExtraError("embedding", "the embedding matchers") from exc
 from taskgate.matching.askback import step_wording
 from taskgate.matching.embedders import Embedder, HashEmbedder, Vectors, minilm
 from taskgate.matching.redo import explicit_redo

@@ -7,6 +7,7 @@ conversation state as a fold of its journal, :mod:`.gating` the pure request and
 
 from __future__ import annotations
 
+import taskgate.proxy._extra  # noqa: F401  (first: without the proxy's extra, one clear error)
 from taskgate.proxy.app import create_app
 from taskgate.proxy.journal import Conversation
 from taskgate.proxy.session import ProxyConfig

@@ -1,0 +1,59 @@
+"""The lab's subcommands (the paper's testbed), registered under the "The lab" heading.
+
+Importing this module imports the lab; :mod:`taskgate.cli` imports it only when the lab's extra
+is installed, and otherwise registers :data:`LAB_COMMANDS` as commands that say which extra to
+install, in one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+from taskgate.cli import (
+    generate,
+    ladder,
+    matchers,
+    merge,
+    onenode,
+    pmbench,
+    probe,
+    run,
+    score,
+    tau2,
+    tools,
+    wording,
+)
+from taskgate.cli.errors import guarded
+from taskgate.cli.names import LAB, LAB_COMMANDS
+
+
+def register(app: typer.Typer) -> None:
+    """Add the lab's subcommands to ``app``, in :data:`LAB_COMMANDS`' order."""
+    commands: dict[str, Callable[..., Any]] = {
+        "ladder": ladder.ladder,
+        "tools": tools.tools,
+        "generate": generate.generate,
+        "run": run.run,
+        "score": score.score,
+        "report": score.report,
+        "merge": merge.merge,
+        "matchers": matchers.matchers,
+        "probe": probe.probe,
+        "probe-tools": probe.probe_tools,
+        "probe-report": probe.probe_report,
+        "one-node": onenode.one_node,
+        "one-node-report": onenode.one_node_report,
+        "pmbench": pmbench.pmbench,
+        "pmbench-report": pmbench.pmbench_report,
+        "rewrites": wording.rewrites,
+        "raters": wording.raters,
+        "raters-report": wording.raters_report,
+    }
+    for name in LAB_COMMANDS:
+        if name == "tau2":
+            app.add_typer(tau2.app, name="tau2", rich_help_panel=LAB)
+        else:
+            app.command(name, rich_help_panel=LAB)(guarded(commands[name]))

@@ -1,0 +1,6 @@
+"""The proxy's packages, checked before any proxy module is imported: without
+``taskgate[proxy]`` the error names the extra."""
+
+from taskgate._lazy import require
+
+require("proxy", "the gating proxy (taskgate.proxy)", ("starlette", "uvicorn", "httpx", "aiohttp"))
