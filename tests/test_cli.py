@@ -21,8 +21,15 @@ def test_help_lists_every_registered_command() -> None:
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
     registered = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
-    commands = result.output.split("Commands:")[1]
-    listed = {line.split()[0] for line in commands.splitlines() if line.strip()}
+    engineer, lab = result.output.split("For engineers")[1].split("The lab")
+    listed = {
+        line.split()[0] for line in (engineer + lab).splitlines()[1:] if line.startswith("  ")
+    }
+    assert {line.split()[0] for line in engineer.splitlines()[1:] if line.strip()} == {
+        "proxy",
+        "proxy-status",
+        "demo",
+    }
     assert registered == {
         "demo",
         "generate",

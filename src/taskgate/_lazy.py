@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
+from importlib.util import find_spec
+
+from taskgate.errors import MissingExtraError
 
 
 def lazy(package: str, names: Mapping[str, str]) -> Callable[[str], object]:
@@ -25,10 +28,6 @@ def lazy(package: str, names: Mapping[str, str]) -> Callable[[str], object]:
 def require(extra: str, what: str, modules: tuple[str, ...]) -> None:
     """Raise :class:`~taskgate.errors.MissingExtraError` naming ``extra`` when any of ``modules``
     (the extra's packages) is not installed."""
-    from importlib.util import find_spec
-
-    from taskgate.errors import MissingExtraError
-
     missing = [m for m in modules if find_spec(m) is None]
     if missing:
         raise MissingExtraError(extra, f"{what} (no module named {missing[0]!r})")
