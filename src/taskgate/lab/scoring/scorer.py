@@ -120,7 +120,7 @@ class _Reference:
     construction), its completion set and receipts, and the current request. It follows
     :class:`TaskMachine`'s rules under the ungated policy (a booking is an execution when it
     carries the current work order, names a step and repeats no receipt) without a ledger, so
-    that scoring stays cheap; ``tests/test_scorer_reference.py`` holds the two to the same
+    that scoring stays cheap; ``tests/lab/test_scorer_reference.py`` holds the two to the same
     results."""
 
     __slots__ = ("authorized", "by_code", "by_tool", "cancelled", "done", "prereqs", "receipts")

@@ -2,9 +2,9 @@
 
 The grid covers every arm, both domains and S=5 and 15, under each scripted agent, plus the
 corrupt compiler (hybrid falls back) and state corruption with and without receipts repair. The
-pinned text is ``tests/data/pinned_grid.md``, made by the code before the episode loop's branches
+pinned text is ``tests/lab/data/pinned_grid.md``, made by the code before the episode loop's branches
 moved onto the arms. A deliberate change of behaviour regenerates it with
-``TASKGATE_REPIN=1 pytest tests/test_pinned_grid.py`` and shows up in the diff.
+``TASKGATE_REPIN=1 pytest tests/lab/test_pinned_grid.py`` and shows up in the diff.
 """
 
 from __future__ import annotations

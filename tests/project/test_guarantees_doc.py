@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "guarantees.md"
 NAMED = re.compile(r"`tests/([\w/]+\.py)::(test_\w+)`")
 

@@ -155,7 +155,7 @@ def test_the_readme_proxy_examples_run() -> None:
     pytest.importorskip("langchain", reason="needs the langgraph extra")
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Put a gate in front of your model server") :]
     blocks = re.findall(r"```python\n(.*?)```", section.split("\n## ")[0], re.S)
     assert len(blocks) == 2

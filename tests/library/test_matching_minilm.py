@@ -73,7 +73,7 @@ def test_a_ladder_with_the_embedding_matcher_asks_back_on_ambiguous_probes(
 
 
 def test_the_readme_example_runs_and_prints_what_it_says() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Matching requests without a model call") :]
     block = re.search(r"```python\n(.*?)```", section.split("\n## ")[0], re.S)
     assert block is not None
