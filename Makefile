@@ -1,13 +1,13 @@
 # Two commands do everything on a fresh clone:
 #   make run    set up .venv and run the main job
-#   make test   set up .venv and run lint, strict type checks and the test suite
+#   make test   set up .venv and run lint, import contracts, strict type checks, the docs build and the tests
 # While developing: make quick (lint, types and every test not marked slow, well under a minute)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test quick lint typecheck unit guard bench browser clean
+.PHONY: run test quick lint typecheck docs unit guard bench browser clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# the docs site (mkdocs-material, the API reference by mkdocstrings) into .site/, warnings fatal
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet -d .site
+
 unit: $(STAMP) browser
 	$(BIN)/pytest
 
@@ -45,7 +49,7 @@ browser:
 guard: $(STAMP)
 	$(BIN)/python bench/bench_runner.py 0.05 --check
 
-test: lint typecheck unit guard
+test: lint typecheck docs unit guard
 
 quick: lint typecheck
 	$(BIN)/pytest -m "not slow" -n auto
@@ -66,4 +70,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_pmbench.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .site

@@ -77,7 +77,7 @@ def test_gold_replay_first_release_overblocks_only_policy_violations() -> None:
         load_tasks(DATA / "tasks_release_37199f3.json"), reference_ruleset(), DATA / "db.json"
     )
     found = {(r.task_id, o.action_id, o.rules) for r in replays for o in r.overblocks}
-    # each is a gold action upstream later corrected (see the README's audit)
+    # each is a gold action upstream later corrected (see the audit in docs/lab/tau2.md)
     assert found == {
         ("7", "7_3", ("cancel-eligibility",)),
         ("9", "9_0", ("cancel-flown",)),

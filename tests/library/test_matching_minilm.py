@@ -72,10 +72,9 @@ def test_a_ladder_with_the_embedding_matcher_asks_back_on_ambiguous_probes(
     assert int(total) > 0 and int(asked) >= 0.9 * int(total)
 
 
-def test_the_readme_example_runs_and_prints_what_it_says() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Matching requests without a model call") :]
-    block = re.search(r"```python\n(.*?)```", section.split("\n## ")[0], re.S)
+def test_the_docs_matching_example_runs_and_prints_what_it_says() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "guide" / "matching.md"
+    block = re.search(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
     assert block is not None
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

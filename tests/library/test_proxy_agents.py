@@ -151,13 +151,12 @@ def test_a_langgraph_agent_behind_the_proxy_runs_only_admitted_calls(streaming: 
     assert state["messages"][-1].content == "Done."
 
 
-def test_the_readme_proxy_examples_run() -> None:
+def test_the_docs_proxy_examples_run() -> None:
     pytest.importorskip("langchain", reason="needs the langgraph extra")
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Put a gate in front of your model server") :]
-    blocks = re.findall(r"```python\n(.*?)```", section.split("\n## ")[0], re.S)
+    page = Path(__file__).resolve().parents[2] / "docs" / "guide" / "proxy.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
     assert len(blocks) == 2
     replies = [
         Reply("Drafting.\nref RC-1002/#W2001"),
