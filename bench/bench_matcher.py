@@ -1,5 +1,5 @@
 """Matcher speed: milliseconds per match of the embedding matcher (plan embeddings cached, each
-request new), against the LLM matcher's round trip on the embedded model; and the hybrid's share
+request new), against the LLM matcher's round trip on the embedded model; and the cascade matcher's share
 of requests that needed no model call.
 
 Run: make bench   (or .venv/bin/python bench/bench_matcher.py [--llm-calls N])
@@ -51,7 +51,7 @@ def embedding(requests: list[tuple[object, str]]) -> None:
         f"(p50 {q[49]:.2f}, p99 {q[98]:.2f}); a repeated request {statistics.mean(again):.3f} ms"
     )
     print(
-        f"hybrid: {confident}/{len(new)} ({confident / len(new):.0%}) of these requests are "
+        f"cascade: {confident}/{len(new)} ({confident / len(new):.0%}) of these requests are "
         "answered without a model call"
     )
 

@@ -20,14 +20,14 @@ import time
 from pathlib import Path
 
 from taskgate.lab.experiments.pmbench import (
-    RUNGS,
+    PMBENCH_RUNGS,
     STANDIN,
     TINY_WEEK,
     Limits,
     PMConfig,
     PMRoles,
-    ScriptedCompiler,
-    ScriptedMatcher,
+    ScriptedDueJudge,
+    ScriptedIntentionCompiler,
     StepRecord,
     Week,
     load_checkout,
@@ -41,7 +41,9 @@ TARGET_MS = 2.0
 
 
 def roles() -> PMRoles:
-    return PMRoles(scripted_agent("scripted:perfect"), ScriptedCompiler(), ScriptedMatcher())
+    return PMRoles(
+        scripted_agent("scripted:perfect"), ScriptedIntentionCompiler(), ScriptedDueJudge()
+    )
 
 
 def main() -> None:
@@ -53,8 +55,10 @@ def main() -> None:
     what = "the released v9 week" if real else "the stand-in's two-day week (not PM-Bench)"
     print(f"pmbench: {what}, {args.rounds} weeks per rung, scripted perfect agent and roles")
     worst = 0.0
-    for rung in RUNGS:
-        if rung == "ledger":  # the benchmark's own scaffold in a subprocess: not the adapter's cost
+    for rung in PMBENCH_RUNGS:
+        if (
+            rung == "self-ledger"
+        ):  # the benchmark's own scaffold in a subprocess: not the adapter's cost
             continue
         steps: list[StepRecord] = []
         t0 = time.perf_counter()
@@ -65,7 +69,7 @@ def main() -> None:
         print(f"  {rung:<18} {per_step:.3f} ms per step ({len(steps)} steps)")
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        config = PMConfig(rungs=tuple(r for r in RUNGS if r != "ledger"))
+        config = PMConfig(rungs=tuple(r for r in PMBENCH_RUNGS if r != "self-ledger"))
         asyncio.run(run_pmbench(checkout, config, Path(tmp), lambda s: roles(), ("s", "s", "s")))
         run_s = time.perf_counter() - t0
         t0 = time.perf_counter()

@@ -84,9 +84,9 @@ if TYPE_CHECKING:
     )
     from taskgate.llm.local import InProcessModel, LocalServer, gguf_path
     from taskgate.llm.roles import LLMAgent, LLMCompiler, LLMMatcher
+    from taskgate.matching.cascade import CascadeMatcher
     from taskgate.matching.embedders import Embedder, HashEmbedder, MiniLMEmbedder
     from taskgate.matching.embedding import EmbeddingMatcher, Thresholds
-    from taskgate.matching.hybrid import HybridMatcher
 
 __getattr__ = lazy(
     __name__,
@@ -102,7 +102,7 @@ __getattr__ = lazy(
             ("Embedder", "HashEmbedder", "MiniLMEmbedder"), "taskgate.matching.embedders"
         ),
         **dict.fromkeys(("EmbeddingMatcher", "Thresholds"), "taskgate.matching.embedding"),
-        **dict.fromkeys(("HybridMatcher",), "taskgate.matching.hybrid"),
+        **dict.fromkeys(("CascadeMatcher",), "taskgate.matching.cascade"),
     },
 )
 
@@ -114,6 +114,7 @@ __all__ = [
     "BookingError",
     "BriefError",
     "CallInfo",
+    "CascadeMatcher",
     "ChatClient",
     "ChatMessage",
     "Compiler",
@@ -127,7 +128,6 @@ __all__ = [
     "Fault",
     "GeneratorError",
     "HashEmbedder",
-    "HybridMatcher",
     "InProcessModel",
     "LLMAgent",
     "LLMCompiler",

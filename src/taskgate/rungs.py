@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from taskgate.core.verdict import Policy
-from taskgate.errors import UnknownNameError
+from taskgate.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -42,24 +42,24 @@ class Rung:
         return self.policy is not Policy.UNGATED
 
 
-#: the rungs a gate in front of a real agent runs (the proxy's ``--rung``): the raw transcript
+#: the rungs a gate in front of a real agent runs (the proxy's ``--arm``): the raw transcript
 #: (state tracked, nothing coupled), the text checklist, the directive gate, and state-bound and
 #: request-bound enforcement
-RUNGS: dict[str, Rung] = {
-    r.name: r
-    for r in (
-        Rung("raw"),
-        Rung("checklist", checklist="append"),
-        Rung("directive", directive_role="user"),
-        Rung("enforcement", directive_role="user", policy=Policy.STATE_BOUND),
-        Rung("enforcement-request", directive_role="user", policy=Policy.REQUEST_BOUND),
-    )
-}
+RUNGS: Registry[Rung] = Registry(
+    "rung",
+    (
+        (r.name, r)
+        for r in (
+            Rung("raw"),
+            Rung("checklist", checklist="append"),
+            Rung("directive", directive_role="user"),
+            Rung("enforcement", directive_role="user", policy=Policy.STATE_BOUND),
+            Rung("enforcement-request", directive_role="user", policy=Policy.REQUEST_BOUND),
+        )
+    ),
+)
 
 
 def get_rung(name: str) -> Rung:
-    """The rung of that name (one line naming the choices when there is none)."""
-    try:
-        return RUNGS[name]
-    except KeyError:
-        raise UnknownNameError(f"unknown rung {name!r}; choose from: {', '.join(RUNGS)}") from None
+    """The rung of that name (one line naming the nearest and every choice when there is none)."""
+    return RUNGS.choose(name)

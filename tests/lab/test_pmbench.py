@@ -22,15 +22,15 @@ from taskgate.lab.experiments.pmbench import (
     TINY_WEEK,
     IntentionRecord,
     Limits,
-    LLMCompiler,
-    LLMMatcher,
+    LLMDueJudge,
+    LLMIntentionCompiler,
     LLMPMAgent,
     Op,
     PMBenchError,
     PMConfig,
     PMRoles,
-    ScriptedCompiler,
-    ScriptedMatcher,
+    ScriptedDueJudge,
+    ScriptedIntentionCompiler,
     StepRecord,
     Week,
     ledger_runner,
@@ -41,7 +41,7 @@ from taskgate.lab.experiments.pmbench import (
     scripted_agent,
     selects,
 )
-from taskgate.lab.experiments.pmbench.coupling import RUNGS, directives, refuse
+from taskgate.lab.experiments.pmbench.coupling import PMBENCH_RUNGS, directives, refuse
 from taskgate.lab.experiments.pmbench.experiment import read_run
 from taskgate.lab.experiments.pmbench.record import checklist
 from taskgate.lab.experiments.pmbench.report import figures
@@ -51,7 +51,7 @@ from taskgate.llm.client import ChatClient
 from taskgate.llm.endpoint import Endpoint
 from taskgate.llm.fake import FakeServer
 
-RECORD_RUNGS = tuple(r for r in RUNGS if r != "ledger")
+RECORD_RUNGS = tuple(r for r in PMBENCH_RUNGS if r != "self-ledger")
 NAMES = ("scripted:x", "scripted", "scripted")
 
 
@@ -60,7 +60,7 @@ def standin() -> Any:
 
 
 def scripted_roles(agent: str) -> PMRoles:
-    return PMRoles(scripted_agent(agent), ScriptedCompiler(), ScriptedMatcher())
+    return PMRoles(scripted_agent(agent), ScriptedIntentionCompiler(), ScriptedDueJudge())
 
 
 def run(agent: str, out: Path, rungs: tuple[str, ...] = RECORD_RUNGS, checkout: Any = None) -> Any:
@@ -185,20 +185,20 @@ def test_the_gates_decide_by_judgement_or_by_state() -> None:
     record = IntentionRecord()
     record.apply([Op(op="add", text="Water the plants", trigger="time", when="10:00")], "Monday")
     menu = {"task_1": "Water the plants.", "task_2": "Make tea."}
-    assert refuse("enforce-judgement", "task_1", menu, frozenset(), {}, record, "Monday")
+    assert refuse("enforcement-judgement", "task_1", menu, frozenset(), {}, record, "Monday")
     assert not refuse(
-        "enforce-judgement", "task_1", menu, frozenset({"task_1"}), {}, record, "Monday"
+        "enforcement-judgement", "task_1", menu, frozenset({"task_1"}), {}, record, "Monday"
     )
     none = frozenset[str]()
-    assert not refuse("enforce-state", "task_1", menu, none, None, record, "Monday")
-    assert not refuse("enforce-state", "task_2", menu, none, None, record, "Monday")
+    assert not refuse("enforcement", "task_1", menu, none, None, record, "Monday")
+    assert not refuse("enforcement", "task_2", menu, none, None, record, "Monday")
     record.apply([Op(op="cancel", id="i1")], "Monday")
-    r = refuse("enforce-state", "task_1", menu, none, None, record, "Monday")  # lexical
+    r = refuse("enforcement", "task_1", menu, none, None, record, "Monday")  # lexical
     assert r is not None and "already cancelled" in r.why
     # on a rung with a matcher its resolution decides: a handle it resolved to no intention
     # passes, whatever its words
-    assert not refuse("enforce-state", "task_1", menu, none, {"task_1": ()}, record, "Monday")
-    assert refuse("enforce-state", "task_1", menu, none, {"task_1": ("i1",)}, record, "Monday")
+    assert not refuse("enforcement", "task_1", menu, none, {"task_1": ()}, record, "Monday")
+    assert refuse("enforcement", "task_1", menu, none, {"task_1": ("i1",)}, record, "Monday")
     lines = directives(["task_2"], [], menu, IntentionRecord(), "Monday", ())
     assert lines == ["DUE NOW: task_2 (Make tea.)"]
 
@@ -219,7 +219,7 @@ def test_a_perfect_agent_scores_one_on_every_rung(tmp_path: Path) -> None:
 
 
 def test_an_agent_that_never_selects_misses_everything(tmp_path: Path) -> None:
-    rows = run("scripted:none", tmp_path, ("raw", "enforce-state"))
+    rows = run("scripted:none", tmp_path, ("raw", "enforcement"))
     assert rows["raw transcript"][:5] == ("0.00", "--", "0", "100", "0")
 
 
@@ -330,7 +330,7 @@ class Recording:
 
 def play(rung: str, agent: Any) -> list[StepRecord]:
     steps: list[StepRecord] = []
-    roles = PMRoles(agent, ScriptedCompiler(), ScriptedMatcher())
+    roles = PMRoles(agent, ScriptedIntentionCompiler(), ScriptedDueJudge())
     asyncio.run(run_week(Week(standin()), rung, roles, steps.append, Limits()))
     return steps
 
@@ -367,7 +367,7 @@ def test_an_announced_handle_stays_due_for_one_step_and_refusals_are_reported() 
     assert "pill_mon" in steps[1].task_ids  # late, inside the benchmark's window
     assert all("STILL DUE" not in m for m in late.inner.seen["m3"])
     eager = Recording("scripted:eager")
-    refused = play("enforce-judgement", eager)
+    refused = play("enforcement-judgement", eager)
     assert refused[0].refused and "REFUSED at the previous step: " in eager.seen["m2"][0]
     reads = Recording("scripted:obedient")
     play("directive", reads)
@@ -400,7 +400,7 @@ def test_the_llm_roles_call_the_endpoint_with_the_benchmarks_schema(tmp_path: Pa
         async def go() -> None:
             async with ChatClient(Endpoint(server.base_url, "m")) as client:
                 roles = PMRoles(
-                    LLMPMAgent(client, 0.7, 11), LLMCompiler(client), LLMMatcher(client)
+                    LLMPMAgent(client, 0.7, 11), LLMIntentionCompiler(client), LLMDueJudge(client)
                 )
                 steps: list[StepRecord] = []
                 await run_week(Week(standin()), "directive", roles, steps.append, Limits())
@@ -419,23 +419,23 @@ def test_the_ledger_rung_runs_the_checkouts_scaffold(tmp_path: Path) -> None:
     with FakeServer(pmbench_responder) as server:
         checkout = standin()
         ledger = ledger_runner(checkout, Endpoint(server.base_url, "m"))
-        config = PMConfig(rungs=("ledger",))
+        config = PMConfig(rungs=("self-ledger",))
         asyncio.run(run_pmbench(checkout, config, tmp_path, lambda s: None, NAMES, ledger))  # type: ignore[arg-type,return-value]
         assert server.requests and server.requests[0]["temperature"] == 0.0
     rows = {r[0]: r[1:] for r in pmbench_table(tmp_path).body}
     assert rows["self-written ledger"][:4] == ("0.00", "--", "0", "100")
-    assert (tmp_path / "ledger" / "ledger.t0" / "run.jsonl").is_file()
+    assert (tmp_path / "ledger" / "self-ledger.t0" / "run.jsonl").is_file()
 
 
 def test_the_ledger_rung_plays_the_cut_week(tmp_path: Path) -> None:
     with FakeServer(pmbench_responder) as server:
         checkout = standin().first_days(1)
         ledger = ledger_runner(checkout, Endpoint(server.base_url, "m"))
-        config = PMConfig(rungs=("ledger", "raw"))
+        config = PMConfig(rungs=("self-ledger", "raw"))
         roles = lambda s: scripted_roles("scripted:none")  # noqa: E731
         progress = asyncio.run(run_pmbench(checkout, config, tmp_path, roles, NAMES, ledger))
     assert progress.failed == 0
-    got = read_run(tmp_path / "runs" / "ledger.t0.jsonl")
+    got = read_run(tmp_path / "runs" / "self-ledger.t0.jsonl")
     assert got is not None and got[2].steps == 4  # Monday only
 
 
@@ -490,7 +490,12 @@ def test_a_scaffold_that_fails_is_one_failed_run(tmp_path: Path) -> None:
     ledger = ledger_runner(checkout, Endpoint("http://127.0.0.1:9/v1", "m"))
     progress = asyncio.run(
         run_pmbench(
-            checkout, PMConfig(rungs=("ledger",)), tmp_path / "out", lambda s: None, NAMES, ledger
+            checkout,
+            PMConfig(rungs=("self-ledger",)),
+            tmp_path / "out",
+            lambda s: None,
+            NAMES,
+            ledger,
         )  # type: ignore[arg-type,return-value]
     )
     assert progress.failed == 1 and "exited 1: Exceeded max retries." in progress.failures[0]
@@ -516,9 +521,9 @@ def test_the_command_runs_and_reports(tmp_path: Path) -> None:
     [
         (["--pmbench", "/no/such/dir"], "no such directory"),
         (["--pmbench", "."], "not a PM-Bench checkout"),
-        (["--pmbench", str(STANDIN), "--rungs", "raw,bogus"], "unknown name 'bogus'"),
+        (["--pmbench", str(STANDIN), "--arms", "raw,bogus"], "unknown PM-Bench rung 'bogus'"),
         (
-            ["--pmbench", str(STANDIN), "--rungs", "ledger", "--agent", "scripted:none"],
+            ["--pmbench", str(STANDIN), "--arms", "self-ledger", "--agent", "scripted:none"],
             "needs --agent llm",
         ),
     ],
@@ -550,7 +555,7 @@ needs_real = pytest.mark.skipif(
 def test_a_perfect_agent_scores_one_on_the_released_week(tmp_path: Path) -> None:
     checkout = load_checkout(Path(str(REAL)))
     rows = run(
-        "scripted:perfect", tmp_path, ("raw", "enforce-judgement", "enforce-state"), checkout
+        "scripted:perfect", tmp_path, ("raw", "enforcement-judgement", "enforcement"), checkout
     )
     for row in rows.values():
         assert row[0] == "1.00" and row[2:6] == ("100", "0", "0", "0")

@@ -196,7 +196,7 @@ def test_the_first_omitted_ask_named_another_step(
         made.append(_WrongSecondAsk(ctx.oracle))
         return made[-1]
 
-    monkeypatch.setitem(ROLES._roles, ("matcher", "wrong"), Role("matcher", "wrong", build))
+    monkeypatch.setitem(ROLES._kinds["matcher"]._entries, "wrong", Role("matcher", "wrong", build))
     config = LadderConfig(
         arms=("directive",), agent="scripted:obedient", matcher="wrong", episodes=1
     )

@@ -1,4 +1,4 @@
-"""The model-free matchers: embedding (on the fake embedder here), hybrid, redo intent, ask-back."""
+"""The model-free matchers: embedding (on the fake embedder here), cascade, redo intent, ask-back."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 
 from helpers import run_arm
 from taskgate import (
+    CascadeMatcher,
     EmbeddingMatcher,
     HashEmbedder,
-    HybridMatcher,
     Match,
     MiniLMEmbedder,
     MissingExtraError,
@@ -135,13 +135,13 @@ class _Counting:
         return Match("s3", False)
 
 
-def test_hybrid_asks_the_fallback_only_when_the_embedding_is_unsure() -> None:
+def test_cascade_asks_the_fallback_only_when_the_embedding_is_unsure() -> None:
     fallback = _Counting()
-    hybrid = HybridMatcher(fallback, EmbeddingMatcher(HashEmbedder(), Thresholds(sure=0.9)))
-    sure = asyncio.run(hybrid.match(PLAN, "draft the request for quotation"))
-    unsure = asyncio.run(hybrid.match(PLAN, "the RFQ please"))
+    cascade = CascadeMatcher(fallback, EmbeddingMatcher(HashEmbedder(), Thresholds(sure=0.9)))
+    sure = asyncio.run(cascade.match(PLAN, "draft the request for quotation"))
+    unsure = asyncio.run(cascade.match(PLAN, "the RFQ please"))
     assert sure == Match("s1", False) and unsure == Match("s3", False)
-    assert (hybrid.kept, hybrid.asked, fallback.calls) == (1, 1, 1)
+    assert (cascade.kept, cascade.asked, fallback.calls) == (1, 1, 1)
 
 
 EP = generate_episode(EpisodeParams(seed=104, steps=15, ambiguous_rate=0.3))

@@ -220,7 +220,7 @@ CASES: dict[str, tuple[Setup, int, str]] = {
                    "--base-url", "http://127.0.0.1:7/v1", "--model", "m"], 2, "one endpoint",
     ),
     "proxy, an unknown rung": (
-        lambda t: ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--rung", "gate"], 2,
+        lambda t: ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--arm", "gate"], 2,
         "unknown rung 'gate'",
     ),
     "proxy, an upstream that is no URL": (

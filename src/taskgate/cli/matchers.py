@@ -50,7 +50,7 @@ def matchers(
 
     Tiers 0 and 1 are the generator's paraphrases (what the embedding matcher's thresholds were
     calibrated on); ``heldout`` is a set of wordings written for evaluation only. For llm and
-    hybrid, the model flags say where the matcher's model is; the model calls are counted.
+    cascade, the model flags say where the matcher's model is; the model calls are counted.
     """
     names = split_list(matcher, str, "--matcher")
     for name in names:

@@ -64,8 +64,7 @@ def one_node(
     differently phrased request, with and without sanitizing the consumed one-shot from the
     transcript, against a prompt manifest: re-execution of consumed one-shots and trigger recall."""
     writable_dir(out, "--out")
-    arm_list = split_list(arms, str, "--arms")
-    check_names(arm_list, ARMS, "--arms")
+    arm_list = check_names(split_list(arms, str, "--arms"), ARMS, "--arms")
     check_names([agent], AGENTS, "--agent")
     check_names([compiler], COMPILERS, "--compiler")
     check_names([matcher], MATCHERS, "--matcher")

@@ -30,6 +30,7 @@ from taskgate.lab.experiments.probe import VARIANTS, ProbeConfig
 from taskgate.lab.runner.cluster import check_address
 from taskgate.lab.runner.roles import ROLES
 from taskgate.lab.runner.shards import Shard
+from taskgate.registry import Registry
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -97,7 +98,7 @@ class EndpointOptions:
         bool | None,
         typer.Option(
             "--enable-thinking/--disable-thinking",
-            help="Send chat_template_kwargs.enable_thinking (hybrid models; default: send nothing).",
+            help="Send chat_template_kwargs.enable_thinking (models with a thinking switch, such as Qwen3; default: send nothing).",
         ),
     ] = None
     timeout: Annotated[float, typer.Option(min=1.0, help="Request timeout in seconds.")] = 900.0
@@ -172,13 +173,11 @@ class CellOptions:
     ] = "minilm"
 
     def arm_list(
-        self, default: Sequence[str] = LADDER, allowed: Sequence[str] = tuple(ARMS)
+        self, default: Sequence[str] = LADDER, allowed: Sequence[str] | Registry[Any] = ARMS
     ) -> list[str]:
         if self.arms is None:
             return list(default)
-        names = split_list(self.arms, str, "--arms")
-        check_names(names, allowed, "--arms")
-        return names
+        return check_names(split_list(self.arms, str, "--arms"), allowed, "--arms")
 
     def conditions(self) -> dict[str, Any]:
         """The run conditions it sets, as :class:`~taskgate.LadderConfig` fields."""
@@ -354,12 +353,14 @@ def load_rewrites(path: Path | None) -> dict[str, list[str]] | None:
     return data
 
 
-def check_names(names: Sequence[str], known: Sequence[str], flag: str) -> None:
-    for name in names:
-        if name not in known:
-            raise typer.BadParameter(
-                f"unknown name {name!r}; choose from: {', '.join(known)}", param_hint=flag
-            )
+def check_names(names: Sequence[str], known: Sequence[str] | Registry[Any], flag: str) -> list[str]:
+    """``names`` as their registered names (an alias becomes the name it stands for); an unknown
+    one is a usage error on ``flag`` naming the nearest choice and every choice."""
+    registry = known if isinstance(known, Registry) else Registry("name", ((k, k) for k in known))
+    try:
+        return list(registry.choose_all(names))
+    except TaskgateError as exc:
+        raise typer.BadParameter(str(exc), param_hint=flag) from None
 
 
 def usage(flag: str, call: Callable[[], T]) -> T:

@@ -14,23 +14,23 @@ from taskgate.cli.model import embedded
 from taskgate.cli.options import EndpointOptions, check_names, command, split_list, usage
 from taskgate.lab.experiments.pmbench import (
     AGENTS,
-    RUNGS,
+    PMBENCH_RUNGS,
     Limits,
-    LLMCompiler,
-    LLMMatcher,
+    LLMDueJudge,
+    LLMIntentionCompiler,
     LLMPMAgent,
     PMConfig,
     PMRoles,
     RunSpec,
-    ScriptedCompiler,
-    ScriptedMatcher,
+    ScriptedDueJudge,
+    ScriptedIntentionCompiler,
     ledger_runner,
     load_checkout,
     pmbench_table,
     run_pmbench,
     scripted_agent,
 )
-from taskgate.lab.experiments.pmbench.roles import Compiler, Matcher
+from taskgate.lab.experiments.pmbench.roles import DueJudge, IntentionCompiler
 from taskgate.lab.progress import Progress
 from taskgate.lab.runner.roles import Clients
 from taskgate.llm.client import ChatClient
@@ -55,9 +55,13 @@ def pmbench(
         Path | None,
         typer.Option(help="A week file (default: the checkout's data/synthetic_week_v9.json)."),
     ] = None,
-    rungs: Annotated[str, typer.Option(help=f"Comma-separated rungs: {', '.join(RUNGS)}.")] = (
-        ",".join(RUNGS)
-    ),
+    arms: Annotated[
+        str,
+        typer.Option(
+            "--arms",
+            help=f"Comma-separated rungs: {', '.join(PMBENCH_RUNGS)} (the ladder's names).",
+        ),
+    ] = (",".join(PMBENCH_RUNGS)),
     agent: Annotated[str, typer.Option(help=f"The agent: {', '.join(AGENTS)}.")] = "llm",
     compiler: Annotated[
         str, typer.Option(help="The intention record's compiler: llm or scripted (the truth).")
@@ -106,18 +110,17 @@ def pmbench(
         raise typer.BadParameter(
             "point it at your PM-Bench checkout (or set PMBENCH_PATH)", param_hint="--pmbench"
         )
-    rung_list = split_list(rungs, str, "--rungs")
-    check_names(rung_list, RUNGS, "--rungs")
+    rung_list = check_names(split_list(arms, str, "--arms"), PMBENCH_RUNGS, "--arms")
     check_names([agent], AGENTS, "--agent")
     check_names([compiler], ROLES, "--compiler")
     check_names([matcher], ROLES, "--matcher")
-    if "ledger" in rung_list and agent != "llm":
-        if rungs != ",".join(RUNGS):
+    if "self-ledger" in rung_list and agent != "llm":
+        if arms != ",".join(PMBENCH_RUNGS):
             raise typer.BadParameter(
                 "the self-written ledger is PM-Bench's own scaffold: it needs --agent llm",
-                param_hint="--rungs",
+                param_hint="--arms",
             )
-        rung_list.remove("ledger")
+        rung_list.remove("self-ledger")
     the_checkout = usage("--pmbench", lambda: load_checkout(root, scenario))
     for line in the_checkout.warnings:
         warn_line(line)
@@ -136,7 +139,7 @@ def pmbench(
         request["chat_template_kwargs"] = {"enable_thinking": False}
     limits = Limits(max_invalid, max_queries, form, request)
     config = usage(
-        "--rungs",
+        "--arms",
         lambda: PMConfig(
             rungs=tuple(rung_list),
             greedy=greedy,
@@ -158,7 +161,7 @@ def pmbench(
             named(matcher, "matcher"),
         )
         ledger = None
-        if "ledger" in config.rungs:
+        if "self-ledger" in config.rungs:
             ledger = ledger_runner(the_checkout, _client(clients, "agent").endpoints[0])
 
         def roles(spec: RunSpec) -> PMRoles:
@@ -187,15 +190,15 @@ def _roles(
         if agent == "llm"
         else scripted_agent(agent)
     )
-    the_compiler: Compiler = (
-        ScriptedCompiler()
+    the_compiler: IntentionCompiler = (
+        ScriptedIntentionCompiler()
         if compiler == "scripted"
-        else LLMCompiler(_client(clients, "compiler"), count)
+        else LLMIntentionCompiler(_client(clients, "compiler"), count)
     )
-    the_matcher: Matcher = (
-        ScriptedMatcher()
+    the_matcher: DueJudge = (
+        ScriptedDueJudge()
         if matcher == "scripted"
-        else LLMMatcher(_client(clients, "matcher"), count)
+        else LLMDueJudge(_client(clients, "matcher"), count)
     )
     return PMRoles(the_agent, the_compiler, the_matcher)
 

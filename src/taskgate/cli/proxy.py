@@ -18,8 +18,9 @@ from taskgate.errors import MissingExtraError, UsageError
 RungName = Annotated[
     str,
     typer.Option(
-        "--rung",
-        help="checklist | directive | enforcement | enforcement-request (or raw: track only).",
+        "--arm",
+        help="The rung: checklist | directive | enforcement | enforcement-request (or raw: "
+        "track only).",
     ),
 ]
 
@@ -47,8 +48,8 @@ def proxy(
         str,
         typer.Option(
             "--matcher",
-            help="llm | lexical | embedding (MiniLM, no model call) | hybrid (embedding, then "
-            "llm where it is unsure). Embedding and hybrid ask back on ambiguous requests.",
+            help="llm | lexical | embedding (MiniLM, no model call) | cascade (embedding, then "
+            "llm where it is unsure). Embedding and cascade ask back on ambiguous requests.",
         ),
     ] = "llm",
     helper_url: Annotated[
@@ -79,7 +80,7 @@ def proxy(
     if not upstream.startswith(("http://", "https://")):
         raise UsageError(f"--upstream must be an http(s) URL, not {upstream!r}")
     rung(rung_name)
-    if matcher in ("embedding", "hybrid"):  # load MiniLM now: a missing extra fails here, once
+    if matcher in ("embedding", "cascade"):  # load MiniLM now: a missing extra fails here, once
         from taskgate.matching import shared_matcher
 
         shared_matcher().embedder.embed(["warm up"])

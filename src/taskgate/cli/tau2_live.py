@@ -62,8 +62,9 @@ def run(
     writable_file(json_out, "--json")
     from taskgate.lab.experiments.tau2.live import ARMS, LiveConfig
 
-    arm_list = tuple(split_list(arms, str, "--arms"))
-    check_names(arm_list, ARMS, "--arms")  # before any model server starts
+    arm_list = tuple(
+        check_names(split_list(arms, str, "--arms"), ARMS, "--arms")
+    )  # before any model server starts
     rules = load_ruleset_option(ruleset)
     is_embedded = embedded(endpoint)
     task_list = _select(tasks, task_ids, num_tasks or (EMBEDDED_TASKS if is_embedded else None))

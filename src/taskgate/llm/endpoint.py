@@ -13,8 +13,8 @@ from taskgate.errors import ModelError
 @dataclass(frozen=True)
 class Endpoint:
     """Where and how to call a model. ``think`` selects the thinking regime's budgets;
-    ``enable_thinking``, when set, is sent as ``chat_template_kwargs.enable_thinking`` (hybrid
-    models such as Qwen3 switch thinking on and off by it)."""
+    ``enable_thinking``, when set, is sent as ``chat_template_kwargs.enable_thinking``
+    (models such as Qwen3 switch thinking on and off by it)."""
 
     base_url: str
     model: str

@@ -1,5 +1,5 @@
 """Matching without a model call: the lexical matcher, the explicit-redo reading and ask-back
-questions (no extra), and the sentence embedders with the embedding and hybrid matchers
+questions (no extra), and the sentence embedders with the embedding and cascade matchers
 (``taskgate[embedding]`` for MiniLM; numpy for any of them)."""
 
 from typing import TYPE_CHECKING
@@ -10,6 +10,7 @@ from taskgate.matching.lexical import LexicalMatcher
 from taskgate.matching.redo import explicit_redo
 
 if TYPE_CHECKING:
+    from taskgate.matching.cascade import CascadeMatcher
     from taskgate.matching.embedders import Embedder, HashEmbedder, MiniLMEmbedder, minilm
     from taskgate.matching.embedding import (
         EmbeddingMatcher,
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
         Thresholds,
         shared_matcher,
     )
-    from taskgate.matching.hybrid import HybridMatcher
 
 __getattr__ = lazy(
     __name__,
@@ -29,15 +29,15 @@ __getattr__ = lazy(
             ("EmbeddingMatcher", "Resolution", "Thresholds", "shared_matcher"),
             f"{__name__}.embedding",
         ),
-        "HybridMatcher": f"{__name__}.hybrid",
+        "CascadeMatcher": f"{__name__}.cascade",
     },
 )
 
 __all__ = [
+    "CascadeMatcher",
     "Embedder",
     "EmbeddingMatcher",
     "HashEmbedder",
-    "HybridMatcher",
     "LexicalMatcher",
     "MiniLMEmbedder",
     "Resolution",

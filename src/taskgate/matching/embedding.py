@@ -12,7 +12,7 @@ once and cached, and each step scored by its best segment. Then:
   ``sure`` and leads the second step by ``sure_margin``;
 * **unsure**, in between: no step, the nearest candidates (one, or two when they are close).
 
-Ambiguous, nothing-near and confident resolutions are what the hybrid matcher keeps; it asks the
+Ambiguous, nothing-near and confident resolutions are what the cascade matcher keeps; it asks the
 LLM matcher about the rest. The explicit-redo flag comes from :mod:`taskgate.matching.redo` and is
 raised only with a step. Thresholds are calibrated on the generator's own paraphrases (tiers 0 and 1, both
 domains, scored with ``taskgate matchers --tiers 0,1``), never on the held-out wordings.

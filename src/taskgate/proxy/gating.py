@@ -48,9 +48,10 @@ class Conflict(TaskgateError):
 
 def rung(name: str) -> Rung:
     """The rung of that name: its checklist, directive and policy are the testbed's arm's."""
-    if name not in _ALL_RUNGS:
-        raise UsageError(f"unknown rung {name!r}; choose from: {', '.join(RUNGS)}")
-    return _ALL_RUNGS[name]
+    try:
+        return _ALL_RUNGS.choose(name)
+    except TaskgateError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def gating(arm: Rung) -> bool:

@@ -24,7 +24,7 @@ from taskgate.errors import LedgerFormatError, TaskgateError
 from taskgate.llm.client import ChatClient
 from taskgate.llm.endpoint import Endpoint
 from taskgate.llm.roles import LLMCompiler, LLMMatcher
-from taskgate.matching import HybridMatcher, shared_matcher
+from taskgate.matching import CascadeMatcher, shared_matcher
 from taskgate.matching.lexical import LexicalMatcher
 from taskgate.protocol.briefparse import ParserCompiler
 from taskgate.proxy.errors import ProxyError
@@ -46,9 +46,9 @@ log = logging.getLogger("taskgate.proxy")
 HEADER = "x-taskgate-conversation"
 
 
-#: the proxy's matchers: the helper model's, or none (lexical, embedding), or both (hybrid);
+#: the proxy's matchers: the helper model's, or none (lexical, embedding), or both (cascade: embedding, then llm);
 #: ``embedding:hash`` is the embedding matcher on the deterministic fake embedder (for tests)
-MATCHERS = ("llm", "lexical", "embedding", "hybrid", "embedding:hash")
+MATCHERS = ("llm", "lexical", "embedding", "cascade", "embedding:hash")
 
 
 @dataclass
@@ -160,8 +160,8 @@ class Proxy:
             return LexicalMatcher()
         if name.startswith("embedding"):
             return shared_matcher(fake=name == "embedding:hash")
-        if name == "hybrid":
-            return HybridMatcher(LLMMatcher(self._helper(model, key)), shared_matcher())
+        if name == "cascade":
+            return CascadeMatcher(LLMMatcher(self._helper(model, key)), shared_matcher())
         return LLMMatcher(self._helper(model, key))
 
     # -- conversations -------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
 from taskgate.core.plan import Plan, Revision
-from taskgate.errors import UnknownNameError, UsageError
+from taskgate.errors import UsageError
 from taskgate.lab.agents.base import Oracle
 from taskgate.lab.agents.scripted import (
     AlwaysBookAgent,
@@ -42,9 +42,10 @@ from taskgate.lab.runner.episode import Players
 from taskgate.llm.calls import CallInfo
 from taskgate.llm.client import ChatClient, OnCall
 from taskgate.llm.roles import LLMAgent, LLMCompiler, LLMMatcher
-from taskgate.matching import HybridMatcher, shared_matcher
+from taskgate.matching import CascadeMatcher, shared_matcher
 from taskgate.matching.lexical import LexicalMatcher
 from taskgate.protocol.briefparse import ParserCompiler
+from taskgate.registry import Registry
 from taskgate.roles import Agent, Compiler, Matcher
 
 Kind = Literal["agent", "matcher", "compiler"]
@@ -100,10 +101,13 @@ class Role:
 
 
 class RoleRegistry:
-    """Role names per kind, each mapped to its factory."""
+    """Role names per kind (one :class:`~taskgate.registry.Registry` each), each mapped to its
+    factory."""
 
     def __init__(self) -> None:
-        self._roles: dict[tuple[Kind, str], Role] = {}
+        self._kinds: dict[Kind, Registry[Role]] = {
+            kind: Registry(kind) for kind in ("agent", "matcher", "compiler")
+        }
 
     def register(
         self,
@@ -113,17 +117,13 @@ class RoleRegistry:
         *,
         needs_model: bool = False,
     ) -> None:
-        self._roles[(kind, name)] = Role(kind, name, build, needs_model)
+        self._kinds[kind].register(name, Role(kind, name, build, needs_model))
 
     def names(self, kind: Kind) -> tuple[str, ...]:
-        return tuple(name for k, name in self._roles if k == kind)
+        return tuple(self._kinds[kind])
 
     def get(self, kind: Kind, name: str) -> Role:
-        try:
-            return self._roles[(kind, name)]
-        except KeyError:
-            known = ", ".join(self.names(kind))
-            raise UnknownNameError(f"unknown {kind} {name!r}; choose from: {known}") from None
+        return self._kinds[kind].choose(name)
 
     def needs_model(self, kind: Kind, name: str) -> bool:
         return self.get(kind, name).needs_model
@@ -166,8 +166,8 @@ ROLES.register("matcher", "embedding", lambda c: shared_matcher())
 ROLES.register("matcher", "embedding:hash", lambda c: shared_matcher(fake=True))
 ROLES.register(
     "matcher",
-    "hybrid",
-    lambda c: HybridMatcher(LLMMatcher(c.model("matcher"), c.on_call), shared_matcher()),
+    "cascade",
+    lambda c: CascadeMatcher(LLMMatcher(c.model("matcher"), c.on_call), shared_matcher()),
     needs_model=True,
 )
 ROLES.register("compiler", "scripted", lambda c: ScriptedCompiler(c.oracle))

@@ -23,9 +23,20 @@ from taskgate.lab.experiments.onenode.roles import Pending, TriggerCompiler, Tri
 from taskgate.lab.experiments.onenode.testbed import BY_SLUG, NodeEpisode, NodeTurn, brief, generate
 from taskgate.lab.progress import Progress
 from taskgate.lab.rundir import drop_torn_tail
+from taskgate.registry import Registry
 from taskgate.roles import ChatMessage
 
-ARMS = ("transcript", "manifest", "trigger", "trigger-raw")
+#: the one-node arms (Appendix J's names), with the ladder's names for the same couplings as aliases
+ARMS: Registry[str] = Registry(
+    "one-node arm",
+    (
+        ("transcript", "the commitments in the transcript only"),
+        ("manifest", "the commitments listed in a prompt manifest"),
+        ("trigger", "compiled guarded triggers, the consumed one-shot sanitized"),
+        ("trigger-raw", "compiled guarded triggers, the transcript left as it was"),
+    ),
+    aliases={"raw": "transcript", "checklist": "manifest", "enforcement": "trigger"},
+)
 LOG = "onenode.jsonl"
 SANITIZED_USER = "(A one-shot instruction given here has been carried out; it no longer applies.)"
 SANITIZED_REPLY = "Noted."
@@ -96,7 +107,8 @@ async def run_node_episode(
 ) -> None:
     """One episode under one arm; every turn's record goes to ``sink`` as it happens."""
     if arm not in ARMS:
-        raise UsageError(f"unknown one-node arm {arm!r}; choose from: {', '.join(ARMS)}")
+        raise UsageError(ARMS.unknown(arm))
+    arm = ARMS.canonical(arm)
     sink(NodeMark(kind="start", episode=episode.seed, arm=arm))
     state = _State()
     for turn in episode.turns:
@@ -151,7 +163,7 @@ async def _turn(
 
 @dataclass(frozen=True)
 class NodeConfig:
-    arms: tuple[str, ...] = ARMS
+    arms: tuple[str, ...] = tuple(ARMS)
     episodes: int = 25
     first_seed: int = 100
     k: int = 4
@@ -160,9 +172,7 @@ class NodeConfig:
     concurrency: int = 8
 
     def __post_init__(self) -> None:
-        unknown = [a for a in self.arms if a not in ARMS]
-        if unknown:
-            raise UsageError(f"unknown one-node arm(s) {unknown}; choose from: {', '.join(ARMS)}")
+        object.__setattr__(self, "arms", ARMS.choose_all(self.arms))  # Appendix J's names
         if not 1 <= self.k <= 9:
             raise UsageError(f"commitments per episode must be 1-9, got {self.k}")
         if self.episodes < 1 or self.after < 1 or self.controls < 0 or self.concurrency < 1:

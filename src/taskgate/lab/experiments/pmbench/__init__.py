@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from taskgate.lab.experiments.pmbench.agents import AGENTS, LLMPMAgent, PMAgent, scripted_agent
 from taskgate.lab.experiments.pmbench.checkout import STANDIN, Checkout, PMBenchError, load_checkout
-from taskgate.lab.experiments.pmbench.coupling import NAMES, RUNGS
+from taskgate.lab.experiments.pmbench.coupling import NAMES, PMBENCH_RUNGS
 from taskgate.lab.experiments.pmbench.experiment import PMConfig, RunSpec, run_pmbench
 from taskgate.lab.experiments.pmbench.ledger import ledger_runner
 from taskgate.lab.experiments.pmbench.loop import Limits, PMRoles, StepRecord, run_week
 from taskgate.lab.experiments.pmbench.record import Intention, IntentionRecord, Op
 from taskgate.lab.experiments.pmbench.report import pmbench_table
-from taskgate.lab.experiments.pmbench.roles import LLMCompiler, LLMMatcher, selects
-from taskgate.lab.experiments.pmbench.scripted import ScriptedCompiler, ScriptedMatcher
+from taskgate.lab.experiments.pmbench.roles import LLMDueJudge, LLMIntentionCompiler, selects
+from taskgate.lab.experiments.pmbench.scripted import ScriptedDueJudge, ScriptedIntentionCompiler
 from taskgate.lab.experiments.pmbench.week import Week
 
 #: the stand-in checkout's tiny week (two days: cues, times, a channel, a cancel, a reschedule)
@@ -28,14 +28,14 @@ TINY_WEEK = STANDIN / "data" / "tiny_week.json"
 __all__ = [
     "AGENTS",
     "NAMES",
-    "RUNGS",
+    "PMBENCH_RUNGS",
     "STANDIN",
     "TINY_WEEK",
     "Checkout",
     "Intention",
     "IntentionRecord",
-    "LLMCompiler",
-    "LLMMatcher",
+    "LLMDueJudge",
+    "LLMIntentionCompiler",
     "LLMPMAgent",
     "Limits",
     "Op",
@@ -44,8 +44,8 @@ __all__ = [
     "PMConfig",
     "PMRoles",
     "RunSpec",
-    "ScriptedCompiler",
-    "ScriptedMatcher",
+    "ScriptedDueJudge",
+    "ScriptedIntentionCompiler",
     "StepRecord",
     "Week",
     "ledger_runner",

@@ -81,7 +81,7 @@ def _read(view: StepView) -> set[str]:
     return read_channels(view.responses)
 
 
-class PerfectAgent:
+class PerfectPMAgent:
     """Reads the clock and channels the due set needs, then selects exactly what is due."""
 
     async def act(
@@ -93,14 +93,14 @@ class PerfectAgent:
         return choose(sorted(h for h in view.menu if h in view.truth.due))
 
 
-class NoneAgent:
+class NonePMAgent:
     async def act(
         self, messages: Sequence[ChatMessage], schema: Mapping[str, Any] | None, view: StepView
     ) -> str:
         return choose([], "B")
 
 
-class EagerAgent:
+class EagerPMAgent:
     """Selects every handle on the menu (at most eight, the benchmark's cap)."""
 
     async def act(
@@ -113,7 +113,7 @@ _NAMED = re.compile(r"^(?:DUE NOW|STILL DUE): (task_\d+)", re.MULTILINE)
 _UNREAD = re.compile(r"^Intentions wait on the ([a-z_, ]+) channel\(s\)", re.MULTILINE)
 
 
-class ObedientAgent:
+class ObedientPMAgent:
     """Does what the directive lines of its last prompt say: reads the clock or the channels
     they say are unread, then selects exactly the handles they name."""
 
@@ -131,9 +131,9 @@ class ObedientAgent:
 
 def scripted_agent(name: str) -> PMAgent:
     agents: dict[str, type[PMAgent]] = {
-        "scripted:perfect": PerfectAgent,
-        "scripted:none": NoneAgent,
-        "scripted:eager": EagerAgent,
-        "scripted:obedient": ObedientAgent,
+        "scripted:perfect": PerfectPMAgent,
+        "scripted:none": NonePMAgent,
+        "scripted:eager": EagerPMAgent,
+        "scripted:obedient": ObedientPMAgent,
     }
     return agents[name]()

@@ -21,18 +21,33 @@ from dataclasses import dataclass
 
 from taskgate.lab.experiments.pmbench.record import IntentionRecord
 from taskgate.lab.experiments.pmbench.roles import lexical
+from taskgate.registry import Registry
 
-RUNGS = ("raw", "ledger", "checklist", "directive", "enforce-judgement", "enforce-state")
+#: the rungs on PM-Bench, named as the ladder's (Table pmbench prints :data:`NAMES`); the names an
+#: earlier taskgate used are aliases
+PMBENCH_RUNGS: Registry[str] = Registry(
+    "PM-Bench rung",
+    (
+        ("raw", "the benchmark's own prompt"),
+        ("self-ledger", "the benchmark's own self-written to-do ledger scaffold"),
+        ("checklist", "the intention record shown"),
+        ("directive", "the matcher's due intentions told"),
+        ("enforcement-judgement", "due selections refused without their evidence"),
+        ("enforcement", "selections the record does not allow refused"),
+    ),
+    aliases={"ledger": "self-ledger", "enforce-judgement": "enforcement-judgement",
+             "enforce-state": "enforcement"},
+)  # fmt: skip
 NAMES = {
     "raw": "raw transcript",
-    "ledger": "self-written ledger",
+    "self-ledger": "self-written ledger",
     "checklist": "text checklist",
     "directive": "directive gate",
-    "enforce-judgement": "enforcement gate (judgement)",
-    "enforce-state": "enforcement gate (state)",
+    "enforcement-judgement": "enforcement gate (judgement)",
+    "enforcement": "enforcement gate (state)",
 }
-RECORD_RUNGS = ("checklist", "directive", "enforce-judgement", "enforce-state")
-MATCHER_RUNGS = ("directive", "enforce-judgement", "enforce-state")
+RECORD_RUNGS = ("checklist", "directive", "enforcement-judgement", "enforcement")
+MATCHER_RUNGS = ("directive", "enforcement-judgement", "enforcement")
 
 
 @dataclass(frozen=True)
@@ -95,11 +110,11 @@ def refuse(
 ) -> Refusal | None:
     """The enforcement gate's decision on one selected handle (None: it passes)."""
     action = menu.get(handle, handle)
-    if rung == "enforce-judgement":
+    if rung == "enforcement-judgement":
         if handle in allowed:
             return None
         return Refusal(handle, action, "the record shows no trigger of it visible now")
-    if rung == "enforce-state":
+    if rung == "enforcement":
         ids = resolve(handle, action, resolved, record, day)
         items = [record.get(i) for i in ids]
         terminal = [i for i in items if i is not None and i.status != "pending"]

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from taskgate.errors import LogFormatError, ModelError, UsageError
 from taskgate.lab.experiments.pmbench.checkout import Checkout, PMBenchError, sha256
-from taskgate.lab.experiments.pmbench.coupling import RUNGS
+from taskgate.lab.experiments.pmbench.coupling import PMBENCH_RUNGS
 from taskgate.lab.experiments.pmbench.loop import Limits, PMRoles, StepRecord, run_week
 from taskgate.lab.experiments.pmbench.week import Week
 from taskgate.lab.progress import Progress
@@ -88,7 +88,7 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class PMConfig:
-    rungs: tuple[str, ...] = RUNGS
+    rungs: tuple[str, ...] = tuple(PMBENCH_RUNGS)
     greedy: bool = True  # one run at temperature 0
     samples: int = 0  # runs at ``temperature``
     temperature: float = 0.7
@@ -97,9 +97,7 @@ class PMConfig:
     limits: Limits = field(default_factory=Limits)
 
     def __post_init__(self) -> None:
-        unknown = [r for r in self.rungs if r not in RUNGS]
-        if unknown:
-            raise UsageError(f"unknown PM-Bench rung(s) {unknown}; choose from: {', '.join(RUNGS)}")
+        object.__setattr__(self, "rungs", PMBENCH_RUNGS.choose_all(self.rungs))
         if not self.greedy and self.samples < 1:
             raise UsageError("nothing to run: no run at temperature 0 and no sampled runs")
         if self.samples < 0 or self.concurrency < 1 or not 0 < self.temperature <= 2:
@@ -152,7 +150,7 @@ async def run_pmbench(
     old = read_settings(out)
     if old is not None and old != settings:
         raise UsageError(f"{out} holds a PM-Bench run of other settings; use another --out")
-    if "ledger" in config.rungs and ledger is None:
+    if "self-ledger" in config.rungs and ledger is None:
         raise UsageError(
             "the self-written ledger rung is the benchmark's own todo_ledger scaffold: it needs a "
             "model endpoint (--agent llm)"
@@ -180,7 +178,7 @@ async def run_pmbench(
                 progress.advance()
                 continue
             try:
-                if spec.rung == "ledger":
+                if spec.rung == "self-ledger":
                     assert ledger is not None
                     rows = await ledger(spec, out)
                     steps = [StepRecord(**_ledger_row(r)) for r in rows]

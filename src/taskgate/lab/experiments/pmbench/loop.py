@@ -33,10 +33,10 @@ from taskgate.lab.experiments.pmbench.coupling import (
 )
 from taskgate.lab.experiments.pmbench.record import EVERY_DAY, IntentionRecord, checklist
 from taskgate.lab.experiments.pmbench.roles import (
-    Compiler,
     CompileTruth,
+    DueJudge,
+    IntentionCompiler,
     Judgement,
-    Matcher,
     StepView,
 )
 from taskgate.lab.experiments.pmbench.scripted import notes, plan_truth, step_facts, step_truth
@@ -79,8 +79,8 @@ class StepRecord(BaseModel):
 @dataclass
 class PMRoles:
     agent: PMAgent
-    compiler: Compiler | None = None
-    matcher: Matcher | None = None
+    compiler: IntentionCompiler | None = None
+    matcher: DueJudge | None = None
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 Trigger = Literal["cue", "time", "channel"]
-Status = Literal["pending", "done", "cancelled"]
+IntentionStatus = Literal["pending", "done", "cancelled"]
 EVERY_DAY = "every day"
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _CLOCK = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
@@ -31,7 +31,7 @@ class Intention(BaseModel):
     trigger: Trigger
     when: str  # the cue phrase, the clock time HH:MM, or the channel's name
     day: str  # a weekday, or "every day" for the daily header's intentions
-    status: Status = "pending"
+    status: IntentionStatus = "pending"
 
 
 class Op(BaseModel):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskgate.errors import LogFormatError
-from taskgate.lab.experiments.pmbench.coupling import MATCHER_RUNGS, NAMES, RUNGS
+from taskgate.lab.experiments.pmbench.coupling import MATCHER_RUNGS, NAMES, PMBENCH_RUNGS
 from taskgate.lab.experiments.pmbench.experiment import SETTINGS, read_run, read_settings
 from taskgate.lab.experiments.pmbench.loop import StepRecord
 from taskgate.lab.scoring.table import Table
@@ -95,11 +95,11 @@ def pmbench_table(out: Path) -> Table:
             sampled.setdefault(start.rung, []).append(fig)
             temperature = start.temperature
     body = []
-    for rung in RUNGS:
+    for rung in PMBENCH_RUNGS:
         if rung not in greedy and rung not in sampled:
             continue
         runs = sampled.get(rung) or [greedy[rung]]
-        gated = rung in ("enforce-judgement", "enforce-state")
+        gated = rung in ("enforcement-judgement", "enforcement")
         body.append(
             [
                 NAMES[rung],

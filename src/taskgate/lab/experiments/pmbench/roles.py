@@ -57,7 +57,7 @@ class Judgement:
     problem: str | None = None  # the matcher's reply was unusable: nothing announced
 
 
-class Compiler(Protocol):
+class IntentionCompiler(Protocol):
     def wants(self, text: str, truth: CompileTruth) -> bool:
         """Whether a vignette goes to the compiler (the plans always do)."""
         ...
@@ -69,7 +69,7 @@ class Compiler(Protocol):
         ...
 
 
-class Matcher(Protocol):
+class DueJudge(Protocol):
     async def judge(self, record: IntentionRecord, view: StepView) -> Judgement: ...
 
 
@@ -106,7 +106,7 @@ def _record_lines(record: IntentionRecord) -> str:
     return "\n".join(lines) or "(empty)"
 
 
-class LLMCompiler:
+class LLMIntentionCompiler:
     def __init__(self, client: ChatClient, on_call: OnCall | None = None) -> None:
         self._client, self._on_call = client, on_call
 
@@ -161,7 +161,7 @@ Reply with JSON only: {{"resolve": {{"<handle>": "<intention id>" | null, ...}},
 "due": [{{"handle": "<handle>", "intention": "<intention id>"}}, ...]}}"""
 
 
-class LLMMatcher:
+class LLMDueJudge:
     def __init__(self, client: ChatClient, on_call: OnCall | None = None) -> None:
         self._client, self._on_call = client, on_call
 

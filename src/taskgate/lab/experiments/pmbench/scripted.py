@@ -43,7 +43,7 @@ def add_op(task: Mapping[str, Any], day: str) -> Op:
 
 def update_ops(update: Mapping[str, Any], label: str) -> list[Op]:
     """An update as record operations on the intention whose text is ``label`` (``id`` holds
-    the label here; :class:`ScriptedCompiler` swaps in the record's id)."""
+    the label here; :class:`ScriptedIntentionCompiler` swaps in the record's id)."""
     if update.get("action") == "cancel":
         return [Op(op="cancel", id=label)]
     ops = []
@@ -56,7 +56,7 @@ def update_ops(update: Mapping[str, Any], label: str) -> list[Op]:
     return ops
 
 
-class ScriptedCompiler:
+class ScriptedIntentionCompiler:
     """Applies the operations the week gives as truth, naming intentions by their text."""
 
     def wants(self, text: str, truth: CompileTruth) -> bool:
@@ -82,7 +82,7 @@ class ScriptedCompiler:
         return out, []
 
 
-class ScriptedMatcher:
+class ScriptedDueJudge:
     """Announces the handles due now whose trigger is visible: a cue in the vignette at once, a
     time or a channel's cue once the agent has read the clock or that channel at this step (as
     a matcher that sees only the step text and the responses would); resolves each handle to

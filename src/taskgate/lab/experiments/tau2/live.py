@@ -35,11 +35,23 @@ from taskgate.lab.experiments.tau2.gate import Mode, gate_environment, require_t
 from taskgate.lab.experiments.tau2.rules import Ruleset
 from taskgate.lab.progress import Progress
 from taskgate.lab.rundir import SkippedLine, drop_torn_tail, warn_skipped
+from taskgate.registry import Registry
 
 #: what a model endpoint that fails raises through tau2 (litellm's errors are openai's); anything
 #: else is a bug and stops the run
 MODEL_ERRORS = (openai.APIError, ModelError)
-ARMS: tuple[str, ...] = ("ungated", "state-block", "advisory", "gated")
+#: Table 13's arms (the paper's names), with the ladder's names for the same couplings as aliases
+ARMS: Registry[str] = Registry(
+    "tau2 arm",
+    (
+        ("ungated", "the stock airline domain, nothing coupled"),
+        ("state-block", "the state block shown at each call"),
+        ("advisory", "the gate's verdict told, the call still executed"),
+        ("gated", "refused calls do not execute"),
+    ),
+    aliases={"raw": "ungated", "checklist": "state-block", "directive": "advisory",
+             "enforcement": "gated"},
+)  # fmt: skip
 _TRANSPORT = frozenset({"api_base", "api_key", "timeout", "num_retries"})
 _MODES: dict[str, Mode] = {"state-block": "state-block", "advisory": "advisory", "gated": "gated"}
 
@@ -93,7 +105,7 @@ class Role:
 class LiveConfig:
     agent: Role
     user: Role
-    arms: tuple[str, ...] = ARMS
+    arms: tuple[str, ...] = tuple(ARMS)
     trials: int = 1
     seed: int = 300
     max_steps: int = 200
@@ -101,9 +113,9 @@ class LiveConfig:
     concurrency: int = 4
 
     def __post_init__(self) -> None:
-        unknown = [a for a in self.arms if a not in ARMS]
-        if unknown or not self.arms:
-            raise TaskgateError(f"unknown arm(s) {unknown}: choose from {', '.join(ARMS)}")
+        if not self.arms:
+            raise TaskgateError(f"no arm to run: choose from {', '.join(ARMS)}")
+        object.__setattr__(self, "arms", ARMS.choose_all(self.arms))  # the paper's names
         for name in ("trials", "max_steps", "max_errors", "concurrency"):
             if getattr(self, name) < 1:
                 raise TaskgateError(f"{name} must be at least 1, got {getattr(self, name)}")

@@ -1,4 +1,4 @@
-"""The hybrid matcher: the embedding matcher first, the LLM matcher only where it is not sure.
+"""The cascade matcher: the embedding matcher first, the LLM matcher only where it is not sure.
 
 The embedding matcher's confident answers (a step it is sure of, an ambiguous request, a message
 near no step) are kept; an unsure one goes to the fallback matcher (the paper's LLM matcher). The
@@ -12,7 +12,7 @@ from taskgate.matching.embedding import EmbeddingMatcher
 from taskgate.roles import Match, Matcher
 
 
-class HybridMatcher:
+class CascadeMatcher:
     def __init__(self, fallback: Matcher, first: EmbeddingMatcher | None = None) -> None:
         self.first = first or EmbeddingMatcher()
         self.fallback = fallback
