@@ -28,6 +28,8 @@ from taskgate.cli import (
 )
 from taskgate.cli.errors import guarded
 from taskgate.cli.names import LAB, LAB_COMMANDS
+from taskgate.cli.reports import report_command
+from taskgate.lab.experiments import EXPERIMENTS
 
 
 def register(app: typer.Typer) -> None:
@@ -43,15 +45,13 @@ def register(app: typer.Typer) -> None:
         "matchers": matchers.matchers,
         "probe": probe.probe,
         "probe-tools": probe.probe_tools,
-        "probe-report": probe.probe_report,
         "one-node": onenode.one_node,
-        "one-node-report": onenode.one_node_report,
         "pmbench": pmbench.pmbench,
-        "pmbench-report": pmbench.pmbench_report,
         "rewrites": wording.rewrites,
         "raters": wording.raters,
-        "raters-report": wording.raters_report,
     }
+    for experiment in EXPERIMENTS.values():
+        commands[experiment.command] = report_command(experiment)
     for name in LAB_COMMANDS:
         if name == "tau2":
             app.add_typer(tau2.app, name="tau2", rich_help_panel=LAB)

@@ -131,17 +131,3 @@ def _client(clients: Clients, kind: Literal["agent", "matcher", "compiler"]) -> 
     client = clients.get(kind)
     assert client is not None  # the command starts a model when any role needs one
     return client
-
-
-@command
-def one_node_report(
-    run_dir: Annotated[
-        Path,
-        typer.Argument(help="A one-node run directory.", metavar="RUN_DIR", show_default=False),
-    ],
-    fmt: Annotated[Literal["md", "latex"], typer.Option(help="Table format.")] = "md",
-) -> None:
-    """The one-node table from its run directory alone."""
-    table = node_table(run_dir)
-    typer.echo(f"{table.title}\n")
-    typer.echo(table.render(fmt))

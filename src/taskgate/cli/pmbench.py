@@ -214,17 +214,3 @@ def _print(out: Path, fmt: Literal["md", "latex"]) -> None:
     typer.echo(f"\n{table.title}\n")
     typer.echo(table.render(fmt))
     typer.echo(f"\nthe benchmark's own logs of each run: {out / 'logs'}")
-
-
-@command
-def pmbench_report(
-    run_dir: Annotated[
-        Path,
-        typer.Argument(help="A PM-Bench run directory.", metavar="RUN_DIR", show_default=False),
-    ],
-    fmt: Annotated[Literal["md", "latex"], typer.Option(help="Table format.")] = "md",
-) -> None:
-    """Table pmbench from its run directory alone."""
-    table = pmbench_table(run_dir)
-    typer.echo(f"{table.title}\n")
-    typer.echo(table.render(fmt))

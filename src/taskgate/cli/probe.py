@@ -105,24 +105,6 @@ def _scripted(agent: str) -> ScriptedProbeAgent | None:
 
 
 @command
-def probe_report(
-    probe_dirs: Annotated[
-        list[Path],
-        typer.Argument(
-            help="One or several probe directories (one column each).",
-            metavar="PROBE_DIR",
-            show_default=False,
-        ),
-    ],
-    fmt: Annotated[Literal["md", "latex"], typer.Option(help="Table format.")] = "md",
-) -> None:
-    """Table probe from probe directories alone."""
-    table = probe_table(probe_dirs, warner())
-    typer.echo(f"{table.title}\n")
-    typer.echo(table.render(fmt))
-
-
-@command
 def probe_tools(
     out: Annotated[Path, typer.Option(help="Probe directory; rerunning into it resumes.")],
     endpoint: EndpointOptions,

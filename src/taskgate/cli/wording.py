@@ -117,16 +117,3 @@ def _scripted(rater: str) -> ScriptedRater | None:
         if rater == f"scripted:{v}":
             return ScriptedRater(v)
     raise typer.BadParameter(f"unknown rater {rater!r}", param_hint="--rater")
-
-
-@command
-def raters_report(
-    study_dir: Annotated[
-        Path, typer.Argument(help="A raters directory.", metavar="DIR", show_default=False)
-    ],
-    fmt: Annotated[Literal["md", "latex"], typer.Option(help="Table format.")] = "md",
-) -> None:
-    """The wording study's table from its directory alone."""
-    table = rater_table(study_dir, warner())
-    typer.echo(f"{table.title}\n")
-    typer.echo(table.render(fmt))

@@ -9,6 +9,7 @@ from pathlib import Path
 from taskgate.errors import LogFormatError
 from taskgate.lab.experiments.onenode.run import ARMS, LOG, NodeTurnRecord, read_node_log
 from taskgate.lab.experiments.onenode.testbed import NodeEpisode, bookings, generate
+from taskgate.lab.rundir import OnSkip
 from taskgate.lab.scoring.stats import wilson
 from taskgate.lab.scoring.table import Table
 
@@ -73,8 +74,9 @@ def _share(k: int, n: int) -> str:
     return f"{k / n:.2f} [{lo:.2f},{hi:.2f}] ({k}/{n})"
 
 
-def node_table(out: Path) -> Table:
-    """The one-node table from a run directory alone."""
+def node_table(out: Path, on_skip: OnSkip | None = None) -> Table:
+    """The one-node table from a run directory alone (its log has no line to skip: an
+    unreadable one is an error naming it, so ``on_skip`` is not called)."""
     header, done = read_node_log(out)
     if header is None:
         raise LogFormatError(f"{out} is not a one-node run directory: it has no {LOG}")

@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from taskgate.errors import LogFormatError, ModelError, UsageError
 from taskgate.lab.experiments.onenode.roles import Pending, TriggerCompiler, TriggerMatcher
 from taskgate.lab.experiments.onenode.testbed import BY_SLUG, NodeEpisode, NodeTurn, brief, generate
+from taskgate.lab.experiments.protocol import ExperimentFile
 from taskgate.lab.progress import Progress
-from taskgate.lab.rundir import drop_torn_tail
 from taskgate.registry import Registry
 from taskgate.roles import ChatMessage
 
@@ -72,6 +72,10 @@ class NodeHeader(BaseModel):
     agent: str
     compiler: str
     matcher: str
+
+
+#: the one-node run's file: its settings, then each finished episode-arm's records
+NODE_FILE = ExperimentFile(LOG, NodeHeader, "a one-node run")
 
 
 class NodeTurnRecord(BaseModel):
@@ -205,22 +209,12 @@ async def run_one_node(
     """Run every (episode, arm) not yet finished in ``out`` (rerunning resumes)."""
     header = config.header(*names)
     old, finished = read_node_log(out)
-    if old is not None and old != header:
-        raise UsageError(f"{out} holds a one-node run of other settings; use another --out")
-    out.mkdir(parents=True, exist_ok=True)
+    NODE_FILE.check(out, old, header)
     seeds = range(config.first_seed, config.first_seed + config.episodes)
     jobs = [(s, a) for s in seeds for a in config.arms]
     progress = progress or Progress()
     progress.total = len(jobs)
-    drop_torn_tail(out / LOG)  # an interrupted last line: cut, so no record is glued to it
-    with (out / LOG).open("ab") as f:
-        if old is None:
-            f.write(header.model_dump_json().encode() + b"\n")
-
-        def sink(record: BaseModel) -> None:
-            f.write(record.model_dump_json().encode() + b"\n")
-            f.flush()
-
+    with NODE_FILE.appending(out, header, old is None) as sink:
         pending = iter(jobs)
 
         async def worker() -> None:

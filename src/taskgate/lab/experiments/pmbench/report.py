@@ -19,6 +19,7 @@ from taskgate.errors import LogFormatError
 from taskgate.lab.experiments.pmbench.coupling import MATCHER_RUNGS, NAMES, PMBENCH_RUNGS
 from taskgate.lab.experiments.pmbench.experiment import SETTINGS, read_run, read_settings
 from taskgate.lab.experiments.pmbench.loop import StepRecord
+from taskgate.lab.rundir import OnSkip
 from taskgate.lab.scoring.table import Table
 
 
@@ -75,8 +76,9 @@ def _pr(runs: Sequence[RunFigures]) -> str:
     return f"{_stat(p, 2)}/{_stat(r, 2)}"
 
 
-def pmbench_table(out: Path) -> Table:
-    """Table pmbench from ``out`` alone."""
+def pmbench_table(out: Path, on_skip: OnSkip | None = None) -> Table:
+    """Table pmbench from ``out`` alone (its runs are whole files, each written at once: no
+    line to skip, so ``on_skip`` is not called)."""
     settings = read_settings(out)
     if settings is None:
         raise LogFormatError(f"{out} is not a PM-Bench run directory: it has no {SETTINGS}")

@@ -8,7 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from taskgate.lab.rundir import OnSkip, read_headed
+from taskgate.lab.experiments.protocol import ExperimentFile
+from taskgate.lab.rundir import OnSkip
 
 PROBE = "probe.jsonl"
 #: the sample index of the greedy (temperature 0) re-ask of the recorded request
@@ -61,6 +62,8 @@ def read_probe(
 ) -> tuple[ProbeHeader | None, list[ProbeReply]]:
     """The header and replies of a probe directory (a reply written twice: the last); unreadable
     lines are skipped and reported (an interrupted write leaves the last one half-written)."""
-    return read_headed(
-        out / PROBE, ProbeHeader, ProbeReply, lambda r: r.key, "a probe header", on_skip
-    )
+    return PROBE_FILE.read(out, ProbeReply, lambda r: r.key, on_skip)
+
+
+#: the probe's file: its settings, then one reply per line
+PROBE_FILE = ExperimentFile(PROBE, ProbeHeader, "a probe")

@@ -13,14 +13,14 @@ from taskgate.errors import LogFormatError, ModelError, UsageError
 from taskgate.lab.experiments.probe.cases import PROBED_ARM, TrapTurn, rebooks, trap_turns
 from taskgate.lab.experiments.probe.records import (
     GREEDY,
-    PROBE,
+    PROBE_FILE,
     ProbeHeader,
     ProbeReply,
     read_probe,
 )
 from taskgate.lab.experiments.probe.variants import VARIANTS
 from taskgate.lab.progress import Progress
-from taskgate.lab.rundir import OnSkip, drop_torn_tail
+from taskgate.lab.rundir import OnSkip
 from taskgate.lab.scoring.summary import score_entries
 from taskgate.llm.client import ChatClient, OnCall
 from taskgate.protocol.actions import RESULTS_HEADER
@@ -197,11 +197,7 @@ def plan_probe(
     traps = probe_traps(source, config.max_traps, config.cell)
     header = config.header(source.resolve(), agent)
     old, replies = read_probe(out, on_skip)
-    if old is not None and old != header:
-        raise UsageError(
-            f"{out} holds a probe of other settings ({_differences(old, header)}); rerun with "
-            "those or use another --out directory"
-        )
+    PROBE_FILE.check(out, old, header)
     done = {r.key for r in replies}
     asks = [a for a in _asks(traps, config) if a.key not in done]
     return ProbePlan(header, old is None, len(done), asks)
@@ -227,11 +223,7 @@ async def run_probe(
     progress.skipped = plan.done
     for _ in range(plan.done):
         progress.advance()
-    drop_torn_tail(out / PROBE)  # an interrupted last line: cut, so no record is glued to it
-    with (out / PROBE).open("ab") as f:
-        if plan.fresh:
-            f.write(plan.header.model_dump_json().encode() + b"\n")
-            f.flush()
+    with PROBE_FILE.appending(out, plan.header, plan.fresh) as sink:
         pending = iter(asks)
 
         async def worker() -> None:
@@ -241,8 +233,7 @@ async def run_probe(
                 except ModelError as exc:
                     progress.fail(f"{ask.trap.key} {ask.variant}#{ask.sample}: {exc}")
                     continue
-                f.write(_reply(ask, answer).model_dump_json().encode() + b"\n")
-                f.flush()
+                sink(_reply(ask, answer))
                 progress.advance()
 
         await asyncio.gather(*(worker() for _ in range(min(config.concurrency, len(asks) or 1))))
@@ -283,8 +274,3 @@ def _reply(ask: ProbeAsk, answer: Answer) -> ProbeReply:
         prompt_tokens=answer.prompt_tokens,
         completion_tokens=answer.completion_tokens,
     )
-
-
-def _differences(old: ProbeHeader, new: ProbeHeader) -> str:
-    a, b = old.model_dump(), new.model_dump()
-    return ", ".join(f"{k} {a[k]!r} not {b[k]!r}" for k in a if a[k] != b[k])

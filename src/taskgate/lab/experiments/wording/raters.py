@@ -23,8 +23,9 @@ from taskgate.errors import LogFormatError, ModelError, ReplyFormatError, UsageE
 from taskgate.lab.episodes.generator import cap, generate_episode
 from taskgate.lab.episodes.models import EpisodeParams
 from taskgate.lab.episodes.pools import POOLS
+from taskgate.lab.experiments.protocol import ExperimentFile
 from taskgate.lab.progress import Progress
-from taskgate.lab.rundir import OnSkip, drop_torn_tail, read_headed
+from taskgate.lab.rundir import OnSkip
 from taskgate.lab.scoring.table import Table
 from taskgate.llm.client import ChatClient, OnCall
 from taskgate.llm.jsonreply import parse_reply
@@ -140,18 +141,15 @@ class RaterHeader(BaseModel):
     domains: tuple[str, ...]
 
 
+#: the raters study's file: its settings, then one verdict per (item, rater) per line
+RATERS_FILE = ExperimentFile(RATERS, RaterHeader, "a raters study")
+
+
 def read_raters(
     out: Path, on_skip: OnSkip | None = None
 ) -> tuple[RaterHeader | None, list[RaterRecord]]:
     """The header and each (item, rater)'s last verdict; unreadable lines are skipped."""
-    return read_headed(
-        out / RATERS,
-        RaterHeader,
-        RaterRecord,
-        lambda r: (r.item, r.rater),
-        "a raters header",
-        on_skip,
-    )
+    return RATERS_FILE.read(out, RaterRecord, lambda r: (r.item, r.rater), on_skip)
 
 
 async def run_raters(
@@ -167,9 +165,7 @@ async def run_raters(
         rater=rater.name, raters=config.raters, samples=config.samples, domains=config.domains
     )
     old, records = read_raters(out, on_skip)
-    if old is not None and old != header:
-        raise UsageError(f"{out} holds a study of other settings; use another --out directory")
-    out.mkdir(parents=True, exist_ok=True)
+    RATERS_FILE.check(out, old, header)
     done = {(r.item, r.rater) for r in records if r.verdict is not None}
     jobs = [
         (item, r)
@@ -183,10 +179,7 @@ async def run_raters(
     for _ in range(progress.skipped):
         progress.advance()
     pending = iter(todo)
-    drop_torn_tail(out / RATERS)  # an interrupted last line: cut, so no record is glued to it
-    with (out / RATERS).open("ab") as f:
-        if old is None:
-            f.write(header.model_dump_json().encode() + b"\n")
+    with RATERS_FILE.appending(out, header, old is None) as sink:
 
         async def worker() -> None:
             for item, r in pending:
@@ -200,8 +193,7 @@ async def run_raters(
                 except ReplyFormatError:
                     verdict = None
                 rec = RaterRecord(item=item.key, kind=item.kind, rater=r, verdict=verdict)
-                f.write(rec.model_dump_json().encode() + b"\n")
-                f.flush()
+                sink(rec)
                 progress.advance()
 
         await asyncio.gather(*(worker() for _ in range(config.concurrency)))
