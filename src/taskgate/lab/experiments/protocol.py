@@ -20,11 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from taskgate.errors import UsageError
 from taskgate.lab.rundir import OnSkip, drop_torn_tail, read_headed
 from taskgate.lab.scoring.table import Table
+
+
+class Header(BaseModel):
+    """An experiment's settings, the first line of its file: a resumed run must match them."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
 
 H = TypeVar("H", bound=BaseModel)
 R = TypeVar("R", bound=BaseModel)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from taskgate.errors import LogFormatError, ModelError, UsageError
 from taskgate.lab.experiments.onenode.roles import Pending, TriggerCompiler, TriggerMatcher
 from taskgate.lab.experiments.onenode.testbed import BY_SLUG, NodeEpisode, NodeTurn, brief, generate
-from taskgate.lab.experiments.protocol import ExperimentFile
+from taskgate.lab.experiments.protocol import ExperimentFile, Header
 from taskgate.lab.progress import Progress
 from taskgate.registry import Registry
 from taskgate.roles import ChatMessage
@@ -62,9 +62,7 @@ class NodeRoles:
     matcher: TriggerMatcher
 
 
-class NodeHeader(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class NodeHeader(Header):
     kind: Literal["onenode"] = "onenode"
     k: int
     after: int

@@ -29,14 +29,13 @@ from taskgate.lab.experiments.pmbench.checkout import Checkout, PMBenchError, sh
 from taskgate.lab.experiments.pmbench.coupling import PMBENCH_RUNGS
 from taskgate.lab.experiments.pmbench.loop import Limits, PMRoles, StepRecord, run_week
 from taskgate.lab.experiments.pmbench.week import Week
+from taskgate.lab.experiments.protocol import Header
 from taskgate.lab.progress import Progress
 
 SETTINGS = "settings.json"
 
 
-class PMSettings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class PMSettings(Header):
     kind: Literal["pmbench"] = "pmbench"
     agent: str
     compiler: str

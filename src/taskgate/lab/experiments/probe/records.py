@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from taskgate.lab.experiments.protocol import ExperimentFile
+from taskgate.lab.experiments.protocol import ExperimentFile, Header
 from taskgate.lab.rundir import OnSkip
 
 PROBE = "probe.jsonl"
@@ -16,10 +16,8 @@ PROBE = "probe.jsonl"
 GREEDY = -1
 
 
-class ProbeHeader(BaseModel):
+class ProbeHeader(Header):
     """What was probed, with what agent and sampling settings (a resumed probe must match)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["probe"] = "probe"
     source: str  # the raw-transcript run directory

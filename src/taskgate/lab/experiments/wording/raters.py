@@ -23,7 +23,7 @@ from taskgate.errors import LogFormatError, ModelError, ReplyFormatError, UsageE
 from taskgate.lab.episodes.generator import cap, generate_episode
 from taskgate.lab.episodes.models import EpisodeParams
 from taskgate.lab.episodes.pools import POOLS
-from taskgate.lab.experiments.protocol import ExperimentFile
+from taskgate.lab.experiments.protocol import ExperimentFile, Header
 from taskgate.lab.progress import Progress
 from taskgate.lab.rundir import OnSkip
 from taskgate.lab.scoring.table import Table
@@ -129,10 +129,8 @@ class RaterConfig:
             raise UsageError(f"unknown domain(s) {unknown}; choose from: {', '.join(POOLS)}")
 
 
-class RaterHeader(BaseModel):
+class RaterHeader(Header):
     """The study's settings: a resumed study must match them."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["raters"] = "raters"
     rater: str
