@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from plans import tool_chain
 from taskgate import (
     AttemptEntry,
     Booking,
@@ -33,16 +34,7 @@ from taskgate import (
 from taskgate.errors import LedgerFormatError
 from taskgate.llm.fake import Reply, ToolCall
 
-PLAN = Plan.model_validate(
-    {
-        "binding": "tool",
-        "steps": {
-            "s1": {"tool": "collect_requirements", "text": "collect the requirements"},
-            "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]},
-            "s3": {"tool": "send_rfq", "text": "send the RFQ", "deps": ["s2"]},
-        },
-    }
-)
+PLAN = tool_chain(3)
 
 
 def tool_call(name: str, cid: str | None = None) -> dict[str, Any]:
@@ -404,9 +396,7 @@ def _lg_agent(secret: str | None, saver: Any = None) -> tuple[Any, list[str]]:
     return create_agent(model, [draft_rfq], middleware=[gate], checkpointer=saver), ran
 
 
-LG_PLAN = Plan.model_validate({"binding": "tool", "steps": {
-    "s1": {"tool": "collect_requirements", "text": "collect the requirements"},
-    "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]}}})  # fmt: skip
+LG_PLAN = tool_chain(2)
 
 
 def _forged_rows(

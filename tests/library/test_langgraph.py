@@ -14,6 +14,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
+from plans import tool_chain
 from taskgate import Plan, Status
 from taskgate.integrations.langgraph import (
     LEDGER_KEY,
@@ -40,15 +41,7 @@ def draft_rfq(title: str) -> str:
     return f"drafted {title}"
 
 
-PLAN = Plan.model_validate(
-    {
-        "binding": "tool",
-        "steps": {
-            "s1": {"tool": "collect_requirements", "text": "collect the requirements"},
-            "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]},
-        },
-    }
-)
+PLAN = tool_chain(2)
 
 
 def call(name: str, cid: str, **args: Any) -> dict[str, Any]:

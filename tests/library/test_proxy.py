@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
+from plans import tool_chain
+
 pytest.importorskip("starlette", reason="needs the proxy extra")
 
 from hypothesis import given, settings
@@ -295,15 +297,7 @@ def test_a_stream_that_breaks_releases_nothing_held_and_writes_nothing() -> None
 
 
 # -- native tool calls ----------------------------------------------------------------------------
-TOOL_PLAN = Plan.model_validate(
-    {
-        "binding": "tool",
-        "steps": {
-            "s1": {"tool": "collect_requirements", "text": "collect the requirements"},
-            "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]},
-        },
-    }
-)
+TOOL_PLAN = tool_chain(2)
 
 
 def calls_reply(*names: str, wo: str = "#W5001") -> Reply:

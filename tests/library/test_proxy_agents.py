@@ -10,12 +10,14 @@ from typing import Any
 
 import pytest
 
+from plans import tool_chain
+
 pytest.importorskip("starlette", reason="needs the proxy extra")
 
 import openai
 
 from proxy_helpers import episodes
-from taskgate import FakeServer, Plan, Reply, careless_responder, script
+from taskgate import FakeServer, Reply, careless_responder, script
 from taskgate.llm.fake import ToolCall
 from taskgate.protocol.tools import harness_brief
 from taskgate.proxy import ProxyConfig
@@ -82,15 +84,7 @@ def test_the_sdk_at_every_turn_of_an_episode_sees_the_proxys_rung() -> None:
 
 
 # -- LangGraph ------------------------------------------------------------------------------------
-PLAN = Plan.model_validate(
-    {
-        "binding": "tool",
-        "steps": {
-            "s1": {"tool": "collect_requirements", "text": "collect the requirements"},
-            "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]},
-        },
-    }
-)
+PLAN = tool_chain(2)
 _WO = re.compile(r"\(#W(\d+)\)")
 
 
