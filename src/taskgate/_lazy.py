@@ -30,4 +30,4 @@ def require(extra: str, what: str, modules: tuple[str, ...]) -> None:
     (the extra's packages) is not installed."""
     missing = [m for m in modules if find_spec(m) is None]
     if missing:
-        raise MissingExtraError(extra, f"{what} (no module named {missing[0]!r})")
+        raise MissingExtraError(extra, what, missing[0])

@@ -114,12 +114,15 @@ class RulesetError(TaskgateError, ValueError):
 class MissingExtraError(TaskgateError, ImportError):
     """An optional extra is not installed; the message names the extra to install."""
 
-    def __init__(self, extra: str, what: str) -> None:
-        self.extra, self.what = extra, what
-        super().__init__(f"{what} needs the {extra!r} extra: pip install 'taskgate[{extra}]'")
+    def __init__(self, extra: str, what: str, missing: str | None = None) -> None:
+        self.extra, self.what, self.missing = extra, what, missing
+        why = f" (no module named {missing!r})" if missing else ""
+        super().__init__(
+            f"{what}: the {extra!r} extra is not installed{why}: pip install 'taskgate[{extra}]'"
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.extra, self.what))
+        return (type(self), (self.extra, self.what, self.missing))
 
 
 class ReplyFormatError(TaskgateError, ValueError):

@@ -68,8 +68,14 @@ class Registry(Mapping[str, T], Generic[T]):
     def unknown(self, name: str) -> str:
         """The one line that says ``name`` is not a choice: the nearest one, then all."""
         close = difflib.get_close_matches(name, [*self._entries, *self._aliases], n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        return f"unknown {self.kind} {name!r}{hint} choose from: {', '.join(self._entries)}"
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        also = f" (or {', '.join(self._aliases)})" if self._aliases else ""
+        return f"unknown {self.kind} {name!r}{hint}; choose from: {', '.join(self._entries)}{also}"
+
+    def choices(self) -> str:
+        """The names and, in brackets, the aliases: for a flag's help."""
+        also = f" (or {', '.join(self._aliases)})" if self._aliases else ""
+        return ", ".join(self._entries) + also
 
     @property
     def aliases(self) -> Mapping[str, str]:

@@ -1,6 +1,8 @@
+import re
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -106,7 +108,8 @@ def test_the_proxy_without_its_extra_is_one_line_naming_it() -> None:
     done = _without({"starlette"}, "proxy", "--upstream", "http://127.0.0.1:9/v1")
     assert done.returncode == 2
     assert done.stderr.strip() == (
-        "taskgate: error: taskgate proxy needs the 'proxy' extra: pip install 'taskgate[proxy]'"
+        "taskgate: error: the gating proxy: the 'proxy' extra is not installed (no module named "
+        "'starlette'): pip install 'taskgate[proxy]'"
     )
 
 
@@ -119,3 +122,17 @@ def test_a_library_name_whose_extra_is_missing_names_it(name: str, hidden: str, 
     code += f"import taskgate\ntry:\n    taskgate.{name}\nexcept ImportError as e:\n    print(e)\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert f"pip install 'taskgate[{extra}]'" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_lazy_names_come_from_the_library() -> None:
+    """The names imported on first use are named by module strings, which no import contract
+    sees: each must be a library module."""
+    src = Path(taskgate.__file__).parent
+    for init in (src / "__init__.py", src / "matching" / "__init__.py"):
+        targets = re.findall(r'"(taskgate\.[\w.]+)"', init.read_text(encoding="utf-8"))
+        targets += [
+            f"taskgate.matching.{m}"
+            for m in re.findall(r'f"\{__name__\}\.(\w+)"', init.read_text(encoding="utf-8"))
+        ]
+        assert targets, init
+        assert [t for t in targets if t.startswith(("taskgate.lab", "taskgate.cli"))] == []

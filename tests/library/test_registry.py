@@ -24,7 +24,7 @@ def test_an_unknown_name_is_one_line_with_the_nearest_and_every_choice() -> None
     with pytest.raises(UnknownNameError) as caught:
         colours().choose("gren")
     assert str(caught.value) == (
-        "unknown colour 'gren'; did you mean 'green'? choose from: red, green"
+        "unknown colour 'gren' (did you mean 'green'?); choose from: red, green (or crimson)"
     )
     assert colours().get("nope") is None  # the Mapping protocol still answers None
     with pytest.raises(KeyError):

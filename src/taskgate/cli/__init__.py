@@ -8,6 +8,7 @@ lab's after (:mod:`.names`); without the lab's extra, the lab's commands say whi
 
 from __future__ import annotations
 
+import functools
 import signal
 from typing import Any
 
@@ -22,20 +23,80 @@ from taskgate.errors import MissingExtraError
 
 
 class _Grouped(TyperGroup):
-    """Lists the commands under their headings (typer's own panels need rich markup, which
-    would also box the one-line usage errors)."""
+    """The root command: the engineer's commands, then the lab's, each list under its heading
+    (typer's own panels need rich markup, which would also box the one-line usage errors). The
+    lab's commands are loaded only when one runs or the list is printed (:mod:`.lab`)."""
 
-    def format_commands(self, ctx: Any, formatter: Any) -> None:  # typer's click types
-        names = [n for n in self.list_commands(ctx) if not getattr(self.commands[n], "hidden", 0)]
-        width = formatter.width - 6 - max(map(len, names), default=0)
+    def list_commands(self, ctx: Any) -> list[str]:  # typer's click types
+        return [*super().list_commands(ctx), *LAB_COMMANDS]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name in LAB_COMMANDS:
+            return _lab_command(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        commands = [(n, self.get_command(ctx, n)) for n in self.list_commands(ctx)]
+        commands = [(n, c) for n, c in commands if c is not None and not c.hidden]
+        width = formatter.width - 6 - max((len(n) for n, _ in commands), default=0)
         groups: dict[str, list[tuple[str, str]]] = {}
-        for name in names:
-            command = self.commands[name]
+        for name, command in commands:
             title = getattr(command, "rich_help_panel", None) or "Commands"
             groups.setdefault(title, []).append((name, command.get_short_help_str(width)))
         for title, rows in groups.items():
             with formatter.section(title):
                 formatter.write_dl(rows)
+
+
+@functools.cache
+def _lab_group() -> Any:
+    """The lab's commands as one click group, or the one line that says why there are none."""
+    try:
+        from taskgate.cli import lab
+    except MissingExtraError as exc:
+        return _why(exc.extra, exc.missing)
+    except ModuleNotFoundError as exc:  # an extra's package, never taskgate's own modules
+        if (exc.name or "taskgate").split(".")[0] == "taskgate":
+            raise
+        return _why("lab", exc.name)
+    return typer.main.get_command(lab.app)
+
+
+def _why(extra: str, missing: str | None) -> str:
+    return f"the {extra!r} extra is not installed (no module named {missing!r})"
+
+
+def _lab_command(name: str) -> Any:
+    group = _lab_group()
+    if not isinstance(group, str):
+        command = group.get_command(None, name)
+        command.rich_help_panel = LAB
+        return command
+    extra = "tau2" if name == "tau2" else "lab"  # tau2's extra brings the lab with it
+
+    def absent() -> None:
+        typer.echo(
+            one_line(
+                f"taskgate: error: `taskgate {name}` is part of the lab: {group}: "
+                f"pip install 'taskgate[{extra}]'"
+            ),
+            err=True,
+        )
+        raise typer.Exit(USAGE)
+
+    command = typer.main.get_command_from_info(
+        typer.models.CommandInfo(
+            name=name,
+            callback=absent,
+            help=f"(needs taskgate[{extra}])",
+            context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
+                              "help_option_names": []},
+        ),
+        pretty_exceptions_short=True,
+        rich_markup_mode=None,
+    )  # fmt: skip
+    setattr(command, "rich_help_panel", LAB)  # noqa: B010  (a click Command has no such field)
+    return command
 
 
 app = typer.Typer(
@@ -67,37 +128,6 @@ def _root(
 app.command("proxy", rich_help_panel=ENGINEER)(guarded(proxy.proxy))
 app.command("proxy-status", rich_help_panel=ENGINEER)(guarded(proxy.proxy_status))
 app.command("demo", rich_help_panel=ENGINEER)(guarded(demo.demo))
-
-
-def _missing_lab(why: str) -> None:
-    """Each lab command, when the lab's extra is not installed: one line saying which to install."""
-
-    def make(name: str) -> Any:
-        def absent(ctx: typer.Context) -> None:
-            typer.echo(
-                one_line(f"taskgate: error: `taskgate {name}` is the lab's: {why}"),
-                err=True,
-            )
-            raise typer.Exit(USAGE)
-
-        absent.__doc__ = "(needs taskgate[lab])"
-        return absent
-
-    settings = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
-    for name in LAB_COMMANDS:
-        app.command(name, rich_help_panel=LAB, context_settings=settings)(make(name))
-
-
-try:
-    from taskgate.cli import lab
-except MissingExtraError as exc:
-    _missing_lab(str(exc))
-except ModuleNotFoundError as exc:  # an extra's package, never taskgate's own modules
-    if (exc.name or "taskgate").split(".")[0] == "taskgate":
-        raise
-    _missing_lab(f"no module named {exc.name!r}: pip install 'taskgate[lab]'")
-else:
-    lab.register(app)
 
 
 def main() -> None:

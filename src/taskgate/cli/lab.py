@@ -1,8 +1,8 @@
-"""The lab's subcommands (the paper's testbed), registered under the "The lab" heading.
+"""The lab's subcommands (the paper's testbed), listed under the "The lab" heading.
 
-Importing this module imports the lab; :mod:`taskgate.cli` imports it only when the lab's extra
-is installed, and otherwise registers :data:`LAB_COMMANDS` as commands that say which extra to
-install, in one line.
+Importing this module imports the lab. :mod:`taskgate.cli` imports it only when a lab command
+runs or ``--help`` lists the commands, so ``taskgate proxy`` and ``taskgate demo`` never load the
+lab; without the lab's extra each lab command says which extra to install, in one line.
 """
 
 from __future__ import annotations
@@ -31,9 +31,12 @@ from taskgate.cli.names import LAB, LAB_COMMANDS
 from taskgate.cli.reports import report_command
 from taskgate.lab.experiments import EXPERIMENTS
 
+#: the lab's subcommands, as one typer app whose commands the root command hands on
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
-def register(app: typer.Typer) -> None:
-    """Add the lab's subcommands to ``app``, in :data:`LAB_COMMANDS`' order."""
+
+def _register() -> None:
+    """Add the lab's subcommands to :data:`app`, in :data:`LAB_COMMANDS`' order."""
     commands: dict[str, Callable[..., Any]] = {
         "ladder": ladder.ladder,
         "tools": tools.tools,
@@ -57,3 +60,6 @@ def register(app: typer.Typer) -> None:
             app.add_typer(tau2.app, name="tau2", rich_help_panel=LAB)
         else:
             app.command(name, rich_help_panel=LAB)(guarded(commands[name]))
+
+
+_register()

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 
 import typer
 
+from taskgate._lazy import require
 from taskgate.cli.common import report_run, run_with_progress
 from taskgate.cli.errors import warner, writable_dir, writable_file
 from taskgate.cli.model import embedded
@@ -67,6 +68,8 @@ def ladder(
     writable_dir(out, "--out")
     # Mem0's extraction runs on the agent's model, so its arms need one even for a scripted agent
     mem0 = any(memory_kind(a) == "mem0" for a in arm_list)
+    if mem0:  # before any model server starts
+        require("memory", "the Mem0 memory arms", ("mem0",))
     uses_model = mem0 or ROLES.any_needs_model(agent, compiler, matcher)
     if uses_model and embedded(endpoint):
         steps = EMBEDDED_STEPS if steps is None else steps

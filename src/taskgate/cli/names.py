@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-ENGINEER = "For engineers: gate an agent (pip install 'taskgate[proxy]')"
-LAB = "The lab: the paper's testbed (pip install 'taskgate[lab]')"
+ENGINEER = "For engineers: gate an agent"
+LAB = "The lab: the paper's testbed (needs taskgate[lab])"
 
 #: the lab's subcommands, in the order ``--help`` lists them
 LAB_COMMANDS = (

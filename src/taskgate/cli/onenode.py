@@ -42,7 +42,7 @@ MATCHERS = ("scripted", "llm", "embedding", "embedding:hash")
 def one_node(
     endpoint: EndpointOptions,
     out: Annotated[Path, typer.Option(help="Run directory; rerunning into it resumes.")],
-    arms: Annotated[str, typer.Option(help=f"Comma-separated arms: {', '.join(ARMS)}.")] = ",".join(
+    arms: Annotated[str, typer.Option(help=f"Comma-separated arms: {ARMS.choices()}.")] = ",".join(
         ARMS
     ),
     agent: Annotated[str, typer.Option(help=f"The agent: {', '.join(AGENTS)}.")] = "llm",

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, TypeVar, get_type_hints
 
 import typer
 
-from taskgate.errors import TaskgateError
+from taskgate.errors import MissingExtraError, TaskgateError
 from taskgate.lab.arms.registry import ARMS, LADDER, TOOL_LADDER
 from taskgate.lab.experiments.probe import VARIANTS, ProbeConfig
 from taskgate.lab.runner.cluster import check_address
@@ -177,10 +177,10 @@ class CellOptions:
     ) -> list[str]:
         if self.arms is None:
             return list(default)
-        return check_names(split_list(self.arms, str, "--arms"), allowed, "--arms")
+        return check_names(split_list(self.arms, str, "--arms"), allowed, "--arms", "arm")
 
     def conditions(self) -> dict[str, Any]:
-        """The run conditions it sets, as :class:`~taskgate.LadderConfig` fields."""
+        """The run conditions it sets, as :class:`~taskgate.lab.LadderConfig` fields."""
         return {
             "corruption": self.rates(),
             "repair": self.repair,
@@ -353,10 +353,12 @@ def load_rewrites(path: Path | None) -> dict[str, list[str]] | None:
     return data
 
 
-def check_names(names: Sequence[str], known: Sequence[str] | Registry[Any], flag: str) -> list[str]:
+def check_names(
+    names: Sequence[str], known: Sequence[str] | Registry[Any], flag: str, kind: str = "name"
+) -> list[str]:
     """``names`` as their registered names (an alias becomes the name it stands for); an unknown
     one is a usage error on ``flag`` naming the nearest choice and every choice."""
-    registry = known if isinstance(known, Registry) else Registry("name", ((k, k) for k in known))
+    registry = known if isinstance(known, Registry) else Registry(kind, ((k, k) for k in known))
     try:
         return list(registry.choose_all(names))
     except TaskgateError as exc:
@@ -367,5 +369,7 @@ def usage(flag: str, call: Callable[[], T]) -> T:
     """``call()``, with a taskgate error turned into a usage error on ``flag``."""
     try:
         return call()
+    except MissingExtraError:
+        raise  # not the flag's fault: one line naming the extra
     except TaskgateError as exc:
         raise typer.BadParameter(str(exc), param_hint=flag) from None

@@ -59,7 +59,7 @@ def pmbench(
         str,
         typer.Option(
             "--arms",
-            help=f"Comma-separated rungs: {', '.join(PMBENCH_RUNGS)} (the ladder's names).",
+            help=f"Comma-separated rungs: {PMBENCH_RUNGS.choices()}.",
         ),
     ] = (",".join(PMBENCH_RUNGS)),
     agent: Annotated[str, typer.Option(help=f"The agent: {', '.join(AGENTS)}.")] = "llm",

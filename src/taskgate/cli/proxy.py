@@ -40,7 +40,7 @@ def proxy(
         ),
     ] = None,
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=0, max=65535)] = 8100,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535)] = 8100,
     compiler: Annotated[
         str, typer.Option("--compiler", help="llm (the model compiles the brief) | parser.")
     ] = "llm",
@@ -49,7 +49,8 @@ def proxy(
         typer.Option(
             "--matcher",
             help="llm | lexical | embedding (MiniLM, no model call) | cascade (embedding, then "
-            "llm where it is unsure). Embedding and cascade ask back on ambiguous requests.",
+            "llm where it is unsure) | embedding:hash (a fake embedder, for tests). Embedding and "
+            "cascade ask back on ambiguous requests.",
         ),
     ] = "llm",
     helper_url: Annotated[
@@ -71,8 +72,12 @@ def proxy(
         from taskgate.proxy.app import fewer_collections
         from taskgate.proxy.gating import rung
         from taskgate.proxy.session import MATCHERS
-    except ImportError:
-        raise MissingExtraError("proxy", "taskgate proxy") from None
+    except MissingExtraError:
+        raise
+    except ModuleNotFoundError as exc:  # an extra's package, never taskgate's own modules
+        if (exc.name or "taskgate").split(".")[0] == "taskgate":
+            raise
+        raise MissingExtraError("proxy", "taskgate proxy", exc.name) from None
     if compiler not in ("llm", "parser"):
         raise UsageError(f"--compiler must be llm or parser, not {compiler!r}")
     if matcher not in MATCHERS:

@@ -12,7 +12,7 @@ from taskgate.cli import tau2_live
 from taskgate.cli.errors import guarded, writable_file
 from taskgate.cli.options import EndpointOptions, ThinkOpt, command
 from taskgate.cli.tau2_common import DbOpt, RulesetOpt, db_path, load_ruleset_option, package_paths
-from taskgate.errors import TaskgateError
+from taskgate.errors import MissingExtraError, TaskgateError
 from taskgate.files import read_json, read_text
 
 app = typer.Typer(
@@ -76,6 +76,8 @@ def replay_gold(
     db_default, tasks_default = package_paths()
     try:
         task_list = load_tasks(tasks or tasks_default)
+    except MissingExtraError:
+        raise  # not the flag's fault: one line naming the extra
     except TaskgateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--tasks") from None
     results = gold_replay(task_list, load_ruleset_option(ruleset), db or db_default)
@@ -126,10 +128,14 @@ def replay(
     rules = load_ruleset_option(ruleset)
     try:
         envs = FreshEnvironments(db_path(db))
+    except MissingExtraError:
+        raise  # not the flag's fault: one line naming the extra
     except TaskgateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--db") from None
     try:
         summary = replay_results(results, rules, envs)
+    except MissingExtraError:
+        raise  # not the flag's fault: one line naming the extra
     except TaskgateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--results") from None
     text = dump_report(summary)

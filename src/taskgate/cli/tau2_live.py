@@ -15,7 +15,7 @@ from taskgate.cli.errors import writable_dir, writable_file
 from taskgate.cli.model import embedded, endpoint_for
 from taskgate.cli.options import EndpointOptions, JsonOpt, check_names, command, split_list, usage
 from taskgate.cli.tau2_common import DbOpt, RulesetOpt, db_path, load_ruleset_option, package_paths
-from taskgate.errors import TaskgateError
+from taskgate.errors import MissingExtraError, TaskgateError
 
 #: the embedded model is tiny and slow: by default it gets a smoke run
 EMBEDDED_TASKS, EMBEDDED_STEPS, EMBEDDED_MAX_TOKENS = 1, 10, 64
@@ -37,7 +37,11 @@ def run(
         int | None, typer.Option(min=1, help="Only the first N tasks (embedded default: 1).")
     ] = None,
     arms: Annotated[
-        str, typer.Option(help="Comma-separated arms.")
+        str,
+        typer.Option(
+            help="Comma-separated arms: ungated, state-block, advisory, gated (or the ladder's "
+            "names for them: raw, checklist, directive, enforcement)."
+        ),
     ] = "ungated,state-block,advisory,gated",
     trials: Annotated[int, typer.Option(min=1, help="Trials per task (paired seeds).")] = 1,
     seed: Annotated[int, typer.Option(help="Seed the per-trial seeds derive from.")] = 300,
@@ -111,6 +115,8 @@ def _select(path: Path | None, ids: str | None, first: int | None) -> list[Any]:
 
     try:
         task_list = load_task_file(path or package_paths()[1])
+    except MissingExtraError:
+        raise  # not the flag's fault: one line naming the extra
     except TaskgateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--tasks") from None
     if ids is not None:
@@ -149,6 +155,8 @@ def _run(config: Any, tasks: list[Any], rules: Any, out: Path) -> int:
 
     try:
         with_progress("simulations", work, unit="simulation")
+    except MissingExtraError:
+        raise  # not the flag's fault: one line naming the extra
     except TaskgateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--out") from None
     return failed
@@ -159,6 +167,8 @@ def _print_report(out: Path, rules: Any, db: Path | None, json_out: Path | None)
 
     try:
         report = run_report(out, rules, db_path(db))
+    except MissingExtraError:
+        raise  # not the flag's fault: one line naming the extra
     except TaskgateError as exc:
         raise typer.BadParameter(str(exc), param_hint="OUT") from None
     typer.echo(markdown(report))

@@ -5,6 +5,6 @@ from taskgate._lazy import require
 
 require(
     "lab",
-    "the lab (taskgate.lab)",
+    "the lab",
     ("statsmodels", "scipy", "numpy", "aiohttp", "langchain_core", "langgraph"),
 )

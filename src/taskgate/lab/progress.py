@@ -1,6 +1,6 @@
 """Progress of a batch run: counts that a progress display reads, shared by every runner.
 
-It lives below the runners (the ladder's and the tau2 integration's) and the CLI, so that none of
+It lives below the runners (the ladder's and the tau2 study's) and the CLI, so that none of
 them imports another sideways to report progress.
 """
 

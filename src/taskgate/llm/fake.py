@@ -24,12 +24,17 @@ from types import TracebackType
 from typing import Any
 
 import orjson
-from aiohttp import web
 
 from taskgate.core.plan import Plan, StepSpec
+from taskgate.errors import MissingExtraError
 from taskgate.llm.prompts import GRAPH_PROMPT, TOOL_GRAPH_PROMPT
 from taskgate.matching.lexical import LexicalMatcher
 from taskgate.protocol.briefparse import brief_steps, parse_brief, parse_revision
+
+try:
+    from aiohttp import web
+except ModuleNotFoundError:  # pragma: no cover - without the extra
+    raise MissingExtraError("llm", "the fake model server") from None
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from taskgate.errors import MissingExtraError, ModelError
 
 try:
     import aiohttp
-except ModuleNotFoundError as exc:  # pragma: no cover - without the extra
-    raise MissingExtraError("llm", "the model client") from exc
+except ModuleNotFoundError:  # pragma: no cover - without the extra
+    raise MissingExtraError("llm", "the model client") from None
 
 from taskgate.llm.endpoint import Endpoint
 

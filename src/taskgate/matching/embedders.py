@@ -24,8 +24,8 @@ from taskgate.errors import MissingExtraError
 try:
     import numpy as np
     import numpy.typing as npt
-except ModuleNotFoundError as exc:  # pragma: no cover - without the extra
-    raise MissingExtraError("embedding", "the embedding matchers") from exc
+except ModuleNotFoundError:  # pragma: no cover - without the extra
+    raise MissingExtraError("embedding", "the embedding matchers") from None
 
 Vectors = npt.NDArray[np.float32]
 

@@ -35,8 +35,8 @@ from taskgate.errors import MissingExtraError
 
 try:
     import numpy as np
-except ModuleNotFoundError as exc:  # pragma: no cover - without the extra
-    raise MissingExtraError("embedding", "the embedding matchers") from exc
+except ModuleNotFoundError:  # pragma: no cover - without the extra
+    raise MissingExtraError("embedding", "the embedding matchers") from None
 from taskgate.matching.askback import step_wording
 from taskgate.matching.embedders import Embedder, HashEmbedder, Vectors, minilm
 from taskgate.matching.redo import explicit_redo

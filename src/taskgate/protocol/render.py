@@ -55,7 +55,7 @@ def render_brief(plan: Plan, *, amended: bool = True, extra: Iterable[str] = ())
     ``extra`` paragraphs (an arm's own clause, such as the self-ledger's) go after the protocol.
     """
     if plan.binding == "tool":
-        raise UsageError("a tool-bound plan's brief is the harness brief (taskgate.lab.harness)")
+        raise UsageError("a tool-bound plan's brief is the harness brief (taskgate.harness_brief)")
     lines = [render_plan_line(s, spec.text, spec.deps, spec.code) for s, spec in plan.steps.items()]
     parts = [BRIEF_OPENING + "\n" + "\n".join(lines), BRIEF_POLICY]
     if amended:

@@ -3,4 +3,4 @@
 
 from taskgate._lazy import require
 
-require("proxy", "the gating proxy (taskgate.proxy)", ("starlette", "uvicorn", "httpx", "aiohttp"))
+require("proxy", "the gating proxy", ("starlette", "uvicorn", "httpx", "aiohttp"))

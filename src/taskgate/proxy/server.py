@@ -1,6 +1,6 @@
 """The gating proxy's chat endpoint: each request gated and forwarded to the upstream (httpx).
 
-A request whose system prompt is a brief (plan lines, :func:`~taskgate.lab.agents.briefparse.brief_steps`)
+A request whose system prompt is a brief (plan lines, :func:`~taskgate.protocol.briefparse.brief_steps`)
 belongs to a gated conversation: the proxy compiles the brief on the first request, turns each new
 user message into a request (its work order, the matcher's step) or a revision, shows the upstream
 what the rung adds, judges the reply and hands the client only what the gate admits. Any other

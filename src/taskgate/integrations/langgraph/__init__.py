@@ -25,7 +25,7 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without the extra
     if (exc.name or "").split(".")[0] not in ("langgraph", "langchain", "langchain_core"):
         raise
-    raise MissingExtraError("langgraph", "the LangGraph integration") from exc
+    raise MissingExtraError("langgraph", "the LangGraph integration", exc.name) from None
 
 __all__ = [
     "LEDGER_KEY",

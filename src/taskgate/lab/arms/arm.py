@@ -1,6 +1,6 @@
 """One arm (rung) of the ladder: how task state reaches the agent, as data plus behaviour.
 
-The episode loop (:func:`taskgate.run_episode`) calls the same hooks on every arm, in order:
+The episode loop (:func:`taskgate.lab.run_episode`) calls the same hooks on every arm, in order:
 
 * ``start``: build the arm's state: the compiled module (gate arms) or the exact one (text arms);
 * ``perturb``: the corrupted-state ablation and receipts repair, on a compiled module;

@@ -47,7 +47,7 @@ class EpisodeParams(BaseModel):
     #: ``paper``: the paper's schedule, S+6 scored turns (every step asked, the cancelled one
     #: included); ``v1``: taskgate's first schedule, S+5 (the cancelled step never asked). The
     #: field's default is ``v1`` so that episodes written before it existed read back as they
-    #: were; :class:`taskgate.LadderConfig` and the CLI default to ``paper``.
+    #: were; :class:`taskgate.lab.LadderConfig` and the CLI default to ``paper``.
     schedule: Literal["v1", "paper"] = "v1"
 
     @model_serializer(mode="wrap")

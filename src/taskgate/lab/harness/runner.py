@@ -1,6 +1,6 @@
 """The harness as a variant of the ladder's runner: same grid, run directory, resume and roles.
 
-:class:`ToolHarness` tells :func:`taskgate.run_episodes` how to play an episode-arm in the
+:class:`ToolHarness` tells :func:`taskgate.lab.run_episodes` how to play an episode-arm in the
 real-tool harness: the episode with its tool-bound plan and harness brief, a fresh workspace per
 episode-arm (``<out>/workspaces/<episode>/<arm>``), the turn graph in place of the arm's
 exchange, and the stamp on every episode record (harness name, agent mode, langgraph version).

