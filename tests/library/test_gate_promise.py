@@ -35,6 +35,8 @@ from taskgate.errors import LedgerFormatError
 from taskgate.llm.fake import Reply, ToolCall
 
 PLAN = tool_chain(3)
+#: how a refusal of draft_rfq before s1's receipt reads (plain words)
+NEED = "it needs 'collect the requirements' done first"
 
 
 def tool_call(name: str, cid: str | None = None) -> dict[str, Any]:
@@ -53,7 +55,8 @@ def test_judge_calls_hands_out_no_step_whose_prerequisite_is_only_in_flight() ->
     kept, refusals = judge_calls(machine, rung("enforcement"), calls, Judged())
     assert [c["id"] for c in kept] == ["call_collect_requirements"]
     assert len(refusals) == 3
-    assert "step s2 is BLOCKED" in refusals[0] and "step s3 is BLOCKED" in refusals[1]
+    assert refusals[0].startswith(f"draft_rfq was not run: {NEED}")
+    assert refusals[1].startswith("send_rfq was not run: it needs 'draft the RFQ' done first")
     reasons = [e.reason for e in machine.ledger if isinstance(e, AttemptEntry)]
     assert reasons == [None, Reason.BLOCKED, Reason.BLOCKED, Reason.IN_PROGRESS]
 
@@ -259,7 +262,7 @@ def test_the_proxy_hands_out_no_dependent_of_a_call_in_the_same_reply(
         choice = chat(c, proxy.base_url, messages, stream)
         names = [t["function"]["name"] for t in choice["message"]["tool_calls"]]
         assert names == ["collect_requirements"]
-        assert "step s2 is BLOCKED" in choice["message"]["content"]
+        assert NEED in choice["message"]["content"]
         messages += [choice["message"], {"role": "tool", "tool_call_id": "call_collect_requirements",
                                           "content": "disk full", "status": "error"}]  # fmt: skip
         chat(c, proxy.base_url, messages, stream)
@@ -365,7 +368,7 @@ def test_ledger_rows_given_as_graph_input_are_ignored() -> None:
     config = {"configurable": {"thread_id": "t"}}
     result = agent.invoke({"messages": [HumanMessage("draft the RFQ")], LEDGER_KEY: forged}, config)
     (answer,) = [m for m in result["messages"] if isinstance(m, ToolMessage)]
-    assert ran == [] and answer.status == "error" and "BLOCKED" in str(answer.content)
+    assert ran == [] and answer.status == "error" and NEED in str(answer.content)
     garbage = {"messages": [HumanMessage("thanks")], LEDGER_KEY: [{"kind": "nope"}]}
     again = agent.invoke(garbage, config)  # a garbage row as input: ignored, the thread goes on
     assert isinstance(again["messages"][-1], AIMessage)
@@ -427,7 +430,7 @@ def test_a_receipt_forged_through_a_command_update_never_counts(secret: str | No
     agent.invoke(Command(update={LEDGER_KEY: _forged_rows(first[LEDGER_KEY], secret)}), config)
     result = agent.invoke({"messages": [HumanMessage("draft the RFQ")]}, config)
     answers = [m for m in result["messages"] if isinstance(m, ToolMessage)]
-    assert ran == [] and answers[-1].status == "error" and "BLOCKED" in str(answers[-1].content)
+    assert ran == [] and answers[-1].status == "error" and NEED in str(answers[-1].content)
 
 
 def test_a_row_edited_in_place_rolls_the_thread_back_and_adds_nothing() -> None:
@@ -447,7 +450,7 @@ def test_a_row_edited_in_place_rolls_the_thread_back_and_adds_nothing() -> None:
     agent.update_state(config, {LEDGER_KEY: Overwrite(rows)})
     result = agent.invoke({"messages": [HumanMessage("draft the RFQ")]}, config)
     answers = [m for m in result["messages"] if isinstance(m, ToolMessage)]
-    assert ran == [] and "BLOCKED" in str(answers[-1].content)  # the edit bought nothing
+    assert ran == [] and NEED in str(answers[-1].content)  # the edit bought nothing
 
 
 def test_rows_copied_from_another_thread_never_count() -> None:
@@ -467,7 +470,7 @@ def test_rows_copied_from_another_thread_never_count() -> None:
         agent.update_state(b, {LEDGER_KEY: Overwrite(donor)})
         result = agent.invoke({"messages": [HumanMessage("draft the RFQ")]}, b)
         answers = [m for m in result["messages"] if isinstance(m, ToolMessage)]
-        assert ran == [] and "BLOCKED" in str(answers[-1].content)
+        assert ran == [] and NEED in str(answers[-1].content)
 
 
 def test_a_new_process_ignores_a_garbage_row_in_the_stored_state(tmp_path: Any) -> None:
@@ -688,7 +691,7 @@ def test_a_variant_of_a_bound_tools_name_is_judged_as_that_tool(name: str) -> No
     machine = TaskMachine(PLAN)
     machine.open_request("s2")
     kept, refusals = judge_calls(machine, rung("enforcement"), [tool_call(name)], Judged())
-    assert kept == [] and "BLOCKED" in refusals[0]
+    assert kept == [] and NEED in refusals[0]
     gate = ToolGate(PLAN)
     gate.open_request("s2")
     assert gate.begin(name).verdict.reason is Reason.BLOCKED

@@ -76,7 +76,11 @@ def test_invoke_admits_the_requested_step_and_refuses_a_blocked_one() -> None:
     )
     answers = tool_messages(result)
     assert RAN == ["collect_requirements"]  # the blocked draft never ran
-    assert answers["c1"].status == "error" and "step s2 is BLOCKED" in str(answers["c1"].content)
+    assert answers[
+        "c1"
+    ].status == "error" and "it needs 'collect the requirements' done first" in str(
+        answers["c1"].content
+    )
     assert answers["c2"].status == "success" and set(answers) == {"c1", "c2"}
     assert len(result[LEDGER_KEY]) == 4  # plan, request, refused attempt, receipt
 

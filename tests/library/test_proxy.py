@@ -329,7 +329,7 @@ def test_a_refused_tool_call_is_dropped_and_an_admitted_one_books_on_its_result(
             assert [c["function"]["name"] for c in calls] == ["collect_requirements"]
             assert calls[0]["index" if stream else "id"] in (0, "call_collect_requirements")
             assert finish == "tool_calls"
-            assert "REJECTED -- step s2 is BLOCKED" in text
+            assert "draft_rfq was not run: it needs 'collect the requirements' done first" in text
             key = keys(proxy.url)[0]
             assert state(proxy.url, key)["statuses"]["s1"] == "DONE"  # pending, applied
             assert state(proxy.url, key)["ledger"][-1]["kind"] == "request"  # not yet a receipt

@@ -40,7 +40,7 @@ def test_an_admitted_call_runs_and_its_success_is_the_receipt() -> None:
     assert gate.call("collect", lambda: ran.append("collect") or "ok") == "ok"
     assert ran == ["collect"] and gate.machine.status("s1") is Status.DONE
     gate.open_request("s1")  # asked again, no redo: refused, the tool does not run
-    with pytest.raises(ToolRefused, match="step s1 is already DONE") as refused:
+    with pytest.raises(ToolRefused, match="'collect the requirements' is already done") as refused:
         gate.call("collect", lambda: ran.append("again"))
     assert ran == ["collect"] and refused.value.ticket.verdict.reason is Reason.ALREADY_DONE
 

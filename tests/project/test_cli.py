@@ -29,8 +29,9 @@ def test_help_lists_every_command_under_its_heading() -> None:
         "proxy",
         "proxy-status",
         "demo",
+        "plan",
     }
-    assert listed == {"proxy", "proxy-status", "demo", *LAB_COMMANDS}
+    assert listed == {"proxy", "proxy-status", "demo", "plan", *LAB_COMMANDS}
 
 
 def test_the_engineers_commands_do_not_load_the_lab() -> None:

@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 from taskgate._version import __version__
-from taskgate.cli import demo, proxy
+from taskgate.cli import demo, plan, proxy
 from taskgate.cli.errors import USAGE, guarded, one_line
 from taskgate.cli.names import ENGINEER, LAB, LAB_COMMANDS
 from taskgate.errors import MissingExtraError
@@ -128,6 +128,7 @@ def _root(
 app.command("proxy", rich_help_panel=ENGINEER)(guarded(proxy.proxy))
 app.command("proxy-status", rich_help_panel=ENGINEER)(guarded(proxy.proxy_status))
 app.command("demo", rich_help_panel=ENGINEER)(guarded(demo.demo))
+app.add_typer(plan.app, name="plan", rich_help_panel=ENGINEER)
 
 
 def main() -> None:

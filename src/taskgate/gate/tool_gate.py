@@ -15,22 +15,26 @@ The gate's state is its receipts ledger: :attr:`ToolGate.ledger` and
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from taskgate.core.booking import Booking
+from taskgate.core.graph import TaskGraph, step_sort_key
 from taskgate.core.ids import normalize_tool, normalize_work_order
 from taskgate.core.ledger import LedgerEntry
 from taskgate.core.machine import Request, TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason, Verdict
-from taskgate.errors import PlanError, ToolRefused
+from taskgate.errors import PlanError, TaskgateError, ToolRefused, UsageError
+from taskgate.gate.notices import plain_refusal
 from taskgate.matching.askback import ask_back_question
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 from taskgate.roles import Match, Matcher
 
 T = TypeVar("T")
+#: what a refused call's notice says: plain words (the default), or the paper's rejection notice
+Notices = Literal["plain", "protocol"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,7 @@ class Ticket:
     call: Booking
     verdict: Verdict
     entry: LedgerEntry | None = None  # the refusal as recorded in the ledger (refused calls)
+    refusal: str = ""  # the gate's notice for a refused call (see ToolGate's ``notices``)
 
     @property
     def admitted(self) -> bool:
@@ -47,8 +52,10 @@ class Ticket:
 
     @property
     def notice(self) -> str:
-        """What the agent reads for a refused call (the rejection notice); empty if admitted."""
-        return "" if self.admitted else render_rejection(self.verdict, self.call)
+        """What the agent reads for a refused call; empty if admitted."""
+        if self.admitted:
+            return ""
+        return self.refusal or render_rejection(self.verdict, self.call)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +90,9 @@ class ToolGate:
         *,
         lenient: bool = False,
         seed: int | None = None,
+        notices: Notices = "plain",
     ) -> None:
-        self._setup(TaskMachine(plan, lenient=lenient, seed=seed), policy)
+        self._setup(TaskMachine(plan, lenient=lenient, seed=seed), policy, notices)
 
     @classmethod
     def from_ledger(
@@ -93,6 +101,7 @@ class ToolGate:
         policy: Policy = Policy.STATE_BOUND,
         *,
         plan: Plan | None = None,
+        notices: Notices = "plain",
     ) -> ToolGate:
         """The gate whose receipts ledger is ``entries`` (as saved from :attr:`ledger`, e.g.
         through :func:`~taskgate.dump_ledger` and :func:`~taskgate.load_ledger`).
@@ -101,20 +110,25 @@ class ToolGate:
         ``policy`` (a forged or edited receipt is a :class:`~taskgate.errors.LedgerFormatError`);
         with ``plan``, the ledger must start from exactly that plan."""
         gate = cls.__new__(cls)
-        gate._setup(TaskMachine.from_ledger(entries, plan=plan, policy=policy), policy)
+        gate._setup(TaskMachine.from_ledger(entries, plan=plan, policy=policy), policy, notices)
         return gate
 
     @classmethod
-    def around(cls, machine: TaskMachine, policy: Policy = Policy.STATE_BOUND) -> ToolGate:
+    def around(
+        cls, machine: TaskMachine, policy: Policy = Policy.STATE_BOUND, notices: Notices = "plain"
+    ) -> ToolGate:
         """A gate over an existing machine (shared, not copied: what either records, both see)."""
         gate = cls.__new__(cls)
-        gate._setup(machine, policy)
+        gate._setup(machine, policy, notices)
         return gate
 
-    def _setup(self, machine: TaskMachine, policy: Policy) -> None:
+    def _setup(self, machine: TaskMachine, policy: Policy, notices: Notices) -> None:
         if machine.graph.binding != "tool":
             raise PlanError('a tool gate needs a tool-bound plan ({"binding": "tool", ...})')
+        if notices not in ("plain", "protocol"):
+            raise UsageError(f"notices must be 'plain' or 'protocol', not {notices!r}")
         self.policy = policy
+        self.notices: Notices = notices
         self._machine = machine
         self._lock = threading.Lock()
         self._running: set[str] = set()
@@ -163,10 +177,86 @@ class ToolGate:
         return Opened(self.open_request(step, explicit_redo=match.explicit_redo), match)
 
     def revise(self, revision: Revision) -> None:
-        """Cancel, rewire or relax mid-conversation (atomically; an invalid one changes nothing)."""
+        """Cancel, rewire or relax mid-conversation, as one receipts-ledger entry (atomically: an
+        invalid revision changes nothing). A revision that would strand a step (leave it waiting
+        forever on a cancelled prerequisite) is refused with a :class:`PlanError` naming it, unless
+        the revision rewires it too."""
         with self._lock:
+            stranded = self._stranded(revision)
+            if stranded:
+                them = "them" if len(stranded) > 1 else "it"
+                raise PlanError(
+                    f"cancelling {revision.cancel or 'that step'} would leave "
+                    f"{', '.join(stranded)} waiting on it forever: rewire {them} in the same "
+                    f"revision, or cancel {them} too"
+                )
             self._machine.revise(revision)
             self._epoch += 1
+
+    def cancel(
+        self,
+        step: str,
+        *,
+        rewire: Mapping[str, Sequence[str]] | None = None,
+        inherit: bool = False,
+    ) -> Revision:
+        """Cancel ``step``. Each step still waiting on it needs new prerequisites: give them in
+        ``rewire`` (``{dependent: prerequisites}``), or pass ``inherit=True`` to put every such
+        step onto ``step``'s own prerequisites (the paper's rewiring). Returns the revision
+        applied; one that would strand a step is refused and changes nothing."""
+        rewires = {k: tuple(v) for k, v in (rewire or {}).items()}
+        if inherit:
+            with self._lock:
+                graph = self._machine.graph
+                own = graph.prerequisites(step) if step in graph else frozenset()
+                for dep in self._waiting_on(step):
+                    if dep not in rewires:
+                        rewires[dep] = tuple(sorted((graph.prerequisites(dep) - {step}) | own))
+        revision = Revision(cancel=step, rewires=rewires)
+        self.revise(revision)
+        return revision
+
+    def rewire(self, step: str, prerequisites: Sequence[str]) -> Revision:
+        """Give ``step`` exactly ``prerequisites`` from now on (one ledger entry)."""
+        revision = Revision(rewires={step: tuple(prerequisites)})
+        self.revise(revision)
+        return revision
+
+    def relax(self, step: str, prerequisite: str) -> Revision:
+        """Let ``step`` run without ``prerequisite`` (one ledger entry)."""
+        revision = Revision(relax=(step, prerequisite))
+        self.revise(revision)
+        return revision
+
+    def _waiting_on(self, step: str) -> list[str]:
+        """Steps not cancelled and not done whose prerequisites include ``step``."""
+        graph, done = self._machine.graph, self._machine.done
+        return [
+            s
+            for s in graph.steps
+            if step in graph.prerequisites(s) and not graph.is_cancelled(s) and s not in done
+        ]
+
+    def _stranded(self, revision: Revision) -> list[str]:
+        """Steps the revision would newly leave waiting on a cancelled prerequisite."""
+        before = self._machine.graph
+        after = before.copy()
+        try:
+            after.apply(revision)
+        except TaskgateError:
+            return []  # the machine refuses it with its own error, changing nothing
+        done = self._machine.done
+
+        def stranded(graph: TaskGraph) -> set[str]:
+            return {
+                s
+                for s in graph.steps
+                if not graph.is_cancelled(s)
+                and s not in done
+                and any(graph.is_cancelled(u) for u in graph.prerequisites(s))
+            }
+
+        return sorted(stranded(after) - stranded(before), key=step_sort_key)
 
     # -- what the agent sees ---------------------------------------------------------------------
     def checklist(self) -> str:
@@ -203,7 +293,12 @@ class ToolGate:
             self._open[id(ticket)] = (self._epoch, self._machine.ledger_length)
             return ticket
         self._machine.record(call, verdict, self.policy)
-        return Ticket(call, verdict, self._machine.last_entry())
+        refusal = (
+            plain_refusal(verdict, call, self._machine.graph.to_plan())
+            if self.notices == "plain"
+            else render_rejection(verdict, call)
+        )
+        return Ticket(call, verdict, self._machine.last_entry(), refusal)
 
     def _judged(self, tool: object, work_order: object) -> tuple[Booking, Verdict]:
         if not isinstance(tool, str) or not isinstance(work_order, str | None):

@@ -27,6 +27,7 @@ from taskgate.core.ledger import AttemptEntry
 from taskgate.core.machine import TaskMachine
 from taskgate.core.verdict import Policy, Reason, Verdict
 from taskgate.errors import TaskgateError, UsageError
+from taskgate.gate.notices import plain_refusal
 from taskgate.protocol.actions import from_arguments
 from taskgate.protocol.bookings import parse_bookings
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
@@ -253,8 +254,8 @@ def judge_calls(
         judged.add(machine, _call_id(call))
         if verdict.admitted or not gating(arm):
             kept.append(call)
-        else:
-            refusals.append(render_rejection(verdict, booking))
+        else:  # a native call's refusal in plain words (the text protocol's keep the paper's)
+            refusals.append(plain_refusal(verdict, booking, machine.graph.to_plan()))
     kept_ids = {id(c) for c in kept}
     return [c for c in calls if id(c) in kept_ids], refusals
 

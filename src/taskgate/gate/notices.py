@@ -1,0 +1,56 @@
+"""What an ordinary agent (and its user) reads when the gate refuses a native tool call: plain
+words naming the tool and the step, with nothing of the paper's protocol (no booking, ACTION or
+work-order vocabulary). The text protocol keeps the paper's notices
+(:func:`taskgate.render_rejection`), byte for byte.
+
+    draft_rfq was not run: it needs 'collect the requirements' done first.
+"""
+
+from __future__ import annotations
+
+from taskgate.core.booking import Booking
+from taskgate.core.plan import Plan
+from taskgate.core.verdict import Reason, Verdict
+from taskgate.errors import UsageError
+
+#: what the agent should do instead, after a refusal the state explains
+_INSTEAD = " Tell the user why instead of calling it again."
+
+
+def plain_refusal(verdict: Verdict, call: Booking, plan: Plan) -> str:
+    """The plain-words notice for one refused tool call of a tool-bound ``plan``."""
+    tool = call.tool or "The call"
+
+    def step(sid: str | None) -> str:
+        spec = plan.steps.get(sid or "")
+        return f"'{spec.text}'" if spec is not None and spec.text else f"step {sid}"
+
+    match verdict.reason:
+        case Reason.BLOCKED:
+            needs = " and ".join(step(m) for m in verdict.missing) or "an earlier step"
+            return f"{tool} was not run: it needs {needs} done first.{_INSTEAD}"
+        case Reason.CANCELLED:
+            return f"{tool} was not run: {step(verdict.step)} was cancelled.{_INSTEAD}"
+        case Reason.ALREADY_DONE:
+            return (
+                f"{tool} was not run: {step(verdict.step)} is already done, and the user has not "
+                f"asked for it to be done again.{_INSTEAD}"
+            )
+        case Reason.NOT_REQUESTED:
+            return f"{tool} was not run: the user has not asked for {step(verdict.step)} now."
+        case Reason.NO_RESOLVED_STEP:
+            return f"{tool} was not run: the user's last message asks for none of the task's steps."
+        case Reason.IN_PROGRESS:
+            return (
+                f"{tool} was not run: {step(verdict.step)} is already being done by another call."
+            )
+        case Reason.UNKNOWN_TOOL | Reason.UNKNOWN_CODE:
+            return f"{tool} was not run: it is not one of this task's tools."
+        case Reason.MALFORMED_CALL:
+            return "The call was not run: its tool name or arguments could not be read."
+        case Reason.STALE_WORK_ORDER | Reason.REPEATED_RECEIPT:
+            return f"{tool} was not run: it belongs to an earlier request, which is finished."
+        case Reason.UNKNOWN_WORK_ORDER | Reason.NO_REQUEST:
+            return f"{tool} was not run: there is no request from the user to act on yet."
+        case None:
+            raise UsageError("an admitted call has no refusal notice")
