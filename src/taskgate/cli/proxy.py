@@ -8,12 +8,14 @@ import os
 import urllib.error
 import urllib.parse
 import urllib.request
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from taskgate.cli.errors import fail
 from taskgate.errors import MissingExtraError, UsageError
+from taskgate.plans import load_plan
 
 RungName = Annotated[
     str,
@@ -30,6 +32,16 @@ def proxy(
         str, typer.Option("--upstream", help="The model server's base URL (…/v1).", metavar="URL")
     ],
     rung_name: RungName = "enforcement",
+    plan_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--plan",
+            help="Gate every conversation's native tool calls with this plan file (TOML, JSON or "
+            "YAML; see `taskgate plan check`): no brief, no work orders. Without it, only "
+            "conversations whose system prompt is a brief are gated.",
+            metavar="FILE",
+        ),
+    ] = None,
     db: Annotated[
         str | None,
         typer.Option(
@@ -45,14 +57,14 @@ def proxy(
         str, typer.Option("--compiler", help="llm (the model compiles the brief) | parser.")
     ] = "llm",
     matcher: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--matcher",
             help="llm | lexical | embedding (MiniLM, no model call) | cascade (embedding, then "
             "llm where it is unsure) | embedding:hash (a fake embedder, for tests). Embedding and "
-            "cascade ask back on ambiguous requests.",
+            "cascade ask back on ambiguous requests. Default: llm, or lexical with --plan.",
         ),
-    ] = "llm",
+    ] = None,
     helper_url: Annotated[
         str | None,
         typer.Option("--helper-url", help="Compiler and matcher calls go here.", metavar="URL"),
@@ -78,6 +90,14 @@ def proxy(
         if (exc.name or "taskgate").split(".")[0] == "taskgate":
             raise
         raise MissingExtraError("proxy", "taskgate proxy", exc.name) from None
+    plan = load_plan(plan_file) if plan_file is not None else None
+    if plan is not None and rung_name not in ("raw", "enforcement", "enforcement-request"):
+        raise UsageError(
+            "--plan gates tool calls as the agent makes them: --arm raw, enforcement or "
+            f"enforcement-request, not {rung_name!r}"
+        )
+    if matcher is None:
+        matcher = "llm" if plan is None else "lexical"
     if compiler not in ("llm", "parser"):
         raise UsageError(f"--compiler must be llm or parser, not {compiler!r}")
     if matcher not in MATCHERS:
@@ -98,11 +118,18 @@ def proxy(
         helper_model=helper_model,
         helper_key=os.environ.get("TASKGATE_HELPER_API_KEY", "EMPTY"),
         status_token=os.environ.get("TASKGATE_STATUS_TOKEN") or None,
+        plan=plan,
     )
     store = open_store(db)
     if store.shared:  # a database server: reachable now, or the proxy does not start
         asyncio.run(_reachable(db or ""))
-    typer.echo(f"taskgate proxy: {rung_name} in front of {upstream}, at http://{host}:{port}/v1")
+    gates = (
+        f"every conversation with {plan_file}" if plan is not None else "conversations with a brief"
+    )
+    typer.echo(
+        f"taskgate proxy: {rung_name} in front of {upstream}, at http://{host}:{port}/v1 "
+        f"(gating {gates})"
+    )
     with fewer_collections() as collector:  # this process only serves: see the function
         app = create_app(config, store, on_served=collector.served)
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

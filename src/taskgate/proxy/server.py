@@ -65,7 +65,8 @@ async def chat(request: Request) -> Response:
         started = time.perf_counter()  # the proxy's time starts once the request is in
         body = _body(raw)
         headers = forwarded_headers(request.headers)
-        brief = _brief(body["messages"])
+        planned = proxy.config.plan is not None
+        brief = _system(body["messages"]) if planned else _brief(body["messages"])
         if brief is None:  # not a gated conversation: forwarded as it came
             return await _passthrough(proxy, request, body)
         key = conversation_key(request.headers, brief, body["messages"])
@@ -121,6 +122,13 @@ def _body(raw: bytes) -> dict[str, Any]:
     if not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages):
         raise ProxyError(400, "every message must be an object with a string 'role'")
     return body
+
+
+def _system(messages: list[dict[str, Any]]) -> str:
+    """Plan mode: the agent's own system prompt (or nothing), which names its conversations."""
+    first = messages[0]
+    text = text_of(first.get("content")) if first.get("role") in ("system", "developer") else ""
+    return text or ""
 
 
 def _brief(messages: list[dict[str, Any]]) -> str | None:
@@ -194,7 +202,9 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
     if body.get("n", 1) != 1:
         raise ProxyError(400, "a gated conversation takes one choice per request (n=1)")
     if not conv.started:
-        plan = await call.waiting(_helping(proxy.compiler(model, key).compile_plan(brief)))
+        plan = proxy.config.plan or await call.waiting(
+            _helping(proxy.compiler(model, key).compile_plan(brief))
+        )
         call.add(LedgerEvent(entry=PlanEntry(plan=plan, lenient=True)), applied=False)
     try:
         place = align(conv, body["messages"])
@@ -237,6 +247,8 @@ async def _open_turn(call: Call, message: str, model: str, key: str) -> str | No
     unused, for the user's answer) and the ask-back question is returned."""
     proxy, conv = call.proxy, call.conv
     machine, arm = conv.machine, proxy.arm
+    if proxy.config.plan is not None:  # plan mode: every message is a request, as written
+        return await _open_planned(call, message, model, key)
     work_order = work_order_of(message)
     if work_order is None:
         compiler = proxy.compiler(model, key)
@@ -268,6 +280,25 @@ async def _open_turn(call: Call, message: str, model: str, key: str) -> str | No
     call.add(LedgerEvent(entry=machine.last_entry()))
     call.add(TurnEvent(client=message, forwarded=user_text(arm, machine, conv.notices, message)))
     return None if work_order is None else question
+
+
+async def _open_planned(call: Call, message: str, model: str, key: str) -> str | None:
+    """Plan mode: a new user message is a request for the step the matcher resolves it to (or
+    for none), its work order minted here and never shown to anyone; the message goes to the
+    upstream as the user wrote it. An unclear one gets the ask-back question instead."""
+    proxy, machine = call.proxy, call.conv.machine
+    plan = machine.graph.to_plan()
+    match = await call.waiting(_helping(proxy.matcher(model, key).match(plan, message)))
+    step = match.step if match.step in machine.graph else None
+    asked = [c for c in match.candidates if c in machine.graph]
+    question = ask_back_question(plan, asked) if step is None and asked else None
+    if question is not None:
+        machine.close_request()
+    else:
+        machine.open_request(step, explicit_redo=match.explicit_redo)
+    call.add(LedgerEvent(entry=machine.last_entry()))
+    call.add(TurnEvent(client=message, forwarded=message))
+    return question
 
 
 async def ask_back(

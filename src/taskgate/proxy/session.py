@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from taskgate.core.plan import Plan
 from taskgate.errors import LedgerFormatError, TaskgateError
 from taskgate.llm.client import ChatClient
 from taskgate.llm.endpoint import Endpoint
@@ -65,6 +66,9 @@ class ProxyConfig:
     status_token: str | None = None
     timeout: float = 900.0
     max_connections: int = 1024
+    #: plan mode (``--plan FILE``): every conversation is gated with this tool-bound plan, its
+    #: messages forwarded as the agent wrote them (no brief, no work orders asked of anyone)
+    plan: Plan | None = None
 
 
 @dataclass

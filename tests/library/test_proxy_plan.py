@@ -1,0 +1,94 @@
+"""The proxy in plan mode (``taskgate proxy --plan FILE``): an ordinary agent's conversation (its
+own system prompt, no brief, no work orders) gated at its native tool calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from plans import tool_chain
+from proxy_helpers import post
+from taskgate import FakeServer, Reply, script
+from taskgate.cli import app
+from taskgate.llm.fake import ToolCall
+from taskgate.proxy import ProxyConfig
+from taskgate.proxy.testing import ProxyServer
+
+SYSTEM = "You are a procurement assistant for ACME Corp. Use the tools to do what the user asks."
+
+
+def calls(*names: str) -> Reply:
+    return Reply("", tool_calls=tuple(ToolCall(n, {"note": "x"}, id=f"call_{n}") for n in names))
+
+
+def conversation(url: str, client: httpx.Client) -> Any:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+
+    def say(text: str) -> dict[str, Any]:
+        messages.append({"role": "user", "content": text})
+        return answer()
+
+    def answer() -> dict[str, Any]:
+        message = post(client, url, messages)["choices"][0]["message"]
+        kept = {"role": "assistant", "content": message["content"]}
+        if message.get("tool_calls"):
+            kept["tool_calls"] = message["tool_calls"]
+        messages.append(kept)
+        return dict(message)
+
+    def result(call_id: str, content: str = "ok") -> dict[str, Any]:
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+        return answer()
+
+    return say, result, messages
+
+
+def test_an_ordinary_conversation_is_gated_with_the_plan_and_forwarded_as_written() -> None:
+    replies = [
+        calls("draft_rfq"),  # asked for the draft before the requirements: refused
+        calls("collect_requirements"),
+        Reply("Collected."),
+        calls("send_rfq"),  # "thanks!" asks for nothing; send needs the draft: refused
+    ]
+    with FakeServer(script(replies)) as upstream:
+        config = ProxyConfig(upstream.base_url, matcher="lexical", plan=tool_chain(3))
+        with ProxyServer(config) as proxy, httpx.Client() as client:
+            say, result, _ = conversation(proxy.base_url, client)
+            first = say("Please draft the RFQ.")
+            assert not first.get("tool_calls")
+            assert first["content"].startswith(
+                "draft_rfq was not run: it needs 'collect the requirements' done first."
+            )
+            second = say("OK, collect the requirements first.")
+            assert [c["function"]["name"] for c in second["tool_calls"]] == ["collect_requirements"]
+            assert result("call_collect_requirements")["content"] == "Collected."
+            thanks = say("thanks!")
+            assert thanks["content"].startswith("send_rfq was not run: it needs 'draft the RFQ'")
+            sent = [r["messages"] for r in upstream.requests]
+    assert sent[0][0]["content"] == SYSTEM and sent[0][1]["content"] == "Please draft the RFQ."
+    assert all("#W" not in str(m.get("content")) for m in sent[-1])  # no work order anywhere
+
+
+def test_a_plan_file_the_cli_cannot_read_is_one_line(tmp_path: Any) -> None:
+    bad = tmp_path / "plan.json"
+    bad.write_text('{"steps": {"a": {"tool": ""}}}')
+    result = CliRunner().invoke(
+        app, ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--plan", str(bad)]
+    )
+    assert result.exit_code == 2
+    assert result.output.startswith(
+        f"taskgate: error: {bad}: 1 defect(s): step a has an empty tool"
+    )
+
+
+@pytest.mark.parametrize("arm", ["checklist", "directive"])
+def test_plan_mode_takes_only_the_rungs_that_gate_calls(tmp_path: Any, arm: str) -> None:
+    good = tmp_path / "plan.json"
+    good.write_text('{"steps": {"a": {"tool": "t"}}}')
+    result = CliRunner().invoke(
+        app, ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--plan", str(good), "--arm", arm]
+    )
+    assert result.exit_code == 2 and "--plan gates tool calls" in result.output
