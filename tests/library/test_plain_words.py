@@ -133,3 +133,51 @@ def test_the_plan_needs_no_step_ids_of_the_papers_shape() -> None:
     assert refusal(gate, "place_order").startswith(
         "place_order was not run: it needs 'collect the requirements' done first."
     )
+
+
+def test_nothing_runs_on_a_message_that_asked_for_no_step() -> None:
+    gate = ToolGate(tool_chain(2))
+    gate.open_request(None)  # "thanks!": the matcher found no step in it
+    assert refusal(gate, "collect_requirements") == (
+        "collect_requirements was not run: the user's last message asks for none of the task's "
+        "steps."
+    )
+    papers = ToolGate(tool_chain(2), unrequested="run")  # the paper's state-bound enforcement
+    papers.open_request(None)
+    assert papers.call("collect_requirements", lambda: "ran") == "ran"
+    with pytest.raises(TaskgateError, match="unrequested must be"):
+        ToolGate(tool_chain(2), unrequested="sometimes")  # type: ignore[arg-type]
+
+
+def test_the_middleware_runs_nothing_on_a_thanks_and_says_why() -> None:
+    pytest.importorskip("langgraph", reason="the LangGraph middleware needs the extra")
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
+
+    ran: list[str] = []
+
+    @tool
+    def collect_requirements(scope: str) -> str:
+        """Collect the requirements."""
+        ran.append(scope)
+        return "collected"
+
+    call = {
+        "name": "collect_requirements",
+        "args": {"scope": "all"},
+        "id": "c1",
+        "type": "tool_call",
+    }
+    model = ScriptedChatModel([AIMessage("", tool_calls=[call]), "You're welcome."])
+    agent = create_agent(
+        model, [collect_requirements], middleware=[TaskGateMiddleware(tool_chain(2))]
+    )
+    out = agent.invoke({"messages": [("user", "thanks!")]}, {"configurable": {"thread_id": "t"}})
+    answer = out["messages"][2]
+    assert ran == [] and answer.status == "error"
+    assert str(answer.content).startswith(
+        "collect_requirements was not run: the user's last message asks for none of the task's"
+    )

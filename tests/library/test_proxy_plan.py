@@ -51,7 +51,7 @@ def test_an_ordinary_conversation_is_gated_with_the_plan_and_forwarded_as_writte
         calls("draft_rfq"),  # asked for the draft before the requirements: refused
         calls("collect_requirements"),
         Reply("Collected."),
-        calls("send_rfq"),  # "thanks!" asks for nothing; send needs the draft: refused
+        calls("draft_rfq"),  # eligible now, but "thanks!" asked for nothing: refused
     ]
     with FakeServer(script(replies)) as upstream:
         config = ProxyConfig(upstream.base_url, matcher="lexical", plan=tool_chain(3))
@@ -66,7 +66,10 @@ def test_an_ordinary_conversation_is_gated_with_the_plan_and_forwarded_as_writte
             assert [c["function"]["name"] for c in second["tool_calls"]] == ["collect_requirements"]
             assert result("call_collect_requirements")["content"] == "Collected."
             thanks = say("thanks!")
-            assert thanks["content"].startswith("send_rfq was not run: it needs 'draft the RFQ'")
+            assert not thanks.get("tool_calls")
+            assert thanks["content"].startswith(
+                "draft_rfq was not run: the user's last message asks for none of the task's steps."
+            )
             sent = [r["messages"] for r in upstream.requests]
     assert sent[0][0]["content"] == SYSTEM and sent[0][1]["content"] == "Please draft the RFQ."
     assert all("#W" not in str(m.get("content")) for m in sent[-1])  # no work order anywhere

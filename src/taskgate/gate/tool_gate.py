@@ -35,6 +35,9 @@ from taskgate.roles import Match, Matcher
 T = TypeVar("T")
 #: what a refused call's notice says: plain words (the default), or the paper's rejection notice
 Notices = Literal["plain", "protocol"]
+#: a gated call while the user's current message asked for no step of the plan: refused (the
+#: default), or run when the state admits it (the paper's state-bound enforcement)
+Unrequested = Literal["refuse", "run"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +94,9 @@ class ToolGate:
         lenient: bool = False,
         seed: int | None = None,
         notices: Notices = "plain",
+        unrequested: Unrequested = "refuse",
     ) -> None:
-        self._setup(TaskMachine(plan, lenient=lenient, seed=seed), policy, notices)
+        self._setup(TaskMachine(plan, lenient=lenient, seed=seed), policy, notices, unrequested)
 
     @classmethod
     def from_ledger(
@@ -102,6 +106,7 @@ class ToolGate:
         *,
         plan: Plan | None = None,
         notices: Notices = "plain",
+        unrequested: Unrequested = "refuse",
     ) -> ToolGate:
         """The gate whose receipts ledger is ``entries`` (as saved from :attr:`ledger`, e.g.
         through :func:`~taskgate.dump_ledger` and :func:`~taskgate.load_ledger`).
@@ -110,25 +115,35 @@ class ToolGate:
         ``policy`` (a forged or edited receipt is a :class:`~taskgate.errors.LedgerFormatError`);
         with ``plan``, the ledger must start from exactly that plan."""
         gate = cls.__new__(cls)
-        gate._setup(TaskMachine.from_ledger(entries, plan=plan, policy=policy), policy, notices)
+        machine = TaskMachine.from_ledger(entries, plan=plan, policy=policy)
+        gate._setup(machine, policy, notices, unrequested)
         return gate
 
     @classmethod
     def around(
-        cls, machine: TaskMachine, policy: Policy = Policy.STATE_BOUND, notices: Notices = "plain"
+        cls,
+        machine: TaskMachine,
+        policy: Policy = Policy.STATE_BOUND,
+        notices: Notices = "plain",
+        unrequested: Unrequested = "refuse",
     ) -> ToolGate:
         """A gate over an existing machine (shared, not copied: what either records, both see)."""
         gate = cls.__new__(cls)
-        gate._setup(machine, policy, notices)
+        gate._setup(machine, policy, notices, unrequested)
         return gate
 
-    def _setup(self, machine: TaskMachine, policy: Policy, notices: Notices) -> None:
+    def _setup(
+        self, machine: TaskMachine, policy: Policy, notices: Notices, unrequested: Unrequested
+    ) -> None:
         if machine.graph.binding != "tool":
             raise PlanError('a tool gate needs a tool-bound plan ({"binding": "tool", ...})')
         if notices not in ("plain", "protocol"):
             raise UsageError(f"notices must be 'plain' or 'protocol', not {notices!r}")
+        if unrequested not in ("refuse", "run"):
+            raise UsageError(f"unrequested must be 'refuse' or 'run', not {unrequested!r}")
         self.policy = policy
         self.notices: Notices = notices
+        self.unrequested: Unrequested = unrequested
         self._machine = machine
         self._lock = threading.Lock()
         self._running: set[str] = set()
@@ -309,6 +324,15 @@ class ToolGate:
             )
         call = self._call(tool, work_order)
         verdict = self._machine.judge(call, self.policy, self._running)
+        req = self._machine.request
+        if (
+            verdict.admitted
+            and self.unrequested == "refuse"
+            and req is not None
+            and req.step is None
+        ):
+            # the user's current message asked for no step ("thanks!"): nothing runs on it
+            verdict = Verdict("refuse", verdict.step, Reason.NO_RESOLVED_STEP)
         if verdict.reason is Reason.REPEATED_RECEIPT:  # a call repeated under its request
             verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)  # runs it again
         return call, verdict

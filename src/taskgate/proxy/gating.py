@@ -221,7 +221,12 @@ def judge_text(machine: TaskMachine, arm: Rung, text: str, judged: Judged) -> st
 
 
 def judge_calls(
-    machine: TaskMachine, arm: Rung, calls: Sequence[Mapping[str, Any]], judged: Judged
+    machine: TaskMachine,
+    arm: Rung,
+    calls: Sequence[Mapping[str, Any]],
+    judged: Judged,
+    *,
+    unrequested: bool = True,
 ) -> tuple[list[Mapping[str, Any]], list[str]]:
     """Judge a reply's tool calls as one batch: the calls the client may get, and the refusals.
 
@@ -232,7 +237,10 @@ def judge_calls(
     step is bound to passes ungated. A call without a work order is judged under the current
     request's, as the tool gate does. A gated call without an id, or whose id another call of
     the batch shares, is refused as malformed: the answer that books it must be its own.
+    With ``unrequested=False`` (plan mode), a gated call is refused while the user's current
+    message asked for no step, as the tool gate does by default.
     """
+    idle = not unrequested and machine.request is not None and machine.request.step is None
     kept: list[Mapping[str, Any]] = []
     refusals: list[str] = []
     verdicts: list[tuple[Mapping[str, Any], Booking, Verdict]] = []
@@ -246,6 +254,8 @@ def judge_calls(
         if verdict.admitted and (not _call_id(call) or ids[_call_id(call)] > 1):
             # its receipt could not be told from another call's: one answer would book both
             verdict = Verdict("refuse", verdict.step, Reason.MALFORMED_CALL)
+        if verdict.admitted and idle:  # nothing runs on a message that asked for nothing
+            verdict = Verdict("refuse", verdict.step, Reason.NO_RESOLVED_STEP)
         if verdict.admitted and verdict.step is not None:
             in_flight.add(verdict.step)
         verdicts.append((call, booking, verdict))

@@ -400,7 +400,8 @@ def gate_message(
     if machine.graph.binding == "code":
         returned = judge_text(machine, arm, content, judged)
     if calls and machine.graph.binding == "tool":
-        kept, refusals = judge_calls(machine, arm, calls, judged)
+        planned = call.proxy.config.plan is not None
+        kept, refusals = judge_calls(machine, arm, calls, judged, unrequested=not planned)
         if refusals:
             returned = "\n\n".join([returned, *refusals] if returned else refusals)
         if kept:

@@ -227,7 +227,8 @@ async def _finish(
     ordered = [_assembled(reply.calls[i]) for i in sorted(reply.calls)]
     kept: list[Any] = ordered
     if ordered and machine.graph.binding == "tool":
-        kept, refusals = judge_calls(machine, arm, ordered, judged)
+        planned = call.proxy.config.plan is not None
+        kept, refusals = judge_calls(machine, arm, ordered, judged, unrequested=not planned)
         if refusals:
             text = "\n\n".join([text, *refusals] if text else refusals)
     out = [reply.chunk({"content": text[len(sent) :]})] if len(text) > len(sent) else []

@@ -83,7 +83,9 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
 
     ``matcher`` resolves each user message to a step (default: the lexical matcher, no model);
     ``policy`` is state-bound or request-bound enforcement. Tools the plan binds to no step (a
-    search, a read) run ungated unless ``unbound="refuse"``. Pass the agent's ``tools`` too, and a
+    search, a read) run ungated unless ``unbound="refuse"``. While the user's current message
+    asks for no step of the plan ("thanks!"), gated calls are refused unless
+    ``unrequested="run"`` (the paper's state-bound enforcement, which runs any eligible step). Pass the agent's ``tools`` too, and a
     plan step bound to a tool the agent lacks is an error here, before any run. Give each conversation its own
     ``thread_id``: the gate of a thread is kept in memory between a run's tool calls, so that
     concurrent calls are judged in one critical section. ``secret`` keys the ledger's seals
@@ -100,15 +102,17 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         policy: Policy = Policy.STATE_BOUND,
         *,
         unbound: Literal["run", "refuse"] = "run",
+        unrequested: Literal["refuse", "run"] = "refuse",
         max_threads: int = 10_000,
         tools: Sequence[Any] | None = None,
         secret: bytes | str | None = None,
     ) -> None:
         super().__init__()
-        ToolGate(plan, policy)  # refuses a plan that is not tool-bound, before any run
+        ToolGate(plan, policy, unrequested=unrequested)  # a plan not tool-bound: refused here
         if tools is not None:
             check_tools(plan, tool_names(tools))
         self.plan, self.policy, self.unbound = plan, policy, unbound
+        self.unrequested: Literal["refuse", "run"] = unrequested
         self.matcher: Matcher = matcher or LexicalMatcher()
         self._tools = {tool_key(spec.tool) for spec in plan.steps.values()}
         self._threads: OrderedDict[str, _Thread] = OrderedDict()
@@ -157,10 +161,12 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         """A thread's gate rebuilt from the rows read (every admission judged again)."""
         if read.entries:  # judged as written, whatever policy this middleware has now
             gate = ToolGate.around(
-                TaskMachine.from_ledger(read.entries, plan=self.plan), self.policy
+                TaskMachine.from_ledger(read.entries, plan=self.plan),
+                self.policy,
+                unrequested=self.unrequested,
             )
         else:
-            gate = ToolGate(self.plan, self.policy)
+            gate = ToolGate(self.plan, self.policy, unrequested=self.unrequested)
         adopted = frozenset(read.seals) | (held.adopted if held is not None else frozenset())
         new = self._threads[thread] = _Thread(gate, adopted, thread)
         self._sealers[gate] = self._own.sealer(thread)

@@ -52,7 +52,11 @@ class Dispatcher:
         on_execute: Callable[[Booking], None],
     ) -> None:
         self.workspace, self.module, self.policy = workspace, module, policy
-        self._gate = ToolGate.around(module, policy) if policy is not Policy.UNGATED else None
+        self._gate = (  # the paper's policies as they are: an unrequested eligible step runs
+            ToolGate.around(module, policy, unrequested="run")
+            if policy is not Policy.UNGATED
+            else None
+        )
         self._on_execute = on_execute
 
     def dispatch(self, call: ToolCall, hop: int) -> Outcome:
