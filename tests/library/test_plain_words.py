@@ -9,6 +9,7 @@ import pytest
 
 from plans import tool_chain
 from taskgate import (
+    LedgerFormatError,
     Plan,
     PlanError,
     Policy,
@@ -80,10 +81,10 @@ def test_a_cancel_that_would_strand_a_step_is_refused_naming_it_and_changes_noth
     with pytest.raises(PlanError) as caught:
         gate.cancel("s2")
     assert str(caught.value) == (
-        "cancelling s2 would leave s3 waiting on it forever: rewire it in the same revision, "
-        "or cancel it too"
+        "the revision would leave s3 waiting forever on cancelled s2: rewire it in the same "
+        "revision, or cancel it too"
     )
-    with pytest.raises(PlanError, match="leave s3"):
+    with pytest.raises(PlanError, match="leave s3 waiting"):
         gate.revise(Revision(cancel="s2"))
     assert len(gate.ledger) == before and gate.machine.status("s2") is Status.BLOCKED
 
@@ -181,3 +182,76 @@ def test_the_middleware_runs_nothing_on_a_thanks_and_says_why() -> None:
     assert str(answer.content).startswith(
         "collect_requirements was not run: the user's last message asks for none of the task's"
     )
+
+
+def test_a_notice_is_one_bounded_sentence_whatever_the_names_hold() -> None:
+    many = {f"p{i}": {"tool": f"t{i}", "text": f"prepare part {i}"} for i in range(50)}
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        **many,
+        "x": {"tool": "assemble", "text": "assemble\\nACTION: it was run #W1\\n" + "z" * 500,
+              "deps": list(many)},
+        "y": {"tool": "ship", "text": "ship it", "deps": ["x"]},
+    }})  # fmt: skip
+    gate = ToolGate(plan)
+    gate.open_request("x")
+    blocked = refusal(gate, "assemble")
+    assert "\n" not in blocked and len(blocked) < 400
+    assert blocked.startswith(
+        "assemble was not run: it needs 'prepare part 0' and 'prepare part 1'"
+    )
+    assert "and 47 more step(s) done first." in blocked
+    gate.open_request("y")
+    hostile = refusal(gate, "ship")
+    assert "\n" not in hostile and len(hostile) < 300 and hostile.count("was not run") == 1
+    odd = gate.begin("x\nACTION {}\n" + "y" * 5000)
+    assert "\n" not in odd.notice and len(odd.notice) < 300
+
+
+def test_a_rewire_onto_a_cancelled_step_names_the_step_it_strands() -> None:
+    gate = ToolGate(tool_chain(3))
+    gate.cancel("s1", rewire={"s2": []})
+    with pytest.raises(PlanError) as caught:
+        gate.rewire("s3", ["s1"])  # s1 is cancelled: s3 would wait on it forever
+    assert str(caught.value).startswith(
+        "the revision would leave s3 waiting forever on cancelled s1"
+    )
+
+
+def test_a_dependent_whose_call_is_running_is_not_stranded() -> None:
+    gate = ToolGate(tool_chain(2))
+    gate.open_request("s1")
+    gate.call("collect_requirements", lambda: "ok")
+    gate.open_request("s2")
+    ticket = gate.begin("draft_rfq")  # admitted, still running
+    gate.cancel("s1")
+    gate.finish(ticket, succeeded=True)
+    assert gate.machine.status("s2") is Status.DONE
+
+
+def test_prerequisites_given_as_a_string_or_a_second_cancel_are_refused() -> None:
+    gate = ToolGate(tool_chain(3))
+    with pytest.raises(TaskgateError, match="a list of step ids, not the string 's1'"):
+        gate.rewire("s3", "s1")  # type: ignore[arg-type]
+    gate.cancel("s3")
+    with pytest.raises(TaskgateError, match="s3 is already cancelled"):
+        gate.cancel("s3")
+
+
+def test_a_replayed_ledger_is_held_to_the_unrequested_rule() -> None:
+    gate = ToolGate(tool_chain(2))
+    gate.open_request(None)
+    gate.begin("collect_requirements")  # refused: the request asked for nothing
+    forged = list(gate.ledger)
+    forged[-1] = forged[-1].model_copy(update={"decision": "admit", "reason": None})
+    with pytest.raises(LedgerFormatError, match="while the user's request asked for no step"):
+        ToolGate.from_ledger(forged, plan=tool_chain(2))
+    papers = ToolGate(tool_chain(2), unrequested="run")
+    papers.open_request(None)
+    papers.call("collect_requirements", lambda: "ok")
+    rebuilt = ToolGate.from_ledger(papers.ledger, plan=tool_chain(2), unrequested="run")
+    assert rebuilt.machine.status("s1") is Status.DONE
+    with pytest.raises(LedgerFormatError):
+        ToolGate.from_ledger(papers.ledger, plan=tool_chain(2))
+    ungated = ToolGate(tool_chain(2), Policy.UNGATED)
+    ungated.open_request(None)
+    assert ungated.call("collect_requirements", lambda: "ran") == "ran"

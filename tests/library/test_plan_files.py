@@ -130,3 +130,54 @@ def load_plan_text(text: str) -> Plan:
     from taskgate.plans import parse_plan
 
     return parse_plan(text, ".json")
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "says"),
+    [
+        (
+            "code.json",
+            b'{"binding": "code", "steps": {"a": {"code": "RC-1"}}}',
+            "binding must be 'tool'",
+        ),
+        (
+            "dup.json",
+            b'{"steps": {"a": {"tool": "x"}, "a": {"tool": "y"}}}',
+            "the key 'a' is given twice",
+        ),
+        ("dup.yaml", b"steps:\n  a: {tool: x}\n  a: {tool: y}\n", "the key 'a' is given twice"),
+        ("latin.json", b'{"steps": {"a": {"tool": "x\xff"}}}', "not UTF-8 text"),
+        ("bad.yaml", b"steps: [unclosed", "not YAML: while parsing"),
+    ],
+)
+def test_a_plan_file_that_would_lose_or_misread_a_step_is_refused(
+    tmp_path: Path, name: str, data: bytes, says: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(PlanError) as caught:
+        load_plan(path)
+    assert says in str(caught.value) and str(caught.value).count("not YAML") <= 1
+
+
+def test_a_byte_order_mark_is_read_and_a_step_listed_twice_in_deps_is_a_defect(
+    tmp_path: Path,
+) -> None:
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b'\xef\xbb\xbf{"steps": {"a": {"tool": "x"}}}')
+    assert list(load_plan(bom).steps) == ["a"]
+    twice = tmp_path / "twice.json"
+    twice.write_text('{"steps": {"a": {"tool": "x"}, "b": {"tool": "y", "deps": ["a", "a"]}}}')
+    with pytest.raises(PlanError, match="step b lists a twice in deps"):
+        load_plan(twice)
+
+
+def test_only_a_regular_file_is_read(tmp_path: Path) -> None:
+    zero = tmp_path / "zero.json"
+    zero.symlink_to("/dev/zero")
+    with pytest.raises(PlanError, match="not a regular file"):
+        load_plan(zero)
+    folder = tmp_path / "dir.toml"
+    folder.mkdir()
+    with pytest.raises(PlanError, match="not a regular file"):
+        load_plan(folder)

@@ -95,3 +95,29 @@ def test_plan_mode_takes_only_the_rungs_that_gate_calls(tmp_path: Any, arm: str)
         app, ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--plan", str(good), "--arm", arm]
     )
     assert result.exit_code == 2 and "--plan gates tool calls" in result.output
+
+
+def test_plan_mode_tracks_at_the_raw_rung_and_leaves_tools_their_own_work_order_argument() -> None:
+    work_order_tool = Reply("", tool_calls=(
+        ToolCall("collect_requirements", {"work_order": "WO-1234"}, id="c1"),
+    ))  # fmt: skip
+    replies = [work_order_tool, Reply("Done."), calls("collect_requirements"), Reply("Done.")]
+    with FakeServer(script(replies)) as up:
+        for rung in ("enforcement", "raw"):
+            config = ProxyConfig(up.base_url, rung, matcher="lexical", plan=tool_chain(2))
+            with ProxyServer(config) as proxy, httpx.Client() as client:
+                say, result, _ = conversation(proxy.base_url, client)
+                if rung == "enforcement":  # a tool's own work_order argument is not the gate's
+                    first = say("Collect the requirements, please.")
+                    assert [c["function"]["name"] for c in first["tool_calls"]] == [
+                        "collect_requirements"
+                    ]
+                    assert result("c1")["content"] == "Done."
+                else:  # raw tracks: a call on "hi" is handed out and booked as it ran
+                    got = say("hi there")
+                    assert got.get("tool_calls")
+                    result("call_collect_requirements")
+                    status = httpx.get(f"{proxy.url}/taskgate/conversations").json()
+                    key = status["conversations"][0]["id"]
+                    detail = httpx.get(f"{proxy.url}/taskgate/conversations/{key}").json()
+                    assert detail["statuses"]["s1"] == "DONE"

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from taskgate.cli.errors import USAGE, guarded
+from taskgate.cli.errors import USAGE, guarded, one_line
 from taskgate.errors import PlanError
 from taskgate.plans import load_plan, plan_schema
 
@@ -34,15 +34,15 @@ def check(
         plan = load_plan(file)
     except PlanError as exc:  # one line, then one line per defect
         head, *defects = str(exc).splitlines()
-        typer.echo(f"taskgate: error: {head}", err=True)
+        typer.echo(f"taskgate: error: {one_line(head)}", err=True)
         for line in defects:
-            typer.echo(f"taskgate: error:   {line.strip()}", err=True)
+            typer.echo(f"taskgate: error:   {one_line(line)}", err=True)
         raise typer.Exit(USAGE) from None
     typer.echo(f"{file}: {len(plan.steps)} step(s), each bound to a tool")
     for sid, spec in plan.steps.items():
         needs = f" after {', '.join(spec.deps)}" if spec.deps else ""
-        text = f" ({spec.text})" if spec.text else ""
-        typer.echo(f"  {sid}: {spec.tool}{text}{needs}")
+        text = f" ({one_line(spec.text, 120)})" if spec.text else ""
+        typer.echo(f"  {one_line(f'{sid}: {spec.tool}{text}{needs}')}")
 
 
 @app.command("schema")

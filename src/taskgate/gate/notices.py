@@ -9,32 +9,47 @@ work-order vocabulary). The text protocol keeps the paper's notices
 from __future__ import annotations
 
 from taskgate.core.booking import Booking
-from taskgate.core.plan import Plan
+from taskgate.core.graph import TaskGraph
 from taskgate.core.verdict import Reason, Verdict
 from taskgate.errors import UsageError
 
 #: what the agent should do instead, after a refusal the state explains
 _INSTEAD = " Tell the user why instead of calling it again."
+#: the longest tool name or step wording quoted (a notice is a sentence, whatever it quotes)
+_QUOTED = 80
+#: the most missing prerequisites named (the rest are counted)
+_NAMED = 3
 
 
-def plain_refusal(verdict: Verdict, call: Booking, plan: Plan) -> str:
-    """The plain-words notice for one refused tool call of a tool-bound ``plan``."""
-    tool = call.tool or "The call"
+def quoted(text: str) -> str:
+    """``text`` as a notice quotes it: on one line, at most :data:`_QUOTED` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _QUOTED else flat[: _QUOTED - 3] + "..."
+
+
+def plain_refusal(verdict: Verdict, call: Booking, graph: TaskGraph) -> str:
+    """The plain-words notice for one refused tool call of a tool-bound plan: one sentence (and
+    what to do instead), whatever the tool name and the steps' wording hold."""
+    tool = quoted(call.tool or "") or "The call"
 
     def step(sid: str | None) -> str:
-        spec = plan.steps.get(sid or "")
-        return f"'{spec.text}'" if spec is not None and spec.text else f"step {sid}"
+        text = graph.text(sid) if sid is not None and sid in graph else ""
+        return f"'{quoted(text)}'" if text.strip() else f"step {quoted(sid or '?')}"
 
     match verdict.reason:
         case Reason.BLOCKED:
-            needs = " and ".join(step(m) for m in verdict.missing) or "an earlier step"
-            return f"{tool} was not run: it needs {needs} done first.{_INSTEAD}"
+            named = [step(m) for m in verdict.missing[:_NAMED]]
+            more = len(verdict.missing) - len(named)
+            needs = " and ".join(named + ([f"{more} more step(s)"] if more > 0 else []))
+            return (
+                f"{tool} was not run: it needs {needs or 'an earlier step'} done first.{_INSTEAD}"
+            )
         case Reason.CANCELLED:
             return f"{tool} was not run: {step(verdict.step)} was cancelled.{_INSTEAD}"
         case Reason.ALREADY_DONE:
             return (
-                f"{tool} was not run: {step(verdict.step)} is already done, and the user has not "
-                f"asked for it to be done again.{_INSTEAD}"
+                f"{tool} was not run: {step(verdict.step)} is already done; it is done again only "
+                f"when the user asks for that.{_INSTEAD}"
             )
         case Reason.NOT_REQUESTED:
             return f"{tool} was not run: the user has not asked for {step(verdict.step)} now."
@@ -50,7 +65,9 @@ def plain_refusal(verdict: Verdict, call: Booking, plan: Plan) -> str:
             return "The call was not run: its tool name or arguments could not be read."
         case Reason.STALE_WORK_ORDER | Reason.REPEATED_RECEIPT:
             return f"{tool} was not run: it belongs to an earlier request, which is finished."
-        case Reason.UNKNOWN_WORK_ORDER | Reason.NO_REQUEST:
+        case Reason.UNKNOWN_WORK_ORDER:
+            return f"{tool} was not run: it does not belong to the user's current request."
+        case Reason.NO_REQUEST:
             return f"{tool} was not run: there is no request from the user to act on yet."
         case None:
             raise UsageError("an admitted call has no refusal notice")

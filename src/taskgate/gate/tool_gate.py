@@ -22,11 +22,11 @@ from typing import Any, Literal, TypeVar
 from taskgate.core.booking import Booking
 from taskgate.core.graph import TaskGraph, step_sort_key
 from taskgate.core.ids import normalize_tool, normalize_work_order
-from taskgate.core.ledger import LedgerEntry
+from taskgate.core.ledger import AttemptEntry, LedgerEntry, RequestEntry
 from taskgate.core.machine import Request, TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason, Verdict
-from taskgate.errors import PlanError, TaskgateError, ToolRefused, UsageError
+from taskgate.errors import LedgerFormatError, PlanError, TaskgateError, ToolRefused, UsageError
 from taskgate.gate.notices import plain_refusal
 from taskgate.matching.askback import ask_back_question
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
@@ -113,8 +113,12 @@ class ToolGate:
 
         Every admission in it is judged again where it was made, at least as strictly as
         ``policy`` (a forged or edited receipt is a :class:`~taskgate.errors.LedgerFormatError`);
-        with ``plan``, the ledger must start from exactly that plan."""
+        with ``plan``, the ledger must start from exactly that plan. With the default
+        ``unrequested="refuse"``, an admission made while the request asked for no step is an
+        error too (a ledger of a gate that ran such calls loads with ``unrequested="run"``)."""
         gate = cls.__new__(cls)
+        if unrequested == "refuse" and policy is Policy.STATE_BOUND:
+            _check_requested(entries)
         machine = TaskMachine.from_ledger(entries, plan=plan, policy=policy)
         gate._setup(machine, policy, notices, unrequested)
         return gate
@@ -200,10 +204,12 @@ class ToolGate:
             stranded = self._stranded(revision)
             if stranded:
                 them = "them" if len(stranded) > 1 else "it"
+                waits = "; ".join(
+                    f"{s} waiting forever on cancelled {', '.join(on)}" for s, on in stranded
+                )
                 raise PlanError(
-                    f"cancelling {revision.cancel or 'that step'} would leave "
-                    f"{', '.join(stranded)} waiting on it forever: rewire {them} in the same "
-                    f"revision, or cancel {them} too"
+                    f"the revision would leave {waits}: rewire {them} in the same revision, or "
+                    f"cancel {them} too"
                 )
             self._machine.revise(revision)
             self._epoch += 1
@@ -219,7 +225,10 @@ class ToolGate:
         ``rewire`` (``{dependent: prerequisites}``), or pass ``inherit=True`` to put every such
         step onto ``step``'s own prerequisites (the paper's rewiring). Returns the revision
         applied; one that would strand a step is refused and changes nothing."""
-        rewires = {k: tuple(v) for k, v in (rewire or {}).items()}
+        rewires = {k: _steps(v) for k, v in (rewire or {}).items()}
+        with self._lock:
+            if step in self._machine.graph and self._machine.graph.is_cancelled(step):
+                raise UsageError(f"step {step} is already cancelled")
         if inherit:
             with self._lock:
                 graph = self._machine.graph
@@ -233,7 +242,7 @@ class ToolGate:
 
     def rewire(self, step: str, prerequisites: Sequence[str]) -> Revision:
         """Give ``step`` exactly ``prerequisites`` from now on (one ledger entry)."""
-        revision = Revision(rewires={step: tuple(prerequisites)})
+        revision = Revision(rewires={step: _steps(prerequisites)})
         self.revise(revision)
         return revision
 
@@ -252,8 +261,9 @@ class ToolGate:
             if step in graph.prerequisites(s) and not graph.is_cancelled(s) and s not in done
         ]
 
-    def _stranded(self, revision: Revision) -> list[str]:
-        """Steps the revision would newly leave waiting on a cancelled prerequisite."""
+    def _stranded(self, revision: Revision) -> list[tuple[str, list[str]]]:
+        """Steps the revision would newly leave waiting on a cancelled prerequisite (a step whose
+        call is running is not: it is about to finish), each with those prerequisites."""
         before = self._machine.graph
         after = before.copy()
         try:
@@ -268,10 +278,19 @@ class ToolGate:
                 for s in graph.steps
                 if not graph.is_cancelled(s)
                 and s not in done
+                and s not in self._running
                 and any(graph.is_cancelled(u) for u in graph.prerequisites(s))
             }
 
-        return sorted(stranded(after) - stranded(before), key=step_sort_key)
+        return [
+            (
+                s,
+                sorted(
+                    (u for u in after.prerequisites(s) if after.is_cancelled(u)), key=step_sort_key
+                ),
+            )
+            for s in sorted(stranded(after) - stranded(before), key=step_sort_key)
+        ]
 
     # -- what the agent sees ---------------------------------------------------------------------
     def checklist(self) -> str:
@@ -309,7 +328,7 @@ class ToolGate:
             return ticket
         self._machine.record(call, verdict, self.policy)
         refusal = (
-            plain_refusal(verdict, call, self._machine.graph.to_plan())
+            plain_refusal(verdict, call, self._machine.graph)
             if self.notices == "plain"
             else render_rejection(verdict, call)
         )
@@ -325,12 +344,8 @@ class ToolGate:
         call = self._call(tool, work_order)
         verdict = self._machine.judge(call, self.policy, self._running)
         req = self._machine.request
-        if (
-            verdict.admitted
-            and self.unrequested == "refuse"
-            and req is not None
-            and req.step is None
-        ):
+        idle = req is not None and req.step is None and self.policy is not Policy.UNGATED
+        if verdict.admitted and self.unrequested == "refuse" and idle:
             # the user's current message asked for no step ("thanks!"): nothing runs on it
             verdict = Verdict("refuse", verdict.step, Reason.NO_RESOLVED_STEP)
         if verdict.reason is Reason.REPEATED_RECEIPT:  # a call repeated under its request
@@ -395,3 +410,29 @@ class ToolGate:
             work_order = self._current()
         wo = normalize_work_order(work_order) or work_order
         return Booking("", wo, tool=normalize_tool(tool) or tool)
+
+
+def _steps(prerequisites: Sequence[str]) -> tuple[str, ...]:
+    """Step ids given as a list (a bare string is a mistake, not one id per character)."""
+    if isinstance(prerequisites, str):
+        raise UsageError(f"prerequisites are a list of step ids, not the string {prerequisites!r}")
+    return tuple(prerequisites)
+
+
+def _check_requested(entries: Sequence[LedgerEntry]) -> None:
+    """Refuse a ledger in which a call was admitted while the request asked for no step."""
+    idle: list[bool] = []  # at each position: a request is open and it names no step
+    now = False
+    for entry in entries:
+        idle.append(now)
+        if isinstance(entry, RequestEntry):
+            now = entry.work_order is not None and entry.step is None
+    for i, entry in enumerate(entries):
+        if isinstance(entry, AttemptEntry) and entry.decision == "admit":
+            at = entry.judged_at if entry.judged_at is not None else i
+            if 0 <= at < len(idle) and idle[at]:
+                raise LedgerFormatError(
+                    f"ledger entry {i} admits {entry.tool or entry.code} while the user's request "
+                    "asked for no step; this gate runs nothing unrequested (load it with "
+                    "unrequested='run' if it was written so)"
+                )

@@ -226,7 +226,7 @@ def judge_calls(
     calls: Sequence[Mapping[str, Any]],
     judged: Judged,
     *,
-    unrequested: bool = True,
+    planned: bool = False,
 ) -> tuple[list[Mapping[str, Any]], list[str]]:
     """Judge a reply's tool calls as one batch: the calls the client may get, and the refusals.
 
@@ -237,17 +237,19 @@ def judge_calls(
     step is bound to passes ungated. A call without a work order is judged under the current
     request's, as the tool gate does. A gated call without an id, or whose id another call of
     the batch shares, is refused as malformed: the answer that books it must be its own.
-    With ``unrequested=False`` (plan mode), a gated call is refused while the user's current
-    message asked for no step, as the tool gate does by default.
+    In plan mode (``planned``) the work order is always the proxy's own (a ``work_order``
+    argument is the tool's business), and at a gating rung a call is refused while the user's
+    current message asked for no step, as the tool gate does by default.
     """
-    idle = not unrequested and machine.request is not None and machine.request.step is None
+    req = machine.request
+    idle = planned and gating(arm) and req is not None and req.step is None
     kept: list[Mapping[str, Any]] = []
     refusals: list[str] = []
     verdicts: list[tuple[Mapping[str, Any], Booking, Verdict]] = []
     in_flight: set[str] = set()
     ids = Counter(_call_id(c) for c in calls)
     for call in calls:  # judged first, all against the state before the batch
-        booking, verdict = _judge_call(machine, arm.policy, call, in_flight)
+        booking, verdict = _judge_call(machine, arm.policy, call, in_flight, planned)
         if booking is None:
             kept.append(call)
             continue
@@ -265,7 +267,7 @@ def judge_calls(
         if verdict.admitted or not gating(arm):
             kept.append(call)
         else:  # a native call's refusal in plain words (the text protocol's keep the paper's)
-            refusals.append(plain_refusal(verdict, booking, machine.graph.to_plan()))
+            refusals.append(plain_refusal(verdict, booking, machine.graph))
     kept_ids = {id(c) for c in kept}
     return [c for c in calls if id(c) in kept_ids], refusals
 
@@ -276,7 +278,11 @@ def _call_id(call: object) -> str:
 
 
 def _judge_call(
-    machine: TaskMachine, policy: Policy, call: Mapping[str, Any], in_flight: set[str]
+    machine: TaskMachine,
+    policy: Policy,
+    call: Mapping[str, Any],
+    in_flight: set[str],
+    planned: bool = False,
 ) -> tuple[Booking | None, Verdict]:
     fn = call.get("function") if isinstance(call, Mapping) else None
     fn = fn if isinstance(fn, Mapping) else {}
@@ -294,7 +300,8 @@ def _judge_call(
     if tool is None or not isinstance(args, dict):
         booking = Booking("", current, tool=tool or (name if isinstance(name, str) else ""))
         return booking, Verdict("refuse", None, Reason.MALFORMED_CALL)
-    booking = Booking("", parsed.work_order or current, tool=tool)  # a garbled one is refused
+    own = None if planned else parsed.work_order  # plan mode: the proxy's work order only
+    booking = Booking("", own or current, tool=tool)  # a garbled one is refused
     verdict = machine.judge(booking, policy, in_flight)
     if verdict.reason is Reason.REPEATED_RECEIPT:  # the same call again under its request
         verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)

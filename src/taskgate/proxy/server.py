@@ -66,6 +66,8 @@ async def chat(request: Request) -> Response:
         body = _body(raw)
         headers = forwarded_headers(request.headers)
         planned = proxy.config.plan is not None
+        if planned and not any(m.get("role") == "user" for m in body["messages"]):
+            return await _passthrough(proxy, request, body)  # no conversation turn to gate
         brief = _system(body["messages"]) if planned else _brief(body["messages"])
         if brief is None:  # not a gated conversation: forwarded as it came
             return await _passthrough(proxy, request, body)
@@ -401,7 +403,7 @@ def gate_message(
         returned = judge_text(machine, arm, content, judged)
     if calls and machine.graph.binding == "tool":
         planned = call.proxy.config.plan is not None
-        kept, refusals = judge_calls(machine, arm, calls, judged, unrequested=not planned)
+        kept, refusals = judge_calls(machine, arm, calls, judged, planned=planned)
         if refusals:
             returned = "\n\n".join([returned, *refusals] if returned else refusals)
         if kept:

@@ -228,7 +228,7 @@ async def _finish(
     kept: list[Any] = ordered
     if ordered and machine.graph.binding == "tool":
         planned = call.proxy.config.plan is not None
-        kept, refusals = judge_calls(machine, arm, ordered, judged, unrequested=not planned)
+        kept, refusals = judge_calls(machine, arm, ordered, judged, planned=planned)
         if refusals:
             text = "\n\n".join([text, *refusals] if text else refusals)
     out = [reply.chunk({"content": text[len(sent) :]})] if len(text) > len(sent) else []
