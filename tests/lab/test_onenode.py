@@ -185,7 +185,7 @@ def test_the_one_node_commands(tmp_path: Path) -> None:
     report = runner.invoke(app, ["one-node-report", str(out)])
     assert report.exit_code == 0 and "| manifest | 2 | 1.00" in report.output
     bad = runner.invoke(app, [*args, "--matcher", "psychic"])
-    assert bad.exit_code == 2 and "unknown name 'psychic'" in bad.output
+    assert bad.exit_code == 2 and "unknown trigger matcher 'psychic'" in bad.output
     missing = runner.invoke(app, ["one-node-report", str(tmp_path)])
     assert missing.exit_code != 0 and "not a one-node run directory" in missing.output
 

@@ -32,10 +32,13 @@ from taskgate.lab.progress import Progress
 from taskgate.lab.runner.roles import Clients
 from taskgate.llm.client import ChatClient
 from taskgate.matching.embedders import HashEmbedder, minilm
+from taskgate.registry import Registry
 
-AGENTS = ("llm", "scripted:perfect", "scripted:naive")
-COMPILERS = ("scripted", "llm")
-MATCHERS = ("scripted", "llm", "embedding", "embedding:hash")
+AGENTS = Registry("one-node agent", ((n, n) for n in ("llm", "scripted:perfect", "scripted:naive")))
+COMPILERS = Registry("trigger compiler", ((n, n) for n in ("scripted", "llm")))
+MATCHERS = Registry(
+    "trigger matcher", ((n, n) for n in ("scripted", "llm", "embedding", "embedding:hash"))
+)
 
 
 @command

@@ -34,8 +34,9 @@ from taskgate.lab.experiments.pmbench.roles import DueJudge, IntentionCompiler
 from taskgate.lab.progress import Progress
 from taskgate.lab.runner.roles import Clients
 from taskgate.llm.client import ChatClient
+from taskgate.registry import Registry
 
-ROLES = ("llm", "scripted")
+ROLES = Registry("role", (("llm", "the model"), ("scripted", "the truth")))
 
 
 @command

@@ -101,7 +101,7 @@ def proxy(
     if compiler not in ("llm", "parser"):
         raise UsageError(f"--compiler must be llm or parser, not {compiler!r}")
     if matcher not in MATCHERS:
-        raise UsageError(f"--matcher must be one of {', '.join(MATCHERS)}, not {matcher!r}")
+        raise UsageError(f"--matcher: {MATCHERS.unknown(matcher)}")
     if not upstream.startswith(("http://", "https://")):
         raise UsageError(f"--upstream must be an http(s) URL, not {upstream!r}")
     rung(rung_name)

@@ -40,6 +40,7 @@ from taskgate.proxy.journal import (
     ReplyEvent,
 )
 from taskgate.proxy.store import MemoryStore, StaleJournal, Store
+from taskgate.registry import Registry
 from taskgate.roles import Compiler, Matcher
 
 log = logging.getLogger("taskgate.proxy")
@@ -49,7 +50,16 @@ HEADER = "x-taskgate-conversation"
 
 #: the proxy's matchers: the helper model's, or none (lexical, embedding), or both (cascade: embedding, then llm);
 #: ``embedding:hash`` is the embedding matcher on the deterministic fake embedder (for tests)
-MATCHERS = ("llm", "lexical", "embedding", "cascade", "embedding:hash")
+MATCHERS: Registry[str] = Registry(
+    "matcher",
+    (
+        ("llm", "the helper model"),
+        ("lexical", "word overlap, no model call"),
+        ("embedding", "MiniLM, no model call"),
+        ("cascade", "embedding, then llm where it is unsure"),
+        ("embedding:hash", "the embedding matcher on a fake embedder, for tests"),
+    ),
+)
 
 
 @dataclass

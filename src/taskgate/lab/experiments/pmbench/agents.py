@@ -16,10 +16,21 @@ from typing import Any, Literal, Protocol
 
 from taskgate.lab.experiments.pmbench.roles import StepView, read_channels
 from taskgate.llm.client import ChatClient, OnCall
+from taskgate.registry import Registry
 from taskgate.roles import ChatMessage
 
 SchemaForm = Literal["json_schema", "json_object", "none"]
-AGENTS = ("llm", "scripted:perfect", "scripted:none", "scripted:eager", "scripted:obedient")
+#: the agents ``taskgate pmbench --agent`` takes
+AGENTS: Registry[str] = Registry(
+    "PM-Bench agent",
+    (
+        ("llm", "the model, with the benchmark's own prompts"),
+        ("scripted:perfect", "selects what is due, reading what it must first"),
+        ("scripted:none", "never selects"),
+        ("scripted:eager", "selects the whole menu without reading anything"),
+        ("scripted:obedient", "does what the directive lines say"),
+    ),
+)
 
 
 class PMAgent(Protocol):
