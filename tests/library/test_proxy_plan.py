@@ -121,3 +121,55 @@ def test_plan_mode_tracks_at_the_raw_rung_and_leaves_tools_their_own_work_order_
                     key = status["conversations"][0]["id"]
                     detail = httpx.get(f"{proxy.url}/taskgate/conversations/{key}").json()
                     assert detail["statuses"]["s1"] == "DONE"
+
+
+class _Broken:
+    async def compile_plan(self, brief: str) -> Any:
+        from taskgate import ModelError
+
+        raise ModelError("compiler call failed: MalformedReply")
+
+
+@pytest.mark.parametrize("choice", ["refuse", "forward"])
+def test_a_brief_that_cannot_be_compiled_is_the_operators_choice_said_once(
+    choice: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from taskgate import Plan, render_brief
+    from taskgate.proxy.session import Proxy
+
+    monkeypatch.setattr(Proxy, "compiler", lambda self, model, key: _Broken())
+    brief = render_brief(Plan.model_validate({"steps": {"s1": {"code": "RC-1001", "text": "x"}}}))
+    with FakeServer(script([Reply("one"), Reply("two")])) as upstream:
+        config = ProxyConfig(upstream.base_url, on_compile_error=choice)
+        with ProxyServer(config) as proxy, httpx.Client() as client:
+            body = {"model": "m", "messages": [{"role": "system", "content": brief},
+                                               {"role": "user", "content": "go (#W1001)"}]}  # fmt: skip
+            answers = [client.post(f"{proxy.base_url}/chat/completions", json=body) for _ in "ab"]
+            metrics = httpx.get(f"{proxy.url}/taskgate/metrics").json()
+    if choice == "forward":
+        assert [a.json()["choices"][0]["message"]["content"] for a in answers] == ["one", "two"]
+        assert metrics["ungated"] == {"compile-failed": 2}
+    else:
+        assert [a.status_code for a in answers] == [502, 502]
+        assert "--on-compile-error forward" in answers[0].json()["error"]["message"]
+        assert metrics["ungated"] == {"compile-refused": 2}
+    said = [r for r in caplog.records if "could not be compiled" in r.getMessage()]
+    assert len(said) == 1  # said once, however many requests
+
+
+def test_requests_the_proxy_does_not_gate_are_counted_and_said_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    replies = script([Reply("a"), Reply("b")])
+    with (
+        FakeServer(replies) as upstream,
+        ProxyServer(ProxyConfig(upstream.base_url)) as proxy,
+        httpx.Client() as client,
+    ):
+        for text in ("hi", "again"):
+            post(client, proxy.base_url, [{"role": "system", "content": SYSTEM},
+                                          {"role": "user", "content": text}])  # fmt: skip
+        metrics = httpx.get(f"{proxy.url}/taskgate/metrics").json()
+    assert metrics["ungated"] == {"no-brief": 2}
+    said = [r for r in caplog.records if "system prompt is no brief" in r.getMessage()]
+    assert len(said) == 1 and "--plan FILE" in said[0].getMessage()

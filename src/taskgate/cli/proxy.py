@@ -65,6 +65,15 @@ def proxy(
             "cascade ask back on ambiguous requests. Default: llm, or lexical with --plan.",
         ),
     ] = None,
+    on_compile_error: Annotated[
+        str,
+        typer.Option(
+            "--on-compile-error",
+            help="A brief the compiler cannot read: refuse the conversation (one clear error) "
+            "or forward it ungated; either way logged once and counted in /taskgate/metrics.",
+            metavar="refuse|forward",
+        ),
+    ] = "refuse",
     helper_url: Annotated[
         str | None,
         typer.Option("--helper-url", help="Compiler and matcher calls go here.", metavar="URL"),
@@ -98,6 +107,8 @@ def proxy(
         )
     if matcher is None:
         matcher = "llm" if plan is None else "lexical"
+    if on_compile_error not in ("refuse", "forward"):
+        raise UsageError(f"--on-compile-error must be refuse or forward, not {on_compile_error!r}")
     if compiler not in ("llm", "parser"):
         raise UsageError(f"--compiler must be llm or parser, not {compiler!r}")
     if matcher not in MATCHERS:
@@ -119,6 +130,7 @@ def proxy(
         helper_key=os.environ.get("TASKGATE_HELPER_API_KEY", "EMPTY"),
         status_token=os.environ.get("TASKGATE_STATUS_TOKEN") or None,
         plan=plan,
+        on_compile_error=on_compile_error,
     )
     store = open_store(db)
     if store.shared:  # a database server: reachable now, or the proxy does not start

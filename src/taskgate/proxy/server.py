@@ -67,9 +67,15 @@ async def chat(request: Request) -> Response:
         headers = forwarded_headers(request.headers)
         planned = proxy.config.plan is not None
         if planned and not any(m.get("role") == "user" for m in body["messages"]):
-            return await _passthrough(proxy, request, body)  # no conversation turn to gate
+            proxy.overheads.forwarded("no-user-turn", "it has no user message to gate")
+            return await _passthrough(proxy, request, body)
         brief = _system(body["messages"]) if planned else _brief(body["messages"])
         if brief is None:  # not a gated conversation: forwarded as it came
+            proxy.overheads.forwarded(
+                "no-brief",
+                "its system prompt is no brief (to gate an ordinary agent's tool calls, start "
+                "the proxy with --plan FILE)",
+            )
             return await _passthrough(proxy, request, body)
         key = conversation_key(request.headers, brief, body["messages"])
         lock = proxy.lock(key)
@@ -204,9 +210,12 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
     if body.get("n", 1) != 1:
         raise ProxyError(400, "a gated conversation takes one choice per request (n=1)")
     if not conv.started:
-        plan = proxy.config.plan or await call.waiting(
-            _helping(proxy.compiler(model, key).compile_plan(brief))
-        )
+        try:
+            plan = proxy.config.plan or await call.waiting(
+                _helping(proxy.compiler(model, key).compile_plan(brief))
+            )
+        except ProxyError as exc:  # the brief could not be compiled: the operator's choice
+            return await _uncompiled(call, exc)
         call.add(LedgerEvent(entry=PlanEntry(plan=plan, lenient=True)), applied=False)
     try:
         place = align(conv, body["messages"])
@@ -232,6 +241,25 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
     if body.get("stream"):
         return await stream(call, forward, started)
     return await _complete(call, forward, started)
+
+
+async def _uncompiled(call: Call, exc: ProxyError) -> Response:
+    """A conversation whose brief could not be compiled: forwarded ungated, or refused with one
+    clear error (``--on-compile-error``); either way said once in the log and counted."""
+    proxy, why = call.proxy, str(exc)
+    note = f"its brief could not be compiled ({why})"
+    if proxy.config.on_compile_error == "forward":
+        proxy.overheads.forwarded("compile-failed", note, call.conv.key)
+        if call.body.get("stream"):
+            return await relay_stream(proxy, call.headers, call.body)
+        return relay(await _post(proxy, call.headers, call.body))
+    proxy.overheads.forwarded("compile-refused", note + "; refused", call.conv.key)
+    raise ProxyError(
+        exc.status,
+        f"{why} (the proxy refuses a conversation it cannot compile; start it with "
+        "--on-compile-error forward to pass such conversations on ungated)",
+        exc.kind,
+    )
 
 
 async def _helping(coro: Any) -> Any:

@@ -13,7 +13,7 @@ import asyncio
 import hashlib
 import logging
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,6 +79,9 @@ class ProxyConfig:
     #: plan mode (``--plan FILE``): every conversation is gated with this tool-bound plan, its
     #: messages forwarded as the agent wrote them (no brief, no work orders asked of anyone)
     plan: Plan | None = None
+    #: a conversation whose brief cannot be compiled: "refuse" it (one clear 502 per request,
+    #: logged once) or "forward" it ungated (logged once, counted)
+    on_compile_error: str = "refuse"
 
 
 @dataclass
@@ -87,21 +90,38 @@ class Overheads:
 
     samples: deque[float] = field(default_factory=lambda: deque(maxlen=200_000))
     on_add: Callable[[], None] | None = None  # told of every request served
+    #: requests forwarded ungated, by why (``no-brief``, ``no-user-turn``, ``compile-failed``)
+    ungated: Counter[str] = field(default_factory=Counter)
+    _told: set[tuple[str, str]] = field(default_factory=set)
+
+    def forwarded(self, why: str, note: str, key: str = "") -> None:
+        """Count a request forwarded ungated; say why in the log the first time (per reason, or
+        per conversation ``key``)."""
+        self.ungated[why] += 1
+        if (why, key) not in self._told and len(self._told) < 10_000:
+            self._told.add((why, key))
+            log.warning("taskgate proxy: forwarding %s ungated: %s", key or "a request", note)
 
     def add(self, seconds: float) -> None:
         self.samples.append(seconds)
         if self.on_add is not None:
             self.on_add()
 
-    def summary(self) -> dict[str, float | int]:
+    def summary(self) -> dict[str, object]:
         xs = sorted(self.samples)
         if not xs:
-            return {"requests": 0}
+            return {"requests": 0, "ungated": dict(self.ungated)}
 
         def ms(q: float) -> float:
             return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
 
-        return {"requests": len(xs), "p50_ms": ms(0.5), "p99_ms": ms(0.99), "max_ms": ms(1.0)}
+        return {
+            "requests": len(xs),
+            "p50_ms": ms(0.5),
+            "p99_ms": ms(0.99),
+            "max_ms": ms(1.0),
+            "ungated": dict(self.ungated),
+        }
 
 
 class Proxy:
