@@ -255,3 +255,26 @@ def test_a_replayed_ledger_is_held_to_the_unrequested_rule() -> None:
     ungated = ToolGate(tool_chain(2), Policy.UNGATED)
     ungated.open_request(None)
     assert ungated.call("collect_requirements", lambda: "ran") == "ran"
+
+
+@pytest.mark.parametrize(
+    ("message", "redo"),
+    [
+        ("Don't redo the draft, just tell me if it is done", False),
+        ("no need to draft the RFQ again", False),
+        ("Redo the draft, the figures changed", True),
+    ],
+)
+def test_the_lexical_matcher_reads_a_negated_redo_as_none(message: str, redo: bool) -> None:
+    from taskgate import LexicalMatcher
+
+    match = LexicalMatcher().match_now(tool_chain(2), message)
+    assert match.step == "s2" and match.explicit_redo is redo
+
+
+def test_a_step_without_text_is_matched_by_its_tools_name() -> None:
+    from taskgate import LexicalMatcher
+
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        "a": {"tool": "collect_requirements"}, "b": {"tool": "place_order", "deps": ["a"]}}})  # fmt: skip
+    assert LexicalMatcher().match_now(plan, "please place the order now").step == "b"

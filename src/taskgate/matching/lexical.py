@@ -1,9 +1,11 @@
 """A lexical matcher: resolves a message to a step by word overlap, with no model.
 
-Each step's content words (its brief text minus stop words) are compared with the message's; the
-step covering the largest share of its words wins if that share reaches ``threshold`` and no other
-step comes close (a message naming two steps resolves to none). The redo flag is raised by an
-explicit re-execution word ("redo", "again", "done over", "re-run").
+Each step's content words (its text minus stop words; without a text, its tool's name in words,
+as an ordinary agent's plan may give only tools) are compared with the message's; the step
+covering the largest share of its words wins if that share reaches ``threshold`` and no other step
+comes close (a message naming two steps resolves to none). The redo flag is the explicit-redo
+reading every matcher shares (:func:`taskgate.explicit_redo`): a redo word in a clause that asks
+for it, so "don't redo the draft" raises no flag.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import re
 
 from taskgate.core.plan import Plan
+from taskgate.matching.askback import step_wording
+from taskgate.matching.redo import explicit_redo
 from taskgate.roles import Match
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -62,7 +66,6 @@ _STOP = frozenset(
         "w",
     ]
 )
-_REDO = re.compile(r"\b(?:redo|re-do|again|done over|re-run|rerun|repeat)\b", re.IGNORECASE)
 
 
 def _words(text: str) -> set[str]:
@@ -79,8 +82,8 @@ class LexicalMatcher:
     def match_now(self, plan: Plan, message: str) -> Match:
         said = _words(message)
         scores = []
-        for sid, spec in plan.steps.items():
-            words = _words(spec.text)
+        for sid in plan.steps:
+            words = _words(step_wording(plan, sid))  # its text, else its tool's name in words
             if words:
                 scores.append((len(words & said) / len(words), sid))
         scores.sort(reverse=True)
@@ -92,4 +95,4 @@ class LexicalMatcher:
             and scores[1][0] > scores[0][0] * self.margin
         ):
             return Match(None, False)
-        return Match(scores[0][1], bool(_REDO.search(message)))
+        return Match(scores[0][1], explicit_redo(message))
