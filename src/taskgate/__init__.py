@@ -19,6 +19,7 @@ from taskgate.core.booking import Booking
 from taskgate.core.graph import TaskGraph
 from taskgate.core.ids import normalize_code, normalize_work_order
 from taskgate.core.ledger import (
+    ApprovalEntry,
     AttemptEntry,
     LedgerEntry,
     PlanEntry,
@@ -109,6 +110,7 @@ __getattr__ = lazy(
 __all__ = [
     "RUNGS",
     "Agent",
+    "ApprovalEntry",
     "AttemptEntry",
     "Booking",
     "BookingError",

@@ -93,8 +93,19 @@ class RevisionEntry(_Entry):
     revision: Revision
 
 
+class ApprovalEntry(_Entry):
+    """A person approved one call of ``step`` during the current request, whatever the state
+    says (a refusal has an escalation path, and it is never silent): who, and why."""
+
+    kind: Literal["approval"] = "approval"
+    step: str
+    by: str = Field(min_length=1)
+    reason: str = ""
+
+
 LedgerEntry = Annotated[
-    PlanEntry | RequestEntry | AttemptEntry | RevisionEntry, Field(discriminator="kind")
+    PlanEntry | RequestEntry | AttemptEntry | RevisionEntry | ApprovalEntry,
+    Field(discriminator="kind"),
 ]
 _ENTRY: TypeAdapter[LedgerEntry] = TypeAdapter(LedgerEntry)
 

@@ -24,7 +24,14 @@ from typing import Generic, TypeVar
 from taskgate.core.booking import Booking, receipt_key
 from taskgate.core.graph import TaskGraph, step_sort_key
 from taskgate.core.ids import normalize_work_order
-from taskgate.core.ledger import AttemptEntry, LedgerEntry, PlanEntry, RequestEntry, RevisionEntry
+from taskgate.core.ledger import (
+    ApprovalEntry,
+    AttemptEntry,
+    LedgerEntry,
+    PlanEntry,
+    RequestEntry,
+    RevisionEntry,
+)
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason, Verdict
 from taskgate.errors import LedgerFormatError, PlanError, TaskgateError, UsageError, WorkOrderError
@@ -58,6 +65,7 @@ class Snapshot:
     request: Request | None
     authorized: frozenset[str]
     issued: frozenset[str]
+    approved: str | None = None  # the step a person approved one call of, this request
 
 
 #: how strictly a policy judges (a replay judges at least as strictly as the gate it rebuilds)
@@ -94,6 +102,10 @@ class TaskMachine:
         self._revised: list[int] = []  # positions of revisions
         self._graph_before: list[TaskGraph] = []  # the graph as it was before each of them
         self._request: Request | None = None
+        #: the step whose one call a person approved during the current request, and the
+        #: positions at which that changed (an approval, the next request, the approved receipt)
+        self._approved: str | None = None
+        self._approvals: list[tuple[int, str | None]] = []
         self._floor: Policy | None = None  # replays judge admissions at least this strictly
         self._rng = random.Random(seed)
 
@@ -197,6 +209,7 @@ class TaskMachine:
             request=self._request,
             authorized=self.authorized,
             issued=frozenset(self._issued),
+            approved=self._approved,
         )
 
     # -- the gate --------------------------------------------------------------------------------
@@ -233,6 +246,8 @@ class TaskMachine:
             return Verdict("refuse", step, Reason.REPEATED_RECEIPT)
         if step in in_flight:  # at every policy: one step is never executing twice at once
             return Verdict("refuse", step, Reason.IN_PROGRESS)
+        if step == self._approved:  # a person approved this call, whatever the state says
+            return Verdict("admit", step)
         if policy is Policy.UNGATED:
             return Verdict("admit", step)
         if policy is Policy.REQUEST_BOUND:  # first: a call of another step is simply unrequested
@@ -310,6 +325,17 @@ class TaskMachine:
     def submit_all(self, bookings: Iterable[Booking], policy: Policy) -> list[Verdict]:
         return [self.submit(b, policy) for b in bookings]
 
+    @property
+    def approved(self) -> str | None:
+        """The step a person approved one call of during the current request, if any."""
+        return self._approved
+
+    def approve(self, step: str, by: str, reason: str = "") -> None:
+        """A person approves one call of ``step`` during the current request, whatever the state
+        says; recorded as an :class:`ApprovalEntry` (who and why). It lapses with the request,
+        or once the approved call's receipt is booked."""
+        self._append(ApprovalEntry(step=step, by=by, reason=reason))
+
     def revise(self, revision: Revision) -> None:
         """Apply a revision in place; on error nothing changes and nothing is recorded."""
         self._append(RevisionEntry(revision=revision))
@@ -366,6 +392,8 @@ class TaskMachine:
         view._issued = _Before(self._issued, at)  # type: ignore[assignment]
         k = bisect.bisect_left(self._requests, at, key=lambda r: r[0])
         view._request = self._requests[k - 1][1] if k else None
+        a = bisect.bisect_left(self._approvals, at, key=lambda r: r[0])
+        view._approved = self._approvals[a - 1][1] if a else None
         return view
 
     def retract(self, count: int) -> None:
@@ -380,6 +408,9 @@ class TaskMachine:
         for entry in reversed(tail):
             assert isinstance(entry, AttemptEntry)
             self._ledger.pop()
+            if self._approvals and self._approvals[-1][0] == len(self._ledger):
+                self._approvals.pop()  # the receipt had used an approval: it stands again
+                self._approved = self._approvals[-1][1] if self._approvals else None
             if entry.decision == "admit" and entry.step is not None:
                 positions = self._receipts_of[entry.step]
                 positions.pop()
@@ -417,11 +448,19 @@ class TaskMachine:
                 self._issued[entry.work_order] = pos
                 self._request = Request(entry.work_order, entry.step, entry.explicit_redo)
             self._requests.append((pos, self._request))
+            self._set_approved(None, pos)
         elif isinstance(entry, AttemptEntry):
             if entry.decision == "admit" and entry.step is not None:
                 self._done.add(entry.step)
                 self._receipts[(receipt_key(entry.code, entry.tool), entry.work_order)] = pos
                 self._receipts_of.setdefault(entry.step, []).append(pos)
+                if entry.step == self._approved:  # the approval is used up
+                    self._set_approved(None, pos)
+        elif isinstance(entry, ApprovalEntry):
+            if self._request is None:
+                raise UsageError("a call is approved during a request: none is open")
+            self._graph.prerequisites(entry.step)  # raises UnknownStepError naming the step
+            self._set_approved(entry.step, pos)
         elif isinstance(entry, RevisionEntry):
             before = self._graph.copy()
             self._graph.apply(entry.revision)
@@ -429,6 +468,11 @@ class TaskMachine:
             self._graph_before.append(before)
         else:
             raise PlanError("a plan entry can only start a ledger")
+
+    def _set_approved(self, step: str | None, pos: int) -> None:
+        if step != self._approved:
+            self._approved = step
+            self._approvals.append((pos, step))
 
     def _fresh_work_order(self) -> str:
         for _ in range(1000):

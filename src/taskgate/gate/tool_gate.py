@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeVar
 from taskgate.core.booking import Booking
 from taskgate.core.graph import TaskGraph, step_sort_key
 from taskgate.core.ids import normalize_tool, normalize_work_order
-from taskgate.core.ledger import AttemptEntry, LedgerEntry, RequestEntry
+from taskgate.core.ledger import ApprovalEntry, AttemptEntry, LedgerEntry, RequestEntry
 from taskgate.core.machine import Request, TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason, Verdict
@@ -214,6 +214,22 @@ class ToolGate:
             self._machine.revise(revision)
             self._epoch += 1
 
+    def approve(self, what: str, *, by: str, reason: str = "") -> LedgerEntry:
+        """A person approves one call of ``what`` (a step id, or its tool's name) during the
+        current request, whatever the state says: the next call of it runs. The approval is a
+        receipts-ledger entry naming ``by`` (who) and ``reason``; it lapses with the request, or
+        once that call has run. Returns the entry."""
+        if not isinstance(by, str) or not by.strip():
+            raise UsageError("an approval names who gave it: by='...'")
+        with self._lock:
+            graph = self._machine.graph
+            step = what if what in graph else graph.step_for_tool(normalize_tool(what) or what)
+            if step is None:
+                raise PlanError(f"nothing to approve: {what!r} is no step or tool of the plan")
+            self._machine.approve(step, by.strip(), reason)
+            self._epoch += 1
+            return self._machine.last_entry()
+
     def cancel(
         self,
         step: str,
@@ -345,7 +361,8 @@ class ToolGate:
         verdict = self._machine.judge(call, self.policy, self._running)
         req = self._machine.request
         idle = req is not None and req.step is None and self.policy is not Policy.UNGATED
-        if verdict.admitted and self.unrequested == "refuse" and idle:
+        approved = verdict.step is not None and verdict.step == self._machine.approved
+        if verdict.admitted and self.unrequested == "refuse" and idle and not approved:
             # the user's current message asked for no step ("thanks!"): nothing runs on it
             verdict = Verdict("refuse", verdict.step, Reason.NO_RESOLVED_STEP)
         if verdict.reason is Reason.REPEATED_RECEIPT:  # a call repeated under its request
@@ -422,15 +439,21 @@ def _steps(prerequisites: Sequence[str]) -> tuple[str, ...]:
 def _check_requested(entries: Sequence[LedgerEntry]) -> None:
     """Refuse a ledger in which a call was admitted while the request asked for no step."""
     idle: list[bool] = []  # at each position: a request is open and it names no step
-    now = False
+    approved: list[str | None] = []  # at each position: the step a person approved a call of
+    now, person = False, None
     for entry in entries:
         idle.append(now)
+        approved.append(person)
         if isinstance(entry, RequestEntry):
-            now = entry.work_order is not None and entry.step is None
+            now, person = entry.work_order is not None and entry.step is None, None
+        elif isinstance(entry, ApprovalEntry):
+            person = entry.step
+        elif isinstance(entry, AttemptEntry) and entry.decision == "admit" and entry.step == person:
+            person = None
     for i, entry in enumerate(entries):
         if isinstance(entry, AttemptEntry) and entry.decision == "admit":
             at = entry.judged_at if entry.judged_at is not None else i
-            if 0 <= at < len(idle) and idle[at]:
+            if 0 <= at < len(idle) and idle[at] and approved[at] != entry.step:
                 raise LedgerFormatError(
                     f"ledger entry {i} admits {entry.tool or entry.code} while the user's request "
                     "asked for no step; this gate runs nothing unrequested (load it with "
