@@ -43,7 +43,7 @@ SUFFIXES = (".toml", ".json", ".yaml", ".yml")
 def plan_schema() -> dict[str, Any]:
     """The JSON Schema of a plan file (a tool-bound :class:`~taskgate.Plan`)."""
     schema = Plan.model_json_schema()
-    schema["properties"]["binding"]["default"] = "tool"
+    schema["properties"]["binding"] = {"const": "tool", "default": "tool", "title": "Binding"}
     schema["title"] = "taskgate plan"
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema

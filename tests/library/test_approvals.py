@@ -78,6 +78,14 @@ def test_a_replay_needs_the_approval_and_keeps_it_sealed() -> None:
     without = [e for e in gate.ledger if not isinstance(e, ApprovalEntry)]
     with pytest.raises(LedgerFormatError, match="which the plan refuses there"):
         ToolGate.from_ledger(without, plan=tool_chain(2))
+    moved = [e.model_copy(update={"step": "s1"}) if isinstance(e, ApprovalEntry) else e
+             for e in gate.ledger]  # fmt: skip
+    with pytest.raises(LedgerFormatError, match="which the plan refuses there"):
+        ToolGate.from_ledger(moved, plan=tool_chain(2))  # an approval of another step
+    edited = text.replace('"by":"alice"', '"by":"mallory"')
+    assert edited != text
+    with pytest.raises(LedgerFormatError):
+        load_ledger(edited)  # the seals name the edit
 
 
 def test_a_retracted_receipt_gives_its_approval_back() -> None:

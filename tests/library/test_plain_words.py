@@ -96,7 +96,9 @@ def test_a_cancel_with_its_rewire_or_inherited_prerequisites_applies_as_one_entr
     assert isinstance(gate.ledger[-1], RevisionEntry) and gate.ledger[-1].revision == revision
     assert gate.machine.graph.prerequisites("s3") == frozenset({"s1"})
     other = ToolGate(tool_chain(3))
+    before = len(other.ledger)
     other.cancel("s2", rewire={"s3": []})
+    assert len(other.ledger) == before + 1 and isinstance(other.ledger[-1], RevisionEntry)
     assert other.machine.status("s3") is Status.TODO
 
 
@@ -217,15 +219,17 @@ def test_a_rewire_onto_a_cancelled_step_names_the_step_it_strands() -> None:
     )
 
 
-def test_a_dependent_whose_call_is_running_is_not_stranded() -> None:
+def test_a_dependent_whose_call_is_running_counts_as_stranded() -> None:
     gate = ToolGate(tool_chain(2))
     gate.open_request("s1")
     gate.call("collect_requirements", lambda: "ok")
     gate.open_request("s2")
-    ticket = gate.begin("draft_rfq")  # admitted, still running
-    gate.cancel("s1")
-    gate.finish(ticket, succeeded=True)
-    assert gate.machine.status("s2") is Status.DONE
+    ticket = gate.begin("draft_rfq")  # admitted, still running: it may yet fail
+    with pytest.raises(PlanError, match="leave s2 waiting forever on cancelled s1"):
+        gate.cancel("s1")
+    gate.cancel("s1", inherit=True)  # with its rewire it applies
+    gate.finish(ticket, succeeded=False)
+    assert gate.machine.status("s2") is Status.TODO  # not stranded: its call can run again
 
 
 def test_prerequisites_given_as_a_string_or_a_second_cancel_are_refused() -> None:

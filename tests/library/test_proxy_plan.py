@@ -124,20 +124,33 @@ def test_plan_mode_tracks_at_the_raw_rung_and_leaves_tools_their_own_work_order_
 
 
 class _Broken:
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
     async def compile_plan(self, brief: str) -> Any:
-        from taskgate import ModelError
-
-        raise ModelError("compiler call failed: MalformedReply")
+        raise self.error
 
 
-@pytest.mark.parametrize("choice", ["refuse", "forward"])
+@pytest.mark.parametrize(
+    ("choice", "failure", "forwarded"),
+    [
+        ("refuse", "unreadable", False),
+        ("forward", "unreadable", True),
+        ("forward", "helper down", False),  # an outage never opens the gate
+    ],
+)
 def test_a_brief_that_cannot_be_compiled_is_the_operators_choice_said_once(
-    choice: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    choice: str,
+    failure: str,
+    forwarded: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from taskgate import Plan, render_brief
+    from taskgate import BriefError, ModelError, Plan, render_brief
     from taskgate.proxy.session import Proxy
 
-    monkeypatch.setattr(Proxy, "compiler", lambda self, model, key: _Broken())
+    error = BriefError("no plan lines") if failure == "unreadable" else ModelError("timed out")
+    monkeypatch.setattr(Proxy, "compiler", lambda self, model, key: _Broken(error))
     brief = render_brief(Plan.model_validate({"steps": {"s1": {"code": "RC-1001", "text": "x"}}}))
     with FakeServer(script([Reply("one"), Reply("two")])) as upstream:
         config = ProxyConfig(upstream.base_url, on_compile_error=choice)
@@ -146,15 +159,26 @@ def test_a_brief_that_cannot_be_compiled_is_the_operators_choice_said_once(
                                                {"role": "user", "content": "go (#W1001)"}]}  # fmt: skip
             answers = [client.post(f"{proxy.base_url}/chat/completions", json=body) for _ in "ab"]
             metrics = httpx.get(f"{proxy.url}/taskgate/metrics").json()
-    if choice == "forward":
+    if forwarded:
         assert [a.json()["choices"][0]["message"]["content"] for a in answers] == ["one", "two"]
-        assert metrics["ungated"] == {"compile-failed": 2}
+        assert metrics["ungated"] == {"compile-failed": 2} and metrics["refused"] == {}
     else:
-        assert [a.status_code for a in answers] == [502, 502]
-        assert "--on-compile-error forward" in answers[0].json()["error"]["message"]
-        assert metrics["ungated"] == {"compile-refused": 2}
+        assert [a.status_code for a in answers] == [400 if failure == "unreadable" else 502] * 2
+        hint = "--on-compile-error forward" in answers[0].json()["error"]["message"]
+        assert hint is (failure == "unreadable")  # no hint that would not help an outage
+        assert metrics["refused"] == {"compile-failed": 2} and metrics["ungated"] == {}
     said = [r for r in caplog.records if "could not be compiled" in r.getMessage()]
     assert len(said) == 1  # said once, however many requests
+
+
+def test_a_proxy_configuration_it_cannot_serve_is_one_error() -> None:
+    from taskgate import Plan, UsageError
+
+    code = Plan.model_validate({"steps": {"a": {"code": "RC-1"}}})
+    for kw in ({"plan": code}, {"plan": tool_chain(2), "rung": "checklist"},
+               {"on_compile_error": "maybe"}):  # fmt: skip
+        with pytest.raises(UsageError):
+            ProxyConfig("http://127.0.0.1:9/v1", **kw)  # type: ignore[arg-type]
 
 
 def test_requests_the_proxy_does_not_gate_are_counted_and_said_once(

@@ -100,6 +100,10 @@ class TaskGraph:
     def text(self, step: str) -> str:
         return self._text[self._known(step, "text()")]
 
+    def tool(self, step: str) -> str:
+        """The tool ``step`` is bound to (empty in a code-bound plan)."""
+        return self._tool[self._known(step, "tool()")]
+
     def step_for_code(self, code: str) -> str | None:
         """The step whose completion code is ``code`` (normalized), or ``None``."""
         return self._by_code.get(code)

@@ -333,7 +333,10 @@ class TaskMachine:
     def approve(self, step: str, by: str, reason: str = "") -> None:
         """A person approves one call of ``step`` during the current request, whatever the state
         says; recorded as an :class:`ApprovalEntry` (who and why). It lapses with the request,
-        or once the approved call's receipt is booked."""
+        or once the approved call's receipt is booked. It does not run a step twice under one
+        request's work order (the user asks again for that)."""
+        if not by.strip():
+            raise UsageError("an approval names who gave it")
         self._append(ApprovalEntry(step=step, by=by, reason=reason))
 
     def revise(self, revision: Revision) -> None:

@@ -42,7 +42,8 @@ class Reason(StrEnum):
     ALREADY_DONE = "already-done"  # DONE and not authorized for re-execution
     BLOCKED = "blocked"
     NOT_REQUESTED = "not-requested"  # request-bound: another step than the resolved one
-    NO_RESOLVED_STEP = "no-resolved-step"  # request-bound: the request resolved to no step
+    NO_RESOLVED_STEP = "no-resolved-step"  # the request resolved to no step (request-bound, or
+    # a tool gate's default that runs nothing unrequested)
     IN_PROGRESS = "in-progress"  # a tool gate: another admitted call of this step is executing
     MALFORMED_CALL = "malformed-call"  # a tool call whose name or arguments could not be read
 

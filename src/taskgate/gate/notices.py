@@ -33,8 +33,10 @@ def plain_refusal(verdict: Verdict, call: Booking, graph: TaskGraph) -> str:
     tool = quoted(call.tool or "") or "The call"
 
     def step(sid: str | None) -> str:
-        text = graph.text(sid) if sid is not None and sid in graph else ""
-        return f"'{quoted(text)}'" if text.strip() else f"step {quoted(sid or '?')}"
+        """A step as the user knows it: its text, else its tool's name in words, else its id."""
+        if sid is None or sid not in graph:
+            return f"step {quoted(sid or '?')}"
+        return f"'{quoted(graph.text(sid) or graph.tool(sid).replace('_', ' ') or sid)}'"
 
     match verdict.reason:
         case Reason.BLOCKED:

@@ -201,24 +201,30 @@ class ToolGate:
         forever on a cancelled prerequisite) is refused with a :class:`PlanError` naming it, unless
         the revision rewires it too."""
         with self._lock:
-            stranded = self._stranded(revision)
-            if stranded:
-                them = "them" if len(stranded) > 1 else "it"
-                waits = "; ".join(
-                    f"{s} waiting forever on cancelled {', '.join(on)}" for s, on in stranded
-                )
-                raise PlanError(
-                    f"the revision would leave {waits}: rewire {them} in the same revision, or "
-                    f"cancel {them} too"
-                )
-            self._machine.revise(revision)
-            self._epoch += 1
+            self._revise(revision)
+
+    def _revise(self, revision: Revision) -> None:
+        """:meth:`revise`, the lock held."""
+        stranded = self._stranded(revision)
+        if stranded:
+            them = "them" if len(stranded) > 1 else "it"
+            waits = "; ".join(
+                f"{s} waiting forever on cancelled {', '.join(on)}" for s, on in stranded
+            )
+            raise PlanError(
+                f"the revision would leave {waits}: rewire {them} in the same revision, or "
+                f"cancel {them} too"
+            )
+        self._machine.revise(revision)
+        self._epoch += 1
 
     def approve(self, what: str, *, by: str, reason: str = "") -> LedgerEntry:
         """A person approves one call of ``what`` (a step id, or its tool's name) during the
-        current request, whatever the state says: the next call of it runs. The approval is a
-        receipts-ledger entry naming ``by`` (who) and ``reason``; it lapses with the request, or
-        once that call has run. Returns the entry."""
+        current request, whatever the state says (blocked, cancelled, done, unrequested): the
+        next call of it runs, once; a step already run under this request's work order is not
+        run again on it. The approval is a receipts-ledger entry naming ``by`` (who) and
+        ``reason``; it lapses with the request, or once that call has run. Returns the entry.
+        Without a ``secret`` on the saved ledger, an approval is as trustworthy as the file."""
         if not isinstance(by, str) or not by.strip():
             raise UsageError("an approval names who gave it: by='...'")
         with self._lock:
@@ -242,18 +248,17 @@ class ToolGate:
         step onto ``step``'s own prerequisites (the paper's rewiring). Returns the revision
         applied; one that would strand a step is refused and changes nothing."""
         rewires = {k: _steps(v) for k, v in (rewire or {}).items()}
-        with self._lock:
-            if step in self._machine.graph and self._machine.graph.is_cancelled(step):
+        with self._lock:  # one critical section: the rewires are built from the state they change
+            graph = self._machine.graph
+            if step in graph and graph.is_cancelled(step):
                 raise UsageError(f"step {step} is already cancelled")
-        if inherit:
-            with self._lock:
-                graph = self._machine.graph
+            if inherit:
                 own = graph.prerequisites(step) if step in graph else frozenset()
                 for dep in self._waiting_on(step):
                     if dep not in rewires:
                         rewires[dep] = tuple(sorted((graph.prerequisites(dep) - {step}) | own))
-        revision = Revision(cancel=step, rewires=rewires)
-        self.revise(revision)
+            revision = Revision(cancel=step, rewires=rewires)
+            self._revise(revision)
         return revision
 
     def rewire(self, step: str, prerequisites: Sequence[str]) -> Revision:
@@ -278,8 +283,8 @@ class ToolGate:
         ]
 
     def _stranded(self, revision: Revision) -> list[tuple[str, list[str]]]:
-        """Steps the revision would newly leave waiting on a cancelled prerequisite (a step whose
-        call is running is not: it is about to finish), each with those prerequisites."""
+        """Steps the revision would newly leave waiting on a cancelled prerequisite (one whose call
+        is running too: it may fail), each with those prerequisites."""
         before = self._machine.graph
         after = before.copy()
         try:
@@ -293,8 +298,7 @@ class ToolGate:
                 s
                 for s in graph.steps
                 if not graph.is_cancelled(s)
-                and s not in done
-                and s not in self._running
+                and s not in done  # a running call may still fail: it would be stranded too
                 and any(graph.is_cancelled(u) for u in graph.prerequisites(s))
             }
 

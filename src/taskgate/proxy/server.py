@@ -204,8 +204,18 @@ def _api_key(headers: Mapping[str, str]) -> str:
     return auth[7:] if auth.lower().startswith("bearer ") else "EMPTY"
 
 
+async def _forward(call: Call) -> Response:
+    proxy, body = call.proxy, call.body
+    if body.get("stream"):
+        return await relay_stream(proxy, call.headers, body)
+    return relay(await _post(proxy, call.headers, body))
+
+
 async def _gated(call: Call, brief: str, started: float) -> Response:
     proxy, conv, body = call.proxy, call.conv, call.body
+    if conv.key in proxy.ungated_keys:  # its brief could not be compiled: forwarded, as before
+        proxy.overheads.forwarded("compile-failed", "", conv.key)
+        return await _forward(call)
     model, key = str(body.get("model", "")), _api_key(call.headers)
     if body.get("n", 1) != 1:
         raise ProxyError(400, "a gated conversation takes one choice per request (n=1)")
@@ -245,15 +255,19 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
 
 async def _uncompiled(call: Call, exc: ProxyError) -> Response:
     """A conversation whose brief could not be compiled: forwarded ungated, or refused with one
-    clear error (``--on-compile-error``); either way said once in the log and counted."""
-    proxy, why = call.proxy, str(exc)
+    clear error (``--on-compile-error``); either way said once in the log and counted. Only a
+    brief the compiler cannot read is forwarded: a helper model that failed (a 502) is refused
+    whatever the choice, so an outage never opens the gate. A forwarded conversation stays
+    forwarded (until the proxy restarts), so it never turns gated halfway."""
+    proxy, why, key = call.proxy, str(exc), call.conv.key
     note = f"its brief could not be compiled ({why})"
-    if proxy.config.on_compile_error == "forward":
-        proxy.overheads.forwarded("compile-failed", note, call.conv.key)
-        if call.body.get("stream"):
-            return await relay_stream(proxy, call.headers, call.body)
-        return relay(await _post(proxy, call.headers, call.body))
-    proxy.overheads.forwarded("compile-refused", note + "; refused", call.conv.key)
+    if proxy.config.on_compile_error == "forward" and exc.status < 500:
+        proxy.overheads.forwarded("compile-failed", note, key)
+        proxy.ungated_keys.add(key)
+        return await _forward(call)
+    proxy.overheads.refusing("compile-failed", note, key)
+    if exc.status >= 500:  # the helper model failed: refused whatever the choice
+        raise exc
     raise ProxyError(
         exc.status,
         f"{why} (the proxy refuses a conversation it cannot compile; start it with "

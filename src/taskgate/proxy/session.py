@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from taskgate.core.plan import Plan
-from taskgate.errors import LedgerFormatError, TaskgateError
+from taskgate.errors import LedgerFormatError, TaskgateError, UsageError
 from taskgate.llm.client import ChatClient
 from taskgate.llm.endpoint import Endpoint
 from taskgate.llm.roles import LLMCompiler, LLMMatcher
@@ -83,6 +83,21 @@ class ProxyConfig:
     #: logged once) or "forward" it ungated (logged once, counted)
     on_compile_error: str = "refuse"
 
+    def __post_init__(self) -> None:
+        """A configuration the proxy cannot serve is one clear error, here as on the CLI."""
+        if self.on_compile_error not in ("refuse", "forward"):
+            raise UsageError(
+                f"on_compile_error must be refuse or forward, not {self.on_compile_error!r}"
+            )
+        if self.plan is not None:
+            if self.plan.binding != "tool":
+                raise UsageError("plan mode gates tool calls: the plan must be tool-bound")
+            if self.rung not in ("raw", "enforcement", "enforcement-request"):
+                raise UsageError(
+                    "plan mode gates tool calls as the agent makes them: rung raw, enforcement "
+                    f"or enforcement-request, not {self.rung!r}"
+                )
+
 
 @dataclass
 class Overheads:
@@ -92,15 +107,25 @@ class Overheads:
     on_add: Callable[[], None] | None = None  # told of every request served
     #: requests forwarded ungated, by why (``no-brief``, ``no-user-turn``, ``compile-failed``)
     ungated: Counter[str] = field(default_factory=Counter)
+    #: requests refused because the conversation could not be gated (``compile-failed``)
+    refused: Counter[str] = field(default_factory=Counter)
     _told: set[tuple[str, str]] = field(default_factory=set)
 
     def forwarded(self, why: str, note: str, key: str = "") -> None:
         """Count a request forwarded ungated; say why in the log the first time (per reason, or
         per conversation ``key``)."""
         self.ungated[why] += 1
+        self._say(why, key, f"forwarding {key or 'a request'} ungated: {note}")
+
+    def refusing(self, why: str, note: str, key: str = "") -> None:
+        """Count a request refused because its conversation cannot be gated; say it once."""
+        self.refused[why] += 1
+        self._say(f"refused {why}", key, f"refusing conversation {key}: {note}")
+
+    def _say(self, why: str, key: str, line: str) -> None:
         if (why, key) not in self._told and len(self._told) < 10_000:
             self._told.add((why, key))
-            log.warning("taskgate proxy: forwarding %s ungated: %s", key or "a request", note)
+            log.warning("taskgate proxy: %s", line)
 
     def add(self, seconds: float) -> None:
         self.samples.append(seconds)
@@ -110,7 +135,7 @@ class Overheads:
     def summary(self) -> dict[str, object]:
         xs = sorted(self.samples)
         if not xs:
-            return {"requests": 0, "ungated": dict(self.ungated)}
+            return {"requests": 0, "ungated": dict(self.ungated), "refused": dict(self.refused)}
 
         def ms(q: float) -> float:
             return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
@@ -121,6 +146,7 @@ class Overheads:
             "p99_ms": ms(0.99),
             "max_ms": ms(1.0),
             "ungated": dict(self.ungated),
+            "refused": dict(self.refused),
         }
 
 
@@ -129,6 +155,8 @@ class Proxy:
 
     def __init__(self, config: ProxyConfig, store: Store | None = None) -> None:
         self.config = config
+        #: conversations forwarded ungated because their brief could not be compiled
+        self.ungated_keys: set[str] = set()
         self.arm = rung(config.rung)
         self.upstream = config.upstream.rstrip("/")
         self.store: Store = store or MemoryStore()
