@@ -125,7 +125,11 @@ async def load(
         "rps": len(latencies) / wall,
         "client_p50_ms": latencies[len(latencies) // 2] * 1000,
         "client_p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
-        **{k: float(v) for k, v in metrics.items() if k != "requests"},
+        **{
+            k: float(v)
+            for k, v in metrics.items()
+            if isinstance(v, int | float) and k != "requests"
+        },
     }
 
 
