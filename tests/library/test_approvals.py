@@ -98,3 +98,13 @@ def test_a_retracted_receipt_gives_its_approval_back() -> None:
     assert verdict.admitted and machine.approved is None
     machine.retract(1)
     assert machine.approved == "s2" and machine.status("s2") is Status.BLOCKED
+
+
+def test_a_step_whose_call_is_running_cannot_be_approved_yet() -> None:
+    gate = ToolGate(tool_chain(2))
+    gate.open_request("s1")
+    ticket = gate.begin("collect_requirements")
+    with pytest.raises(TaskgateError, match="s1 is running now"):
+        gate.approve("s1", by="alice")
+    gate.finish(ticket, succeeded=True)
+    assert gate.machine.approved is None

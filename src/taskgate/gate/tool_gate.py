@@ -232,6 +232,8 @@ class ToolGate:
             step = what if what in graph else graph.step_for_tool(normalize_tool(what) or what)
             if step is None:
                 raise PlanError(f"nothing to approve: {what!r} is no step or tool of the plan")
+            if step in self._running:  # its receipt would use the approval up
+                raise UsageError(f"step {step} is running now: approve its next call once it ended")
             self._machine.approve(step, by.strip(), reason)
             self._epoch += 1
             return self._machine.last_entry()
