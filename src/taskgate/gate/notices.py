@@ -27,6 +27,11 @@ def quoted(text: str) -> str:
     return flat if len(flat) <= _QUOTED else flat[: _QUOTED - 3] + "..."
 
 
+def why_refused(notice: str) -> str:
+    """A plain notice without its advice to the agent (what a person is shown)."""
+    return notice.removesuffix(_INSTEAD)
+
+
 def plain_refusal(verdict: Verdict, call: Booking, graph: TaskGraph) -> str:
     """The plain-words notice for one refused tool call of a tool-bound plan: one sentence (and
     what to do instead), whatever the tool name and the steps' wording hold."""

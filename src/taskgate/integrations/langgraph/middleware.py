@@ -28,7 +28,7 @@ import operator
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, TypeVar
@@ -39,20 +39,22 @@ from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.prebuilt import ToolNode
-from langgraph.types import Command
+from langgraph.types import Command, interrupt
 
 from taskgate.core.ids import tool_key
 from taskgate.core.ledger import LedgerEntry, Sealer
 from taskgate.core.machine import TaskMachine
-from taskgate.core.plan import Plan
-from taskgate.core.verdict import Policy
-from taskgate.errors import UsageError
-from taskgate.gate.tool_gate import Ticket, ToolGate, check_tools
+from taskgate.core.plan import Plan, Revision
+from taskgate.core.verdict import Policy, Reason
+from taskgate.errors import PlanError, TaskgateError, UsageError
+from taskgate.gate.notices import why_refused
+from taskgate.gate.tool_gate import Notices, Ticket, ToolGate, check_tools
 from taskgate.integrations.langgraph.rows import Read, Rows
 from taskgate.matching.lexical import LexicalMatcher
 from taskgate.roles import Matcher
 
 LEDGER_KEY = "taskgate_ledger"
+HELD_KEY = "taskgate_approvals"
 log = logging.getLogger("taskgate.langgraph")
 
 
@@ -76,6 +78,8 @@ class GateState(AgentState):
     part of the graph's input: only the gate writes it)."""
 
     taskgate_ledger: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput, operator.add]]
+    #: an operator's approvals, held for the thread's next request (see ``approve``)
+    taskgate_approvals: NotRequired[Annotated[list[dict[str, str]], OmitFromInput]]
 
 
 class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
@@ -91,6 +95,13 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
     concurrent calls are judged in one critical section. ``secret`` keys the ledger's seals
     (an HMAC): give every process that serves the same threads the same secret; without one the
     seals are plain hashes, which catch edits but not a forger who recomputes them.
+
+    ``notices`` is what a refused call's answer says: plain words (the default) or the paper's
+    rejection notices (``"protocol"``). With ``approvals="ask"`` a refused call is put to a
+    person through LangGraph's ``interrupt`` (the graph needs a checkpointer), and runs if the
+    resume approves it. An operator revises or approves a thread between runs with
+    :meth:`cancel`, :meth:`rewire`, :meth:`relax` and :meth:`approve`; each is a row of the
+    thread's receipts ledger.
     """
 
     state_schema = GateState
@@ -103,16 +114,27 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         *,
         unbound: Literal["run", "refuse"] = "run",
         unrequested: Literal["refuse", "run"] = "refuse",
+        notices: Notices = "plain",
+        approvals: Literal["off", "ask"] = "off",
         max_threads: int = 10_000,
         tools: Sequence[Any] | None = None,
         secret: bytes | str | None = None,
     ) -> None:
         super().__init__()
-        ToolGate(plan, policy, unrequested=unrequested)  # a plan not tool-bound: refused here
+        # a plan not tool-bound, or an option the gate does not know: refused here
+        ToolGate(plan, policy, unrequested=unrequested, notices=notices)
+        if approvals not in ("off", "ask"):
+            raise UsageError(f"approvals must be 'off' or 'ask', not {approvals!r}")
         if tools is not None:
             check_tools(plan, tool_names(tools))
         self.plan, self.policy, self.unbound = plan, policy, unbound
         self.unrequested: Literal["refuse", "run"] = unrequested
+        self.notices: Notices = notices
+        self.approvals: Literal["off", "ask"] = approvals
+        #: each gate's calls put to a person (an interrupt), by call id: their refused tickets
+        self._asked: weakref.WeakKeyDictionary[ToolGate, dict[str, Ticket]] = (
+            weakref.WeakKeyDictionary()
+        )
         self.matcher: Matcher = matcher or LexicalMatcher()
         self._tools = {tool_key(spec.tool) for spec in plan.steps.values()}
         self._threads: OrderedDict[str, _Thread] = OrderedDict()
@@ -128,13 +150,13 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         self._judging = threading.Lock()  # one model turn's calls are judged once
 
     # -- the gate of a thread, in step with the graph state --------------------------------------
-    def gate(self, state: Any, *, sync: bool = False) -> ToolGate:
+    def gate(self, state: Any, *, sync: bool = False, thread: str | None = None) -> ToolGate:
         """This thread's gate. ``sync=True`` (at each new user message) makes it equal to the
         rows of the state's ledger the gate vouches for (see :mod:`.rows`): rebuilt from them
         unless the two agree entry for entry, so a fork, a replayed checkpoint or a superstep
         LangGraph discarded never leaves them apart, and a row the gate did not write never
         counts."""
-        thread = _thread_of(state)
+        thread = thread if thread is not None else _thread_of(state)
         rows: list[Any] = list(state.get(LEDGER_KEY) or [])
         with self._lock:
             held = self._threads.get(thread)
@@ -153,8 +175,11 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
 
     def _stored(self, state: Any, gate: ToolGate) -> int:
         """How many of ``gate``'s entries its thread's state held at the last sync."""
+        return self._stored_of(_thread_of(state), gate)
+
+    def _stored_of(self, thread: str, gate: ToolGate) -> int:
         with self._lock:
-            held = self._threads.get(_thread_of(state))
+            held = self._threads.get(thread)
             return held.stored if held is not None and held.gate is gate else 0
 
     def _adopt(self, thread: str, read: Read, held: _Thread | None) -> _Thread:
@@ -163,10 +188,13 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             gate = ToolGate.around(
                 TaskMachine.from_ledger(read.entries, plan=self.plan),
                 self.policy,
+                notices=self.notices,
                 unrequested=self.unrequested,
             )
         else:
-            gate = ToolGate(self.plan, self.policy, unrequested=self.unrequested)
+            gate = ToolGate(
+                self.plan, self.policy, unrequested=self.unrequested, notices=self.notices
+            )
         adopted = frozenset(read.seals) | (held.adopted if held is not None else frozenset())
         new = self._threads[thread] = _Thread(gate, adopted, thread)
         self._sealers[gate] = self._own.sealer(thread)
@@ -213,6 +241,9 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             if opened.request is None:
                 assert opened.ask_back is not None
                 update = {"messages": [AIMessage(opened.ask_back)], "jump_to": "end"}
+            elif state.get(HELD_KEY):  # an operator's approvals, given for this request
+                _give(gate, state[HELD_KEY])
+                update[HELD_KEY] = []
         ledger = gate.ledger
         new = self._seal(gate, had, len(ledger))  # the plan first, then the request
         return {LEDGER_KEY: new, **update} if new else None
@@ -222,29 +253,140 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         if self._ungated(request):
             return handler(request)
         gate, ticket = self._ticket(request)
+        ticket, rows = self._escalated(request, gate, ticket)
         if not ticket.admitted:
-            return _refusal(request, ticket, self._rows(gate, ticket.entry))
+            return _refusal(request, ticket, rows)
         ok, result = False, None
         try:
             result = handler(request)
             ok = _succeeded(result, request.tool_call.get("id"))
         finally:
             receipt = gate.finish(ticket, ok)
-        return _with_entries(result, self._rows(gate, receipt))
+        return _with_entries(result, rows + self._rows(gate, receipt))
 
     async def awrap_tool_call(self, request: ToolCallRequest, handler: AsyncHandler) -> Any:
         if self._ungated(request):
             return await handler(request)
         gate, ticket = self._ticket(request)
+        ticket, rows = self._escalated(request, gate, ticket)
         if not ticket.admitted:
-            return _refusal(request, ticket, self._rows(gate, ticket.entry))
+            return _refusal(request, ticket, rows)
         ok, result = False, None
         try:
             result = await handler(request)
             ok = _succeeded(result, request.tool_call.get("id"))
         finally:
             receipt = gate.finish(ticket, ok)
-        return _with_entries(result, self._rows(gate, receipt))
+        return _with_entries(result, rows + self._rows(gate, receipt))
+
+    def _escalated(
+        self, request: ToolCallRequest, gate: ToolGate, ticket: Ticket
+    ) -> tuple[Ticket, list[dict[str, Any]]]:
+        """A refused call put to a person when ``approvals="ask"``: LangGraph's interrupt asks
+        whether it may run anyway, and the run pauses until the graph is resumed with the answer
+        (``Command(resume={"approve": True, "by": "alice", "reason": "..."})``; anything else
+        keeps the refusal). An approval is a receipts-ledger entry, and the call is judged again
+        under it. Returns the call's ticket and the ledger rows it made so far."""
+        rows = self._rows(gate, ticket.entry)
+        if ticket.admitted or self.approvals != "ask" or ticket.verdict.reason not in APPROVABLE:
+            return ticket, rows
+        call = request.tool_call
+        call_id = str(call.get("id"))
+        with self._lock:  # a resumed run finds this very ticket (see _ticket)
+            self._asked.setdefault(gate, {})[call_id] = ticket
+        answer = interrupt(
+            {
+                "question": f"{why_refused(ticket.notice)} Run it anyway?",
+                "tool": call["name"],
+                "args": call.get("args", {}),
+                "step": ticket.verdict.step,
+                "reason": ticket.verdict.reason.value if ticket.verdict.reason else None,
+            }
+        )
+        with self._lock:
+            self._asked.get(gate, {}).pop(call_id, None)
+        by, reason = _approval(answer)
+        if by is None:
+            return ticket, rows
+        try:
+            entry = gate.approve(call["name"], by=by, reason=reason)
+        except TaskgateError as exc:  # e.g. a request that moved on: the refusal stands
+            log.warning("taskgate: the approval of %s could not be given: %s", call["name"], exc)
+            return ticket, rows
+        again = gate.begin(call["name"])
+        return again, rows + self._rows(gate, entry) + self._rows(gate, again.entry)
+
+    # -- an operator's revisions and approvals of a thread ---------------------------------------
+    def cancel(
+        self,
+        agent: Any,
+        config: Any,
+        step: str,
+        *,
+        rewire: Mapping[str, Sequence[str]] | None = None,
+        inherit: bool = False,
+    ) -> Revision:
+        """Cancel ``step`` on the thread ``config`` names (see :meth:`ToolGate.cancel`), between
+        runs: one receipts-ledger row written to the thread's state. ``agent`` is the compiled
+        graph (it needs a checkpointer)."""
+        return self._operate(
+            agent, config, lambda g: g.cancel(step, rewire=rewire, inherit=inherit)
+        )
+
+    def rewire(self, agent: Any, config: Any, step: str, prerequisites: Sequence[str]) -> Revision:
+        """Give ``step`` exactly ``prerequisites`` on the thread (see :meth:`cancel`)."""
+        return self._operate(agent, config, lambda g: g.rewire(step, prerequisites))
+
+    def relax(self, agent: Any, config: Any, step: str, prerequisite: str) -> Revision:
+        """Let ``step`` run without ``prerequisite`` on the thread (see :meth:`cancel`)."""
+        return self._operate(agent, config, lambda g: g.relax(step, prerequisite))
+
+    def approve(self, agent: Any, config: Any, what: str, *, by: str, reason: str = "") -> str:
+        """A person approves one call of ``what`` (a step or its tool) on the thread, between
+        runs: it is held in the thread's state and given (a receipts-ledger entry, see
+        :meth:`ToolGate.approve`) when the thread's next user message opens its request, for
+        that request. Returns the step approved."""
+        if not isinstance(by, str) or not by.strip():
+            raise UsageError("an approval names who gave it: by='...'")
+        step = _step_of(self.plan, what)
+        held = {"step": step, "by": by.strip(), "reason": reason}
+        return self._operate(agent, config, lambda g: step, approval=held)
+
+    def _operate(
+        self,
+        agent: Any,
+        config: Any,
+        change: Callable[[ToolGate], T],
+        approval: dict[str, str] | None = None,
+    ) -> T:
+        """Apply ``change`` to the thread's gate and write the rows it made to its state (all or
+        nothing: a change the gate refuses writes nothing); an ``approval`` is held in the
+        state for the next request."""
+        thread = (config or {}).get("configurable", {}).get("thread_id")
+        if thread is None:
+            raise UsageError("an operator's change names its thread: config={'configurable': "
+                             "{'thread_id': ...}}")  # fmt: skip
+        snapshot = agent.get_state(config)
+        if snapshot.next:
+            raise UsageError(
+                f"thread {thread!r} is in the middle of a run (next: {', '.join(snapshot.next)}):"
+                " change it between runs, or answer its interrupt"
+            )
+        state = snapshot.values or {}
+        gate = self.gate(state, sync=True, thread=str(thread))
+        had = self._stored_of(str(thread), gate)
+        with self._judging:
+            result = change(gate)
+            rows = self._seal(gate, had, len(gate.ledger))
+        update: dict[str, Any] = {LEDGER_KEY: rows}
+        if approval is not None:
+            update[HELD_KEY] = [*(state.get(HELD_KEY) or []), approval]
+        agent.update_state(config, update)
+        with self._lock:
+            held = self._threads.get(str(thread))
+            if held is not None and held.gate is gate:
+                held.stored = len(gate.ledger)
+        return result
 
     def _ticket(self, request: ToolCallRequest) -> tuple[ToolGate, Ticket]:
         """This call's gate and ticket. The gated calls of the model turn it came in are judged
@@ -253,6 +395,11 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         prerequisite is in the same turn is refused whichever of them runs or finishes first."""
         name = request.tool_call["name"]
         call_id = request.tool_call.get("id")
+        held = self.gate(request.state)
+        with self._lock:  # a call put to a person, resumed: its ticket, judged once
+            asked = self._asked.get(held, {}).get(str(call_id))
+        if asked is not None:
+            return held, asked
         found = _batch(request.state, call_id)
         if found is None or not isinstance(call_id, str):
             gate = self.gate(request.state)
@@ -307,6 +454,46 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
     def _unbound_tool(self, name: object) -> bool:
         """A tool no step is bound to, which runs ungated (unless ``unbound="refuse"``)."""
         return self.unbound == "run" and isinstance(name, str) and tool_key(name) not in self._tools
+
+
+#: the refusals a person may override: the state's (not a malformed or concurrent call)
+APPROVABLE = frozenset(
+    {Reason.BLOCKED, Reason.CANCELLED, Reason.ALREADY_DONE, Reason.NOT_REQUESTED,
+     Reason.NO_RESOLVED_STEP}
+)  # fmt: skip
+
+
+def _approval(answer: object) -> tuple[str | None, str]:
+    """Who approved, and why, from a resumed interrupt's answer; ``(None, "")`` for a no (or
+    an approval that names no one, which is logged)."""
+    if not isinstance(answer, Mapping) or answer.get("approve") is not True:
+        return None, ""
+    by, reason = answer.get("by"), answer.get("reason", "")
+    if not isinstance(by, str) or not by.strip():
+        log.warning("taskgate: an approval must name who gave it ('by'); the refusal stands")
+        return None, ""
+    return by.strip(), reason if isinstance(reason, str) else str(reason)
+
+
+def _step_of(plan: Plan, what: str) -> str:
+    """The step ``what`` names (a step id, or the tool it is bound to)."""
+    if isinstance(what, str) and what in plan.steps:
+        return what
+    key = tool_key(what) if isinstance(what, str) else None
+    found = [sid for sid, spec in plan.steps.items() if tool_key(spec.tool) == key]
+    if not found:
+        raise PlanError(f"nothing to approve: {what!r} is no step or tool of the plan")
+    return found[0]
+
+
+def _give(gate: ToolGate, held: Sequence[Any]) -> None:
+    """Give the held approvals on the request just opened (one that no longer applies, e.g. to
+    a step cancelled since, is logged and dropped)."""
+    for approval in held:
+        try:
+            gate.approve(approval["step"], by=approval["by"], reason=approval.get("reason", ""))
+        except (TaskgateError, KeyError, TypeError) as exc:
+            log.warning("taskgate: a held approval was dropped: %s", exc)
 
 
 def tool_names(tools: Sequence[Any]) -> list[str]:
