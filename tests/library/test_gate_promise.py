@@ -670,7 +670,7 @@ def test_a_client_gone_mid_upload_is_one_answer() -> None:
     from starlette.requests import ClientDisconnect
 
     from taskgate.proxy.errors import ProxyError
-    from taskgate.proxy.server import _read
+    from taskgate.proxy.server import read_body
 
     class Gone:
         headers: ClassVar[dict[str, str]] = {}
@@ -680,7 +680,7 @@ def test_a_client_gone_mid_upload_is_one_answer() -> None:
             raise ClientDisconnect()
 
     with pytest.raises(ProxyError, match="disconnected"):
-        asyncio.run(_read(Gone()))  # type: ignore[arg-type]
+        asyncio.run(read_body(Gone()))  # type: ignore[arg-type]
 
 
 # -- 8. tool-name variants are the bound tool ------------------------------------------------------------

@@ -205,16 +205,7 @@ class ToolGate:
 
     def _revise(self, revision: Revision) -> None:
         """:meth:`revise`, the lock held."""
-        stranded = self._stranded(revision)
-        if stranded:
-            them = "them" if len(stranded) > 1 else "it"
-            waits = "; ".join(
-                f"{s} waiting forever on cancelled {', '.join(on)}" for s, on in stranded
-            )
-            raise PlanError(
-                f"the revision would leave {waits}: rewire {them} in the same revision, or "
-                f"cancel {them} too"
-            )
+        check_strands(self._machine, revision)
         self._machine.revise(revision)
         self._epoch += 1
 
@@ -228,10 +219,7 @@ class ToolGate:
         if not isinstance(by, str) or not by.strip():
             raise UsageError("an approval names who gave it: by='...'")
         with self._lock:
-            graph = self._machine.graph
-            step = what if what in graph else graph.step_for_tool(normalize_tool(what) or what)
-            if step is None:
-                raise PlanError(f"nothing to approve: {what!r} is no step or tool of the plan")
+            step = step_named(self._machine.graph, what)
             if step in self._running:  # its receipt would use the approval up
                 raise UsageError(f"step {step} is running now: approve its next call once it ended")
             self._machine.approve(step, by.strip(), reason)
@@ -249,17 +237,8 @@ class ToolGate:
         ``rewire`` (``{dependent: prerequisites}``), or pass ``inherit=True`` to put every such
         step onto ``step``'s own prerequisites (the paper's rewiring). Returns the revision
         applied; one that would strand a step is refused and changes nothing."""
-        rewires = {k: _steps(v) for k, v in (rewire or {}).items()}
         with self._lock:  # one critical section: the rewires are built from the state they change
-            graph = self._machine.graph
-            if step in graph and graph.is_cancelled(step):
-                raise UsageError(f"step {step} is already cancelled")
-            if inherit:
-                own = graph.prerequisites(step) if step in graph else frozenset()
-                for dep in self._waiting_on(step):
-                    if dep not in rewires:
-                        rewires[dep] = tuple(sorted((graph.prerequisites(dep) - {step}) | own))
-            revision = Revision(cancel=step, rewires=rewires)
+            revision = cancelling(self._machine, step, rewire, inherit)
             self._revise(revision)
         return revision
 
@@ -274,45 +253,6 @@ class ToolGate:
         revision = Revision(relax=(step, prerequisite))
         self.revise(revision)
         return revision
-
-    def _waiting_on(self, step: str) -> list[str]:
-        """Steps not cancelled and not done whose prerequisites include ``step``."""
-        graph, done = self._machine.graph, self._machine.done
-        return [
-            s
-            for s in graph.steps
-            if step in graph.prerequisites(s) and not graph.is_cancelled(s) and s not in done
-        ]
-
-    def _stranded(self, revision: Revision) -> list[tuple[str, list[str]]]:
-        """Steps the revision would newly leave waiting on a cancelled prerequisite (one whose call
-        is running too: it may fail), each with those prerequisites."""
-        before = self._machine.graph
-        after = before.copy()
-        try:
-            after.apply(revision)
-        except TaskgateError:
-            return []  # the machine refuses it with its own error, changing nothing
-        done = self._machine.done
-
-        def stranded(graph: TaskGraph) -> set[str]:
-            return {
-                s
-                for s in graph.steps
-                if not graph.is_cancelled(s)
-                and s not in done  # a running call may still fail: it would be stranded too
-                and any(graph.is_cancelled(u) for u in graph.prerequisites(s))
-            }
-
-        return [
-            (
-                s,
-                sorted(
-                    (u for u in after.prerequisites(s) if after.is_cancelled(u)), key=step_sort_key
-                ),
-            )
-            for s in sorted(stranded(after) - stranded(before), key=step_sort_key)
-        ]
 
     # -- what the agent sees ---------------------------------------------------------------------
     def checklist(self) -> str:
@@ -433,6 +373,82 @@ class ToolGate:
             work_order = self._current()
         wo = normalize_work_order(work_order) or work_order
         return Booking("", wo, tool=normalize_tool(tool) or tool)
+
+
+def step_named(graph: TaskGraph, what: str) -> str:
+    """The step ``what`` names: a step id, or the name of the tool a step is bound to."""
+    step = what if what in graph else graph.step_for_tool(normalize_tool(what) or what)
+    if step is None:
+        raise PlanError(f"nothing to approve: {what!r} is no step or tool of the plan")
+    return step
+
+
+def cancelling(
+    machine: TaskMachine,
+    step: str,
+    rewire: Mapping[str, Sequence[str]] | None = None,
+    inherit: bool = False,
+) -> Revision:
+    """The revision that cancels ``step`` on ``machine`` (see :meth:`ToolGate.cancel`)."""
+    rewires = {k: _steps(v) for k, v in (rewire or {}).items()}
+    graph = machine.graph
+    if step in graph and graph.is_cancelled(step):
+        raise UsageError(f"step {step} is already cancelled")
+    if inherit:
+        own = graph.prerequisites(step) if step in graph else frozenset()
+        for dep in _waiting_on(machine, step):
+            if dep not in rewires:
+                rewires[dep] = tuple(sorted((graph.prerequisites(dep) - {step}) | own))
+    return Revision(cancel=step, rewires=rewires)
+
+
+def _waiting_on(machine: TaskMachine, step: str) -> list[str]:
+    """Steps not cancelled and not done whose prerequisites include ``step``."""
+    graph, done = machine.graph, machine.done
+    return [
+        s
+        for s in graph.steps
+        if step in graph.prerequisites(s) and not graph.is_cancelled(s) and s not in done
+    ]
+
+
+def check_strands(machine: TaskMachine, revision: Revision) -> None:
+    """Raise :class:`PlanError` naming each step ``revision`` would newly leave waiting forever
+    on a cancelled prerequisite (a step whose call is running counts: it may fail)."""
+    stranded = _stranded(machine, revision)
+    if stranded:
+        them = "them" if len(stranded) > 1 else "it"
+        waits = "; ".join(f"{s} waiting forever on cancelled {', '.join(on)}" for s, on in stranded)
+        raise PlanError(
+            f"the revision would leave {waits}: rewire {them} in the same revision, or "
+            f"cancel {them} too"
+        )
+
+
+def _stranded(machine: TaskMachine, revision: Revision) -> list[tuple[str, list[str]]]:
+    """Steps the revision would newly leave waiting on a cancelled prerequisite, each with those
+    prerequisites."""
+    before = machine.graph
+    after = before.copy()
+    try:
+        after.apply(revision)
+    except TaskgateError:
+        return []  # the machine refuses it with its own error, changing nothing
+    done = machine.done
+
+    def stranded(graph: TaskGraph) -> set[str]:
+        return {
+            s
+            for s in graph.steps
+            if not graph.is_cancelled(s)
+            and s not in done  # a running call may still fail: it would be stranded too
+            and any(graph.is_cancelled(u) for u in graph.prerequisites(s))
+        }
+
+    return [
+        (s, sorted((u for u in after.prerequisites(s) if after.is_cancelled(u)), key=step_sort_key))
+        for s in sorted(stranded(after) - stranded(before), key=step_sort_key)
+    ]
 
 
 def _steps(prerequisites: Sequence[str]) -> tuple[str, ...]:

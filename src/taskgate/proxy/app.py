@@ -2,7 +2,9 @@
 only serves it collects garbage.
 
 ``POST /v1/chat/completions`` is :func:`taskgate.proxy.server.chat`; ``GET /v1/models`` is the
-upstream's; ``GET /taskgate/conversations[/{id}]`` and ``/taskgate/metrics`` are for operators.
+upstream's; ``GET /taskgate/conversations[/{id}]`` and ``/taskgate/metrics`` are for operators,
+and so are ``POST /taskgate/conversations/{id}/revisions`` and ``.../approvals``, which need the
+status token (see :mod:`taskgate.proxy.operator`).
 With a ``status_token`` they need it as a bearer token and show every conversation; without one,
 each caller sees only the conversations of its own API key (or, without a key, the anonymous
 ones), so the status endpoints never name another key's conversations.
@@ -25,7 +27,8 @@ from starlette.routing import Route
 from taskgate.errors import TaskgateError
 from taskgate.proxy.errors import ProxyError
 from taskgate.proxy.journal import Conversation
-from taskgate.proxy.server import chat, forwarded_headers, owner, relay
+from taskgate.proxy.operator import ApprovalBody, RevisionBody, _Body, hold
+from taskgate.proxy.server import chat, forwarded_headers, owner, read_body, relay
 from taskgate.proxy.session import Proxy, ProxyConfig, log
 from taskgate.proxy.status import conversation_json
 from taskgate.proxy.store import Store
@@ -139,6 +142,22 @@ async def metrics(request: Request, proxy: Proxy, scope: str | None) -> Response
     return Response(orjson.dumps(proxy.overheads.summary()), media_type="application/json")
 
 
+def _changes(model: type[_Body]) -> Callable[[Request], Awaitable[Response]]:
+    """An operator's change to a conversation (see :mod:`taskgate.proxy.operator`): only with
+    the status token."""
+
+    @_operators
+    async def change(request: Request, proxy: Proxy, scope: str | None) -> Response:
+        if proxy.config.status_token is None:
+            raise ProxyError(
+                403, "operator changes need the proxy started with --status-token", "auth_error"
+            )
+        key = await _resolve(proxy, request.path_params["key"], scope)
+        return await hold(proxy, key, await read_body(request), model)
+
+    return change
+
+
 class Collector:
     """The collector's schedule while this process serves (see :func:`fewer_collections`)."""
 
@@ -199,6 +218,16 @@ def create_app(
         Route("/v1/chat/completions", chat, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/taskgate/conversations", list_conversations, methods=["GET"]),
+        Route(
+            "/taskgate/conversations/{key:path}/revisions",
+            _changes(RevisionBody),
+            methods=["POST"],
+        ),
+        Route(
+            "/taskgate/conversations/{key:path}/approvals",
+            _changes(ApprovalBody),
+            methods=["POST"],
+        ),
         Route("/taskgate/conversations/{key:path}", show_conversation, methods=["GET"]),
         Route("/taskgate/metrics", metrics, methods=["GET"]),
     ]

@@ -256,7 +256,8 @@ def judge_calls(
         if verdict.admitted and (not _call_id(call) or ids[_call_id(call)] > 1):
             # its receipt could not be told from another call's: one answer would book both
             verdict = Verdict("refuse", verdict.step, Reason.MALFORMED_CALL)
-        if verdict.admitted and idle:  # nothing runs on a message that asked for nothing
+        approved = verdict.step is not None and verdict.step == machine.approved
+        if verdict.admitted and idle and not approved:  # nothing runs on a request for nothing
             verdict = Verdict("refuse", verdict.step, Reason.NO_RESOLVED_STEP)
         if verdict.admitted and verdict.step is not None:
             in_flight.add(verdict.step)

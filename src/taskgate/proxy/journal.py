@@ -1,6 +1,6 @@
 """A gated conversation as an append-only journal, and the state folded from it.
 
-The proxy writes four kinds of event, and a conversation is nothing but their fold (status is
+The proxy writes six kinds of event, and a conversation is nothing but their fold (status is
 derived, never stored):
 
 * ``ledger``: an entry of the receipts ledger (the plan first; then requests, revisions and the
@@ -14,7 +14,11 @@ derived, never stored):
   anew, and its reply replaces the first, whose pending attempts are dropped;
 * ``commit``: the client went on past a reply, which is the evidence that decides its attempts: a
   booking line is committed because the client kept the reply; an admitted tool call only when a
-  tool message answers its call id without an error. Refusals are committed as they stand.
+  tool message answers its call id without an error. Refusals are committed as they stand;
+* ``held``: an operator's revision or approval (``POST /taskgate/conversations/{id}/...``),
+  held until the conversation's next request;
+* ``given``: that request took held changes: each one given is followed by its ``ledger`` event,
+  and one the state no longer allows is dropped, with the reason.
 
 So a client retry never books twice nor hands out a second admission, and a proxy killed at any
 point and restarted on the same journal is back in exactly the state its last committed request
@@ -30,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from taskgate.core.ledger import AttemptEntry, LedgerEntry, PlanEntry
 from taskgate.core.machine import TaskMachine
+from taskgate.core.plan import Revision
 from taskgate.errors import LedgerFormatError
 
 
@@ -81,7 +86,36 @@ class CommitEvent(_Event):
     keep: tuple[int, ...]  # indices of the last reply's attempts that are committed, in order
 
 
-Event = Annotated[LedgerEvent | TurnEvent | ReplyEvent | CommitEvent, Field(discriminator="kind")]
+class Approval(_Event):
+    """A person's approval of one call of ``step``, held until a request takes it."""
+
+    step: str
+    by: str = Field(min_length=1)
+    reason: str = ""
+
+
+class HeldEvent(_Event):
+    """An operator's revision or approval, held until the conversation's next request gives it
+    (see :mod:`taskgate.proxy.operator`)."""
+
+    kind: Literal["held"] = "held"
+    revision: Revision | None = None
+    approval: Approval | None = None
+
+
+class GivenEvent(_Event):
+    """The held changes at ``taken`` (indices into the held list) left it: each was given (a
+    ledger event follows it) or dropped (the state had moved on: ``dropped`` says why)."""
+
+    kind: Literal["given"] = "given"
+    taken: tuple[int, ...]
+    dropped: tuple[str, ...] = ()
+
+
+Event = Annotated[
+    LedgerEvent | TurnEvent | ReplyEvent | CommitEvent | HeldEvent | GivenEvent,
+    Field(discriminator="kind"),
+]
 EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
 
@@ -114,6 +148,7 @@ class Conversation:
         self.turns: list[Turn] = []
         self.pending: ReplyEvent | None = None
         self.notices: list[str] = []
+        self.held: list[HeldEvent] = []  # an operator's changes, for the next request
         self._machine: TaskMachine | None = None
         for event in events or ():
             self.apply(event)
@@ -139,6 +174,13 @@ class Conversation:
             self.notices = []
         elif isinstance(event, ReplyEvent):
             self._reply(event, applied)
+        elif isinstance(event, HeldEvent):
+            self.held.append(event)
+        elif isinstance(event, GivenEvent):
+            if any(not 0 <= i < len(self.held) for i in event.taken):
+                raise LedgerFormatError(f"conversation {self.key}: it gives changes it never held")
+            taken = set(event.taken)
+            self.held = [h for i, h in enumerate(self.held) if i not in taken]
         else:
             self._commit(event)
         self.events.append(event)
@@ -148,6 +190,7 @@ class Conversation:
         failed half-way."""
         events, self.events = self.events[:keep], []
         self.committed, self.turns, self.pending, self.notices = [], [], None, []
+        self.held = []
         self._machine = None
         for event in events:
             self.apply(event)

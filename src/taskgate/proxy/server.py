@@ -47,6 +47,7 @@ from taskgate.proxy.journal import (
     ReplyEvent,
     TurnEvent,
 )
+from taskgate.proxy.operator import give
 from taskgate.proxy.session import (
     HEADER,
     Call,
@@ -61,7 +62,7 @@ _FORWARD = ("authorization", "content-type", "accept", "openai-organization", "o
 async def chat(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
     try:
-        raw = await _read(request)
+        raw = await read_body(request)
         started = time.perf_counter()  # the proxy's time starts once the request is in
         body = _body(raw)
         headers = forwarded_headers(request.headers)
@@ -101,7 +102,7 @@ async def chat(request: Request) -> Response:
 MAX_BODY = 64 << 20
 
 
-async def _read(request: Request) -> bytes:
+async def read_body(request: Request) -> bytes:
     size = request.headers.get("content-length", "")
     if size.isdigit() and int(size) > MAX_BODY:
         raise ProxyError(413, f"the request body is over {MAX_BODY >> 20} MiB")
@@ -243,10 +244,14 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
             return await ask_back(call, retried.returned, model, bool(body.get("stream")), started)
     elif conv.pending is not None:
         call.add(CommitEvent(keep=settle(conv.pending, place.answered)))
+    if place.kind != "retry" and conv.held:  # an operator's revisions, before the message
+        give(call, approvals=False)
     if place.kind == "turn":
         question = await _open_turn(call, place.message, model, key)
         if question is not None:
             return await ask_back(call, question, model, bool(body.get("stream")), started)
+    if place.kind != "retry" and conv.held:  # and approvals, for the request now open
+        give(call, approvals=True)
     forward = {**body, "messages": upstream_messages(conv, body["messages"])}
     if body.get("stream"):
         return await stream(call, forward, started)

@@ -69,7 +69,8 @@ class ProxyConfig:
     upstream: str
     rung: str = "enforcement"
     compiler: str = "llm"  # "llm" (the upstream, or the helper) or "parser" (structured briefs)
-    matcher: str = "llm"  # one of MATCHERS
+    #: one of MATCHERS; by default ``lexical`` in plan mode (no model call), else ``llm``
+    matcher: str = ""
     helper_url: str | None = None  # compiler and matcher calls go here instead of the upstream
     helper_model: str | None = None  # default: the model the request names
     helper_key: str = "EMPTY"  # the helper's own key (the client's goes to the upstream only)
@@ -85,6 +86,8 @@ class ProxyConfig:
 
     def __post_init__(self) -> None:
         """A configuration the proxy cannot serve is one clear error, here as on the CLI."""
+        if not self.matcher:
+            self.matcher = "lexical" if self.plan is not None else "llm"
         if self.on_compile_error not in ("refuse", "forward"):
             raise UsageError(
                 f"on_compile_error must be refuse or forward, not {self.on_compile_error!r}"

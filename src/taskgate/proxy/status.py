@@ -33,5 +33,6 @@ def conversation_json(conv: Conversation, rung: str) -> dict[str, Any]:
             if isinstance(e, AttemptEntry) and e.decision == "refuse"
         ],
         pending=[e.model_dump(mode="json") for e in pending],
+        held=[h.model_dump(mode="json", exclude_none=True) for h in conv.held],
     )
     return out

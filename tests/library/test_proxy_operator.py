@@ -1,0 +1,181 @@
+"""An operator's revisions and approvals of a conversation the proxy gates in plan mode:
+``POST /taskgate/conversations/{id}/revisions`` and ``.../approvals`` (the status token only),
+held in the journal and given at the conversation's next request, each a receipts-ledger entry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from plans import tool_chain
+from proxy_helpers import post
+from taskgate import FakeServer, Reply, script
+from taskgate.llm.fake import ToolCall
+from taskgate.proxy import ProxyConfig
+from taskgate.proxy.testing import ProxyServer
+
+SYSTEM = "You are a procurement assistant for ACME Corp."
+TOKEN = {"Authorization": "Bearer ops-secret"}
+
+
+def calls(*names: str) -> Reply:
+    return Reply("", tool_calls=tuple(ToolCall(n, {"note": "x"}, id=f"call_{n}") for n in names))
+
+
+class Chat:
+    """One ordinary conversation through the proxy."""
+
+    def __init__(self, url: str, client: httpx.Client) -> None:
+        self.url, self.client = url, client
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+
+    def say(self, text: str) -> dict[str, Any]:
+        self.messages.append({"role": "user", "content": text})
+        message = post(self.client, self.url, self.messages)["choices"][0]["message"]
+        kept = {"role": "assistant", "content": message["content"]}
+        if message.get("tool_calls"):
+            kept["tool_calls"] = message["tool_calls"]
+        self.messages.append(kept)
+        return dict(message)
+
+    def result(self, call_id: str) -> None:
+        self.messages.append({"role": "tool", "tool_call_id": call_id, "content": "ok"})
+
+
+def only_conversation(proxy: ProxyServer, client: httpx.Client) -> str:
+    rows = client.get(f"{proxy.url}/taskgate/conversations", headers=TOKEN).json()
+    (row,) = rows["conversations"]
+    return str(row["id"])
+
+
+def change(proxy: ProxyServer, client: httpx.Client, key: str, what: str, body: object,
+           headers: dict[str, str] | None = TOKEN) -> httpx.Response:  # fmt: skip
+    url = f"{proxy.url}/taskgate/conversations/{key}/{what}"
+    return client.post(url, json=body, headers=headers)
+
+
+def config(upstream: FakeServer) -> ProxyConfig:
+    return ProxyConfig(upstream.base_url, plan=tool_chain(3), status_token="ops-secret")
+
+
+def test_an_operator_cancels_a_step_and_its_call_is_refused_at_the_next_request() -> None:
+    replies = [Reply("Hello."), calls("draft_rfq"), calls("send_rfq"), calls("collect_requirements"),
+               Reply("Done."), calls("send_rfq"), Reply("Sent.")]  # fmt: skip
+    with FakeServer(script(replies)) as upstream, ProxyServer(config(upstream)) as proxy, \
+            httpx.Client() as client:  # fmt: skip
+        chat = Chat(proxy.base_url, client)
+        chat.say("hi")
+        key = only_conversation(proxy, client)
+        held = change(proxy, client, key, "revisions", {"cancel": "s2", "inherit": True})
+        assert held.status_code == 200, held.text
+        assert held.json()["held"] == [{"kind": "held", "revision": {
+            "cancel": "s2", "rewires": {"s3": ["s1"]}}}]  # fmt: skip
+        refused = chat.say("draft the RFQ")
+        assert refused["content"].startswith(
+            "draft_rfq was not run: 'draft the RFQ' was cancelled."
+        )
+        assert chat.say("send the RFQ")["content"].startswith(
+            "send_rfq was not run: it needs 'collect the requirements' done first."
+        )  # rewired onto s1, not stranded
+        assert chat.say("collect the requirements")["tool_calls"]
+        chat.result("call_collect_requirements")
+        assert post(client, proxy.base_url, chat.messages)["choices"][0]["message"]["content"]
+        chat.messages.append({"role": "assistant", "content": "Done."})
+        assert chat.say("send the RFQ")["tool_calls"][0]["function"]["name"] == "send_rfq"
+        shown = client.get(f"{proxy.url}/taskgate/conversations/{key}", headers=TOKEN).json()
+    assert shown["statuses"]["s2"] == "CANCELLED" and shown["held"] == []
+    assert any(row.get("kind") == "revision" for row in shown["ledger"])
+
+
+def test_an_operators_approval_lets_the_next_request_run_one_blocked_call() -> None:
+    replies = [calls("send_rfq"), calls("send_rfq"), Reply("Sent."), calls("send_rfq")]
+    with FakeServer(script(replies)) as upstream, ProxyServer(config(upstream)) as proxy, \
+            httpx.Client() as client:  # fmt: skip
+        chat = Chat(proxy.base_url, client)
+        assert "send_rfq was not run" in chat.say("send the RFQ")["content"]
+        key = only_conversation(proxy, client)
+        body = {"step": "send_rfq", "by": "ops-lead", "reason": "the vendor's deadline"}
+        assert change(proxy, client, key, "approvals", body).status_code == 200
+        ran = chat.say("It is approved: send the RFQ.")
+        assert ran["tool_calls"][0]["function"]["name"] == "send_rfq"
+        chat.result("call_send_rfq")
+        post(client, proxy.base_url, chat.messages)
+        chat.messages.append({"role": "assistant", "content": "Sent."})
+        again = chat.say("send the RFQ")  # the approval was used up: done, not run again
+        assert again["content"].startswith("send_rfq was not run: 'send the RFQ' is already done")
+        shown = client.get(f"{proxy.url}/taskgate/conversations/{key}", headers=TOKEN).json()
+    (approval,) = [row for row in shown["ledger"] if row.get("kind") == "approval"]
+    assert (approval["step"], approval["by"]) == ("s3", "ops-lead")
+
+
+@pytest.mark.parametrize(
+    ("what", "body", "status", "says"),
+    [
+        ("revisions", {"cancel": "s9"}, 400, "s9"),
+        ("revisions", {"cancel": "s1"}, 400, "s2 waiting forever on cancelled s1"),
+        ("revisions", {}, 400, "a revision is one of"),
+        ("revisions", {"cancel": "s2", "drop": True}, 400, "drop: Extra inputs"),
+        ("revisions", {"rewire": {"s3": ["s3"]}}, 400, "the change was refused"),
+        ("revisions", "[1", 400, "JSON"),
+        ("approvals", {"step": "buy_laptops", "by": "ops"}, 400, "nothing to approve"),
+        ("approvals", {"step": "send_rfq", "by": ""}, 400, "by: String should have at least"),
+        ("approvals", {"step": "send_rfq"}, 400, "by: Field required"),
+    ],
+)
+def test_a_bad_change_is_one_line_and_nothing_is_held(
+    what: str, body: object, status: int, says: str
+) -> None:
+    with FakeServer(script([Reply("Hello.")])) as upstream, \
+            ProxyServer(config(upstream)) as proxy, httpx.Client() as client:  # fmt: skip
+        Chat(proxy.base_url, client).say("hi")
+        key = only_conversation(proxy, client)
+        if isinstance(body, str):
+            url = f"{proxy.url}/taskgate/conversations/{key}/{what}"
+            resp = client.post(url, content=body, headers=TOKEN)
+        else:
+            resp = change(proxy, client, key, what, body)
+        assert resp.status_code == status and says in resp.json()["error"]["message"]
+        assert "\n" not in resp.json()["error"]["message"]
+        shown = client.get(f"{proxy.url}/taskgate/conversations/{key}", headers=TOKEN).json()
+        assert shown["held"] == []
+
+
+def test_changes_need_the_status_token_and_name_a_conversation() -> None:
+    with FakeServer(script([Reply("Hello."), Reply("Hi.")])) as upstream, httpx.Client() as client:
+        open_config = ProxyConfig(upstream.base_url, plan=tool_chain(3))
+        with ProxyServer(open_config) as proxy:  # no token: no one may change a conversation
+            Chat(proxy.base_url, client).say("hi")
+            (row,) = client.get(f"{proxy.url}/taskgate/conversations").json()["conversations"]
+            resp = change(proxy, client, row["id"], "revisions", {"cancel": "s3"}, headers=None)
+            assert resp.status_code == 403 and "--status-token" in resp.text
+        with ProxyServer(config(upstream)) as proxy:
+            Chat(proxy.base_url, client).say("hi")
+            key = only_conversation(proxy, client)
+            forged = {"Authorization": "Bearer guess"}
+            assert change(proxy, client, key, "revisions", {"cancel": "s3"},
+                          headers=forged).status_code == 401  # fmt: skip
+            assert change(proxy, client, "nobody~x", "revisions",
+                          {"cancel": "s3"}).status_code == 404  # fmt: skip
+
+
+def test_a_held_change_survives_a_restart_on_the_sqlite_journal(tmp_path: Path) -> None:
+    from taskgate.proxy.store import SQLiteStore
+
+    db = tmp_path / "journal.db"
+    replies = [Reply("Hello."), calls("draft_rfq")]
+    with FakeServer(script(replies)) as upstream, httpx.Client() as client:
+        with ProxyServer(config(upstream), SQLiteStore(db)) as proxy:
+            chat = Chat(proxy.base_url, client)
+            chat.say("hi")
+            key = only_conversation(proxy, client)
+            assert change(proxy, client, key, "revisions", {"cancel": "s3"}).status_code == 200
+        with ProxyServer(config(upstream), SQLiteStore(db)) as proxy:  # a new process
+            shown = client.get(f"{proxy.url}/taskgate/conversations/{key}", headers=TOKEN).json()
+            assert len(shown["held"]) == 1
+            chat.url = proxy.base_url
+            chat.say("collect the requirements")  # the next request gives it
+            shown = client.get(f"{proxy.url}/taskgate/conversations/{key}", headers=TOKEN).json()
+    assert shown["held"] == [] and shown["statuses"]["s3"] == "CANCELLED"
