@@ -13,6 +13,7 @@ import pytest
 from plans import tool_chain
 from proxy_helpers import post
 from taskgate import FakeServer, Reply, script
+from taskgate.errors import TaskgateError
 from taskgate.llm.fake import ToolCall
 from taskgate.proxy import ProxyConfig
 from taskgate.proxy.testing import ProxyServer
@@ -179,3 +180,13 @@ def test_a_held_change_survives_a_restart_on_the_sqlite_journal(tmp_path: Path) 
             chat.say("collect the requirements")  # the next request gives it
             shown = client.get(f"{proxy.url}/taskgate/conversations/{key}", headers=TOKEN).json()
     assert shown["held"] == [] and shown["statuses"]["s3"] == "CANCELLED"
+
+
+def test_the_proxys_notices_option_gives_the_papers_notices() -> None:
+    with FakeServer(script([calls("send_rfq")])) as upstream, httpx.Client() as client:
+        protocol = ProxyConfig(upstream.base_url, plan=tool_chain(3), notices="protocol")
+        with ProxyServer(protocol) as proxy:
+            refused = Chat(proxy.base_url, client).say("send the RFQ")
+    assert "REJECTED" in refused["content"] and not refused.get("tool_calls")
+    with pytest.raises(TaskgateError, match="notices must be plain or protocol"):
+        ProxyConfig("http://127.0.0.1:1/v1", notices="loud")

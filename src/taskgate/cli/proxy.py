@@ -65,6 +65,13 @@ def proxy(
             "cascade ask back on ambiguous requests. Default: llm, or lexical with --plan.",
         ),
     ] = None,
+    notices: Annotated[
+        str,
+        typer.Option(
+            help="What a refused native tool call says: plain (words naming the tool and the "
+            "step) or protocol (the paper's rejection notices).",
+        ),
+    ] = "plain",
     on_compile_error: Annotated[
         str,
         typer.Option(
@@ -109,6 +116,8 @@ def proxy(
         matcher = "llm" if plan is None else "lexical"
     if on_compile_error not in ("refuse", "forward"):
         raise UsageError(f"--on-compile-error must be refuse or forward, not {on_compile_error!r}")
+    if notices not in ("plain", "protocol"):
+        raise UsageError(f"--notices must be plain or protocol, not {notices!r}")
     if compiler not in ("llm", "parser"):
         raise UsageError(f"--compiler must be llm or parser, not {compiler!r}")
     if matcher not in MATCHERS:
@@ -131,6 +140,7 @@ def proxy(
         status_token=os.environ.get("TASKGATE_STATUS_TOKEN") or None,
         plan=plan,
         on_compile_error=on_compile_error,
+        notices=notices,
     )
     store = open_store(db)
     if store.shared:  # a database server: reachable now, or the proxy does not start

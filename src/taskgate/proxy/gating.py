@@ -227,6 +227,7 @@ def judge_calls(
     judged: Judged,
     *,
     planned: bool = False,
+    notices: str = "plain",
 ) -> tuple[list[Mapping[str, Any]], list[str]]:
     """Judge a reply's tool calls as one batch: the calls the client may get, and the refusals.
 
@@ -239,7 +240,8 @@ def judge_calls(
     the batch shares, is refused as malformed: the answer that books it must be its own.
     In plan mode (``planned``) the work order is always the proxy's own (a ``work_order``
     argument is the tool's business), and at a gating rung a call is refused while the user's
-    current message asked for no step, as the tool gate does by default.
+    current message asked for no step, as the tool gate does by default. ``notices`` words the
+    refusals: ``plain`` (the default) or ``protocol`` (the paper's rejection notices).
     """
     req = machine.request
     idle = planned and gating(arm) and req is not None and req.step is None
@@ -267,8 +269,10 @@ def judge_calls(
         judged.add(machine, _call_id(call))
         if verdict.admitted or not gating(arm):
             kept.append(call)
-        else:  # a native call's refusal in plain words (the text protocol's keep the paper's)
+        elif notices == "plain":  # a native call's refusal in plain words
             refusals.append(plain_refusal(verdict, booking, machine.graph))
+        else:  # the paper's notice (the text protocol's booking lines always get it)
+            refusals.append(render_rejection(verdict, booking))
     kept_ids = {id(c) for c in kept}
     return [c for c in calls if id(c) in kept_ids], refusals
 

@@ -450,7 +450,9 @@ def gate_message(
         returned = judge_text(machine, arm, content, judged)
     if calls and machine.graph.binding == "tool":
         planned = call.proxy.config.plan is not None
-        kept, refusals = judge_calls(machine, arm, calls, judged, planned=planned)
+        kept, refusals = judge_calls(
+            machine, arm, calls, judged, planned=planned, notices=call.proxy.config.notices
+        )
         if refusals:
             returned = "\n\n".join([returned, *refusals] if returned else refusals)
         if kept:

@@ -83,11 +83,15 @@ class ProxyConfig:
     #: a conversation whose brief cannot be compiled: "refuse" it (one clear 502 per request,
     #: logged once) or "forward" it ungated (logged once, counted)
     on_compile_error: str = "refuse"
+    #: what a refused native tool call says: plain words, or the paper's rejection notice
+    notices: str = "plain"
 
     def __post_init__(self) -> None:
         """A configuration the proxy cannot serve is one clear error, here as on the CLI."""
         if not self.matcher:
             self.matcher = "lexical" if self.plan is not None else "llm"
+        if self.notices not in ("plain", "protocol"):
+            raise UsageError(f"notices must be plain or protocol, not {self.notices!r}")
         if self.on_compile_error not in ("refuse", "forward"):
             raise UsageError(
                 f"on_compile_error must be refuse or forward, not {self.on_compile_error!r}"

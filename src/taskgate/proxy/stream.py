@@ -228,7 +228,9 @@ async def _finish(
     kept: list[Any] = ordered
     if ordered and machine.graph.binding == "tool":
         planned = call.proxy.config.plan is not None
-        kept, refusals = judge_calls(machine, arm, ordered, judged, planned=planned)
+        kept, refusals = judge_calls(
+            machine, arm, ordered, judged, planned=planned, notices=call.proxy.config.notices
+        )
         if refusals:
             text = "\n\n".join([text, *refusals] if text else refusals)
     out = [reply.chunk({"content": text[len(sent) :]})] if len(text) > len(sent) else []
