@@ -14,11 +14,14 @@ The gate's state is its receipts ledger: :attr:`ToolGate.ledger` and
 
 from __future__ import annotations
 
+import functools
+import inspect
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from taskgate._aio import run_sync
 from taskgate.core.booking import Booking
 from taskgate.core.graph import TaskGraph, step_sort_key
 from taskgate.core.ids import normalize_tool, normalize_work_order
@@ -29,6 +32,7 @@ from taskgate.core.verdict import Policy, Reason, Verdict
 from taskgate.errors import LedgerFormatError, PlanError, TaskgateError, ToolRefused, UsageError
 from taskgate.gate.notices import plain_refusal
 from taskgate.matching.askback import ask_back_question
+from taskgate.matching.lexical import LexicalMatcher
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 from taskgate.roles import Match, Matcher
 
@@ -194,6 +198,42 @@ class ToolGate:
             self.close_request()
             return Opened(None, match, ask_back_question(plan, asked))
         return Opened(self.open_request(step, explicit_redo=match.explicit_redo), match)
+
+    def user_message(
+        self, message: str, matcher: Matcher | None = None, ask_back: bool = True
+    ) -> Opened:
+        """:meth:`open_message` from sync code; the matcher defaults to the lexical one (no
+        model call). Call it with each new user message, before the agent runs on it."""
+        return run_sync(self.open_message(message, matcher or LexicalMatcher(), ask_back))
+
+    def guard(self, fn: Callable[..., Any], tool: str | None = None) -> Callable[..., Any]:
+        """``fn`` behind the gate, ready to hand to an agent framework as a tool: the same name
+        (``tool``, default ``fn.__name__``), signature and docstring; an admitted call runs
+        ``fn`` and is the receipt once it returns; a refused call returns the refusal notice
+        (what the model reads) and ``fn`` does not run. Works for coroutine functions too."""
+        name = tool or fn.__name__
+
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def guarded_async(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return await self.acall(name, fn, *args, **kwargs)
+                except ToolRefused as refused:
+                    return refused.notice
+
+            guarded_async.__name__ = name
+            return guarded_async
+
+        @functools.wraps(fn)
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return self.call(name, fn, *args, **kwargs)
+            except ToolRefused as refused:
+                return refused.notice
+
+        guarded.__name__ = name
+        return guarded
 
     def revise(self, revision: Revision) -> None:
         """Cancel, rewire or relax mid-conversation, as one receipts-ledger entry (atomically: an

@@ -22,14 +22,12 @@ is refused.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import operator
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
@@ -41,6 +39,7 @@ from langgraph.config import get_config
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, interrupt
 
+from taskgate._aio import run_sync
 from taskgate.core.ids import tool_key
 from taskgate.core.ledger import LedgerEntry, Sealer
 from taskgate.core.machine import TaskMachine
@@ -206,7 +205,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
     @hook_config(can_jump_to=["end"])
     def before_agent(self, state: GateState, runtime: Any) -> dict[str, Any] | None:
         gate, had = self._synced(state)  # here, where the graph's config is in context
-        return _run_sync(self._open(state, gate, had, ask_back=True))
+        return run_sync(self._open(state, gate, had, ask_back=True))
 
     @hook_config(can_jump_to=["end"])
     async def abefore_agent(self, state: GateState, runtime: Any) -> dict[str, Any] | None:
@@ -499,16 +498,6 @@ def _give(gate: ToolGate, held: Sequence[Any]) -> None:
 def tool_names(tools: Sequence[Any]) -> list[str]:
     """The names the model calls ``tools`` by (a LangChain tool's name, a function's name)."""
     return [str(getattr(t, "name", None) or getattr(t, "__name__", "")) for t in tools]
-
-
-def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine from sync code, also when the caller's thread already runs a loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 def _batch(state: Any, call_id: object) -> tuple[Any, list[dict[str, Any]]] | None:
