@@ -84,6 +84,7 @@ if TYPE_CHECKING:
         script,
     )
     from taskgate.llm.local import InProcessModel, LocalServer, gguf_path
+    from taskgate.llm.plan_compiler import PlanCompiler, ToolInfo
     from taskgate.llm.roles import LLMAgent, LLMCompiler, LLMMatcher
     from taskgate.matching.cascade import CascadeMatcher
     from taskgate.matching.embedders import Embedder, HashEmbedder, MiniLMEmbedder
@@ -99,6 +100,7 @@ __getattr__ = lazy(
         ),
         **dict.fromkeys(("InProcessModel", "LocalServer", "gguf_path"), "taskgate.llm.local"),
         **dict.fromkeys(("LLMAgent", "LLMCompiler", "LLMMatcher"), "taskgate.llm.roles"),
+        **dict.fromkeys(("PlanCompiler", "ToolInfo"), "taskgate.llm.plan_compiler"),
         **dict.fromkeys(
             ("Embedder", "HashEmbedder", "MiniLMEmbedder"), "taskgate.matching.embedders"
         ),
@@ -147,6 +149,7 @@ __all__ = [
     "Opened",
     "ParserCompiler",
     "Plan",
+    "PlanCompiler",
     "PlanEntry",
     "PlanError",
     "Policy",
@@ -167,6 +170,7 @@ __all__ = [
     "Thresholds",
     "Ticket",
     "ToolGate",
+    "ToolInfo",
     "ToolRefused",
     "UnknownNameError",
     "UnknownStepError",

@@ -8,7 +8,6 @@ import os
 import urllib.error
 import urllib.parse
 import urllib.request
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -33,13 +32,15 @@ def proxy(
     ],
     rung_name: RungName = "enforcement",
     plan_file: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--plan",
             help="Gate every conversation's native tool calls with this plan file (TOML, JSON or "
-            "YAML; see `taskgate plan check`): no brief, no work orders. Without it, only "
-            "conversations whose system prompt is a brief are gated.",
-            metavar="FILE",
+            "YAML; see `taskgate plan check`): no brief, no work orders. `--plan compile` "
+            "compiles each conversation's plan from its system prompt and tools instead (by the "
+            "helper model). Without it, only conversations whose system prompt is a brief are "
+            "gated.",
+            metavar="FILE|compile",
         ),
     ] = None,
     db: Annotated[
@@ -106,14 +107,19 @@ def proxy(
         if (exc.name or "taskgate").split(".")[0] == "taskgate":
             raise
         raise MissingExtraError("proxy", "taskgate proxy", exc.name) from None
-    plan = load_plan(plan_file) if plan_file is not None else None
-    if plan is not None and rung_name not in ("raw", "enforcement", "enforcement-request"):
+    compiling = plan_file == "compile"
+    plan = load_plan(plan_file) if plan_file is not None and not compiling else None
+    if (plan is not None or compiling) and rung_name not in (
+        "raw",
+        "enforcement",
+        "enforcement-request",
+    ):
         raise UsageError(
             "--plan gates tool calls as the agent makes them: --arm raw, enforcement or "
             f"enforcement-request, not {rung_name!r}"
         )
     if matcher is None:
-        matcher = "llm" if plan is None else "lexical"
+        matcher = "lexical" if plan is not None or compiling else "llm"
     if on_compile_error not in ("refuse", "forward"):
         raise UsageError(f"--on-compile-error must be refuse or forward, not {on_compile_error!r}")
     if notices not in ("plain", "protocol"):
@@ -141,12 +147,17 @@ def proxy(
         plan=plan,
         on_compile_error=on_compile_error,
         notices=notices,
+        compile_plans=compiling,
     )
     store = open_store(db)
     if store.shared:  # a database server: reachable now, or the proxy does not start
         asyncio.run(_reachable(db or ""))
     gates = (
-        f"every conversation with {plan_file}" if plan is not None else "conversations with a brief"
+        "every conversation with a plan compiled from its system prompt and tools"
+        if compiling
+        else f"every conversation with {plan_file}"
+        if plan is not None
+        else "conversations with a brief"
     )
     typer.echo(
         f"taskgate proxy: {rung_name} in front of {upstream}, at http://{host}:{port}/v1 "

@@ -24,8 +24,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from taskgate.core.ledger import PlanEntry
-from taskgate.core.plan import Revision
+from taskgate.core.plan import Plan, Revision
 from taskgate.errors import ModelError, TaskgateError, UsageError, WorkOrderError
+from taskgate.llm.plan_compiler import PlanCompiler
 from taskgate.matching import ask_back_question
 from taskgate.protocol.briefparse import brief_steps
 from taskgate.proxy.errors import ProxyError, dumps
@@ -66,7 +67,7 @@ async def chat(request: Request) -> Response:
         started = time.perf_counter()  # the proxy's time starts once the request is in
         body = _body(raw)
         headers = forwarded_headers(request.headers)
-        planned = proxy.config.plan is not None
+        planned = proxy.config.planned
         if planned and not any(m.get("role") == "user" for m in body["messages"]):
             proxy.overheads.forwarded("no-user-turn", "it has no user message to gate")
             return await _passthrough(proxy, request, body)
@@ -222,9 +223,7 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
         raise ProxyError(400, "a gated conversation takes one choice per request (n=1)")
     if not conv.started:
         try:
-            plan = proxy.config.plan or await call.waiting(
-                _helping(proxy.compiler(model, key).compile_plan(brief))
-            )
+            plan = proxy.config.plan or await call.waiting(_compiled(call, brief, model, key))
         except ProxyError as exc:  # the brief could not be compiled: the operator's choice
             return await _uncompiled(call, exc)
         call.add(LedgerEvent(entry=PlanEntry(plan=plan, lenient=True)), applied=False)
@@ -256,6 +255,27 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
     if body.get("stream"):
         return await stream(call, forward, started)
     return await _complete(call, forward, started)
+
+
+async def _compiled(call: Call, brief: str, model: str, key: str) -> Plan:
+    """The conversation's plan: compiled from its brief, or (``--plan compile``) from the agent's
+    instructions (its system prompt, else its first user message) and the request's tools."""
+    proxy = call.proxy
+    if not proxy.config.compile_plans:
+        return await _helping(proxy.compiler(model, key).compile_plan(brief))  # type: ignore[no-any-return]
+    messages = call.body["messages"]
+    task = brief or next(
+        (text_of(m.get("content")) or "" for m in messages if m.get("role") == "user"), ""
+    )
+    tools = call.body.get("tools")
+    compiler = PlanCompiler(proxy.helper(model, key))
+    try:
+        return await compiler.compile(task, tools if isinstance(tools, list) else [])
+    except ModelError as exc:
+        raise ProxyError(502, f"the proxy's helper model failed: {exc}", "upstream_error") from None
+    except TaskgateError as exc:  # one line: the defects joined
+        why = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        raise ProxyError(400, why) from None
 
 
 async def _uncompiled(call: Call, exc: ProxyError) -> Response:
@@ -296,7 +316,7 @@ async def _open_turn(call: Call, message: str, model: str, key: str) -> str | No
     unused, for the user's answer) and the ask-back question is returned."""
     proxy, conv = call.proxy, call.conv
     machine, arm = conv.machine, proxy.arm
-    if proxy.config.plan is not None:  # plan mode: every message is a request, as written
+    if proxy.config.planned:  # plan mode: every message is a request, as written
         return await _open_planned(call, message, model, key)
     work_order = work_order_of(message)
     if work_order is None:
@@ -449,7 +469,7 @@ def gate_message(
     if machine.graph.binding == "code":
         returned = judge_text(machine, arm, content, judged)
     if calls and machine.graph.binding == "tool":
-        planned = call.proxy.config.plan is not None
+        planned = call.proxy.config.planned
         kept, refusals = judge_calls(
             machine, arm, calls, judged, planned=planned, notices=call.proxy.config.notices
         )

@@ -85,19 +85,29 @@ class ProxyConfig:
     on_compile_error: str = "refuse"
     #: what a refused native tool call says: plain words, or the paper's rejection notice
     notices: str = "plain"
+    #: plan mode with each conversation's plan compiled (``--plan compile``): from its first
+    #: request's system prompt (or first user message) and tools, by the helper model
+    compile_plans: bool = False
+
+    @property
+    def planned(self) -> bool:
+        """Plan mode: ordinary conversations, gated at their native tool calls."""
+        return self.plan is not None or self.compile_plans
 
     def __post_init__(self) -> None:
         """A configuration the proxy cannot serve is one clear error, here as on the CLI."""
         if not self.matcher:
-            self.matcher = "lexical" if self.plan is not None else "llm"
+            self.matcher = "lexical" if self.planned else "llm"
         if self.notices not in ("plain", "protocol"):
             raise UsageError(f"notices must be plain or protocol, not {self.notices!r}")
         if self.on_compile_error not in ("refuse", "forward"):
             raise UsageError(
                 f"on_compile_error must be refuse or forward, not {self.on_compile_error!r}"
             )
-        if self.plan is not None:
-            if self.plan.binding != "tool":
+        if self.plan is not None and self.compile_plans:
+            raise UsageError("plan mode takes a plan file or compiles plans, not both")
+        if self.planned:
+            if self.plan is not None and self.plan.binding != "tool":
                 raise UsageError("plan mode gates tool calls: the plan must be tool-bound")
             if self.rung not in ("raw", "enforcement", "enforcement-request"):
                 raise UsageError(
@@ -207,7 +217,7 @@ class Proxy:
         await self.store.close()
 
     # -- the roles -----------------------------------------------------------------------------------
-    def _helper(self, model: str, key: str) -> ChatClient:
+    def helper(self, model: str, key: str) -> ChatClient:
         url = self.config.helper_url or self.upstream
         model = self.config.helper_model or model
         key = self.config.helper_key if self.config.helper_url else key
@@ -221,7 +231,7 @@ class Proxy:
     def compiler(self, model: str, key: str) -> Compiler:
         if self.config.compiler == "parser":
             return ParserCompiler()
-        return LLMCompiler(self._helper(model, key))
+        return LLMCompiler(self.helper(model, key))
 
     def matcher(self, model: str, key: str) -> Matcher:
         name = self.config.matcher
@@ -230,8 +240,8 @@ class Proxy:
         if name.startswith("embedding"):
             return shared_matcher(fake=name == "embedding:hash")
         if name == "cascade":
-            return CascadeMatcher(LLMMatcher(self._helper(model, key)), shared_matcher())
-        return LLMMatcher(self._helper(model, key))
+            return CascadeMatcher(LLMMatcher(self.helper(model, key)), shared_matcher())
+        return LLMMatcher(self.helper(model, key))
 
     # -- conversations -------------------------------------------------------------------------------
     async def conversation(self, key: str) -> Conversation:

@@ -227,7 +227,7 @@ async def _finish(
     ordered = [_assembled(reply.calls[i]) for i in sorted(reply.calls)]
     kept: list[Any] = ordered
     if ordered and machine.graph.binding == "tool":
-        planned = call.proxy.config.plan is not None
+        planned = call.proxy.config.planned
         kept, refusals = judge_calls(
             machine, arm, ordered, judged, planned=planned, notices=call.proxy.config.notices
         )
