@@ -1,13 +1,13 @@
 """A scripted chat model for tests and demos: real langchain, no model server.
 
-``ScriptedChatModel(replies=[AIMessage(tool_calls=[...]), AIMessage("done")])`` returns its
-replies in order (the tools it is bound to are ignored) and fails loudly when they run out, like
+``ScriptedChatModel(replies=[AIMessage(tool_calls=[...]), "done"])`` returns its replies in
+order (a string is a reply's text; a dict, an ``AIMessage``'s fields) (the tools it is bound to are ignored) and fails loudly when they run out, like
 :class:`taskgate.FakeServer`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -19,11 +19,17 @@ from taskgate.errors import UsageError
 class ScriptedChatModel(GenericFakeChatModel):
     """Replies from a script, one per model call; ``bind_tools`` keeps the script."""
 
-    def __init__(self, replies: Sequence[AIMessage | str], **kwargs: Any) -> None:
+    def __init__(
+        self, replies: Sequence[AIMessage | str | Mapping[str, Any]], **kwargs: Any
+    ) -> None:
         # copies: the graph stamps an id on each reply, and a reply object reused across runs
         # would then replace the earlier message instead of following it
         script = [
-            r.model_copy(deep=True) if isinstance(r, AIMessage) else AIMessage(content=r)
+            r.model_copy(deep=True)
+            if isinstance(r, AIMessage)
+            else AIMessage(content=r)
+            if isinstance(r, str)
+            else AIMessage(**{"content": "", **r})
             for r in replies
         ]
         super().__init__(messages=iter(script), disable_streaming=True, **kwargs)
