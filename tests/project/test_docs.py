@@ -84,10 +84,18 @@ def test_the_state_machine_example_prints_what_its_comments_say() -> None:
     assert "BLOCKED" in lines[2]
 
 
+def test_the_guarded_tool_example_prints_its_refusal() -> None:
+    (code,) = [b for b in blocks(DOCS / "guide" / "gate.md") if "gate.guard" in b]
+    assert run(code) == [
+        "place_order was not run: it needs 'select the vendor' done first. Tell the user why "
+        "instead of calling it again."
+    ]
+
+
 def test_the_tool_gate_and_langgraph_examples_print_what_they_say() -> None:
     found = blocks(DOCS / "guide" / "gate.md")
     gate_block = found[0]
-    (langgraph_block,) = [b for b in found if "create_agent" in b]
+    (langgraph_block,) = [b for b in found if "create_agent(" in b]
     scope: dict[str, Any] = {}
     lines = run(gate_block, scope)
     assert lines[0].startswith("draft_rfq was not run: it needs 'collect the requirements' done")

@@ -41,7 +41,7 @@ from langgraph.types import Command, interrupt
 
 from taskgate._aio import run_sync
 from taskgate.core.ids import tool_key
-from taskgate.core.ledger import LedgerEntry, Sealer
+from taskgate.core.ledger import LedgerEntry, RequestEntry, Sealer
 from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason
@@ -241,11 +241,32 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
                 assert opened.ask_back is not None
                 update = {"messages": [AIMessage(opened.ask_back)], "jump_to": "end"}
             elif state.get(HELD_KEY):  # an operator's approvals, given for this request
-                _give(gate, state[HELD_KEY])
+                self._give(gate, state[HELD_KEY], _thread_of(state))
                 update[HELD_KEY] = []
         ledger = gate.ledger
         new = self._seal(gate, had, len(ledger))  # the plan first, then the request
         return {LEDGER_KEY: new, **update} if new else None
+
+    def _give(self, gate: ToolGate, held: Sequence[Any], thread: str) -> None:
+        """Give the held approvals on the request just opened. Only this middleware's (or its
+        secret's) are given, and only for the first request opened since they were held: one
+        written into the state by anyone else, or copied from an earlier state, is dropped and
+        logged, as is one that no longer applies (a step cancelled since)."""
+        ledger = gate.ledger
+        for approval in held:
+            at = approval.get("at") if isinstance(approval, Mapping) else None
+            if not self._own.stamped(thread, approval) or not isinstance(at, int):
+                log.warning("taskgate: thread %r: an approval the gate did not hold was dropped",
+                            thread)  # fmt: skip
+                continue
+            since = ledger[max(at, 0) : -1]
+            if at > len(ledger) or any(_opened(e) for e in since):
+                log.warning("taskgate: thread %r: a stale approval was dropped", thread)
+                continue
+            try:
+                gate.approve(approval["step"], by=approval["by"], reason=approval["reason"])
+            except (TaskgateError, KeyError, TypeError) as exc:
+                log.warning("taskgate: thread %r: a held approval was dropped: %s", thread, exc)
 
     # -- each tool call --------------------------------------------------------------------------
     def wrap_tool_call(self, request: ToolCallRequest, handler: Handler) -> Any:
@@ -348,15 +369,14 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         if not isinstance(by, str) or not by.strip():
             raise UsageError("an approval names who gave it: by='...'")
         step = _step_of(self.plan, what)
-        held = {"step": step, "by": by.strip(), "reason": reason}
-        return self._operate(agent, config, lambda g: step, approval=held)
+        return self._operate(agent, config, lambda g: step, approval=(step, by.strip(), reason))
 
     def _operate(
         self,
         agent: Any,
         config: Any,
         change: Callable[[ToolGate], T],
-        approval: dict[str, str] | None = None,
+        approval: tuple[str, str, str] | None = None,
     ) -> T:
         """Apply ``change`` to the thread's gate and write the rows it made to its state (all or
         nothing: a change the gate refuses writes nothing); an ``approval`` is held in the
@@ -378,8 +398,16 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             result = change(gate)
             rows = self._seal(gate, had, len(gate.ledger))
         update: dict[str, Any] = {LEDGER_KEY: rows}
-        if approval is not None:
-            update[HELD_KEY] = [*(state.get(HELD_KEY) or []), approval]
+        if approval is not None:  # tagged, and bound to the ledger's length (see _give)
+            step, by, reason = approval
+            hold: dict[str, Any] = {
+                "step": step,
+                "by": by,
+                "reason": reason,
+                "at": len(gate.ledger),
+            }
+            hold["tag"] = self._own.stamp(str(thread), hold)
+            update[HELD_KEY] = [*(state.get(HELD_KEY) or []), hold]
         agent.update_state(config, update)
         with self._lock:
             held = self._threads.get(str(thread))
@@ -485,14 +513,9 @@ def _step_of(plan: Plan, what: str) -> str:
     return found[0]
 
 
-def _give(gate: ToolGate, held: Sequence[Any]) -> None:
-    """Give the held approvals on the request just opened (one that no longer applies, e.g. to
-    a step cancelled since, is logged and dropped)."""
-    for approval in held:
-        try:
-            gate.approve(approval["step"], by=approval["by"], reason=approval.get("reason", ""))
-        except (TaskgateError, KeyError, TypeError) as exc:
-            log.warning("taskgate: a held approval was dropped: %s", exc)
+def _opened(entry: LedgerEntry) -> bool:
+    """Whether ``entry`` opened a request (a user message with a work order)."""
+    return isinstance(entry, RequestEntry) and entry.work_order is not None
 
 
 def tool_names(tools: Sequence[Any]) -> list[str]:

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +79,23 @@ class Rows:
     def _tag(self, thread: str, seal_: str) -> str:
         data = f"{thread}\n{seal_}".encode()
         return hmac.new(self._writer, data, hashlib.sha256).hexdigest()[:32]
+
+    def stamp(self, thread: str, held: Mapping[str, Any]) -> str:
+        """A tag for an operator's held change (an approval) of ``thread``: an HMAC under the
+        secret, or without one under this middleware's own key (another process drops it)."""
+        key = self._key if self._key is not None else self._writer
+        fields = {k: held[k] for k in sorted(held) if k != "tag"}
+        data = f"{thread}\n{json.dumps(fields, sort_keys=True)}".encode()
+        return hmac.new(key, data, hashlib.sha256).hexdigest()
+
+    def stamped(self, thread: str, held: object) -> bool:
+        """Whether ``held`` carries this middleware's (or its secret's) tag for ``thread``."""
+        if not isinstance(held, Mapping) or not isinstance(held.get("tag"), str):
+            return False
+        try:
+            return hmac.compare_digest(held["tag"], self.stamp(thread, held))
+        except (TypeError, ValueError):
+            return False
 
     def read(self, rows: Sequence[Any], thread: str, adopted: frozenset[str] | None) -> Read:
         """The chain of rows the gate vouches for, in time linear in the rows. ``adopted``: the
