@@ -1,6 +1,8 @@
 """Matcher speed: milliseconds per match of the embedding matcher (plan embeddings cached, each
 request new), against the LLM matcher's round trip on the embedded model; and the cascade matcher's share
-of requests that needed no model call.
+of requests that needed no model call. Then the agreement of the matchers that make no model call
+(lexical, embedding) with the scripted step, per wording tier (as ``taskgate matchers`` prints it),
+over every label and over the paper's core labels; the held-out tier is what no threshold saw.
 
 Run: make bench   (or .venv/bin/python bench/bench_matcher.py [--llm-calls N])
 Target: under 20 ms per match on a 2-core machine.
@@ -77,12 +79,30 @@ def llm(requests: list[tuple[object, str]], n: int) -> None:
     )
 
 
+def agreement(seeds: range) -> None:
+    from taskgate import LexicalMatcher
+    from taskgate.lab.scoring.agreement import LABELS, evaluate
+
+    items = list(probes(["0", "1", "heldout"], ["procurement", "release"], seeds))
+    for name, matcher in (("lexical", LexicalMatcher()), ("embedding", EmbeddingMatcher())):
+        t = time.perf_counter()
+        got = asyncio.run(evaluate(name, matcher, items))
+        ms = (time.perf_counter() - t) / len(items) * 1000
+        parts = []
+        for tier in ("0", "1", "heldout"):
+            a, n = got.overall(tier, LABELS)
+            c, m = got.overall(tier)
+            parts.append(f"tier {tier} {a / n:.3f} (core {c / m:.3f})")
+        print(f"agreement, {name}: {'; '.join(parts)}; {ms:.2f} ms per probe, {len(items)} probes")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--llm-calls", type=int, default=20, help="0 skips the LLM matcher")
     args = ap.parse_args()
     requests = _requests()
     embedding(requests)
+    agreement(range(100, 116))
     if args.llm_calls:
         llm(requests, args.llm_calls)
 

@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 from taskgate._version import __version__
-from taskgate.cli import demo, plan, proxy
+from taskgate.cli import demo, mcp, plan, proxy
 from taskgate.cli.errors import USAGE, guarded, one_line
 from taskgate.cli.names import ENGINEER, LAB, LAB_COMMANDS
 from taskgate.errors import MissingExtraError
@@ -128,6 +128,11 @@ def _root(
 app.command("proxy", rich_help_panel=ENGINEER)(guarded(proxy.proxy))
 app.command("proxy-status", rich_help_panel=ENGINEER)(guarded(proxy.proxy_status))
 app.command("demo", rich_help_panel=ENGINEER)(guarded(demo.demo))
+app.command(
+    "mcp",
+    rich_help_panel=ENGINEER,
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)(guarded(mcp.mcp))
 app.add_typer(plan.app, name="plan", rich_help_panel=ENGINEER)
 
 

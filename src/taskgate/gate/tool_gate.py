@@ -294,6 +294,16 @@ class ToolGate:
         self.revise(revision)
         return revision
 
+    def hold(self, step: str) -> None:
+        """Treat ``step`` as running until :meth:`unhold`: a call of it whose outcome is unknown
+        (the MCP gate, after a crash mid-call) is not run again until a person settles it."""
+        with self._lock:
+            self._running.add(step)
+
+    def unhold(self, step: str) -> None:
+        with self._lock:
+            self._running.discard(step)
+
     # -- what the agent sees ---------------------------------------------------------------------
     def checklist(self) -> str:
         return render_checklist(self._machine)

@@ -1,6 +1,6 @@
 """A gated conversation as an append-only journal, and the state folded from it.
 
-The proxy writes six kinds of event, and a conversation is nothing but their fold (status is
+The proxy writes six kinds of event (a seventh, ``call``, is the MCP gate's), and a conversation is nothing but their fold (status is
 derived, never stored):
 
 * ``ledger``: an entry of the receipts ledger (the plan first; then requests, revisions and the
@@ -112,8 +112,19 @@ class GivenEvent(_Event):
     dropped: tuple[str, ...] = ()
 
 
+class CallEvent(_Event):
+    """The MCP gate forwards an admitted call (``ended`` False) or saw it end (True): a call
+    begun and never ended is in doubt after a crash, and its step is not run again until an
+    operator settles it (see :mod:`taskgate.integrations.mcp`)."""
+
+    kind: Literal["call"] = "call"
+    call: str  # the gate's id for the call
+    step: str
+    ended: bool = False
+
+
 Event = Annotated[
-    LedgerEvent | TurnEvent | ReplyEvent | CommitEvent | HeldEvent | GivenEvent,
+    LedgerEvent | TurnEvent | ReplyEvent | CommitEvent | HeldEvent | GivenEvent | CallEvent,
     Field(discriminator="kind"),
 ]
 EVENT: TypeAdapter[Event] = TypeAdapter(Event)
@@ -149,6 +160,7 @@ class Conversation:
         self.pending: ReplyEvent | None = None
         self.notices: list[str] = []
         self.held: list[HeldEvent] = []  # an operator's changes, for the next request
+        self.in_flight: dict[str, str] = {}  # the MCP gate's calls begun and not ended: step by id
         self._machine: TaskMachine | None = None
         for event in events or ():
             self.apply(event)
@@ -176,6 +188,11 @@ class Conversation:
             self._reply(event, applied)
         elif isinstance(event, HeldEvent):
             self.held.append(event)
+        elif isinstance(event, CallEvent):
+            if event.ended:
+                self.in_flight.pop(event.call, None)
+            else:
+                self.in_flight[event.call] = event.step
         elif isinstance(event, GivenEvent):
             if any(not 0 <= i < len(self.held) for i in event.taken):
                 raise LedgerFormatError(f"conversation {self.key}: it gives changes it never held")
@@ -190,7 +207,7 @@ class Conversation:
         failed half-way."""
         events, self.events = self.events[:keep], []
         self.committed, self.turns, self.pending, self.notices = [], [], None, []
-        self.held = []
+        self.held, self.in_flight = [], {}
         self._machine = None
         for event in events:
             self.apply(event)

@@ -64,7 +64,7 @@ class ApprovalBody(_Body):
     reason: str = Field("", max_length=2000)
 
 
-def parsed(raw: bytes, model: type[_Body]) -> Any:
+def parsed(raw: bytes, model: type[BaseModel]) -> Any:
     """The body as ``model``, or a 400 naming the first thing wrong with it."""
     try:
         return model.model_validate(orjson.loads(raw))

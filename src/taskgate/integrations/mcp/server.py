@@ -1,0 +1,210 @@
+"""The MCP gate on the official MCP SDK: an MCP server whose tools are its upstreams' tools.
+
+``list_tools`` lists every upstream's tools as the gate's own (and ``taskgate_request`` when
+requests come through it); ``call_tool`` judges the call on the session's task state
+(:mod:`.sessions`), forwards an admitted call to the upstream that has the tool and books its
+receipt when the upstream's result is not an error, and answers a refused call with an MCP tool
+error (``isError``) whose text says why in plain words: it never reaches the upstream.
+
+Sessions: over stdio the gate serves one client, ``--session`` names it (so a restart continues
+it). Over streamable HTTP the client names its session in the ``X-Taskgate-Session`` header, or
+its MCP session id is used (the gate answers the 2026 discovery probe with "method not found",
+so clients fall back to the handshake that gives them one); a gated call with neither is refused.
+Every session belongs to the caller's API key (its ``Authorization`` header), as in the proxy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from taskgate.errors import PlanError, TaskgateError
+from taskgate.gate.tool_gate import check_tools
+from taskgate.integrations.mcp.sessions import McpGate
+from taskgate.proxy.server import owner
+
+log = logging.getLogger("taskgate.mcp")
+
+#: the tool through which the client model says what the user asked (``--requests tool``)
+REQUEST_TOOL = types.Tool(
+    name="taskgate_request",
+    description=(
+        "Call this first with the user's latest message, word for word, whenever the user says "
+        "something new, before you act on it. It tells the task gate what the user asked for; "
+        "tools the user did not ask for will not run."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {"message": {"type": "string", "description": "The user's message."}},
+        "required": ["message"],
+    },
+)
+SESSION_HEADER = "x-taskgate-session"
+
+Upstream = StdioServerParameters | str
+
+
+@dataclass
+class GateState:
+    """What the gate holds while it serves: the sessions, the upstream clients and their tools."""
+
+    gate: McpGate
+    tools: list[types.Tool]
+    route: dict[str, Client]  # tool name -> the upstream that has it
+    session: str  # the stdio client's session name
+
+
+async def _tools_of(client: Client) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor = None
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+def build_server(
+    gate: McpGate, upstreams: Sequence[Upstream], *, session: str = "stdio", http: bool = False
+) -> Server[GateState]:
+    """The gate as an MCP server (run it with :func:`serve_stdio` or :func:`http_app`)."""
+    if not upstreams:
+        raise PlanError("the MCP gate fronts at least one upstream MCP server")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server[GateState]) -> AsyncIterator[GateState]:
+        async with contextlib.AsyncExitStack() as stack:
+            route: dict[str, Client] = {}
+            tools: list[types.Tool] = []
+            for target in upstreams:
+                client = await stack.enter_async_context(Client(target))
+                for tool in await _tools_of(client):
+                    if tool.name in route or tool.name == REQUEST_TOOL.name:
+                        raise PlanError(f"two upstreams list a tool named {tool.name!r}")
+                    route[tool.name] = client
+                    tools.append(tool)
+            check_tools(gate.config.plan, route)  # a step bound to a tool no upstream has
+            if gate.config.requests == "tool":
+                tools.append(REQUEST_TOOL)
+            log.info("taskgate mcp: gating %d tools of %d upstream(s)", len(tools), len(upstreams))
+            yield GateState(gate, tools, route, session)
+
+    server: Server[GateState] = Server(
+        "taskgate", version="1", lifespan=lifespan, on_list_tools=_list_tools,
+        on_call_tool=_call_tool,
+    )  # fmt: skip
+    if http:  # clients fall back to the handshake, which gives them a session id
+        server.add_request_handler("server/discover", types.RequestParams, _no_discovery)
+    return server
+
+
+async def _list_tools(
+    ctx: ServerRequestContext[GateState, Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=ctx.lifespan_context.tools)
+
+
+async def _no_discovery(ctx: ServerRequestContext[GateState, Any], params: Any) -> Any:
+    raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data="server/discover")
+
+
+def session_key(ctx: ServerRequestContext[GateState, Any]) -> str | None:
+    """The caller's session: the stdio client's, or over HTTP the one its headers name (scoped to
+    its API key); ``None`` when an HTTP request names none."""
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        return f"{ctx.lifespan_context.session}~local"
+    name = headers.get(SESSION_HEADER) or headers.get("mcp-session-id")
+    if not name or len(name) > 200 or "~" in name:
+        return None
+    return f"{name}~{owner(headers)}"
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+def _text(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)])
+
+
+async def _call_tool(
+    ctx: ServerRequestContext[GateState, Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    state = ctx.lifespan_context
+    gate, name, args = state.gate, params.name, params.arguments
+    key = session_key(ctx)
+    try:
+        if name == REQUEST_TOOL.name and gate.config.requests == "tool":
+            message = (args or {}).get("message")
+            if not isinstance(message, str):
+                return _error("taskgate_request takes the user's message as a string: message")
+            if key is None:
+                return _error(_NO_SESSION)
+            return _text(await gate.request(key, message))
+        client = state.route.get(name)
+        if client is None:
+            return _error(f"{name[:80]} was not run: no server behind this gate has that tool.")
+        if key is None and gate.bound(name):
+            return _error(_NO_SESSION)
+
+        async def forward() -> types.CallToolResult:
+            return await client.call_tool(name, args, meta=_meta(params.meta))
+
+        answer = await gate.call(key or "", name, args, forward, lambda r: not r.is_error)
+    except TaskgateError as exc:  # a journal that cannot be read or written, a stale session
+        log.error("taskgate mcp: %s", exc)
+        raise MCPError(code=types.INTERNAL_ERROR, message=f"the gate: {exc}") from None
+    if answer.refused:
+        return _error(answer.text)
+    return answer.result  # type: ignore[no-any-return]
+
+
+_NO_SESSION = (
+    "The call was not run: the gate tells sessions apart by the X-Taskgate-Session header or the "
+    "MCP session id, and this request has neither."
+)
+
+
+def _meta(meta: Any) -> types.RequestParamsMeta | None:
+    """The call's ``_meta`` without the 2026 envelope (the upstream's client writes its own) and
+    without a progress token (progress is not relayed)."""
+    if not isinstance(meta, dict) or not meta:
+        return None
+    kept = {
+        k: v
+        for k, v in meta.items()
+        if not k.startswith("io.modelcontextprotocol/") and k != "progressToken"
+    }
+    return types.RequestParamsMeta(**kept) if kept else None  # type: ignore[typeddict-item]
+
+
+async def serve_stdio(server: Server[GateState]) -> None:
+    """Serve one client over stdio (until it closes its end)."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def http_app(
+    gate: McpGate, upstreams: Sequence[Upstream], *, host: str = "127.0.0.1", path: str = "/mcp"
+) -> Any:
+    """The gate over streamable HTTP at ``path``, with the operators' endpoints beside it (a
+    Starlette app; serve it with uvicorn)."""
+    from taskgate.integrations.mcp.operator import routes
+
+    server = build_server(gate, upstreams, http=True)
+    return server.streamable_http_app(
+        streamable_http_path=path, host=host, custom_starlette_routes=routes(gate)
+    )

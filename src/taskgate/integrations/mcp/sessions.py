@@ -1,0 +1,295 @@
+"""The MCP gate's state: one tool gate per client session, durable in the proxy's journal.
+
+A session is a fold of its journal (:class:`~taskgate.proxy.journal.Conversation`): the plan, then
+every receipts-ledger entry (requests, refusals, receipts, revisions, approvals), and a ``call``
+event when an admitted call is forwarded and when it ends. Each change is written before the
+gate acts on it: a refusal before its answer, a call's start before it reaches the upstream, its
+receipt before its result goes back. So a gate killed at any point and restarted on the same
+journal continues every session exactly; a call forwarded and never seen to end is **in doubt**:
+its step is not run again (refused as being done) until an operator settles it, so a crash never
+runs a step twice and never books one that did not run.
+
+Nothing here speaks MCP: :mod:`.server` turns a session's answers into MCP results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+import orjson
+
+from taskgate.core.ids import tool_key
+from taskgate.core.ledger import LedgerEntry, PlanEntry
+from taskgate.core.plan import Plan, Revision
+from taskgate.core.verdict import Policy
+from taskgate.errors import UsageError
+from taskgate.gate.tool_gate import Notices, ToolGate
+from taskgate.matching.lexical import LexicalMatcher
+from taskgate.proxy.journal import CallEvent, Conversation, LedgerEvent
+from taskgate.proxy.store import MemoryStore, StaleJournal, Store
+from taskgate.roles import Matcher
+
+T = TypeVar("T")
+
+#: how a request opens (MCP carries no user messages): the client model calls ``taskgate_request``
+#: with the user's words, or each session has one standing request and the plan's order rules
+Requests = Literal["tool", "plan"]
+#: the largest arguments of one call the gate reads (its JSON), in bytes
+MAX_ARGUMENT_BYTES = 1 << 20
+
+
+@dataclass
+class McpGateConfig:
+    """What ``taskgate mcp`` is told."""
+
+    plan: Plan
+    requests: Requests = "tool"
+    policy: Policy = Policy.STATE_BOUND
+    notices: Notices = "plain"
+    unbound: Literal["run", "refuse"] = "run"
+    status_token: str | None = None
+    max_argument_bytes: int = MAX_ARGUMENT_BYTES
+
+    def __post_init__(self) -> None:
+        if self.plan.binding != "tool":
+            raise UsageError("the MCP gate gates tool calls: the plan must be tool-bound")
+        if self.requests not in ("tool", "plan"):
+            raise UsageError(f"requests must be tool or plan, not {self.requests!r}")
+        if self.unbound not in ("run", "refuse"):
+            raise UsageError(f"unbound must be run or refuse, not {self.unbound!r}")
+        ToolGate(self.plan, self.policy, notices=self.notices)  # a bad option: one error, here
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a gated call came to: forwarded (``result`` is the upstream's), or refused
+    (``text`` says why, in plain words)."""
+
+    result: Any = None
+    text: str = ""
+    refused: bool = False
+
+
+@dataclass
+class Session:
+    key: str
+    conv: Conversation
+    gate: ToolGate
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+@dataclass
+class Metrics:
+    """Calls by what became of them, and the gate's own time per gated call (the upstream's
+    time left out), for ``/taskgate/metrics``."""
+
+    calls: Counter[str] = field(default_factory=Counter)
+    own: deque[float] = field(default_factory=lambda: deque(maxlen=100_000))
+
+    def summary(self) -> dict[str, Any]:
+        ms = sorted(x * 1000 for x in self.own)
+
+        def at(q: float) -> float:
+            return round(ms[min(len(ms) - 1, int(len(ms) * q))], 3) if ms else 0.0
+
+        return {"calls": dict(self.calls), "gated": len(ms), "p50_ms": at(0.5), "p99_ms": at(0.99)}
+
+
+class McpGate:
+    """The sessions of one MCP gate, each a tool gate over the plan, kept in ``store``."""
+
+    def __init__(
+        self, config: McpGateConfig, store: Store | None = None, matcher: Matcher | None = None
+    ) -> None:
+        self.config = config
+        self.store: Store = store or MemoryStore()
+        self.matcher: Matcher = matcher or LexicalMatcher()
+        self.sessions: dict[str, Session] = {}
+        self.metrics = Metrics()
+        self._loading: dict[str, asyncio.Lock] = {}
+        self._bound = {tool_key(s.tool) for s in config.plan.steps.values()}
+
+    # -- sessions ----------------------------------------------------------------------------------
+    async def session(self, key: str) -> Session:
+        """The session ``key``: in memory, else folded from its journal, else new."""
+        held = self.sessions.get(key)
+        if held is not None:
+            return held
+        async with self._loading.setdefault(key, asyncio.Lock()):
+            held = self.sessions.get(key)
+            if held is not None:
+                return held
+            conv = Conversation(key, await self.store.load(key))
+            if not conv.started:
+                conv.apply(LedgerEvent(entry=PlanEntry(plan=self.config.plan)))
+            first = conv.committed[0]
+            if not isinstance(first, PlanEntry) or first.plan != self.config.plan:
+                raise UsageError(
+                    f"session {key} was started with another plan; start the gate with that plan, "
+                    "or use a new journal"
+                )
+            gate = self._gate(conv)
+            new = Session(key, conv, gate)
+            if conv.written == 0:  # a new session: its plan (and standing request) first
+                if self.config.requests == "plan":
+                    gate.open_request(None)
+                    conv.apply(LedgerEvent(entry=gate.machine.last_entry()), applied=True)
+                await self._write(new)
+            for step in conv.in_flight.values():  # in doubt: not run again until settled
+                gate.hold(step)
+            self.sessions[key] = new
+            return new
+
+    def _gate(self, conv: Conversation) -> ToolGate:
+        unrequested: Literal["run", "refuse"] = (
+            "run" if self.config.requests == "plan" else "refuse"
+        )
+        return ToolGate.around(conv.machine, self.config.policy, self.config.notices, unrequested)
+
+    async def _write(self, session: Session) -> None:
+        """Append what the session folded since its last write (call holding its lock)."""
+        conv = session.conv
+        events = conv.events[conv.written :]
+        if not events:
+            return
+        try:
+            await self.store.append(conv.key, conv.written, events)
+        except StaleJournal:
+            self.sessions.pop(conv.key, None)
+            raise UsageError(f"session {conv.key} moved on in another process; retry") from None
+        conv.written = len(conv.events)
+
+    def _record(self, session: Session, entries: Sequence[LedgerEntry | None]) -> None:
+        for entry in entries:
+            if entry is not None:
+                session.conv.apply(LedgerEvent(entry=entry), applied=True)
+
+    def bound(self, tool: str) -> bool:
+        """Whether a step of the plan is bound to ``tool`` (else it runs ungated, or not at all)."""
+        return tool_key(tool) in self._bound
+
+    # -- requests ----------------------------------------------------------------------------------
+    async def request(self, key: str, message: str) -> str:
+        """Open the request of a user message; the answer for the client model (what the gate
+        understood, or the question to ask the user)."""
+        session = await self.session(key)
+        async with session.lock:
+            opened = await session.gate.open_message(message[:4000], self.matcher)
+            self._record(session, [session.gate.machine.last_entry()])
+            await self._write(session)
+        if opened.ask_back is not None:
+            return opened.ask_back
+        step = opened.request.step if opened.request is not None else None
+        if step is None:
+            return (
+                "Noted. This message asks for none of the task's steps: do not call its tools now."
+            )
+        text = session.gate.machine.graph.text(step) or step
+        again = " again" if opened.match.explicit_redo else ""
+        return f"Noted: the user asks you to {text}{again}."
+
+    # -- calls -------------------------------------------------------------------------------------
+    async def call(
+        self, key: str, tool: str, arguments: Mapping[str, Any] | None,
+        forward: Callable[[], Awaitable[T]], succeeded: Callable[[T], bool],
+    ) -> Answer:  # fmt: skip
+        """Judge one call of ``tool``; forward it (``forward()``) if admitted, and book its receipt
+        when ``succeeded(result)``. A call too large to read is refused unread."""
+        started = time.perf_counter()
+        try:
+            size = len(orjson.dumps(arguments or {}))
+        except (TypeError, orjson.JSONEncodeError):
+            size = self.config.max_argument_bytes + 1
+        if size > self.config.max_argument_bytes:
+            self.metrics.calls["too-large"] += 1
+            return Answer(
+                text=f"{tool[:80]} was not run: its arguments are over "
+                f"{self.config.max_argument_bytes} bytes.",
+                refused=True,
+            )
+        if not self.bound(tool):
+            if self.config.unbound == "refuse":
+                self.metrics.calls["refused"] += 1
+                return Answer(text=f"{tool[:80]} was not run: it is not one of this task's tools.",
+                              refused=True)  # fmt: skip
+            self.metrics.calls["unbound"] += 1
+            return Answer(result=await forward())
+        session = await self.session(key)
+        call_id = uuid.uuid4().hex
+        async with session.lock:
+            ticket = session.gate.begin(tool)
+            if not ticket.admitted:
+                self._record(session, [ticket.entry])
+                await self._write(session)
+                self.metrics.calls["refused"] += 1
+                self.metrics.own.append(time.perf_counter() - started)
+                return Answer(text=ticket.notice, refused=True)
+            step = ticket.verdict.step or ""
+            session.conv.apply(CallEvent(call=call_id, step=step))
+            try:
+                await self._write(session)  # the call's start is durable before it runs
+            except BaseException:
+                session.gate.finish(ticket, False)
+                raise
+        own = time.perf_counter() - started
+        ok, result = False, None
+        try:
+            result = await forward()
+            ok = succeeded(result)
+        finally:
+            back = time.perf_counter()
+            async with session.lock:
+                receipt = session.gate.finish(ticket, ok)
+                self._record(session, [receipt])
+                session.conv.apply(CallEvent(call=call_id, step=step, ended=True))
+                await self._write(session)
+            own += time.perf_counter() - back
+        self.metrics.calls["forwarded"] += 1
+        self.metrics.own.append(own)
+        return Answer(result=result)
+
+    # -- an operator's changes ---------------------------------------------------------------------
+    async def change(self, key: str, apply: Callable[[ToolGate], T]) -> T:
+        """Apply an operator's change to the session's gate and journal it (all or nothing)."""
+        session = await self.session(key)
+        async with session.lock:
+            before = session.gate.machine.ledger_length
+            result = apply(session.gate)
+            self._record(session, session.gate.ledger[before:])
+            await self._write(session)
+        return result
+
+    async def settle(self, key: str, step: str, ran: bool) -> None:
+        """An operator says whether the in-doubt call of ``step`` ran: if it did, its receipt is
+        booked; either way the step is free again."""
+        session = await self.session(key)
+        async with session.lock:
+            calls = [c for c, s in session.conv.in_flight.items() if s == step]
+            if not calls:
+                raise UsageError(f"no call of step {step!r} is in doubt in session {key}")
+            session.gate.unhold(step)
+            if ran:
+                ticket = session.gate.begin(session.gate.machine.graph.tool(step))
+                if not ticket.admitted:
+                    session.gate.hold(step)
+                    raise UsageError(f"the receipt of {step} cannot be booked now: {ticket.notice}")
+                self._record(session, [session.gate.finish(ticket, True)])
+            for call in calls:
+                session.conv.apply(CallEvent(call=call, step=step, ended=True))
+            await self._write(session)
+
+    def revise(self, revision: Revision) -> Callable[[ToolGate], Revision]:
+        def apply(gate: ToolGate) -> Revision:
+            gate.revise(revision)
+            return revision
+
+        return apply
+
+    async def keys(self) -> list[str]:
+        return sorted(set(self.sessions) | set(await self.store.keys()))
