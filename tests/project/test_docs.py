@@ -62,7 +62,9 @@ def test_the_readme_is_short_and_opens_with_the_two_commands() -> None:
 def test_the_readme_quick_start_runs_and_prints_what_it_says(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip("langgraph", reason="the README's quick start adds the LangGraph middleware")
+    pytest.importorskip(
+        "langgraph", reason="the README's quick start adds the LangGraph middleware"
+    )
     text = README.read_text(encoding="utf-8")
     (toml,) = re.findall(r"```toml\n(.*?)```", text, re.S)
     (code,) = blocks(README)

@@ -159,7 +159,10 @@ async def _call_tool(
             return _error(_NO_SESSION)
 
         async def forward() -> types.CallToolResult:
-            return await client.call_tool(name, args, meta=_meta(params.meta))
+            try:
+                return await client.call_tool(name, args, meta=_meta(params.meta))
+            except MCPError as exc:  # the upstream answered, with an error: the call failed
+                return _error(f"{name[:80]} failed at its server: {exc.error.message}")
 
         answer = await gate.call(key or "", name, args, forward, lambda r: not r.is_error)
     except TaskgateError as exc:  # a journal that cannot be read or written, a stale session

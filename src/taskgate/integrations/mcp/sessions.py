@@ -7,7 +7,8 @@ gate acts on it: a refusal before its answer, a call's start before it reaches t
 receipt before its result goes back. So a gate killed at any point and restarted on the same
 journal continues every session exactly; a call forwarded and never seen to end is **in doubt**:
 its step is not run again (refused as being done) until an operator settles it, so a crash never
-runs a step twice and never books one that did not run.
+runs a step twice and never books one that did not run. So is a call whose answer never came
+(the client cancelled it, the upstream went away): only the upstream's answer ends a call.
 
 Nothing here speaks MCP: :mod:`.server` turns a session's answers into MCP results.
 """
@@ -15,6 +16,7 @@ Nothing here speaks MCP: :mod:`.server` turns a session's answers into MCP resul
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections import Counter, deque
@@ -36,6 +38,7 @@ from taskgate.proxy.store import MemoryStore, StaleJournal, Store
 from taskgate.roles import Matcher
 
 T = TypeVar("T")
+log = logging.getLogger("taskgate.mcp")
 
 #: how a request opens (MCP carries no user messages): the client model calls ``taskgate_request``
 #: with the user's words, or each session has one standing request and the plan's order rules
@@ -238,18 +241,20 @@ class McpGate:
                 session.gate.finish(ticket, False)
                 raise
         own = time.perf_counter() - started
-        ok, result = False, None
         try:
             result = await forward()
-            ok = succeeded(result)
-        finally:
-            back = time.perf_counter()
-            async with session.lock:
-                receipt = session.gate.finish(ticket, ok)
-                self._record(session, [receipt])
-                session.conv.apply(CallEvent(call=call_id, step=step, ended=True))
-                await self._write(session)
-            own += time.perf_counter() - back
+        except BaseException:  # cancelled, or the upstream gone: it may have run, or not
+            self.metrics.calls["in-doubt"] += 1
+            log.warning("taskgate mcp: session %s: a call of %s ended with no answer; the step "
+                        "is held until an operator settles it", key, step)  # fmt: skip
+            raise  # the ticket stays open: the step is not run again until settled
+        back = time.perf_counter()
+        async with session.lock:
+            receipt = session.gate.finish(ticket, succeeded(result))
+            self._record(session, [receipt])
+            session.conv.apply(CallEvent(call=call_id, step=step, ended=True))
+            await self._write(session)
+        own += time.perf_counter() - back
         self.metrics.calls["forwarded"] += 1
         self.metrics.own.append(own)
         return Answer(result=result)

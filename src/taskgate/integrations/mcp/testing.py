@@ -17,6 +17,8 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
+from taskgate.errors import UsageError
+
 TOOLS = {
     "collect_requirements": "Collect the buyer's requirements (items, quantities, budget).",
     "draft_rfq": "Draft the request for quotes from the requirements.",
@@ -38,7 +40,7 @@ def make_server(log: Path | None) -> MCPServer:
             if slow:
                 time.sleep(min(slow, 30.0))
             if fail:
-                raise RuntimeError(f"{name} failed")
+                raise UsageError(f"{name} failed (as asked)")
             return f"{name}: done ({note})" if note else f"{name}: done"
 
         run.__name__ = name
