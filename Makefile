@@ -63,6 +63,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_tau2.py
 	$(BIN)/python bench/bench_harness.py
 	$(BIN)/python bench/bench_proxy.py
+	$(BIN)/python bench/bench_mcp.py
 	$(BIN)/python bench/bench_matcher.py
 	$(BIN)/python bench/bench_report.py
 	$(BIN)/python bench/bench_memory.py

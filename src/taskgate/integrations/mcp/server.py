@@ -209,5 +209,8 @@ def http_app(
 
     server = build_server(gate, upstreams, http=True)
     return server.streamable_http_app(
-        streamable_http_path=path, host=host, custom_starlette_routes=routes(gate)
+        streamable_http_path=path,
+        host=host,
+        custom_starlette_routes=routes(gate),
+        json_response=True,
     )

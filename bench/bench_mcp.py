@@ -1,0 +1,174 @@
+"""The MCP gate's added latency per ``tools/call``, at 64 concurrent sessions, on this machine.
+
+Three processes: the shipped procurement MCP server over streamable HTTP (the upstream), ``taskgate
+mcp --http`` in front of it with a SQLite journal and a five-step plan (``--requests plan``: each
+step runs as the state allows), and this load generator. Each of 64 sessions (one MCP client
+each, named by its ``X-Taskgate-Session`` header) calls the five steps in order, every call
+gated, admitted, forwarded, and booked; then the same calls go to the upstream directly.
+
+* Throughput: the sessions with no pause between calls (every process saturated).
+* The gate's own time per call, with the sessions pausing between calls (as an agent does while
+  its model writes) so that together they offer half that throughput: what the gate spends
+  judging, journaling and booking, the upstream's time left out (``GET /taskgate/metrics``), on a
+  fresh gate. Targets: p50 under 2 ms, p99 under 10 ms. The gate runs on a core of its own.
+* The client's time per call through the gate and to the upstream directly, at the same offered
+  rate (context: both include the SDK's client and the upstream, which dominate on 2 cores).
+
+Run: .venv/bin/python bench/bench_mcp.py [ROUNDS]   (BENCH_PROFILE=FILE: the gate under cProfile)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+TARGET_P50_MS, TARGET_P99_MS = 2.0, 10.0
+SESSIONS = 64
+STEPS = ("collect_requirements", "draft_rfq", "send_rfq", "select_vendor", "place_order")
+PLAN = {"binding": "tool", "steps": {
+    f"s{i}": {"tool": tool, **({"deps": [f"s{i - 1}"]} if i > 1 else {})}
+    for i, tool in enumerate(STEPS, 1)
+}}  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_up(url: str) -> None:
+    for _ in range(300):
+        try:
+            httpx.get(url, timeout=0.5)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise SystemExit(f"nothing answers at {url}")
+
+
+async def session(url: str, name: str | None, times: list[float], pause: float, seed: int) -> None:
+    headers = {"X-Taskgate-Session": name} if name else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http, Client(
+        streamable_http_client(url, http_client=http)  # type: ignore[arg-type]
+    ) as client:  # fmt: skip
+        rng = random.Random(seed)
+        for tool in STEPS:
+            if pause:
+                await anyio.sleep(rng.uniform(0, 2 * pause))
+            start = time.perf_counter()
+            result = await client.call_tool(tool, {"note": "bench"})
+            times.append(time.perf_counter() - start)
+            assert not result.is_error, result
+
+
+async def load(url: str, rounds: int, named: bool, rate: float = 0.0) -> tuple[list[float], float]:
+    """The calls' times, sorted, and the calls per second; ``rate``: the calls per second the
+    sessions offer together (0: as fast as answers come)."""
+    times: list[float] = []
+    pause = SESSIONS / rate if rate else 0.0
+    start = time.perf_counter()
+    for r in range(rounds):
+        async with anyio.create_task_group() as tg:
+            for i in range(SESSIONS):
+                name = f"r{r}-s{i}-{rate:.0f}" if named else None
+                tg.start_soon(session, url, name, times, pause, r * SESSIONS + i)
+    return sorted(times), len(times) / (time.perf_counter() - start)
+
+
+def cpu_seconds(pid: int) -> float:
+    """A process's user and system CPU so far (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pin(pid: int, cpus: set[int]) -> None:
+    if hasattr(os, "sched_setaffinity") and cpus <= os.sched_getaffinity(0):
+        os.sched_setaffinity(pid, cpus)
+
+
+CPUS = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+GATE_CPU = set(CPUS[-1:])
+OTHER_CPUS = set(CPUS[:-1]) or GATE_CPU
+
+
+def start_gate(plan: Path, db: Path, port: int, up_port: int) -> subprocess.Popen[bytes]:
+    profile = (
+        ["-m", "cProfile", "-o", os.environ["BENCH_PROFILE"]]
+        if "BENCH_PROFILE" in os.environ
+        else []
+    )
+    gate = subprocess.Popen(
+        [sys.executable, *profile, "-m", "taskgate", "mcp", "--plan", str(plan), "--http", "--port",
+         str(port), "--requests", "plan", "--db", str(db),
+         "--upstream-url", f"http://127.0.0.1:{up_port}/mcp"],
+        env={**os.environ, "TASKGATE_STATUS_TOKEN": "bench"}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    pin(gate.pid, GATE_CPU)
+    wait_up(f"http://127.0.0.1:{port}/taskgate/metrics")
+    return gate
+
+
+def pct(sorted_times: list[float], q: float) -> float:
+    return sorted_times[min(len(sorted_times) - 1, int(len(sorted_times) * q))] * 1000
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    up_port = free_port()
+    pin(os.getpid(), OTHER_CPUS)
+    with tempfile.TemporaryDirectory() as tmp:
+        plan = Path(tmp) / "plan.json"
+        plan.write_text(json.dumps(PLAN))
+        upstream = subprocess.Popen(
+            [sys.executable, "-m", "taskgate.integrations.mcp.testing", "--http", str(up_port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        pin(upstream.pid, OTHER_CPUS)
+        gates: list[subprocess.Popen[bytes]] = []
+        try:
+            wait_up(f"http://127.0.0.1:{up_port}/mcp")
+            port = free_port()
+            gates.append(start_gate(plan, Path(tmp) / "a.db", port, up_port))
+            _, top = anyio.run(load, f"http://127.0.0.1:{port}/mcp", 1, True)
+            direct, _ = anyio.run(load, f"http://127.0.0.1:{up_port}/mcp", rounds, False, top / 2)
+            port = free_port()
+            gates.append(start_gate(plan, Path(tmp) / "b.db", port, up_port))
+            cpu = cpu_seconds(gates[-1].pid)
+            gated, offered = anyio.run(load, f"http://127.0.0.1:{port}/mcp", rounds, True, top / 2)
+            cpu_ms = (cpu_seconds(gates[-1].pid) - cpu) / len(gated) * 1000
+            metrics = httpx.get(f"http://127.0.0.1:{port}/taskgate/metrics",
+                                headers={"Authorization": "Bearer bench"}).json()  # fmt: skip
+        finally:
+            for proc in (*gates, upstream):
+                proc.terminate()
+                proc.wait()
+    good = metrics["p50_ms"] < TARGET_P50_MS and metrics["p99_ms"] < TARGET_P99_MS
+    print(f"MCP gate, streamable HTTP, SQLite journal, {SESSIONS} concurrent sessions: "
+          f"{top:.0f} calls/s saturated; {len(gated)} gated calls at {offered:.0f} calls/s, the "
+          f"gate's process {cpu_ms:.1f} ms CPU per call (its MCP server and client included)")  # fmt: skip
+    print(f"  the gate's own time per call: p50 {metrics['p50_ms']:.2f} ms, p99 "
+          f"{metrics['p99_ms']:.2f} ms (targets {TARGET_P50_MS}/{TARGET_P99_MS})  "
+          f"{'ok' if good else 'MISSED'}")  # fmt: skip
+    print(f"  the client's time per call: through the gate p50 {pct(gated, 0.5):.1f} ms, p99 "
+          f"{pct(gated, 0.99):.1f} ms; directly p50 {pct(direct, 0.5):.1f} ms, p99 "
+          f"{pct(direct, 0.99):.1f} ms")  # fmt: skip
+    print("all targets met" if good else "a target was missed")
+
+
+if __name__ == "__main__":
+    main()
