@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,3 +79,19 @@ def chain() -> Plan:
             "s4": StepSpec(code="RC-1004"),
         }
     )
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Any:
+    """A real PostgreSQL server (pgserver's wheel) for this test process; its URI."""
+    try:
+        import pgserver  # type: ignore[import-untyped]
+    except ImportError:
+        pytest.skip("no PostgreSQL: pgserver is not installed (pip install 'taskgate[dev]')")
+    folder = tempfile.mkdtemp(prefix="taskgate-pg-")
+    try:
+        server = pgserver.get_server(folder, cleanup_mode="stop")
+    except Exception as exc:  # the wheel's server could not start on this machine
+        pytest.skip(f"no PostgreSQL: pgserver could not start a server: {exc}")
+    yield server.get_uri()
+    server.cleanup()

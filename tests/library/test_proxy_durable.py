@@ -9,7 +9,6 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -205,21 +204,6 @@ def test_sigkill_with_tool_bound_plans_runs_no_step_twice_and_books_every_one(
 
 
 # -- PostgreSQL -----------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def postgres() -> Any:
-    try:
-        import pgserver  # type: ignore[import-untyped]
-    except ImportError:
-        pytest.skip("no PostgreSQL: pgserver is not installed (pip install 'taskgate[dev]')")
-    folder = tempfile.mkdtemp(prefix="taskgate-pg-")
-    try:
-        server = pgserver.get_server(folder, cleanup_mode="stop")
-    except Exception as exc:  # the wheel's server could not start on this machine
-        pytest.skip(f"no PostgreSQL: pgserver could not start a server: {exc}")
-    yield server.get_uri()
-    server.cleanup()
-
-
 def test_two_replicas_on_one_postgresql_database_share_every_conversation(postgres: str) -> None:
     from taskgate.proxy.postgres import PostgresStore
 

@@ -1,0 +1,116 @@
+"""The MCP gate's sessions without MCP: a tool gate per session, journaled before it acts, calls
+in doubt held until settled, a restart on SQLite or PostgreSQL continuing every session."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp", reason="needs the mcp extra")
+
+from plans import tool_chain
+from taskgate.errors import UsageError
+from taskgate.integrations.mcp import McpGate, McpGateConfig
+from taskgate.proxy.store import MemoryStore, SQLiteStore, Store
+
+PLAN = tool_chain(3)
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+async def ok() -> str:
+    return "done"
+
+
+async def broken() -> str:
+    raise ConnectionError("the upstream went away")
+
+
+async def call(gate: McpGate, tool: str, forward: Any = ok) -> Any:
+    return await gate.call("s~local", tool, {}, forward, lambda r: True)
+
+
+def test_a_call_with_no_answer_holds_its_step_until_settled() -> None:
+    gate = McpGate(McpGateConfig(PLAN, requests="plan"))
+
+    async def go() -> list[Any]:
+        with pytest.raises(ConnectionError):
+            await call(gate, "collect_requirements", broken)
+        held = await call(gate, "collect_requirements")  # in doubt: not run again
+        with pytest.raises(UsageError, match="no call of step 's2' is in doubt"):
+            await gate.settle("s~local", "s2", ran=True)
+        await gate.settle("s~local", "s1", ran=False)  # it did not run: free again
+        again = await call(gate, "collect_requirements")
+        return [held, again]
+
+    held, again = run(go())
+    assert held.refused and "already being done" in held.text
+    assert not again.refused and again.result == "done"
+
+
+def test_settled_as_run_books_the_receipt_without_running_it() -> None:
+    gate = McpGate(McpGateConfig(PLAN, requests="plan"))
+
+    async def go() -> Any:
+        with pytest.raises(ConnectionError):
+            await call(gate, "collect_requirements", broken)
+        await gate.settle("s~local", "s1", ran=True)
+        return await call(gate, "draft_rfq")
+
+    assert not run(go()).refused  # s1 has its receipt: s2 runs
+    assert gate.sessions["s~local"].gate.machine.status("s1").name == "DONE"
+
+
+def continued(store_a: Store, store_b: Store) -> tuple[Any, Any]:
+    """A session on one gate, then the same journal read by a fresh one."""
+    first = McpGate(McpGateConfig(PLAN, requests="plan"), store_a)
+
+    async def one() -> None:
+        assert not (await call(first, "collect_requirements")).refused
+        with pytest.raises(ConnectionError):
+            await call(first, "draft_rfq", broken)  # in doubt when the gate "dies"
+
+    async def two() -> tuple[Any, Any]:
+        fresh = McpGate(McpGateConfig(PLAN, requests="plan"), store_b)
+        return await call(fresh, "collect_requirements"), await call(fresh, "draft_rfq")
+
+    run(one())
+    return run(two())
+
+
+def test_a_restart_on_sqlite_continues_the_session(tmp_path: Path) -> None:
+    done, doubt = continued(SQLiteStore(tmp_path / "j.db"), SQLiteStore(tmp_path / "j.db"))
+    assert done.refused and "already done" in done.text
+    assert doubt.refused and "already being done" in doubt.text
+
+
+def test_a_restart_on_postgresql_continues_the_session(postgres: str) -> None:
+    from taskgate.proxy.postgres import PostgresStore
+
+    done, doubt = continued(PostgresStore(postgres), PostgresStore(postgres))
+    assert done.refused and "already done" in done.text
+    assert doubt.refused and "already being done" in doubt.text
+
+
+def test_a_journal_started_with_another_plan_is_refused() -> None:
+    store = MemoryStore()
+    run(McpGate(McpGateConfig(PLAN), store).session("s~local"))
+    other = McpGate(McpGateConfig(tool_chain(2)), store)
+    with pytest.raises(UsageError, match="started with another plan"):
+        run(other.session("s~local"))
+
+
+def test_bad_options_are_one_line_each() -> None:
+    with pytest.raises(UsageError, match="requests must be tool or plan"):
+        McpGateConfig(PLAN, requests="always")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="unbound must be run or refuse"):
+        McpGateConfig(PLAN, unbound="maybe")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="tool-bound"):
+        from taskgate import Plan
+
+        McpGateConfig(Plan.model_validate({"steps": {"s1": {"code": "RC-1"}}}))
