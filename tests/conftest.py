@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -7,6 +8,9 @@ from typing import Any
 import pytest
 
 from taskgate import Plan, StepSpec
+
+#: the OpenAI Agents SDK exports traces to OpenAI by default: never from a test
+os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 

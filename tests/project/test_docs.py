@@ -40,8 +40,13 @@ PAGES = sorted(
 
 @pytest.mark.parametrize("page", PAGES)
 def test_every_docs_example_runs(page: str) -> None:
-    if "langchain" in (DOCS / page).read_text(encoding="utf-8"):
+    text = (DOCS / page).read_text(encoding="utf-8")
+    if "langchain" in text:
         pytest.importorskip("langgraph", reason="the page's LangGraph example needs the extra")
+    if "from agents import" in text:
+        pytest.importorskip("agents", reason="the page's example needs the openai-agents extra")
+    if "from pydantic_ai import" in text:
+        pytest.importorskip("pydantic_ai", reason="the page's example needs the pydantic-ai extra")
     scope: dict[str, Any] = {}
     for code in blocks(DOCS / page):  # a page's examples run in order, in one namespace
         run(code, scope)
@@ -84,6 +89,21 @@ def test_the_state_machine_example_prints_what_its_comments_say() -> None:
     assert lines[0].startswith("[TASK-STATE] step s2 is BLOCKED -- missing prerequisites: s1.")
     assert lines[1].startswith("[BOOKING REJECTED]") and "s2 is BLOCKED" in lines[1]
     assert "BLOCKED" in lines[2]
+
+
+def test_the_agent_sdk_examples_print_their_refusals(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("agents", reason="needs the openai-agents extra")
+    pytest.importorskip("pydantic_ai", reason="needs the pydantic-ai extra")
+    monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    scope: dict[str, Any] = {}
+    agents_block, pydantic_block = blocks(DOCS / "guide" / "sdks.md")
+    assert run(agents_block, scope)[0].startswith(
+        "draft_rfq was not run: it needs 'collect the requirements' done first."
+    )
+    assert (
+        "draft_the_rfq was not run: it needs 'collect the requirements'"
+        in run(pydantic_block, scope)[0]
+    )
 
 
 def test_the_guarded_tool_example_prints_its_refusal() -> None:

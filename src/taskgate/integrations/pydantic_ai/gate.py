@@ -1,0 +1,63 @@
+"""A :class:`~taskgate.ToolGate` around a PydanticAI agent's tools.
+
+The hook is a capability's ``wrap_tool_execute``: it runs once per tool call (concurrently for
+parallel calls), after the arguments are validated, around the whole execution; not calling the
+handler skips the tool. A refused call raises ``ToolFailed`` with the plain-words notice, which
+the model reads as a failed tool result (it does not spend the tool's retries). The receipt is
+booked when the handler returns; an exception, ``ModelRetry``, ``ToolFailed``, a deferral or a
+cancellation books nothing and frees the step. It covers every toolset of the agent (function
+tools, MCP servers), not output tools. ``TaskGateToolset`` does the same for one toolset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_ai import RunContext, ToolFailed
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
+
+from taskgate.gate.tool_gate import ToolGate
+
+
+async def _gated(gate: ToolGate, name: str, run: Callable[[], Awaitable[Any]]) -> Any:
+    ticket = gate.begin(name)
+    if not ticket.admitted:
+        raise ToolFailed(ticket.notice)
+    ok = False
+    try:
+        result = await run()
+        ok = True
+        return result
+    finally:
+        gate.finish(ticket, ok)
+
+
+@dataclass
+class TaskGate(AbstractCapability[Any]):
+    """``Agent(..., capabilities=[TaskGate(gate)])``: every tool call judged by ``gate``."""
+
+    gate: ToolGate
+
+    async def wrap_tool_execute(
+        self, ctx: RunContext[Any], *, call: Any, tool_def: Any, args: Any, handler: Any
+    ) -> Any:
+        return await _gated(self.gate, call.tool_name, lambda: handler(args))
+
+
+@dataclass
+class TaskGateToolset(WrapperToolset[Any]):
+    """``Agent(..., toolsets=[TaskGateToolset(toolset, gate)])``: one toolset's calls judged."""
+
+    gate: ToolGate | None = None
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        if self.gate is None:
+            raise ToolFailed("the task gate is not set up: TaskGateToolset(toolset, gate)")
+        return await _gated(
+            self.gate, name, lambda: self.wrapped.call_tool(name, tool_args, ctx, tool)
+        )
