@@ -174,3 +174,35 @@ def test_the_plan_must_name_tools_the_upstream_has(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode != 0
     assert "buy_laptops" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_plan_compiled_at_start_from_the_task_and_the_upstreams_tools(tmp_path: Path) -> None:
+    from taskgate import FakeServer, Reply
+
+    plan = {"steps": {"s1": {"tool": "collect_requirements", "text": "collect the requirements"},
+                      "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]}}}  # fmt: skip
+    prompts: list[str] = []
+
+    def helper(body: dict[str, Any]) -> Reply:
+        prompts.append(str(body["messages"][-1]["content"]))
+        return Reply(json.dumps(plan))
+
+    (tmp_path / "task.txt").write_text("Buy 40 laptops for the new office.")
+    with FakeServer(helper) as fake:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "taskgate", "mcp", "--plan", "compile", "--task", str(tmp_path / "task.txt"),
+                  "--helper-url", fake.base_url, "--helper-model", "fake", "--requests", "plan",
+                  "--", sys.executable, "-m", "taskgate.integrations.mcp.testing"],
+            env=dict(os.environ),
+        )  # fmt: skip
+
+        async def go() -> str:
+            async with Client(params) as client:
+                return text(await client.call_tool("draft_rfq", {"note": "x"}))
+
+        refused = anyio.run(go)
+    assert refused.startswith("draft_rfq was not run: it needs 'collect the requirements'")
+    assert (
+        "Buy 40 laptops" in prompts[0] and "- place_order: Place the purchase order" in prompts[0]
+    )
