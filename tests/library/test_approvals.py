@@ -108,3 +108,43 @@ def test_a_step_whose_call_is_running_cannot_be_approved_yet() -> None:
         gate.approve("s1", by="alice")
     gate.finish(ticket, succeeded=True)
     assert gate.machine.approved is None
+
+
+def test_one_approval_at_a_time() -> None:
+    from plans import tool_chain
+    from taskgate import ToolGate
+    from taskgate.errors import UsageError
+
+    gate = ToolGate(tool_chain(3))
+    gate.open_request("s3")
+    gate.approve("send_rfq", by="ops")
+    with pytest.raises(UsageError, match="approved already in this request"):
+        gate.approve("draft_rfq", by="ops")
+    assert gate.machine.approved == "s3"
+
+
+def test_a_guarded_async_callable_object_runs_before_its_receipt() -> None:
+    import asyncio
+
+    from plans import tool_chain
+    from taskgate import ToolGate
+    from taskgate.errors import UsageError
+
+    ran: list[str] = []
+
+    class Collect:
+        __name__ = "collect_requirements"
+
+        async def __call__(self) -> str:
+            ran.append("collect")
+            return "collected"
+
+    gate = ToolGate(tool_chain(2))
+    gate.open_request("s1")
+    assert asyncio.run(gate.guard(Collect())()) == "collected" and ran == ["collect"]
+    assert gate.machine.status("s1").name == "DONE"
+    fresh = ToolGate(tool_chain(2))
+    fresh.open_request("s1")
+    with pytest.raises(UsageError, match="asynchronous"):
+        fresh.call("collect_requirements", Collect())  # never booked before it ran
+    assert fresh.machine.status("s1").name != "DONE"

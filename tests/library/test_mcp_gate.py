@@ -174,6 +174,14 @@ def test_the_plan_must_name_tools_the_upstream_has(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode != 0
     assert "buy_laptops" in proc.stderr and "Traceback" not in proc.stderr
+    for bad, says in ((["--", "/nonexistent/mcp-server"], "could not be reached"),
+                      (["--upstream", 'python "x'], "No closing quotation")):  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "taskgate", "mcp", "--plan", str(tmp_path / "plan.json"), *bad],
+            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert proc.returncode == 2 and says in proc.stderr and "Traceback" not in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_the_plan_compiled_at_start_from_the_task_and_the_upstreams_tools(tmp_path: Path) -> None:

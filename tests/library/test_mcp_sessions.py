@@ -114,3 +114,66 @@ def test_bad_options_are_one_line_each() -> None:
         from taskgate import Plan
 
         McpGateConfig(Plan.model_validate({"steps": {"s1": {"code": "RC-1"}}}))
+
+
+def test_a_call_still_being_forwarded_cannot_be_settled() -> None:
+    gate = McpGate(McpGateConfig(PLAN, requests="plan"))
+
+    async def go() -> Any:
+        release = asyncio.Event()
+
+        async def slow() -> str:
+            await release.wait()
+            return "done"
+
+        running = asyncio.create_task(call(gate, "collect_requirements", slow))
+        await asyncio.sleep(0.01)
+        with pytest.raises(UsageError, match="still running"):
+            await gate.settle("s~local", "s1", ran=False)
+        release.set()
+        return await running
+
+    assert not run(go()).refused
+    session = gate.sessions["s~local"]
+    assert session.gate.machine.status("s1").name == "DONE" and not session.in_doubt()
+
+
+class FailingOnce(MemoryStore):
+    """A journal whose next append fails (a full disk, a dropped connection)."""
+
+    fail = False
+
+    async def append(self, key: str, seq: int, events: Any) -> None:
+        if self.fail:
+            self.fail = False
+            raise OSError("disk full")
+        await super().append(key, seq, events)
+
+
+def test_a_failed_journal_write_leaves_no_phantom_state() -> None:
+    store = FailingOnce()
+    gate = McpGate(McpGateConfig(PLAN, requests="plan"), store)
+
+    async def go() -> Any:
+        await gate.session("s~local")
+        store.fail = True
+        with pytest.raises(OSError):
+            await call(gate, "collect_requirements")  # its start could not be journaled
+        return await call(gate, "collect_requirements")  # read back: never begun, free
+
+    assert not run(go()).refused
+    assert not gate.sessions["s~local"].conv.in_flight
+
+
+def test_idle_sessions_beyond_the_cap_leave_memory_and_come_back_from_the_journal() -> None:
+    store = MemoryStore()
+    gate = McpGate(McpGateConfig(PLAN, requests="plan"), store, max_sessions=2)
+
+    async def go() -> Any:
+        for key in ("a~x", "b~x", "c~x"):
+            await gate.call(key, "collect_requirements", {}, ok, lambda r: True)
+        assert list(gate.sessions) == ["b~x", "c~x"]
+        return await gate.call("a~x", "collect_requirements", {}, ok, lambda r: True)
+
+    again = run(go())
+    assert again.refused and "already done" in again.text  # its state came back

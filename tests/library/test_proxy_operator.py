@@ -124,6 +124,7 @@ def test_an_operators_approval_lets_the_next_request_run_one_blocked_call() -> N
         ("approvals", {"step": "buy_laptops", "by": "ops"}, 400, "nothing to approve"),
         ("approvals", {"step": "send_rfq", "by": ""}, 400, "by: String should have at least"),
         ("approvals", {"step": "send_rfq"}, 400, "by: Field required"),
+        ("approvals", {"step": "send_rfq", "by": "   "}, 400, "an approval names who gave it"),
     ],
 )
 def test_a_bad_change_is_one_line_and_nothing_is_held(

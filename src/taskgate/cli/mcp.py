@@ -153,18 +153,20 @@ async def _unwrapped(coro: Any) -> Any:
     try:
         return await coro
     except BaseExceptionGroup as group:
-        found = _first(group)
+        found = _first(group, TaskgateError) or _first(group, OSError)
         if found is None:
             raise
+        if isinstance(found, OSError):  # an upstream command that cannot start, a port in use
+            raise UsageError(f"an upstream MCP server could not be reached: {found}") from None
         raise found from None
 
 
-def _first(group: BaseExceptionGroup[Any]) -> TaskgateError | None:
+def _first(group: BaseExceptionGroup[Any], kind: type[BaseException]) -> BaseException | None:
     for exc in group.exceptions:
-        if isinstance(exc, TaskgateError):
+        if isinstance(exc, kind):
             return exc
         if isinstance(exc, BaseExceptionGroup):
-            inner = _first(exc)
+            inner = _first(exc, kind)
             if inner is not None:
                 return inner
     return None
@@ -229,7 +231,10 @@ def _upstreams(commands: list[str], urls: list[str], rest: list[str]) -> list[An
 
     out: list[Any] = []
     for line in [*commands, *([shlex.join(rest)] if rest else [])]:
-        argv = shlex.split(line)
+        try:
+            argv = shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(f"--upstream {line!r}: {exc}") from None
         if not argv:
             raise UsageError("an upstream command is empty")
         out.append(StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ)))

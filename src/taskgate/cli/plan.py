@@ -9,7 +9,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from taskgate.cli.errors import USAGE, guarded, one_line
+from taskgate.cli.errors import USAGE, guarded, one_line, writable_file
 from taskgate.core.plan import Plan
 from taskgate.errors import PlanError
 from taskgate.plans import load_plan, plan_schema
@@ -102,6 +102,7 @@ def compile_plan(
     from taskgate.llm.endpoint import Endpoint
     from taskgate.llm.plan_compiler import PlanCompiler
 
+    writable_file(out, "--out")
     task = _text(instructions)
     try:
         listed = json.loads(_text(tools))

@@ -211,9 +211,11 @@ class ToolGate:
         (``tool``, default ``fn.__name__``), signature and docstring; an admitted call runs
         ``fn`` and is the receipt once it returns; a refused call returns the refusal notice
         (what the model reads) and ``fn`` does not run. Works for coroutine functions too."""
-        name = tool or fn.__name__
+        name = tool or getattr(fn, "__name__", None) or type(fn).__name__
 
-        if inspect.iscoroutinefunction(fn):
+        if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004  (an object whose __call__ is async)
+        ):
 
             @functools.wraps(fn)
             async def guarded_async(*args: Any, **kwargs: Any) -> Any:
@@ -260,6 +262,11 @@ class ToolGate:
             raise UsageError("an approval names who gave it: by='...'")
         with self._lock:
             step = step_named(self._machine.graph, what)
+            if self._machine.approved is not None:
+                raise UsageError(
+                    f"a call of {self._machine.approved} is approved already in this request: "
+                    "one approval at a time (it is used, or lapses with the request)"
+                )
             if step in self._running:  # its receipt would use the approval up
                 raise UsageError(f"step {step} is running now: approve its next call once it ended")
             self._machine.approve(step, by.strip(), reason)
@@ -303,6 +310,23 @@ class ToolGate:
     def unhold(self, step: str) -> None:
         with self._lock:
             self._running.discard(step)
+
+    def settle(self, step: str, work_order: str, judged_at: int, ran: bool) -> LedgerEntry | None:
+        """A call of ``step`` admitted under ``work_order`` when the ledger had ``judged_at``
+        entries, whose outcome was unknown (held), is settled: its step is free again and, if it
+        ran, its receipt is recorded as judged where it was admitted. Returns the receipt."""
+        with self._lock:
+            self._running.discard(step)
+            if not ran:
+                return None
+            tool = self._machine.graph.tool(step)
+            call = Booking("", work_order, tool=normalize_tool(tool) or tool)
+            moved = judged_at < self._machine.ledger_length  # entries since: judged back there
+            self._machine.record(
+                call, Verdict("admit", step), self.policy, judged_at if moved else None
+            )
+            self._epoch += 1
+            return self._machine.last_entry()
 
     # -- what the agent sees ---------------------------------------------------------------------
     def checklist(self) -> str:
@@ -392,6 +416,11 @@ class ToolGate:
         ok = False
         try:
             result = fn(*args, **kwargs)
+            if inspect.isawaitable(result):  # it has not run yet: never a receipt
+                close = getattr(result, "close", None)
+                if callable(close):
+                    close()
+                raise UsageError(f"{tool} is asynchronous: run it with acall (or guard it)")
             ok = True
             return result
         finally:

@@ -98,6 +98,10 @@ def plan_defects(reply: _PlanReply, tools: Sequence[ToolInfo]) -> tuple[Plan | N
     names = {t.name for t in tools}
     defects: list[str] = []
     seen: dict[str, str] = {}
+    ids = [sid.strip() for sid in reply.steps]
+    defects += [
+        f"step id {sid!r} is given twice" for sid in sorted({i for i in ids if ids.count(i) > 1})
+    ]
     for sid, step in reply.steps.items():
         if step.tool not in names:
             defects.append(f"step {sid} names tool {step.tool!r}, which the assistant lacks")

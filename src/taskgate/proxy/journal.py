@@ -121,6 +121,8 @@ class CallEvent(_Event):
     call: str  # the gate's id for the call
     step: str
     ended: bool = False
+    work_order: str | None = None  # begun: the request it was admitted under
+    at: int | None = None  # begun: the ledger's length when it was admitted
 
 
 Event = Annotated[
@@ -160,7 +162,8 @@ class Conversation:
         self.pending: ReplyEvent | None = None
         self.notices: list[str] = []
         self.held: list[HeldEvent] = []  # an operator's changes, for the next request
-        self.in_flight: dict[str, str] = {}  # the MCP gate's calls begun and not ended: step by id
+        #: the MCP gate's calls begun and not ended, by id
+        self.in_flight: dict[str, CallEvent] = {}
         self._machine: TaskMachine | None = None
         for event in events or ():
             self.apply(event)
@@ -192,7 +195,7 @@ class Conversation:
             if event.ended:
                 self.in_flight.pop(event.call, None)
             else:
-                self.in_flight[event.call] = event.step
+                self.in_flight[event.call] = event
         elif isinstance(event, GivenEvent):
             if any(not 0 <= i < len(self.held) for i in event.taken):
                 raise LedgerFormatError(f"conversation {self.key}: it gives changes it never held")

@@ -20,10 +20,10 @@ reason. Each one given is an entry of the receipts ledger.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.responses import Response
 
 from taskgate.core.graph import find_cycle
@@ -53,7 +53,9 @@ class RevisionBody(_Body):
     """A revision as an operator asks for it (see the module's examples)."""
 
     cancel: str | None = Field(None, min_length=1, max_length=200)
-    rewire: dict[str, list[str]] = Field(default_factory=dict, max_length=1000)
+    rewire: dict[Annotated[str, _NAME], list[Annotated[str, _NAME]]] = Field(
+        default_factory=dict, max_length=1000
+    )
     inherit: bool = False
     relax: Relax | None = None
 
@@ -62,6 +64,13 @@ class ApprovalBody(_Body):
     step: str = _NAME
     by: str = _NAME
     reason: str = Field("", max_length=2000)
+
+    @field_validator("by")
+    @classmethod
+    def _named(cls, by: str) -> str:
+        if not by.strip():
+            raise ValueError("an approval names who gave it")
+        return by.strip()
 
 
 def parsed(raw: bytes, model: type[BaseModel]) -> Any:
@@ -101,7 +110,7 @@ def checked(conv: Conversation, body: RevisionBody | ApprovalBody) -> HeldEvent:
         if isinstance(body, ApprovalBody):
             step = step_named(machine.graph, body.step)
             return HeldEvent(approval=Approval(step=step, by=body.by.strip(), reason=body.reason))
-        revision = _revision(machine, body)
+        revision = revision_of(machine, body)
         _names_steps(machine, revision)
         check_strands(machine, revision)
         machine.revise(revision)  # on the copy
@@ -124,7 +133,8 @@ def _names_steps(machine: TaskMachine, revision: Revision) -> None:
         raise UnknownStepError(unknown[0], "the revision", list(machine.graph.steps))
 
 
-def _revision(machine: TaskMachine, body: RevisionBody) -> Revision:
+def revision_of(machine: TaskMachine, body: RevisionBody) -> Revision:
+    """The revision ``body`` asks for, on ``machine``'s state (a cancel's inherited rewires)."""
     given = [body.cancel is not None, bool(body.rewire) and body.cancel is None, bool(body.relax)]
     if sum(given) != 1:
         raise ProxyError(

@@ -147,6 +147,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         self._max_threads = max_threads
         self._lock = threading.Lock()
         self._judging = threading.Lock()  # one model turn's calls are judged once
+        self._operating: dict[str, threading.Lock] = {}  # per thread: one operator's change
 
     # -- the gate of a thread, in step with the graph state --------------------------------------
     def gate(self, state: Any, *, sync: bool = False, thread: str | None = None) -> ToolGate:
@@ -385,6 +386,21 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         if thread is None:
             raise UsageError("an operator's change names its thread: config={'configurable': "
                              "{'thread_id': ...}}")  # fmt: skip
+        with self._operator_lock(str(thread)):  # one operator's change of a thread at a time
+            return self._changed(agent, config, str(thread), change, approval)
+
+    def _operator_lock(self, thread: str) -> threading.Lock:
+        with self._lock:
+            return self._operating.setdefault(thread, threading.Lock())
+
+    def _changed(
+        self,
+        agent: Any,
+        config: Any,
+        thread: str,
+        change: Callable[[ToolGate], T],
+        approval: tuple[str, str, str] | None,
+    ) -> T:
         snapshot = agent.get_state(config)
         if snapshot.next:
             raise UsageError(
@@ -392,11 +408,14 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
                 " change it between runs, or answer its interrupt"
             )
         state = snapshot.values or {}
-        gate = self.gate(state, sync=True, thread=str(thread))
-        had = self._stored_of(str(thread), gate)
+        gate = self.gate(state, sync=True, thread=thread)
+        had = self._stored_of(thread, gate)
         with self._judging:
             result = change(gate)
             rows = self._seal(gate, had, len(gate.ledger))
+        if _checkpoint(agent.get_state(config)) != _checkpoint(snapshot):
+            self._forget(thread)  # a run went on meanwhile: nothing written, the gate re-read
+            raise UsageError(f"thread {thread!r} moved on while it was being changed; retry")
         update: dict[str, Any] = {LEDGER_KEY: rows}
         if approval is not None:  # tagged, and bound to the ledger's length (see _give)
             step, by, reason = approval
@@ -406,14 +425,23 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
                 "reason": reason,
                 "at": len(gate.ledger),
             }
-            hold["tag"] = self._own.stamp(str(thread), hold)
+            hold["tag"] = self._own.stamp(thread, hold)
             update[HELD_KEY] = [*(state.get(HELD_KEY) or []), hold]
-        agent.update_state(config, update)
+        try:
+            agent.update_state(config, update)
+        except BaseException:
+            self._forget(thread)
+            raise
         with self._lock:
-            held = self._threads.get(str(thread))
+            held = self._threads.get(thread)
             if held is not None and held.gate is gate:
                 held.stored = len(gate.ledger)
         return result
+
+    def _forget(self, thread: str) -> None:
+        """Drop the thread's gate from memory: it is rebuilt from the state when next used."""
+        with self._lock:
+            self._threads.pop(thread, None)
 
     def _ticket(self, request: ToolCallRequest) -> tuple[ToolGate, Ticket]:
         """This call's gate and ticket. The gated calls of the model turn it came in are judged
@@ -511,6 +539,13 @@ def _step_of(plan: Plan, what: str) -> str:
     if not found:
         raise PlanError(f"nothing to approve: {what!r} is no step or tool of the plan")
     return found[0]
+
+
+def _checkpoint(snapshot: Any) -> object:
+    """The checkpoint a state snapshot was read at."""
+    return ((getattr(snapshot, "config", None) or {}).get("configurable") or {}).get(
+        "checkpoint_id"
+    )
 
 
 def _opened(entry: LedgerEntry) -> bool:

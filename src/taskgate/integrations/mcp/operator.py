@@ -29,10 +29,10 @@ from starlette.routing import Route
 from taskgate.core.ledger import sealed_rows
 from taskgate.core.plan import Revision
 from taskgate.errors import TaskgateError
-from taskgate.gate.tool_gate import ToolGate, cancelling
+from taskgate.gate.tool_gate import ToolGate
 from taskgate.integrations.mcp.sessions import McpGate
 from taskgate.proxy.errors import ProxyError
-from taskgate.proxy.operator import ApprovalBody, RevisionBody, parsed
+from taskgate.proxy.operator import ApprovalBody, RevisionBody, parsed, revision_of
 from taskgate.proxy.server import owner, read_body
 
 
@@ -135,7 +135,10 @@ async def _show(request: Request, gate: McpGate, scope: str | None) -> Response:
             "statuses": {s: str(v) for s, v in machine.statuses().items()},
             "request": None if req is None else {"step": req.step, "redo": req.explicit_redo},
             "ledger": sealed_rows(machine.ledger, scope=key),
-            "in_doubt": sorted(set(session.conv.in_flight.values())),
+            "in_doubt": sorted({e.step for e in session.in_doubt().values()}),
+            "running": sorted(
+                {e.step for c, e in session.conv.in_flight.items() if c in session.live}
+            ),
         }
     )
 
@@ -151,18 +154,8 @@ async def _revise(request: Request, gate: McpGate, scope: str | None) -> Respons
     body: RevisionBody = parsed(await read_body(request), RevisionBody)
 
     def apply(g: ToolGate) -> Revision:
-        if sum([body.cancel is not None, bool(body.rewire) and body.cancel is None,
-                body.relax is not None]) != 1:  # fmt: skip
-            raise ProxyError(
-                400, "a revision is one of: cancel (with rewire or inherit), rewire, relax"
-            )
-        if body.cancel is not None:
-            revision = cancelling(g.machine, body.cancel, body.rewire, body.inherit)
-        elif body.relax is not None:
-            revision = Revision(relax=(body.relax.step, body.relax.prerequisite))
-        else:
-            revision = Revision(rewires={k: tuple(v) for k, v in body.rewire.items()})
-        g.revise(revision)
+        revision = revision_of(g.machine, body)
+        g.revise(revision)  # the strand check, then one ledger entry
         return revision
 
     revision = await gate.change(key, apply)

@@ -16,10 +16,11 @@ Nothing here speaks MCP: :mod:`.server` turns a session's answers into MCP resul
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -85,6 +86,12 @@ class Session:
     conv: Conversation
     gate: ToolGate
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    #: the calls this process is forwarding now (their answer may still come: not in doubt)
+    live: set[str] = field(default_factory=set)
+
+    def in_doubt(self) -> dict[str, CallEvent]:
+        """The calls begun and never ended that no one is waiting on, by id."""
+        return {c: e for c, e in self.conv.in_flight.items() if c not in self.live}
 
 
 @dataclass
@@ -108,21 +115,27 @@ class McpGate:
     """The sessions of one MCP gate, each a tool gate over the plan, kept in ``store``."""
 
     def __init__(
-        self, config: McpGateConfig, store: Store | None = None, matcher: Matcher | None = None
+        self,
+        config: McpGateConfig,
+        store: Store | None = None,
+        matcher: Matcher | None = None,
+        max_sessions: int = 10_000,
     ) -> None:
         self.config = config
         self.store: Store = store or MemoryStore()
         self.matcher: Matcher = matcher or LexicalMatcher()
-        self.sessions: dict[str, Session] = {}
+        self.sessions: OrderedDict[str, Session] = OrderedDict()
         self.metrics = Metrics()
         self._loading: dict[str, asyncio.Lock] = {}
         self._bound = {tool_key(s.tool) for s in config.plan.steps.values()}
+        self.max_sessions = max_sessions
 
     # -- sessions ----------------------------------------------------------------------------------
     async def session(self, key: str) -> Session:
         """The session ``key``: in memory, else folded from its journal, else new."""
         held = self.sessions.get(key)
         if held is not None:
+            self.sessions.move_to_end(key)
             return held
         async with self._loading.setdefault(key, asyncio.Lock()):
             held = self.sessions.get(key)
@@ -144,10 +157,20 @@ class McpGate:
                     gate.open_request(None)
                     conv.apply(LedgerEvent(entry=gate.machine.last_entry()), applied=True)
                 await self._write(new)
-            for step in conv.in_flight.values():  # in doubt: not run again until settled
-                gate.hold(step)
+            for call in conv.in_flight.values():  # in doubt: not run again until settled
+                gate.hold(call.step)
             self.sessions[key] = new
+            self._evict()
             return new
+
+    def _evict(self) -> None:
+        """Keep at most ``max_sessions`` in memory: the least recently used idle ones go (their
+        journal keeps them; a memory-only gate forgets them)."""
+        for key in list(self.sessions)[: max(0, len(self.sessions) - self.max_sessions)]:
+            old = self.sessions[key]
+            if not old.live and not old.lock.locked():
+                del self.sessions[key]
+                self._loading.pop(key, None)
 
     def _gate(self, conv: Conversation) -> ToolGate:
         unrequested: Literal["run", "refuse"] = (
@@ -163,9 +186,11 @@ class McpGate:
             return
         try:
             await self.store.append(conv.key, conv.written, events)
-        except StaleJournal:
+        except BaseException as exc:  # read afresh next time: memory never runs ahead of it
             self.sessions.pop(conv.key, None)
-            raise UsageError(f"session {conv.key} moved on in another process; retry") from None
+            if isinstance(exc, StaleJournal):
+                raise UsageError(f"session {conv.key} moved on in another process; retry") from None
+            raise
         conv.written = len(conv.events)
 
     def _record(self, session: Session, entries: Sequence[LedgerEntry | None]) -> None:
@@ -207,8 +232,8 @@ class McpGate:
         started = time.perf_counter()
         try:
             size = len(orjson.dumps(arguments or {}))
-        except (TypeError, orjson.JSONEncodeError):
-            size = self.config.max_argument_bytes + 1
+        except (TypeError, orjson.JSONEncodeError):  # e.g. an integer over 64 bits
+            size = len(json.dumps(arguments or {}, default=str))
         if size > self.config.max_argument_bytes:
             self.metrics.calls["too-large"] += 1
             return Answer(
@@ -234,21 +259,26 @@ class McpGate:
                 self.metrics.own.append(time.perf_counter() - started)
                 return Answer(text=ticket.notice, refused=True)
             step = ticket.verdict.step or ""
-            session.conv.apply(CallEvent(call=call_id, step=step))
+            at = session.gate.machine.ledger_length
+            work_order = ticket.call.work_order
+            session.conv.apply(CallEvent(call=call_id, step=step, work_order=work_order, at=at))
             try:
                 await self._write(session)  # the call's start is durable before it runs
             except BaseException:
                 session.gate.finish(ticket, False)
                 raise
+            session.live.add(call_id)
         own = time.perf_counter() - started
         try:
             result = await forward()
         except BaseException:  # cancelled, or the upstream gone: it may have run, or not
+            session.live.discard(call_id)
             self.metrics.calls["in-doubt"] += 1
             log.warning("taskgate mcp: session %s: a call of %s ended with no answer; the step "
                         "is held until an operator settles it", key, step)  # fmt: skip
             raise  # the ticket stays open: the step is not run again until settled
         back = time.perf_counter()
+        session.live.discard(call_id)
         async with session.lock:
             receipt = session.gate.finish(ticket, succeeded(result))
             self._record(session, [receipt])
@@ -271,22 +301,26 @@ class McpGate:
         return result
 
     async def settle(self, key: str, step: str, ran: bool) -> None:
-        """An operator says whether the in-doubt call of ``step`` ran: if it did, its receipt is
-        booked; either way the step is free again."""
+        """An operator says whether the call of ``step`` in doubt ran: if it did, its receipt is
+        booked as judged where it was admitted; either way the step is free again. A call still
+        being forwarded is not in doubt (its answer may come) and cannot be settled."""
         session = await self.session(key)
         async with session.lock:
-            calls = [c for c, s in session.conv.in_flight.items() if s == step]
-            if not calls:
-                raise UsageError(f"no call of step {step!r} is in doubt in session {key}")
-            session.gate.unhold(step)
-            if ran:
-                ticket = session.gate.begin(session.gate.machine.graph.tool(step))
-                if not ticket.admitted:
-                    session.gate.hold(step)
-                    raise UsageError(f"the receipt of {step} cannot be booked now: {ticket.notice}")
-                self._record(session, [session.gate.finish(ticket, True)])
-            for call in calls:
-                session.conv.apply(CallEvent(call=call, step=step, ended=True))
+            doubt = [e for e in session.in_doubt().values() if e.step == step]
+            if not doubt:
+                running = any(e.step == step for e in session.conv.in_flight.values())
+                raise UsageError(
+                    f"the call of {step} is still running in session {key}: settle it once it ended"
+                    if running
+                    else f"no call of step {step!r} is in doubt in session {key}"
+                )
+            first = doubt[0]
+            if ran and (first.work_order is None or first.at is None):
+                raise UsageError(f"the call of {step} was journaled without where it was admitted")
+            entry = session.gate.settle(step, first.work_order or "", first.at or 0, ran)
+            self._record(session, [entry])
+            for event in doubt:
+                session.conv.apply(CallEvent(call=event.call, step=step, ended=True))
             await self._write(session)
 
     def revise(self, revision: Revision) -> Callable[[ToolGate], Revision]:

@@ -4,13 +4,16 @@ The hook is a capability's ``wrap_tool_execute``: it runs once per tool call (co
 parallel calls), after the arguments are validated, around the whole execution; not calling the
 handler skips the tool. A refused call raises ``ToolFailed`` with the plain-words notice, which
 the model reads as a failed tool result (it does not spend the tool's retries). The receipt is
-booked when the handler returns; an exception, ``ModelRetry``, ``ToolFailed``, a deferral or a
-cancellation books nothing and frees the step. It covers every toolset of the agent (function
+booked when the handler returns; an exception, ``ModelRetry``, ``ToolFailed`` or a deferral
+books nothing and frees the step; a cancelled call is held (a sync tool's thread runs on), its
+step not run again until ``gate.unhold(step)``. It covers every toolset of the agent (function
 tools, MCP servers), not output tools. ``TaskGateToolset`` does the same for one toolset.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,18 +24,26 @@ from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
 from taskgate.gate.tool_gate import ToolGate
 
+log = logging.getLogger("taskgate.pydantic_ai")
+
 
 async def _gated(gate: ToolGate, name: str, run: Callable[[], Awaitable[Any]]) -> Any:
     ticket = gate.begin(name)
     if not ticket.admitted:
         raise ToolFailed(ticket.notice)
-    ok = False
+    ok, held = False, False
     try:
         result = await run()
         ok = True
         return result
+    except asyncio.CancelledError:  # a sync tool's thread runs on: it may still run
+        held = True
+        log.warning("taskgate: a call of %s was cancelled; its step is held until "
+                    "gate.unhold(step)", name)  # fmt: skip
+        raise
     finally:
-        gate.finish(ticket, ok)
+        if not held:
+            gate.finish(ticket, ok)
 
 
 @dataclass
