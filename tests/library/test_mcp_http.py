@@ -28,6 +28,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from taskgate.integrations.mcp.testing import calls
 
+#: real subprocesses (the gate, the upstream) over stdio and HTTP: the full suite runs them
+pytestmark = pytest.mark.slow
+
 PLAN = {"binding": "tool", "steps": {
     "s1": {"tool": "collect_requirements", "text": "collect the requirements"},
     "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]},
