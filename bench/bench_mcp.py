@@ -14,6 +14,9 @@ gated, admitted, forwarded, and booked; then the same calls go to the upstream d
 * The client's time per call through the gate and to the upstream directly, at the same offered
   rate (context: both include the SDK's client and the upstream, which dominate on 2 cores).
 
+* Over stdio (how a desktop client starts it), one client: the time per call of a tool the plan
+  does not gate, through the gate and to the upstream directly: the cost of the extra hop alone.
+
 Run: .venv/bin/python bench/bench_mcp.py [ROUNDS]   (BENCH_PROFILE=FILE: the gate under cProfile)
 """
 
@@ -32,7 +35,7 @@ from pathlib import Path
 import anyio
 import httpx
 import httpx2
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 TARGET_P50_MS, TARGET_P99_MS = 2.0, 10.0
@@ -127,6 +130,30 @@ def pct(sorted_times: list[float], q: float) -> float:
     return sorted_times[min(len(sorted_times) - 1, int(len(sorted_times) * q))] * 1000
 
 
+async def stdio_calls(params: StdioServerParameters, n: int) -> list[float]:
+    times: list[float] = []
+    async with Client(params) as client:
+        for i in range(n + 10):
+            start = time.perf_counter()
+            result = await client.call_tool("search_catalog", {"note": str(i)})
+            if i >= 10:  # after a warm-up
+                times.append(time.perf_counter() - start)
+            assert not result.is_error, result
+    return sorted(times)
+
+
+def stdio_hop(plan: Path, n: int = 300) -> tuple[list[float], list[float]]:
+    """One stdio client's calls of an ungated tool: through the gate, and directly."""
+    upstream = [sys.executable, "-m", "taskgate.integrations.mcp.testing"]
+    direct = StdioServerParameters(command=upstream[0], args=upstream[1:], env=dict(os.environ))
+    gated = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "taskgate", "mcp", "--plan", str(plan), "--", *upstream],
+        env=dict(os.environ),
+    )
+    return anyio.run(stdio_calls, gated, n), anyio.run(stdio_calls, direct, n)
+
+
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 4
     up_port = free_port()
@@ -153,6 +180,7 @@ def main() -> None:
             cpu_ms = (cpu_seconds(gates[-1].pid) - cpu) / len(gated) * 1000
             metrics = httpx.get(f"http://127.0.0.1:{port}/taskgate/metrics",
                                 headers={"Authorization": "Bearer bench"}).json()  # fmt: skip
+            via, straight = stdio_hop(plan)
         finally:
             for proc in (*gates, upstream):
                 proc.terminate()
@@ -167,6 +195,10 @@ def main() -> None:
     print(f"  the client's time per call: through the gate p50 {pct(gated, 0.5):.1f} ms, p99 "
           f"{pct(gated, 0.99):.1f} ms; directly p50 {pct(direct, 0.5):.1f} ms, p99 "
           f"{pct(direct, 0.99):.1f} ms")  # fmt: skip
+    print(f"  stdio, one client, an ungated tool: through the gate p50 {pct(via, 0.5):.2f} ms, "
+          f"p99 {pct(via, 0.99):.2f} ms; directly p50 {pct(straight, 0.5):.2f} ms, p99 "
+          f"{pct(straight, 0.99):.2f} ms (the extra hop: p50 "
+          f"{pct(via, 0.5) - pct(straight, 0.5):.2f} ms)")  # fmt: skip
     print("all targets met" if good else "a target was missed")
 
 
