@@ -218,3 +218,13 @@ def test_a_held_approval_written_by_anyone_else_or_copied_again_is_dropped() -> 
     again = agent.invoke({"messages": [HumanMessage("send the RFQ")]}, config)
     assert answers(again)["c"].status == "error" and RAN == ["send_rfq"]
     assert [e.by for e in ledger(agent, config) if e.kind == "approval"] == ["ops"]
+
+
+def test_a_repeat_on_the_same_request_is_not_put_to_a_person() -> None:
+    gate = TaskGateMiddleware(PLAN, tools=TOOLS, approvals="ask")
+    config: Any = {"configurable": {"thread_id": "repeat"}}
+    agent = graph([call("collect_requirements", "a", scope="x"),
+                   call("collect_requirements", "b", scope="x"), "ok"], gate)  # fmt: skip
+    result = agent.invoke({"messages": [HumanMessage("collect the requirements")]}, config)
+    assert "__interrupt__" not in result  # a person's yes could not run it twice on one request
+    assert answers(result)["b"].status == "error" and RAN == ["collect_requirements"]

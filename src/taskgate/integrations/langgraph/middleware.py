@@ -41,7 +41,7 @@ from langgraph.types import Command, interrupt
 
 from taskgate._aio import run_sync
 from taskgate.core.ids import tool_key
-from taskgate.core.ledger import LedgerEntry, RequestEntry, Sealer
+from taskgate.core.ledger import AttemptEntry, LedgerEntry, RequestEntry, Sealer
 from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason
@@ -311,6 +311,8 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         rows = self._rows(gate, ticket.entry)
         if ticket.admitted or self.approvals != "ask" or ticket.verdict.reason not in APPROVABLE:
             return ticket, rows
+        if _ran_on_this_request(gate, ticket):  # an approval never runs a step twice on one
+            return ticket, rows
         call = request.tool_call
         call_id = str(call.get("id"))
         with self._lock:  # a resumed run finds this very ticket (see _ticket)
@@ -539,6 +541,17 @@ def _step_of(plan: Plan, what: str) -> str:
     if not found:
         raise PlanError(f"nothing to approve: {what!r} is no step or tool of the plan")
     return found[0]
+
+
+def _ran_on_this_request(gate: ToolGate, ticket: Ticket) -> bool:
+    """Whether ``ticket``'s step already ran under the current request's work order (a person's
+    yes would not run it again: the user asks again for that)."""
+    step, work_order = ticket.verdict.step, ticket.call.work_order
+    return any(
+        isinstance(e, AttemptEntry) and e.decision == "admit" and e.step == step
+        and e.work_order == work_order
+        for e in gate.ledger
+    )  # fmt: skip
 
 
 def _checkpoint(snapshot: Any) -> object:
