@@ -59,6 +59,7 @@ from taskgate.llm.endpoint import Endpoint
 from taskgate.matching.askback import ask_back_question
 from taskgate.matching.lexical import LexicalMatcher
 from taskgate.matching.redo import explicit_redo
+from taskgate.matching.wordings import ToolInfo
 from taskgate.protocol.bookings import parse_bookings
 from taskgate.protocol.briefparse import ParserCompiler, parse_brief, parse_revision
 from taskgate.protocol.refusals import classify, has_refusal_language, is_refusal
@@ -84,7 +85,7 @@ if TYPE_CHECKING:
         script,
     )
     from taskgate.llm.local import InProcessModel, LocalServer, gguf_path
-    from taskgate.llm.plan_compiler import PlanCompiler, ToolInfo
+    from taskgate.llm.plan_compiler import PlanCompiler
     from taskgate.llm.roles import LLMAgent, LLMCompiler, LLMMatcher
     from taskgate.matching.cascade import CascadeMatcher
     from taskgate.matching.embedders import Embedder, HashEmbedder, MiniLMEmbedder
@@ -100,7 +101,7 @@ __getattr__ = lazy(
         ),
         **dict.fromkeys(("InProcessModel", "LocalServer", "gguf_path"), "taskgate.llm.local"),
         **dict.fromkeys(("LLMAgent", "LLMCompiler", "LLMMatcher"), "taskgate.llm.roles"),
-        **dict.fromkeys(("PlanCompiler", "ToolInfo"), "taskgate.llm.plan_compiler"),
+        "PlanCompiler": "taskgate.llm.plan_compiler",
         **dict.fromkeys(
             ("Embedder", "HashEmbedder", "MiniLMEmbedder"), "taskgate.matching.embedders"
         ),

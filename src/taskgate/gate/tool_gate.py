@@ -33,6 +33,7 @@ from taskgate.errors import LedgerFormatError, PlanError, TaskgateError, ToolRef
 from taskgate.gate.notices import plain_refusal
 from taskgate.matching.askback import ask_back_question
 from taskgate.matching.lexical import LexicalMatcher
+from taskgate.matching.wordings import worded
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 from taskgate.roles import Match, Matcher
 
@@ -150,6 +151,9 @@ class ToolGate:
         if unrequested not in ("refuse", "run"):
             raise UsageError(f"unrequested must be 'refuse' or 'run', not {unrequested!r}")
         self.policy = policy
+        #: what the matcher reads for steps with no text of their own (their tools' descriptions,
+        #: see :func:`taskgate.matching.wordings.wordings`)
+        self.wordings: dict[str, str] = {}
         self.notices: Notices = notices
         self.unrequested: Unrequested = unrequested
         self._machine = machine
@@ -190,7 +194,7 @@ class ToolGate:
         close the request and return the ask-back question to put to the user instead of running
         the agent (without ``ask_back`` the request opens on no step)."""
         with self._lock:
-            plan = self._machine.graph.to_plan()
+            plan = worded(self._machine.graph.to_plan(), self.wordings)
         match = await matcher.match(plan, message)
         step = match.step if match.step in plan.steps else None  # never a step it lacks
         asked = [c for c in match.candidates if c in plan.steps]

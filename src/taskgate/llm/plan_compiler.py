@@ -12,8 +12,7 @@ agent does not have).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,6 +22,7 @@ from taskgate.core.validator import validate
 from taskgate.errors import PlanError, ReplyFormatError, UsageError
 from taskgate.llm.client import ChatClient, OnCall
 from taskgate.llm.jsonreply import parse_reply
+from taskgate.matching.wordings import ToolInfo, tool_infos
 
 #: the longest tool description put in the prompt (a description is a sentence or two)
 _DESCRIBED = 300
@@ -48,35 +48,6 @@ RETRY = (
     "That plan cannot be used:\n{defects}\nReply again with the whole plan as JSON only, in the "
     "same form, fixing these."
 )
-
-
-@dataclass(frozen=True)
-class ToolInfo:
-    """A tool as the plan compiler sees it: its name and what it does."""
-
-    name: str
-    description: str = ""
-
-
-def tool_infos(tools: Sequence[Any]) -> list[ToolInfo]:
-    """The tools' names and descriptions, from OpenAI tool objects (``{"type": "function",
-    "function": {...}}``), LangChain tools, MCP tools, functions, or ``(name, description)``
-    pairs."""
-    out = []
-    for t in tools:
-        if isinstance(t, ToolInfo):
-            out.append(t)
-        elif isinstance(t, tuple) and len(t) == 2:
-            out.append(ToolInfo(str(t[0]), str(t[1])))
-        elif isinstance(t, Mapping):
-            inner = t.get("function")
-            fn: Mapping[str, Any] = inner if isinstance(inner, Mapping) else t
-            out.append(ToolInfo(str(fn.get("name", "")), str(fn.get("description") or "")))
-        else:
-            name = getattr(t, "name", None) or getattr(t, "__name__", "")
-            desc = getattr(t, "description", None) or getattr(t, "__doc__", None) or ""
-            out.append(ToolInfo(str(name), str(desc)))
-    return [t for t in out if t.name]
 
 
 class _StepReply(BaseModel):

@@ -28,6 +28,7 @@ from taskgate.core.plan import Plan, Revision
 from taskgate.errors import ModelError, TaskgateError, UsageError, WorkOrderError
 from taskgate.llm.plan_compiler import PlanCompiler
 from taskgate.matching import ask_back_question
+from taskgate.matching.wordings import worded, wordings
 from taskgate.protocol.briefparse import brief_steps
 from taskgate.proxy.errors import ProxyError, dumps
 from taskgate.proxy.gating import (
@@ -357,6 +358,8 @@ async def _open_planned(call: Call, message: str, model: str, key: str) -> str |
     upstream as the user wrote it. An unclear one gets the ask-back question instead."""
     proxy, machine = call.proxy, call.conv.machine
     plan = machine.graph.to_plan()
+    tools = call.body.get("tools")  # steps with no text are matched by their tools' descriptions
+    plan = worded(plan, wordings(plan, tools if isinstance(tools, list) else []))
     match = await call.waiting(_helping(proxy.matcher(model, key).match(plan, message)))
     step = match.step if match.step in machine.graph else None
     asked = [c for c in match.candidates if c in machine.graph]

@@ -50,6 +50,7 @@ from taskgate.gate.notices import why_refused
 from taskgate.gate.tool_gate import Notices, Ticket, ToolGate, check_tools
 from taskgate.integrations.langgraph.rows import Read, Rows
 from taskgate.matching.lexical import LexicalMatcher
+from taskgate.matching.wordings import wordings
 from taskgate.roles import Matcher
 
 LEDGER_KEY = "taskgate_ledger"
@@ -124,6 +125,8 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         ToolGate(plan, policy, unrequested=unrequested, notices=notices)
         if approvals not in ("off", "ask"):
             raise UsageError(f"approvals must be 'off' or 'ask', not {approvals!r}")
+        #: steps with no text are matched by their tools' descriptions
+        self.wordings = wordings(plan, list(tools)) if tools is not None else {}
         if tools is not None:
             check_tools(plan, tool_names(tools))
         self.plan, self.policy, self.unbound = plan, policy, unbound
@@ -195,6 +198,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             gate = ToolGate(
                 self.plan, self.policy, unrequested=self.unrequested, notices=self.notices
             )
+        gate.wordings = self.wordings
         adopted = frozenset(read.seals) | (held.adopted if held is not None else frozenset())
         new = self._threads[thread] = _Thread(gate, adopted, thread)
         self._sealers[gate] = self._own.sealer(thread)

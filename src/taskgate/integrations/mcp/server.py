@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 from taskgate.errors import PlanError, TaskgateError
 from taskgate.gate.tool_gate import check_tools
 from taskgate.integrations.mcp.sessions import McpGate
+from taskgate.matching.wordings import wordings
 from taskgate.proxy.server import owner
 
 log = logging.getLogger("taskgate.mcp")
@@ -93,6 +94,7 @@ def build_server(
                     route[tool.name] = client
                     tools.append(tool)
             check_tools(gate.config.plan, route)  # a step bound to a tool no upstream has
+            gate.wordings = wordings(gate.config.plan, tools)
             if gate.config.requests == "tool":
                 tools.append(REQUEST_TOOL)
             log.info("taskgate mcp: gating %d tools of %d upstream(s)", len(tools), len(upstreams))

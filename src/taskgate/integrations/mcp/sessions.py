@@ -129,6 +129,8 @@ class McpGate:
         self._loading: dict[str, asyncio.Lock] = {}
         self._bound = {tool_key(s.tool) for s in config.plan.steps.values()}
         self.max_sessions = max_sessions
+        #: steps with no text are matched by their tools' descriptions (set when tools are known)
+        self.wordings: dict[str, str] = {}
 
     # -- sessions ----------------------------------------------------------------------------------
     async def session(self, key: str) -> Session:
@@ -176,7 +178,9 @@ class McpGate:
         unrequested: Literal["run", "refuse"] = (
             "run" if self.config.requests == "plan" else "refuse"
         )
-        return ToolGate.around(conv.machine, self.config.policy, self.config.notices, unrequested)
+        gate = ToolGate.around(conv.machine, self.config.policy, self.config.notices, unrequested)
+        gate.wordings = self.wordings
+        return gate
 
     async def _write(self, session: Session) -> None:
         """Append what the session folded since its last write (call holding its lock)."""
