@@ -17,7 +17,8 @@ gated, admitted, forwarded, and booked; then the same calls go to the upstream d
 * Over stdio (how a desktop client starts it), one client: the time per call of a tool the plan
   does not gate, through the gate and to the upstream directly: the cost of the extra hop alone.
 
-Run: .venv/bin/python bench/bench_mcp.py [ROUNDS]   (BENCH_PROFILE=FILE: the gate under cProfile)
+Run: .venv/bin/python bench/bench_mcp.py [ROUNDS]   (BENCH_PROFILE=FILE: the gate under cProfile;
+BENCH_STDIO_UPSTREAM=1: the gate's upstream over stdio, its own child, instead of over HTTP)
 """
 
 from __future__ import annotations
@@ -117,7 +118,9 @@ def start_gate(plan: Path, db: Path, port: int, up_port: int) -> subprocess.Pope
     gate = subprocess.Popen(
         [sys.executable, *profile, "-m", "taskgate", "mcp", "--plan", str(plan), "--http", "--port",
          str(port), "--requests", "plan", "--db", str(db),
-         "--upstream-url", f"http://127.0.0.1:{up_port}/mcp"],
+         *(["--upstream", f"{sys.executable} -m taskgate.integrations.mcp.testing"]
+           if os.environ.get("BENCH_STDIO_UPSTREAM")
+           else ["--upstream-url", f"http://127.0.0.1:{up_port}/mcp"])],
         env={**os.environ, "TASKGATE_STATUS_TOKEN": "bench"}, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
