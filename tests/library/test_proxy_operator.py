@@ -191,3 +191,22 @@ def test_the_proxys_notices_option_gives_the_papers_notices() -> None:
     assert "REJECTED" in refused["content"] and not refused.get("tool_calls")
     with pytest.raises(TaskgateError, match="notices must be plain or protocol"):
         ProxyConfig("http://127.0.0.1:1/v1", notices="loud")
+
+
+def test_conversations_beyond_the_cap_leave_memory_and_come_back_from_the_journal() -> None:
+    replies = [calls("collect_requirements"), Reply("Collected."), Reply("Hi."), Reply("Hi."),
+               calls("draft_rfq")]  # fmt: skip
+    with FakeServer(script(replies)) as upstream, httpx.Client() as client:
+        config = ProxyConfig(upstream.base_url, plan=tool_chain(3), max_conversations=2)
+        with ProxyServer(config) as proxy:
+            first = Chat(proxy.base_url, client)
+            assert first.say("Collect the requirements.")["tool_calls"]
+            first.result("call_collect_requirements")
+            post(client, proxy.base_url, first.messages)
+            first.messages.append({"role": "assistant", "content": "Collected."})
+            Chat(proxy.base_url, client).say("hello from the second")
+            Chat(proxy.base_url, client).say("hello from the third")
+            state = proxy.app.state.proxy
+            assert len(state.conversations) <= 2 and len(state._locks) <= 2
+            drafted = first.say("Draft the RFQ.")  # the first, read back: s1 has its receipt
+    assert [c["function"]["name"] for c in drafted["tool_calls"]] == ["draft_rfq"]

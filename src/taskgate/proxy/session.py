@@ -13,7 +13,7 @@ import asyncio
 import hashlib
 import logging
 import time
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,6 +85,8 @@ class ProxyConfig:
     on_compile_error: str = "refuse"
     #: what a refused native tool call says: plain words, or the paper's rejection notice
     notices: str = "plain"
+    #: the most conversations kept in memory (the journal keeps every one)
+    max_conversations: int = 100_000
     #: plan mode with each conversation's plan compiled (``--plan compile``): from its first
     #: request's system prompt (or first user message) and tools, by the helper model
     compile_plans: bool = False
@@ -98,6 +100,8 @@ class ProxyConfig:
         """A configuration the proxy cannot serve is one clear error, here as on the CLI."""
         if not self.matcher:
             self.matcher = "lexical" if self.planned else "llm"
+        if self.max_conversations < 1:
+            raise UsageError("max_conversations must be at least 1")
         if self.notices not in ("plain", "protocol"):
             raise UsageError(f"notices must be plain or protocol, not {self.notices!r}")
         if self.on_compile_error not in ("refuse", "forward"):
@@ -167,13 +171,34 @@ class Overheads:
         }
 
 
+class Bounded:
+    """A set of the most recently added ``size`` keys."""
+
+    def __init__(self, size: int) -> None:
+        self._keys: OrderedDict[str, None] = OrderedDict()
+        self._size = size
+
+    def add(self, key: str) -> None:
+        self._keys[key] = None
+        self._keys.move_to_end(key)
+        while len(self._keys) > self._size:
+            self._keys.popitem(last=False)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
 class Proxy:
     """The proxy's state: the upstream client, the journal store and the conversations."""
 
     def __init__(self, config: ProxyConfig, store: Store | None = None) -> None:
         self.config = config
-        #: conversations forwarded ungated because their brief could not be compiled
-        self.ungated_keys: set[str] = set()
+        #: conversations forwarded ungated because their brief could not be compiled (the most
+        #: recent ``max_conversations``: one forgotten is compiled again, and refused or forwarded)
+        self.ungated_keys: Bounded = Bounded(config.max_conversations)
         self.arm = rung(config.rung)
         self.upstream = config.upstream.rstrip("/")
         self.store: Store = store or MemoryStore()
@@ -246,13 +271,16 @@ class Proxy:
     # -- conversations -------------------------------------------------------------------------------
     async def conversation(self, key: str) -> Conversation:
         """The conversation ``key`` (call it holding :meth:`lock` of ``key``)."""
-        conv = self.conversations.get(key)
+        conv = self.conversations.pop(key, None)
+        if conv is not None:
+            self.conversations[key] = conv  # the most recently used, last
         if conv is None:  # callers hold the key's lock, so no one else is loading it
             new = self._stored is not None and key not in self._stored
             conv = Conversation(key, [] if new else await self.store.load(key))
             self.conversations[key] = conv
             if self._stored is not None:  # from now on, read it back if it is ever dropped
                 self._stored.add(key)
+            self._evict()
         elif self.store.shared:  # another replica may have gone on with it
             for event in await self.store.load(key, len(conv.events)):
                 conv.apply(event)
@@ -273,6 +301,23 @@ class Proxy:
         except TaskgateError as exc:
             log.error("taskgate proxy: the journal cannot be read: %s", exc)
             raise ProxyError(503, f"the journal cannot be read: {exc}", "server_error") from None
+
+    def _evict(self) -> None:
+        """Keep at most ``max_conversations`` in memory: the least recently used ones that no
+        request holds or waits on go, with their locks (the journal keeps them; they are read
+        back when next used)."""
+        extra = len(self.conversations) - self.config.max_conversations
+        if extra <= 0:
+            return
+        for key in list(self.conversations)[: extra + 16]:
+            lock = self._locks.get(key)
+            if lock is not None and (lock.locked() or getattr(lock, "_waiters", None)):
+                continue
+            del self.conversations[key]
+            self._locks.pop(key, None)
+            extra -= 1
+            if extra <= 0:
+                return
 
     def lock(self, key: str) -> asyncio.Lock:
         lock = self._locks.get(key)
