@@ -45,7 +45,7 @@ def free_port() -> int:
 
 
 def wait_up(url: str) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
             httpx.get(url, timeout=0.5)
@@ -231,6 +231,11 @@ def test_a_gate_killed_mid_call_holds_the_step_in_doubt_until_settled(tmp_path: 
                 raise
         assert gate.wait() != 0  # it was killed
         time.sleep(3.5)  # the upstream finishes the call: it ran
+        # restarted on a fresh port (another test may have taken the old one meanwhile): the
+        # session is its name and its journal, not the port
+        gate_port = free_port()
+        base = f"http://127.0.0.1:{gate_port}"
+        argv[argv.index("--port") + 1] = str(gate_port)
         gate = subprocess.Popen(argv, env=env, stderr=subprocess.DEVNULL)
         wait_up(f"{base}/taskgate/metrics")
 
