@@ -148,3 +148,18 @@ def test_a_guarded_async_callable_object_runs_before_its_receipt() -> None:
     with pytest.raises(UsageError, match="asynchronous"):
         fresh.call("collect_requirements", Collect())  # never booked before it ran
     assert fresh.machine.status("s1").name != "DONE"
+
+
+def test_the_machine_keeps_one_approval_at_a_time_live_and_on_replay() -> None:
+    from plans import tool_chain
+    from taskgate import ApprovalEntry, TaskMachine
+    from taskgate.errors import LedgerFormatError, UsageError
+
+    machine = TaskMachine(tool_chain(3))
+    machine.open_request("s3")
+    machine.approve("s3", by="ops")
+    with pytest.raises(UsageError, match="approved already"):
+        machine.approve("s2", by="ops")
+    forged = [*machine.ledger, ApprovalEntry(step="s2", by="mallory")]
+    with pytest.raises(LedgerFormatError, match="approved already"):
+        TaskMachine.from_ledger(forged)

@@ -462,6 +462,11 @@ class TaskMachine:
         elif isinstance(entry, ApprovalEntry):
             if self._request is None:
                 raise UsageError("a call is approved during a request: none is open")
+            if self._approved is not None:  # one at a time: it is used, or lapses first
+                raise UsageError(
+                    f"a call of {self._approved} is approved already in this request: one "
+                    "approval at a time (it is used, or lapses with the request)"
+                )
             self._graph.prerequisites(entry.step)  # raises UnknownStepError naming the step
             self._set_approved(entry.step, pos)
         elif isinstance(entry, RevisionEntry):

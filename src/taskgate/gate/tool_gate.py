@@ -266,11 +266,6 @@ class ToolGate:
             raise UsageError("an approval names who gave it: by='...'")
         with self._lock:
             step = step_named(self._machine.graph, what)
-            if self._machine.approved is not None:
-                raise UsageError(
-                    f"a call of {self._machine.approved} is approved already in this request: "
-                    "one approval at a time (it is used, or lapses with the request)"
-                )
             if step in self._running:  # its receipt would use the approval up
                 raise UsageError(f"step {step} is running now: approve its next call once it ended")
             self._machine.approve(step, by.strip(), reason)

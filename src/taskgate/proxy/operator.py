@@ -30,7 +30,7 @@ from taskgate.core.graph import find_cycle
 from taskgate.core.ledger import PlanEntry
 from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Revision
-from taskgate.errors import CycleError, TaskgateError, UnknownStepError, UsageError
+from taskgate.errors import CycleError, TaskgateError, UnknownStepError
 from taskgate.gate.tool_gate import cancelling, check_strands, step_named
 from taskgate.proxy.errors import ProxyError
 from taskgate.proxy.journal import Approval, Conversation, GivenEvent, HeldEvent, LedgerEvent
@@ -98,7 +98,7 @@ def scratch(conv: Conversation) -> TaskMachine:
                 check_strands(machine, held.revision)
                 machine.revise(held.revision)
             except TaskgateError:
-                pass
+                continue  # it will be dropped when given, so the next change is checked without it
     return machine
 
 
@@ -185,9 +185,7 @@ def give(call: Call, *, approvals: bool) -> None:
         try:
             if held.approval is not None:
                 a = held.approval
-                if machine.approved is not None:  # one approval at a time, as on ToolGate
-                    raise UsageError(f"a call of {machine.approved} is approved already")
-                machine.approve(a.step, a.by, a.reason)
+                machine.approve(a.step, a.by, a.reason)  # one at a time: the machine's rule
             elif held.revision is not None:
                 check_strands(machine, held.revision)
                 machine.revise(held.revision)
