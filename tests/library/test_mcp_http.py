@@ -194,10 +194,50 @@ def test_an_unknown_method_is_a_json_rpc_error(servers: tuple[str, Path]) -> Non
     assert metrics.status_code == 200 and "p99_ms" in metrics.json()
 
 
+def test_the_transport_refuses_what_it_does_not_serve(servers: tuple[str, Path]) -> None:
+    """Each a clear status and, where it is JSON-RPC, a clear error: no session, a forged session,
+    a batch, a body that is not JSON-RPC, a foreign Origin, a GET for a stream, the discovery
+    probe; what is served (ping, ending a session) answers."""
+    base, _ = servers
+    hello = rpc(base, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})  # fmt: skip
+    session = hello.headers["mcp-session-id"]
+    assert answer(hello)["result"]["protocolVersion"] == "2025-06-18"
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    assert answer(rpc(base, ping, session)) == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    missing = rpc(base, ping)
+    assert missing.status_code == 400 and "Missing session ID" in missing.text
+    token, _, mac = session.partition(".")
+    forged = rpc(base, ping, f"{token}.{'0' * len(mac)}")
+    assert forged.status_code == 404 and "Session not found" in forged.text
+    batch = httpx.post(f"{base}/mcp", json=[ping, ping], headers={
+        "Accept": "application/json", "Content-Type": "application/json",
+        "Mcp-Session-Id": session})  # fmt: skip
+    assert batch.status_code == 400 and "no batches" in batch.text
+    odd = httpx.post(f"{base}/mcp", json={"id": 3, "method": "ping"}, headers={
+        "Content-Type": "application/json", "Mcp-Session-Id": session})  # fmt: skip
+    assert odd.status_code == 400 and "JSON-RPC 2.0" in odd.text
+    foreign = httpx.post(f"{base}/mcp", json=ping, headers={
+        "Content-Type": "application/json", "Mcp-Session-Id": session,
+        "Origin": "http://evil.example"})  # fmt: skip
+    assert foreign.status_code == 403
+    plain = httpx.post(f"{base}/mcp", content=b"ping", headers={"Content-Type": "text/plain"})
+    assert plain.status_code == 400 and "Content-Type" in plain.text
+    assert httpx.get(f"{base}/mcp", headers={"Mcp-Session-Id": session}).status_code == 405
+    probe = httpx.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 4, "method": "server/discover"},
+                       headers={"Content-Type": "application/json", "MCP-Protocol-Version":
+                                "2026-07-28", "Mcp-Method": "server/discover"})  # fmt: skip
+    assert probe.status_code == 404 and probe.json()["error"]["code"] == -32601
+    assert httpx.delete(f"{base}/mcp", headers={"Mcp-Session-Id": session}).status_code == 200
+    for resp in (missing, forged, batch, odd, foreign, plain, probe):
+        assert "Traceback" not in resp.text
+
+
 def test_a_gate_killed_mid_call_holds_the_step_in_doubt_until_settled(tmp_path: Path) -> None:
     log, up_port, gate_port = tmp_path / "upstream.log", free_port(), free_port()
     (tmp_path / "plan.json").write_text(json.dumps(PLAN))
-    env = {**os.environ, "TASKGATE_STATUS_TOKEN": TOKEN}
+    env = {**os.environ, "TASKGATE_STATUS_TOKEN": TOKEN, "TASKGATE_SESSION_SECRET": "s3cret"}
     base = f"http://127.0.0.1:{gate_port}"
     ops = {"Authorization": f"Bearer {TOKEN}"}
     argv = [sys.executable, "-m", "taskgate", "mcp", "--plan", str(tmp_path / "plan.json"),
@@ -211,6 +251,10 @@ def test_a_gate_killed_mid_call_holds_the_step_in_doubt_until_settled(tmp_path: 
     try:
         wait_up(f"http://127.0.0.1:{up_port}/mcp")
         wait_up(f"{base}/taskgate/metrics")
+        hello = rpc(base, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}})  # fmt: skip
+        given = hello.headers["mcp-session-id"]
 
         async def slow_call() -> None:
             async with client(base, "job") as c:
@@ -246,6 +290,8 @@ def test_a_gate_killed_mid_call_holds_the_step_in_doubt_until_settled(tmp_path: 
                 return [held]
 
         (held,) = anyio.run(after)
+        # the session id given before the kill is still the gate's (TASKGATE_SESSION_SECRET)
+        kept = rpc(base, {"jsonrpc": "2.0", "id": 2, "method": "ping"}, given)
         shown = httpx.get(f"{base}/taskgate/sessions/job~anon", headers=ops).json()
         settled = httpx.post(f"{base}/taskgate/sessions/job~anon/settle",
                              json={"step": "s1", "ran": True}, headers=ops)  # fmt: skip
@@ -254,6 +300,7 @@ def test_a_gate_killed_mid_call_holds_the_step_in_doubt_until_settled(tmp_path: 
         for proc in (gate, upstream):
             proc.terminate()
             proc.wait()
+    assert kept.status_code == 200, kept.text
     assert "already being done" in held  # in doubt: not run again
     assert shown["in_doubt"] == ["s1"] and shown["statuses"]["s1"] != "DONE"
     assert settled.status_code == 200, settled.text

@@ -35,9 +35,13 @@ SRC = Path(taskgate.__file__).parent
 #: raised inside the fake server's request handler and answered as HTTP 418, never to a caller
 INTERNAL = {"ScriptExhausted"}
 #: how a protocol answers an error, not an error of taskgate's: the MCP SDK sends an MCPError
-#: raised in a handler to the client as a JSON-RPC error; PydanticAI gives the model a ToolFailed
-#: as the failed tool call's result
-PROTOCOL = {("MCPError", "server"), ("ToolFailed", "gate")}
+#: raised in a handler to the client as a JSON-RPC error (so does the gate's own HTTP endpoint),
+#: and its client raises one for a server's JSON-RPC error (so does the gate's lean client, and
+#: the gate answers it as the call's failure); PydanticAI gives the model a ToolFailed as the
+#: failed tool call's result
+PROTOCOL = {
+    ("MCPError", "server"), ("MCPError", "front"), ("MCPError", "upstream"), ("ToolFailed", "gate")
+}  # fmt: skip
 
 
 def _in_validators(tree: ast.AST) -> set[int]:

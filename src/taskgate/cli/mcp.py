@@ -110,7 +110,8 @@ def mcp(
     ] = None,
 ) -> None:
     """Serve an MCP gate: the upstream servers' tools, each call judged on the session's task
-    state before it reaches them. TASKGATE_STATUS_TOKEN enables the operators' changes."""
+    state before it reaches them. TASKGATE_STATUS_TOKEN enables the operators' changes;
+    TASKGATE_SESSION_SECRET signs the MCP session ids given over HTTP (they outlive a restart)."""
     try:
         import uvicorn
 
@@ -142,7 +143,9 @@ def mcp(
     if http:  # the upstreams checked first: a failed start is one line, not a server's log
         asyncio.run(_unwrapped(_check(plan, targets)))
         print(f"taskgate mcp: at http://{host}:{port}/mcp", file=sys.stderr)
-        uvicorn.run(http_app(gate, targets, host=host), host=host, port=port, log_level="warning")
+        secret = os.environ.get("TASKGATE_SESSION_SECRET", "").encode() or None
+        app = http_app(gate, targets, host=host, secret=secret)
+        uvicorn.run(app, host=host, port=port, log_level="warning")
         return
     server = build_server(gate, targets, session=session)
     asyncio.run(_unwrapped(_stdio(gate, server, serve, status_port)))
@@ -182,10 +185,14 @@ async def _check(plan: Plan, targets: list[Any]) -> None:
 async def _tools(targets: list[Any]) -> list[Any]:
     from mcp import Client
 
+    from taskgate.integrations.mcp.upstream import HttpUpstream
+
     tools: list[Any] = []
     for target in targets:
         try:
-            async with Client(target) as client:
+            async with (
+                HttpUpstream(target) if isinstance(target, str) else Client(target) as client
+            ):
                 tools += (await client.list_tools()).tools
         except Exception as exc:  # the SDK's own errors: one line naming the server
             if isinstance(exc, TaskgateError):

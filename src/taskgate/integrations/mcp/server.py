@@ -7,10 +7,12 @@ receipt when the upstream's result is not an error, and answers a refused call w
 error (``isError``) whose text says why in plain words: it never reaches the upstream.
 
 Sessions: over stdio the gate serves one client, ``--session`` names it (so a restart continues
-it). Over streamable HTTP the client names its session in the ``X-Taskgate-Session`` header, or
-its MCP session id is used (the gate answers the 2026 discovery probe with "method not found",
-so clients fall back to the handshake that gives them one); a gated call with neither is refused.
-Every session belongs to the caller's API key (its ``Authorization`` header), as in the proxy.
+it). Over streamable HTTP (:mod:`.front`) the client names its session in the
+``X-Taskgate-Session`` header, or its MCP session id is used (the gate answers the 2026 discovery
+probe with "method not found", so clients fall back to the handshake that gives them one); a
+gated call with neither is refused. Every session belongs to the caller's API key (its
+``Authorization`` header), as in the proxy. Upstreams over HTTP are called with the lean client of
+:mod:`.upstream`, over stdio with the SDK's.
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ from mcp.shared.exceptions import MCPError
 
 from taskgate.errors import PlanError, TaskgateError
 from taskgate.gate.tool_gate import check_tools
+from taskgate.integrations.mcp.front import Front, Holder, session_key
 from taskgate.integrations.mcp.sessions import McpGate
+from taskgate.integrations.mcp.upstream import HttpUpstream
 from taskgate.matching.wordings import wordings
-from taskgate.proxy.server import owner
 
 log = logging.getLogger("taskgate.mcp")
 
@@ -48,8 +51,6 @@ REQUEST_TOOL = types.Tool(
         "required": ["message"],
     },
 )
-SESSION_HEADER = "x-taskgate-session"
-
 Upstream = StdioServerParameters | str
 
 
@@ -59,11 +60,11 @@ class GateState:
 
     gate: McpGate
     tools: list[types.Tool]
-    route: dict[str, Client]  # tool name -> the upstream that has it
+    route: dict[str, Client | HttpUpstream]  # tool name -> the upstream that has it
     session: str  # the stdio client's session name
 
 
-async def _tools_of(client: Client) -> list[types.Tool]:
+async def _tools_of(client: Client | HttpUpstream) -> list[types.Tool]:
     tools: list[types.Tool] = []
     cursor = None
     while True:
@@ -74,31 +75,51 @@ async def _tools_of(client: Client) -> list[types.Tool]:
             return tools
 
 
+async def open_state(
+    gate: McpGate, upstreams: Sequence[Upstream], session: str, stack: contextlib.AsyncExitStack
+) -> GateState:
+    """Every upstream opened (on ``stack``) and its tools listed: what the gate serves."""
+    route: dict[str, Client | HttpUpstream] = {}
+    tools: list[types.Tool] = []
+    for target in upstreams:
+        client: Client | HttpUpstream
+        if isinstance(target, str):
+            client = await stack.enter_async_context(HttpUpstream(target))
+        else:
+            client = await stack.enter_async_context(Client(target))
+        for tool in await _tools_of(client):
+            if tool.name in route or tool.name == REQUEST_TOOL.name:
+                raise PlanError(f"two upstreams list a tool named {tool.name!r}")
+            route[tool.name] = client
+            tools.append(tool)
+    check_tools(gate.config.plan, route)  # a step bound to a tool no upstream has
+    gate.wordings = wordings(gate.config.plan, tools)
+    if gate.config.requests == "tool":
+        tools.append(REQUEST_TOOL)
+    log.info("taskgate mcp: gating %d tools of %d upstream(s)", len(tools), len(upstreams))
+    return GateState(gate, tools, route, session)
+
+
 def build_server(
-    gate: McpGate, upstreams: Sequence[Upstream], *, session: str = "stdio", http: bool = False
+    gate: McpGate,
+    upstreams: Sequence[Upstream],
+    *,
+    session: str = "stdio",
+    http: bool = False,
+    holder: Holder | None = None,
 ) -> Server[GateState]:
-    """The gate as an MCP server (run it with :func:`serve_stdio` or :func:`http_app`)."""
+    """The gate as an MCP server (run it with :func:`serve_stdio` or :func:`http_app`); with a
+    ``holder``, the state it opens is put there too (for the lean HTTP endpoint)."""
     if not upstreams:
         raise PlanError("the MCP gate fronts at least one upstream MCP server")
 
     @contextlib.asynccontextmanager
     async def lifespan(server: Server[GateState]) -> AsyncIterator[GateState]:
         async with contextlib.AsyncExitStack() as stack:
-            route: dict[str, Client] = {}
-            tools: list[types.Tool] = []
-            for target in upstreams:
-                client = await stack.enter_async_context(Client(target))
-                for tool in await _tools_of(client):
-                    if tool.name in route or tool.name == REQUEST_TOOL.name:
-                        raise PlanError(f"two upstreams list a tool named {tool.name!r}")
-                    route[tool.name] = client
-                    tools.append(tool)
-            check_tools(gate.config.plan, route)  # a step bound to a tool no upstream has
-            gate.wordings = wordings(gate.config.plan, tools)
-            if gate.config.requests == "tool":
-                tools.append(REQUEST_TOOL)
-            log.info("taskgate mcp: gating %d tools of %d upstream(s)", len(tools), len(upstreams))
-            yield GateState(gate, tools, route, session)
+            state = await open_state(gate, upstreams, session, stack)
+            if holder is not None:
+                holder.state = state
+            yield state
 
     server: Server[GateState] = Server(
         "taskgate", version="1", lifespan=lifespan, on_list_tools=_list_tools,
@@ -119,17 +140,12 @@ async def _no_discovery(ctx: ServerRequestContext[GateState, Any], params: Any) 
     raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data="server/discover")
 
 
-def session_key(ctx: ServerRequestContext[GateState, Any]) -> str | None:
-    """The caller's session: the stdio client's, or over HTTP the one its headers name (scoped to
-    its API key); ``None`` when an HTTP request names none."""
-    request = ctx.request
-    headers = getattr(request, "headers", None)
+def _key(ctx: ServerRequestContext[GateState, Any]) -> str | None:
+    """The caller's session: the stdio client's, or the one an HTTP request's headers name."""
+    headers = getattr(ctx.request, "headers", None)
     if headers is None:
         return f"{ctx.lifespan_context.session}~local"
-    name = headers.get(SESSION_HEADER) or headers.get("mcp-session-id")
-    if not name or len(name) > 200 or "~" in name:
-        return None
-    return f"{name}~{owner(headers)}"
+    return session_key(headers)
 
 
 def _error(text: str) -> types.CallToolResult:
@@ -143,9 +159,14 @@ def _text(text: str) -> types.CallToolResult:
 async def _call_tool(
     ctx: ServerRequestContext[GateState, Any], params: types.CallToolRequestParams
 ) -> types.CallToolResult:
-    state = ctx.lifespan_context
+    return await call(ctx.lifespan_context, _key(ctx), params)
+
+
+async def call(
+    state: GateState, key: str | None, params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    """One ``tools/call`` of session ``key`` (``None``: the request named none), judged."""
     gate, name, args = state.gate, params.name, params.arguments
-    key = session_key(ctx)
     try:
         if name == REQUEST_TOOL.name and gate.config.requests == "tool":
             message = (args or {}).get("message")
@@ -203,16 +224,34 @@ async def serve_stdio(server: Server[GateState]) -> None:
 
 
 def http_app(
-    gate: McpGate, upstreams: Sequence[Upstream], *, host: str = "127.0.0.1", path: str = "/mcp"
+    gate: McpGate,
+    upstreams: Sequence[Upstream],
+    *,
+    host: str = "127.0.0.1",
+    path: str = "/mcp",
+    secret: bytes | None = None,
 ) -> Any:
-    """The gate over streamable HTTP at ``path``, with the operators' endpoints beside it (a
-    Starlette app; serve it with uvicorn)."""
+    """The gate over streamable HTTP at ``path`` (:class:`.front.Front`), with the operators'
+    endpoints beside it; serve it with uvicorn. ``secret`` signs the MCP session ids it gives
+    (default: a random one, so they end with the process)."""
+    from starlette.types import Receive, Scope, Send
+
     from taskgate.integrations.mcp.operator import routes
 
-    server = build_server(gate, upstreams, http=True)
-    return server.streamable_http_app(
+    holder = Holder()
+    server = build_server(gate, upstreams, http=True, holder=holder)
+    sdk = server.streamable_http_app(
         streamable_http_path=path,
         host=host,
         custom_starlette_routes=routes(gate),
         json_response=True,
     )
+    front = Front(holder, call, sdk, host=host, secret=secret)
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == path:
+            await front(scope, receive, send)
+        else:  # the app's start and stop (which open the upstreams), the operators' endpoints
+            await sdk(scope, receive, send)
+
+    return app

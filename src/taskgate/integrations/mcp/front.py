@@ -1,0 +1,219 @@
+"""The MCP gate's streamable-HTTP endpoint, served lean.
+
+A client's requests of the handshake era (``initialize``, then the ``Mcp-Session-Id`` it is
+given, as every MCP client speaks) are answered here, each in the request's own task as one JSON
+response: ``initialize``, ``ping``, ``tools/list`` and ``tools/call`` (judged by
+:func:`.server.call`); any other method is "method not found", a notification or a client's
+response is accepted (202), and there is no server-sent stream (GET is 405). A request of the
+2026 protocol (an ``MCP-Protocol-Version`` header naming no handshake-era version) goes to the MCP
+SDK's own transport, which serves it with the same handlers; its discovery probe is answered
+"method not found" here, so that clients fall back to the handshake, which gives them a session. Why not the SDK's transport for
+every request: its memory streams and task groups cost about 2 ms of CPU per call, five times
+the gate's own judging and journaling (``bench/bench_mcp.py``).
+
+The session ids the gate gives are signed (an HMAC of a random part), so it keeps no table of
+them and a forged one is refused (404, as for a session that ended); with
+``TASKGATE_SESSION_SECRET`` set they outlive a restart. Host and Origin headers are checked with
+the SDK's own DNS-rebinding guard, as its transport does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+import orjson
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from taskgate._version import __version__
+from taskgate.errors import TaskgateError
+from taskgate.proxy.errors import ProxyError
+from taskgate.proxy.server import owner, read_body
+
+log = logging.getLogger("taskgate.mcp")
+
+SESSION_HEADER = "x-taskgate-session"
+_JSON = "application/json"
+
+
+@dataclass
+class Holder:
+    """What the endpoint serves, set when the app starts (its upstreams opened)."""
+
+    state: Any = None
+
+
+#: how a ``tools/call`` is answered: the state, the session key, the call (:func:`.server.call`)
+Call = Callable[[Any, str | None, types.CallToolRequestParams], Awaitable[types.CallToolResult]]
+
+
+def session_key(headers: Mapping[str, str]) -> str | None:
+    """The session a request reaches: the one its ``X-Taskgate-Session`` header names, else its
+    MCP session id, scoped to its API key; ``None`` when it names neither."""
+    name = headers.get(SESSION_HEADER) or headers.get("mcp-session-id")
+    if not name or len(name) > 200 or "~" in name:
+        return None
+    return f"{name}~{owner(headers)}"
+
+
+def security(host: str) -> TransportSecuritySettings | None:
+    """The SDK's DNS-rebinding guard for a gate on a loopback address (as its transport sets)."""
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+
+
+class Front:
+    """The ASGI endpoint at the gate's MCP path."""
+
+    def __init__(
+        self, holder: Holder, call: Call, modern: ASGIApp, *, host: str, secret: bytes | None = None
+    ) -> None:
+        self.holder = holder
+        self.call = call
+        self.modern = modern
+        self.guard = TransportSecurityMiddleware(security(host))
+        self.secret = secret or secrets.token_bytes(32)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(scope["headers"])
+        version = headers.get(b"mcp-protocol-version", b"").decode("latin-1")
+        modern = version and version not in HANDSHAKE_PROTOCOL_VERSIONS
+        if modern and headers.get(b"mcp-method") != b"server/discover":
+            await self.modern(scope, receive, send)
+            return
+        response = await self.handle(Request(scope, receive))
+        await response(scope, receive, send)
+
+    # -- session ids -------------------------------------------------------------------------------
+    def new_session(self) -> str:
+        token = secrets.token_hex(16)
+        return f"{token}.{self._mac(token)}"
+
+    def known(self, session: str) -> bool:
+        token, _, mac = session.partition(".")
+        return len(token) == 32 and hmac.compare_digest(mac, self._mac(token))
+
+    def _mac(self, token: str) -> str:
+        return hmac.new(self.secret, token.encode(), hashlib.sha256).hexdigest()[:32]
+
+    # -- requests ----------------------------------------------------------------------------------
+    async def handle(self, request: Request) -> Response:
+        rejected = await self.guard.validate_request(request, is_post=request.method == "POST")
+        if rejected is not None:
+            return rejected
+        if request.method == "DELETE":  # the client ends its session: nothing is kept per id
+            session = request.headers.get("mcp-session-id", "")
+            return Response(status_code=200 if self.known(session) else 404)
+        if request.method != "POST":
+            return Response("this gate sends no server-sent stream", 405, {"Allow": "POST, DELETE"})
+        accept = request.headers.get("accept", "")
+        if accept and not any(t in accept for t in (_JSON, "application/*", "*/*")):
+            return Response("Not Acceptable: the client must accept application/json", 406)
+        try:
+            raw = await read_body(request)
+        except ProxyError as exc:
+            return exc.response()
+        try:
+            message = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            return _error(None, types.PARSE_ERROR, f"Parse error: the body is not JSON: {exc}", 400)
+        if isinstance(message, list):
+            return _error(None, types.INVALID_REQUEST, "Invalid request: no batches", 400)
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return _error(None, types.INVALID_REQUEST, "Invalid request: not JSON-RPC 2.0", 400)
+        return await self._message(request, message)
+
+    async def _message(self, request: Request, message: dict[str, Any]) -> Response:
+        method, ident = message.get("method"), message.get("id")
+        if method is None:  # the client's answer to a request: the gate sends none
+            return Response(status_code=202)
+        if not isinstance(method, str) or not _valid_id(ident, "id" in message):
+            return _error(None, types.INVALID_REQUEST, "Invalid request: bad method or id", 400)
+        if method == "initialize" and "id" in message:
+            return self._initialize(ident, message.get("params"))
+        if method == "server/discover":  # the 2026 probe: a client falls back to the handshake
+            return _error(ident, types.METHOD_NOT_FOUND, "Method not found", 404)
+        session = request.headers.get("mcp-session-id")
+        if not session:
+            return _error(ident, types.INVALID_REQUEST, "Bad Request: Missing session ID", 400)
+        if not self.known(session):
+            return _error(ident, types.INVALID_REQUEST, "Session not found", 404)
+        if "id" not in message:  # a notification (initialized, cancelled, ...): nothing to do
+            return Response(status_code=202)
+        try:
+            result = await self._dispatch(request, method, message.get("params"))
+        except MCPError as exc:
+            return _error(ident, exc.error.code, exc.error.message, 200)
+        except TaskgateError as exc:  # the upstream gone mid-call: the call is in doubt
+            log.error("taskgate mcp: %s", exc)
+            return _error(ident, types.INTERNAL_ERROR, f"the gate: {exc}", 200)
+        return _json({"jsonrpc": "2.0", "id": ident, "result": result})
+
+    def _initialize(self, ident: Any, params: Any) -> Response:
+        requested = params.get("protocolVersion") if isinstance(params, dict) else None
+        version = (
+            requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
+        )
+        result = types.InitializeResult(
+            protocol_version=version,
+            capabilities=types.ServerCapabilities(tools=types.ToolsCapability(list_changed=False)),
+            server_info=types.Implementation(name="taskgate", version=__version__),
+        )
+        body = {"jsonrpc": "2.0", "id": ident, "result": _dump(result)}
+        return _json(body, {"mcp-session-id": self.new_session()})
+
+    async def _dispatch(self, request: Request, method: str, params: Any) -> dict[str, Any]:
+        state = self.holder.state
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return _dump(types.ListToolsResult(tools=state.tools))
+        if method != "tools/call":
+            raise MCPError(
+                code=types.METHOD_NOT_FOUND, message="Method not found", data=method[:80]
+            )
+        try:
+            checked = types.CallToolRequestParams.model_validate(params or {})
+        except ValidationError as exc:
+            where = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "params"
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Invalid params: {where}: {exc.errors()[0]['msg']}",
+            ) from None
+        return _dump(await self.call(state, session_key(request.headers), checked))
+
+
+def _valid_id(ident: Any, present: bool) -> bool:
+    return not present or (isinstance(ident, str | int) and not isinstance(ident, bool))
+
+
+def _dump(model: Any) -> dict[str, Any]:
+    return dict(model.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+
+def _json(
+    body: dict[str, Any], headers: dict[str, str] | None = None, status: int = 200
+) -> Response:
+    return Response(orjson.dumps(body), status, headers, media_type=_JSON)
+
+
+def _error(ident: Any, code: int, message: str, status: int) -> Response:
+    body = {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message[:500]}}
+    return _json(body, status=status)

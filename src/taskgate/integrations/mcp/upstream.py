@@ -1,0 +1,210 @@
+"""An upstream MCP server over streamable HTTP, called lean: one POST per request on a pooled
+aiohttp connection, the answer read as JSON or from the response's server-sent events.
+
+The MCP SDK's :class:`mcp.Client` costs about 1 ms of CPU per call in its task groups and memory
+streams, as much as the whole gate's judging and journaling (``bench/bench_mcp.py``); over stdio
+the gate still uses it. This client speaks the handshake-era protocol (``initialize``, then the
+``Mcp-Session-Id`` the server gives), which every streamable-HTTP server since 2025-03-26
+serves. What it reads is validated with the SDK's own types; a JSON-RPC error from the server is
+an :class:`~mcp.shared.exceptions.MCPError`, as from the SDK's client. A server that lost its
+session (404) is re-initialized and the request sent again: a 404 means it was not processed.
+A request the server makes of the client during a call (sampling, elicitation) is answered "not
+supported": the gate does not relay them. A transport failure (the server gone, a reply cut
+short) is raised as :class:`UpstreamError`: the call may have run, or not.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import aiohttp
+import mcp_types as types
+import orjson
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+
+from taskgate._version import __version__
+from taskgate.errors import TaskgateError
+
+#: the largest answer read from an upstream, in bytes
+MAX_ANSWER = 64 << 20
+
+
+class UpstreamError(TaskgateError):
+    """The upstream did not answer (or not in MCP): a call sent to it may have run, or not."""
+
+
+class HttpUpstream:
+    """One streamable-HTTP MCP server; use as an async context manager."""
+
+    def __init__(self, url: str, headers: dict[str, str] | None = None) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self.session_id: str | None = None
+        self.version = LATEST_HANDSHAKE_VERSION
+        self._ids = itertools.count(1)
+        self._http: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> HttpUpstream:
+        self._http = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=256),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
+        )
+        try:
+            await self._initialize()
+        except BaseException:
+            await self._http.close()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._http is not None
+        try:
+            if self.session_id:  # the session ended, as the transport asks (best effort)
+                async with self._http.delete(self.url, headers=self._headers()):
+                    pass
+        except (aiohttp.ClientError, OSError):
+            pass
+        finally:
+            await self._http.close()
+
+    # -- the calls the gate makes ------------------------------------------------------------------
+    async def list_tools(self, cursor: str | None = None) -> types.ListToolsResult:
+        params = {"cursor": cursor} if cursor else None
+        return types.ListToolsResult.model_validate(await self.request("tools/list", params))
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, meta: Any = None
+    ) -> types.CallToolResult:
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        if meta:
+            params["_meta"] = dict(meta)
+        return types.CallToolResult.model_validate(await self.request("tools/call", params))
+
+    # -- JSON-RPC over streamable HTTP -------------------------------------------------------------
+    async def _initialize(self) -> None:
+        self.session_id = None
+        result = await self._exchange("initialize", {
+            "protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {},
+            "clientInfo": {"name": "taskgate", "version": __version__},
+        })  # fmt: skip
+        version = result.get("protocolVersion")
+        if version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            raise UpstreamError(
+                f"{self.url} speaks MCP {str(version)[:40]!r}, which taskgate does not"
+            )
+        self.version = version
+        await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"}, None)
+
+    async def request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        """The result of one request (re-sent once after the server lost the session)."""
+        try:
+            return await self._exchange(method, params)
+        except _SessionLost:
+            await self._initialize()
+            return await self._exchange(method, params)
+
+    async def _exchange(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        ident = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "method": method}
+        if params is not None:
+            message["params"] = params
+        answer = await self._post(message, ident)
+        assert answer is not None
+        if "error" in answer:
+            error = answer["error"] if isinstance(answer["error"], dict) else {}
+            raise MCPError(
+                code=int(error.get("code", types.INTERNAL_ERROR)),
+                message=str(error.get("message", "error"))[:500],
+                data=error.get("data"),
+            )
+        result = answer.get("result")
+        if not isinstance(result, dict):
+            raise UpstreamError(f"{self.url} answered {method} with no result")
+        return result
+
+    def _headers(self) -> dict[str, str]:
+        headers = {
+            **self.headers,
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "Mcp-Protocol-Version": self.version,
+        }
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        return headers
+
+    async def _post(self, message: dict[str, Any], ident: int | None) -> dict[str, Any] | None:
+        """POST one message; the answer to request ``ident`` (``None``: a notification)."""
+        assert self._http is not None
+        try:
+            async with self._http.post(
+                self.url, data=orjson.dumps(message), headers=self._headers()
+            ) as resp:
+                if resp.status == 404 and self.session_id and message.get("method") != "initialize":
+                    raise _SessionLost
+                if resp.status >= 400:
+                    body = (await resp.content.read(300)).decode(errors="replace")
+                    raise UpstreamError(f"{self.url} answered HTTP {resp.status}: {body.strip()}")
+                if message.get("method") == "initialize":
+                    self.session_id = resp.headers.get("mcp-session-id")
+                if ident is None:
+                    return None
+                if resp.content_type == "text/event-stream":
+                    return await self._from_events(resp, ident)
+                raw = await resp.content.read(MAX_ANSWER + 1)
+                if len(raw) > MAX_ANSWER:
+                    raise UpstreamError(self._too_big())
+                return _answer(orjson.loads(raw), ident, self.url)
+        except (aiohttp.ClientError, OSError, orjson.JSONDecodeError) as exc:
+            raise UpstreamError(f"{self.url} did not answer: {exc or type(exc).__name__}") from None
+
+    async def _from_events(self, resp: aiohttp.ClientResponse, ident: int) -> dict[str, Any]:
+        """Read server-sent events until the answer to ``ident``."""
+        pending, total, data = bytearray(), 0, []
+        async for chunk in resp.content.iter_any():
+            total += len(chunk)
+            if total > MAX_ANSWER:
+                raise UpstreamError(self._too_big())
+            pending += chunk
+            if b"\n" not in chunk:  # a line goes on: scanned once it ends (linear in all)
+                continue
+            *lines, rest = bytes(pending).split(b"\n")
+            pending = bytearray(rest)
+            for line in lines:
+                line = line.rstrip(b"\r")
+                if line.startswith(b"data:"):
+                    data.append(line[5:].lstrip(b" "))
+                elif not line and data:  # an event ends
+                    found = await self._event(orjson.loads(b"\n".join(data)), ident)
+                    data = []
+                    if found is not None:
+                        return found
+        raise UpstreamError(f"{self.url} closed its event stream before answering")
+
+    def _too_big(self) -> str:
+        return f"{self.url} answered with over {MAX_ANSWER:,} bytes"
+
+    async def _event(self, message: Any, ident: int) -> dict[str, Any] | None:
+        if not isinstance(message, dict):
+            return None
+        if "method" in message and "id" in message:  # the server asks the client something
+            await self._post({"jsonrpc": "2.0", "id": message["id"], "error": {
+                "code": types.METHOD_NOT_FOUND,
+                "message": "the taskgate gate does not relay requests to the client",
+            }}, None)  # fmt: skip
+            return None
+        if message.get("id") == ident and ("result" in message or "error" in message):
+            return message
+        return None
+
+
+class _SessionLost(Exception):
+    """The server answered 404 to a session it gave: it forgot it (restarted)."""
+
+
+def _answer(message: Any, ident: int, url: str) -> dict[str, Any]:
+    if not isinstance(message, dict) or message.get("id") != ident:
+        raise UpstreamError(f"{url} answered with something other than the JSON-RPC answer")
+    return message

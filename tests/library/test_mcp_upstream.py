@@ -1,0 +1,170 @@
+"""The MCP gate's lean client of HTTP upstreams, against real loopback servers that answer in
+every way the transport allows and in ways it does not: an answer after a request the server
+makes of the client (declined), a session the server lost (opened again, the call sent once
+more), a stream cut short, a body that is not JSON-RPC, an answer over the size limit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp", reason="needs the mcp extra")
+
+from aiohttp import web
+from mcp.shared.exceptions import MCPError
+
+from taskgate.integrations.mcp import upstream as upstream_module
+from taskgate.integrations.mcp.upstream import HttpUpstream, UpstreamError
+
+Reply = Callable[[web.Request, dict[str, Any]], Awaitable[web.StreamResponse]]
+RESULT = {"content": [{"type": "text", "text": "done"}], "isError": False}
+
+
+def answer(ident: Any, result: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "result": result}
+
+
+def event(message: dict[str, Any]) -> bytes:
+    return f"event: message\r\ndata: {json.dumps(message)}\r\n\r\n".encode()
+
+
+async def served(on_call: Reply, seen: list[dict[str, Any]]) -> tuple[web.AppRunner, str]:
+    """A streamable-HTTP server whose ``initialize`` is ordinary and whose other requests
+    ``on_call`` answers; every message it receives is appended to ``seen``."""
+    sessions = iter(["A", "B", "C"])
+
+    async def mcp(request: web.Request) -> web.StreamResponse:
+        message = await request.json()
+        seen.append({**message, "session": request.headers.get("mcp-session-id")})
+        if message.get("method") == "initialize":
+            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "hostile", "version": "1"}}  # fmt: skip
+            return web.json_response(
+                answer(message["id"], result), headers={"mcp-session-id": next(sessions)}
+            )
+        if "id" not in message or "method" not in message:
+            return web.Response(status=202)
+        return await on_call(request, message)
+
+    app = web.Application()
+    app.router.add_post("/mcp", mcp)
+
+    async def end(request: web.Request) -> web.Response:
+        return web.Response()
+
+    app.router.add_delete("/mcp", end)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    return runner, f"http://127.0.0.1:{port}/mcp"
+
+
+def call_against(on_call: Reply) -> tuple[Any, list[dict[str, Any]]]:
+    """``tools/call`` through :class:`HttpUpstream`: its result or the error it raised, and what
+    the server received."""
+    seen: list[dict[str, Any]] = []
+
+    async def go() -> Any:
+        runner, url = await served(on_call, seen)
+        try:
+            async with HttpUpstream(url) as up:
+                try:
+                    return await up.call_tool("place_order", {"note": "x"})
+                except (UpstreamError, MCPError) as exc:
+                    return exc
+        finally:
+            await runner.cleanup()
+
+    return asyncio.run(go()), seen
+
+
+def test_an_answer_after_a_request_to_the_client_declines_the_request() -> None:
+    async def on_call(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(event({"jsonrpc": "2.0", "id": "ask-1", "method": "sampling/createMessage",
+                                "params": {}}))  # fmt: skip
+        await resp.write(event({"jsonrpc": "2.0", "method": "notifications/progress",
+                                "params": {"progressToken": 1, "progress": 0.5}}))  # fmt: skip
+        await resp.write(event(answer(message["id"], RESULT)))
+        return resp
+
+    result, seen = call_against(on_call)
+    assert not isinstance(result, Exception) and result.content[0].text == "done"
+    declined = [m for m in seen if m.get("id") == "ask-1"]
+    assert declined and declined[0]["error"]["code"] == -32601
+
+
+def test_a_session_the_server_lost_is_opened_again_and_the_call_sent_once_more() -> None:
+    async def on_call(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
+        if request.headers.get("mcp-session-id") == "A":  # restarted: it forgot session A
+            return web.Response(status=404, text="Session not found")
+        return web.json_response(answer(message["id"], RESULT))
+
+    result, seen = call_against(on_call)
+    assert not isinstance(result, Exception)
+    assert [m.get("method") for m in seen if m.get("method") in ("initialize", "tools/call")] == [
+        "initialize", "tools/call", "initialize", "tools/call"
+    ]  # fmt: skip
+    assert seen[-1]["session"] == "B"
+
+
+@pytest.mark.parametrize(
+    ("name", "reply", "says"),
+    [
+        (
+            "cut short",
+            lambda m: web.Response(body=b"event: message\r\n", content_type="text/event-stream"),
+            "closed its event stream before answering",
+        ),
+        (
+            "not JSON",
+            lambda m: web.Response(body=b"<html>oops", content_type="application/json"),
+            "did not answer",
+        ),
+        (
+            "another id",
+            lambda m: web.json_response(answer(999, RESULT)),
+            "something other than the JSON-RPC answer",
+        ),
+        ("HTTP 500", lambda m: web.Response(status=500, text="boom"), "answered HTTP 500: boom"),
+        (
+            "no result",
+            lambda m: web.json_response({"jsonrpc": "2.0", "id": m["id"]}),
+            "with no result",
+        ),
+    ],
+)
+def test_an_answer_that_is_not_mcp_is_one_upstream_error(name: str, reply: Any, says: str) -> None:
+    async def on_call(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
+        return reply(message)  # type: ignore[no-any-return]
+
+    result, _ = call_against(on_call)
+    assert isinstance(result, UpstreamError), name
+    assert says in str(result) and "\n" not in str(result)
+
+
+def test_a_json_rpc_error_is_the_sdks_error() -> None:
+    async def on_call(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
+        error = {"code": -32602, "message": "unknown tool: place_order"}
+        return web.json_response({"jsonrpc": "2.0", "id": message["id"], "error": error})
+
+    result, _ = call_against(on_call)
+    assert isinstance(result, MCPError) and result.error.code == -32602
+
+
+def test_an_answer_over_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(upstream_module, "MAX_ANSWER", 1000)
+
+    async def on_call(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
+        big = {**RESULT, "content": [{"type": "text", "text": "x" * 5000}]}
+        return web.json_response(answer(message["id"], big))
+
+    result, _ = call_against(on_call)
+    assert isinstance(result, UpstreamError) and "over 1,000 bytes" in str(result)
