@@ -106,7 +106,7 @@ def test_a_journal_started_with_another_plan_is_refused() -> None:
 
 
 def test_bad_options_are_one_line_each() -> None:
-    with pytest.raises(UsageError, match="requests must be tool or plan"):
+    with pytest.raises(UsageError, match="requests must be tool, plan or application"):
         McpGateConfig(PLAN, requests="always")  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="unbound must be run or refuse"):
         McpGateConfig(PLAN, unbound="maybe")  # type: ignore[arg-type]
@@ -177,3 +177,40 @@ def test_idle_sessions_beyond_the_cap_leave_memory_and_come_back_from_the_journa
 
     again = run(go())
     assert again.refused and "already done" in again.text  # its state came back
+
+
+def test_requests_from_the_application_hide_the_request_tool_and_bind_calls() -> None:
+    """``--requests application``: the model is not offered ``taskgate_request`` (a call of it
+    reaches no tool), and what the application posts is the request calls are judged on (here
+    request-bound: only the step it asks for runs)."""
+    import mcp_types as types
+
+    from taskgate.integrations.mcp.server import GateState
+    from taskgate.integrations.mcp.server import call as mcp_call
+
+    class Upstream:
+        async def call_tool(self, name: str, args: Any, meta: Any = None) -> types.CallToolResult:
+            return types.CallToolResult(content=[types.TextContent(text=f"{name}: done")])
+
+    from taskgate.core.verdict import Policy
+
+    gate = McpGate(McpGateConfig(PLAN, requests="application", policy=Policy.REQUEST_BOUND))
+    route: Any = {"collect_requirements": Upstream(), "draft_rfq": Upstream()}
+    state = GateState(gate, [], route, "stdio")
+
+    def params(name: str, **args: Any) -> types.CallToolRequestParams:
+        return types.CallToolRequestParams(name=name, arguments=args)
+
+    async def go() -> list[types.CallToolResult]:
+        hidden = await mcp_call(state, "k~anon", params("taskgate_request", message="Collect."))
+        before = await mcp_call(state, "k~anon", params("collect_requirements"))
+        await gate.request("k~anon", "Collect the requirements, please.")  # the application
+        asked = await mcp_call(state, "k~anon", params("collect_requirements"))
+        other = await mcp_call(state, "k~anon", params("draft_rfq"))
+        return [hidden, before, asked, other]
+
+    hidden, before, asked, other = run(go())
+    assert hidden.is_error and "no server behind this gate has that tool" in hidden.content[0].text
+    assert before.is_error and "no request from the user" in before.content[0].text
+    assert not asked.is_error
+    assert other.is_error and "has not asked for" in other.content[0].text

@@ -53,8 +53,9 @@ def mcp(
         str,
         typer.Option(
             help="How a request opens: tool (the client model calls taskgate_request "
-            "with the user's message) or plan (one standing request: any step the "
-            "state allows runs, in the plan's order)."
+            "with the user's message), application (the application that has the user's "
+            "messages posts each to /taskgate/sessions/{id}/requests) or plan (one standing "
+            "request: any step the state allows runs, in the plan's order)."
         ),
     ] = "tool",
     arm: Annotated[
@@ -123,7 +124,7 @@ def mcp(
     except ModuleNotFoundError as exc:
         raise MissingExtraError("mcp", "taskgate mcp", exc.name) from None
     targets = _upstreams(upstream or [], upstream_url or [], list(ctx.args))
-    _choice("--requests", requests, ("tool", "plan"))
+    _choice("--requests", requests, ("tool", "application", "plan"))
     _choice("--arm", arm, ("enforcement", "enforcement-request"))
     _choice("--notices", notices, ("plain", "protocol"))
     _choice("--unbound", unbound, ("run", "refuse"))

@@ -42,8 +42,9 @@ T = TypeVar("T")
 log = logging.getLogger("taskgate.mcp")
 
 #: how a request opens (MCP carries no user messages): the client model calls ``taskgate_request``
-#: with the user's words, or each session has one standing request and the plan's order rules
-Requests = Literal["tool", "plan"]
+#: with the user's words, or each session has one standing request and the plan's order rules, or
+#: the application that has the user's messages posts each one (the operators' endpoint)
+Requests = Literal["tool", "plan", "application"]
 #: the largest arguments of one call the gate reads (its JSON), in bytes
 MAX_ARGUMENT_BYTES = 1 << 20
 
@@ -63,8 +64,8 @@ class McpGateConfig:
     def __post_init__(self) -> None:
         if self.plan.binding != "tool":
             raise UsageError("the MCP gate gates tool calls: the plan must be tool-bound")
-        if self.requests not in ("tool", "plan"):
-            raise UsageError(f"requests must be tool or plan, not {self.requests!r}")
+        if self.requests not in ("tool", "plan", "application"):
+            raise UsageError(f"requests must be tool, plan or application, not {self.requests!r}")
         if self.unbound not in ("run", "refuse"):
             raise UsageError(f"unbound must be run or refuse, not {self.unbound!r}")
         ToolGate(self.plan, self.policy, notices=self.notices)  # a bad option: one error, here

@@ -15,6 +15,7 @@ short) is raised as :class:`UpstreamError`: the call may have run, or not.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from typing import Any
 
@@ -45,6 +46,7 @@ class HttpUpstream:
         self.version = LATEST_HANDSHAKE_VERSION
         self._ids = itertools.count(1)
         self._http: aiohttp.ClientSession | None = None
+        self._draining: set[asyncio.Task[None]] = set()
 
     async def __aenter__(self) -> HttpUpstream:
         self._http = aiohttp.ClientSession(
@@ -60,6 +62,9 @@ class HttpUpstream:
 
     async def __aexit__(self, *exc: object) -> None:
         assert self._http is not None
+        for task in list(self._draining):
+            task.cancel()
+        await asyncio.gather(*self._draining, return_exceptions=True)
         try:
             if self.session_id:  # the session ended, as the transport asks (best effort)
                 async with self._http.delete(self.url, headers=self._headers()):
@@ -138,27 +143,51 @@ class HttpUpstream:
     async def _post(self, message: dict[str, Any], ident: int | None) -> dict[str, Any] | None:
         """POST one message; the answer to request ``ident`` (``None``: a notification)."""
         assert self._http is not None
+        resp: aiohttp.ClientResponse | None = None
         try:
-            async with self._http.post(
+            resp = await self._http.post(
                 self.url, data=orjson.dumps(message), headers=self._headers()
-            ) as resp:
-                if resp.status == 404 and self.session_id and message.get("method") != "initialize":
-                    raise _SessionLost
-                if resp.status >= 400:
-                    body = (await resp.content.read(300)).decode(errors="replace")
-                    raise UpstreamError(f"{self.url} answered HTTP {resp.status}: {body.strip()}")
-                if message.get("method") == "initialize":
-                    self.session_id = resp.headers.get("mcp-session-id")
-                if ident is None:
-                    return None
-                if resp.content_type == "text/event-stream":
-                    return await self._from_events(resp, ident)
-                raw = await resp.content.read(MAX_ANSWER + 1)
-                if len(raw) > MAX_ANSWER:
-                    raise UpstreamError(self._too_big())
-                return _answer(orjson.loads(raw), ident, self.url)
+            )
+            if resp.status == 404 and self.session_id and message.get("method") != "initialize":
+                raise _SessionLost
+            if resp.status >= 400:
+                body = (await resp.content.read(300)).decode(errors="replace")
+                raise UpstreamError(f"{self.url} answered HTTP {resp.status}: {body.strip()}")
+            if message.get("method") == "initialize":
+                self.session_id = resp.headers.get("mcp-session-id")
+            if ident is None:
+                return None
+            if resp.content_type == "text/event-stream":
+                found = await self._from_events(resp, ident)
+                self._drain(resp)  # its end read after the answer is back
+                resp = None
+                return found
+            raw = await resp.content.read(MAX_ANSWER + 1)
+            if len(raw) > MAX_ANSWER:
+                raise UpstreamError(self._too_big())
+            return _answer(orjson.loads(raw), ident, self.url)
         except (aiohttp.ClientError, OSError, orjson.JSONDecodeError) as exc:
             raise UpstreamError(f"{self.url} did not answer: {exc or type(exc).__name__}") from None
+        finally:
+            if resp is not None:
+                resp.release()
+
+    def _drain(self, resp: aiohttp.ClientResponse) -> None:
+        """Read the event stream's end (a server closes it after the answer) in the background, so
+        that its connection is used again; one still open a moment later is closed instead."""
+
+        async def drain() -> None:
+            try:
+                async with asyncio.timeout(1.0):
+                    while await resp.content.readany():
+                        pass
+                resp.release()
+            except (TimeoutError, aiohttp.ClientError, OSError):
+                resp.close()
+
+        task = asyncio.get_running_loop().create_task(drain())
+        self._draining.add(task)
+        task.add_done_callback(self._draining.discard)
 
     async def _from_events(self, resp: aiohttp.ClientResponse, ident: int) -> dict[str, Any]:
         """Read server-sent events until the answer to ``ident``."""
