@@ -17,6 +17,8 @@ from taskgate.cli.options import EndpointOptions, ReportOptions
 from taskgate.lab.progress import Progress as RunProgress
 from taskgate.lab.reporting.build import Report, build_report
 from taskgate.lab.reporting.runs import RunSet
+from taskgate.lab.runcard import describe
+from taskgate.lab.runcard import load as load_card
 from taskgate.lab.rundir import OnSkip
 from taskgate.lab.runner.roles import Clients
 from taskgate.lab.scoring.summary import score_entries
@@ -118,6 +120,9 @@ def report_run(
     """After a run: its directory and its main tables (the runs of one kind: the testbed's, or
     the tool harness's in one mode), with overhead and compile accuracy when a model ran."""
     typer.echo(f"run directory: {run_dir}")
+    card = load_card(run_dir)
+    if card is not None:
+        typer.echo(f"configuration: {describe(card)}")
     entries = [e for e in score_entries(run_dir, on_skip) if e.scored.harness == harness]
     built = build_report(RunSet([run_dir], entries), arms)
     print_tables(built, report, END_OF_RUN + (MODEL_TABLES if usage else ()))

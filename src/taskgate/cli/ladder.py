@@ -12,7 +12,7 @@ import typer
 from taskgate._lazy import require
 from taskgate.cli.common import report_run, run_with_progress
 from taskgate.cli.errors import warner, writable_dir, writable_file
-from taskgate.cli.model import embedded
+from taskgate.cli.model import card_roles, embedded
 from taskgate.cli.options import (
     CellOptions,
     EndpointOptions,
@@ -26,6 +26,7 @@ from taskgate.cli.options import (
 )
 from taskgate.lab.arms.registry import memory_kind
 from taskgate.lab.progress import Progress
+from taskgate.lab.runcard import RunCard, settle, started
 from taskgate.lab.runner.config import MAX_EPISODES, LadderConfig
 from taskgate.lab.runner.ladder import run_ladder
 from taskgate.lab.runner.roles import ROLES, Clients
@@ -53,8 +54,19 @@ def ladder(
     ambiguous_rate: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.0,
     schedule: ScheduleOpt = "paper",
     out: Annotated[
-        Path | None, typer.Option(help="Run directory; rerunning into it resumes.")
+        Path | None,
+        typer.Option(
+            help="Run directory; rerunning into it with the same settings resumes (default: a "
+            "new temporary directory).",
+            show_default=False,
+        ),
     ] = None,
+    extend: Annotated[
+        bool,
+        typer.Option(
+            help="Rerunning into --out: add arms, step counts, densities or episodes to its grid."
+        ),
+    ] = False,
 ) -> None:
     """Run the state-coupling ladder and print its tables.
 
@@ -112,11 +124,23 @@ def ladder(
         ),
     )
     run_dir = out or Path(tempfile.mkdtemp(prefix="taskgate-ladder-"))
+    models, urls = card_roles(endpoint, agent, compiler, matcher)
+    card = RunCard(
+        command="ladder", agent=agent, compiler=compiler, matcher=matcher, models=models,
+        endpoints=urls, arms=arm_list, steps=step_list, densities=densities,
+        episodes=config.episodes, first_seed=seed, domain=domain, brief=brief, schedule=schedule,
+        para_tier=para_tier, ambiguous_rate=ambiguous_rate, corruption=list(config.corruption),
+        repair=config.repair, bypass=config.bypass, embedder=config.embedder, think=cell.think,
+        enable_thinking=endpoint.thinking, max_tokens=endpoint.max_tokens,
+    )  # fmt: skip
+    card = settle(run_dir, card, extend, started=started(run_dir))
 
     warn = warner()
 
     async def work(progress: Progress, clients: Clients) -> None:
-        await run_ladder(config, run_dir, progress, clients, None, warn, shard=shard, ray=ray)
+        await run_ladder(
+            config, run_dir, progress, clients, None, warn, shard=shard, ray=ray, card=card
+        )
 
     run_with_progress(f"ladder ({agent})", work, uses_model, endpoint, cell.think)
     report_run(run_dir, arm_list, output, warn, usage=uses_model)

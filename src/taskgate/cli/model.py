@@ -176,3 +176,29 @@ async def clients(
         matcher = await open_(endpoints.matcher)
         same = endpoints.compiler == endpoints.matcher  # one client: one limit on that server
         yield Clients(agent, matcher, matcher if same else await open_(endpoints.compiler))
+
+
+def card_roles(
+    opts: EndpointOptions, agent: str, compiler: str, matcher: str
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Each role's model and endpoints as a run card records them (before any server starts):
+    ``""`` and ``[]`` for a scripted role, ``embedded`` for the embedded model's endpoint."""
+    from taskgate.lab.runner.roles import ROLES
+
+    models: dict[str, str] = {}
+    endpoints: dict[str, list[str]] = {}
+    own_urls = {"matcher": opts.matcher_base_url, "compiler": opts.compiler_base_url}
+    own_models = {"matcher": opts.matcher_model, "compiler": opts.compiler_model}
+    if embedded(opts):
+        urls, model = ["embedded"], MODEL_NAME
+    else:
+        urls = [u for u, _ in _listed(opts.base_url, opts.endpoints, "--base-url")]
+        urls = urls or [os.environ.get("OPENAI_BASE_URL", "")]
+        model = opts.model or os.environ.get("TASKGATE_MODEL", "")
+    for role, name in (("agent", agent), ("compiler", compiler), ("matcher", matcher)):
+        if not ROLES.needs_model(role, name):  # type: ignore[arg-type]
+            models[role], endpoints[role] = "", []
+            continue
+        models[role] = own_models.get(role) or model
+        endpoints[role] = list(own_urls.get(role) or urls)
+    return models, endpoints

@@ -20,6 +20,8 @@ from taskgate.lab.episodes.generator import generate_episode
 from taskgate.lab.episodes.models import Episode
 from taskgate.lab.episodes.records import HarnessStamp
 from taskgate.lab.progress import Progress
+from taskgate.lab.runcard import RunCard
+from taskgate.lab.runcard import write as write_card
 from taskgate.lab.rundir import (
     COMPILED,
     EPISODES,
@@ -53,14 +55,15 @@ async def run_ladder(
     *,
     shard: Shard | None = None,
     ray: str | None = None,
+    card: RunCard | None = None,
 ) -> Progress:
     """Generate the grid's episodes and run every (cell, arm, episode) not yet finished in ``out``
-    (``shard`` and ``ray``: see :func:`run_episodes`)."""
+    (``shard``, ``ray`` and ``card``: see :func:`run_episodes`)."""
     out.mkdir(parents=True, exist_ok=True)
     grid = _episodes(config, out, shard)
     episodes = [ep for eps in grid.values() for ep in eps]
     return await run_episodes(  # already the shard's episodes
-        episodes, config, out, progress, client, helper, on_skip, variant, ray=ray
+        episodes, config, out, progress, client, helper, on_skip, variant, ray=ray, card=card
     )
 
 
@@ -76,6 +79,7 @@ async def run_episodes(
     *,
     shard: Shard | None = None,
     ray: str | None = None,
+    card: RunCard | None = None,
 ) -> Progress:
     """Run ``episodes`` under every arm of ``config`` (and each corruption rate) into ``out``.
 
@@ -90,7 +94,8 @@ async def run_episodes(
 
     ``shard`` runs only every N-th episode (see :mod:`taskgate.lab.runner.shards`); ``ray``, a Ray
     address, plays the episode-arms as Ray tasks (see :mod:`taskgate.lab.runner.cluster`), with the
-    same run directory and results as a local run.
+    same run directory and results as a local run. ``card`` (see :mod:`taskgate.lab.runcard`),
+    checked by the caller, is written once every check here has passed, as the episodes are.
     """
     if ray is not None and variant is not None:
         raise UsageError("Ray runs the testbed's episode-arms; the tool harness runs locally")
@@ -104,6 +109,8 @@ async def run_episodes(
         episodes = _sharded(shard, episodes)
     logged = read_log(out / LOG, on_skip)
     _one_kind(out, logged.values(), variant)
+    if card is not None:
+        write_card(out, card)
     _remember(out, episodes)
     finished = set(logged)
     jobs = [

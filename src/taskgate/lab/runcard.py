@@ -1,0 +1,182 @@
+"""A run directory's card (``run.json``): the configuration its runs were made with.
+
+``taskgate ladder`` and ``taskgate run`` check the card before anything starts and write it as
+the first episode-arm starts, on every run into an ``--out``: resuming under another configuration (another model,
+endpoint, schedule, brief, decoding, seeds, taskgate version...) would pool two experiments in
+one table, so a rerun whose card differs is refused with one line naming each difference. The
+grid may grow on purpose: with ``--extend``, more arms, step counts, densities or episodes (the
+old ones kept) are added and the card becomes their union; anything else still refuses. The
+report prints the card above its tables (:func:`describe`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from taskgate._version import __version__
+from taskgate.errors import LogFormatError, UsageError
+from taskgate.files import read_text
+
+CARD = "run.json"
+#: the fields ``--extend`` may grow (lists by adding values, ``episodes`` upward)
+GRID = ("arms", "steps", "densities", "episodes")
+#: how each field is named to the user (its flag, where it has one)
+FLAGS = {
+    "command": "the command", "agent": "--agent", "compiler": "--compiler",
+    "matcher": "--matcher", "models": "the models", "endpoints": "the endpoints",
+    "arms": "--arms", "steps": "--steps", "densities": "--density", "episodes": "--episodes",
+    "first_seed": "--seed", "episodes_file": "--episodes", "domain": "--domain",
+    "brief": "--brief", "schedule": "--schedule", "para_tier": "--para-tier",
+    "ambiguous_rate": "--ambiguous-rate", "corruption": "--corruption", "repair": "--repair",
+    "bypass": "--bypass", "embedder": "--embedder", "think": "--think",
+    "enable_thinking": "--enable-thinking", "max_tokens": "--max-tokens",
+    "version": "the taskgate version",
+}  # fmt: skip
+
+
+class RunCard(BaseModel):
+    """What a run directory's runs were made with."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: str
+    agent: str
+    compiler: str
+    matcher: str
+    #: each role's model ("" for a role that is scripted) and endpoints ("embedded": SmolLM2)
+    models: dict[str, str]
+    endpoints: dict[str, list[str]]
+    arms: list[str]
+    steps: list[int] = []
+    densities: list[float] = []
+    episodes: int = 0
+    first_seed: int = 0
+    episodes_file: str = ""  # ``taskgate run``: the episodes file's SHA-256
+    domain: str = ""
+    brief: str = ""
+    schedule: str = ""
+    para_tier: int = 0
+    ambiguous_rate: float = 0.0
+    corruption: list[float] = [0.0]
+    repair: bool = False
+    bypass: bool = True
+    embedder: str = "minilm"
+    think: bool = False
+    enable_thinking: bool | None = None
+    max_tokens: int | None = None
+    version: str = __version__
+
+
+def load(out: Path) -> RunCard | None:
+    """The card of run directory ``out`` (``None`` when it has none)."""
+    path = out / CARD
+    if not path.exists():
+        return None
+    try:
+        return RunCard.model_validate_json(read_text(path, "run card"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the card"
+        raise LogFormatError(f"{path}: {where}: {first['msg']}") from None
+
+
+def settle(out: Path, card: RunCard, extend: bool = False, started: bool = False) -> RunCard:
+    """What run directory ``out`` will hold once this run starts: ``card``, or with ``extend``
+    the union of the grids. A :class:`UsageError` naming every difference when ``out`` holds
+    another card (grown grids aside, with ``extend``). ``started``: ``out`` already holds runs
+    (then a missing card is refused too: their configuration is unknown). Nothing is written:
+    :func:`write` it as the run starts."""
+    held = load(out)
+    if held is None:
+        if started:
+            raise UsageError(
+                f"{out} holds runs but no {CARD} (made before run cards, or not by taskgate): "
+                "their configuration is unknown; use another --out directory"
+            )
+        return card
+    differ = [f for f in RunCard.model_fields if getattr(held, f) != getattr(card, f)]
+    if not differ:
+        return held
+    grown = [f for f in differ if f in GRID and _grows(getattr(held, f), getattr(card, f))]
+    if extend and len(grown) == len(differ):
+        return held.model_copy(
+            update={f: _union(getattr(held, f), getattr(card, f)) for f in grown}
+        )
+    shown = "; ".join(
+        f"{FLAGS[f]} {_show(getattr(held, f))} (this run: {_show(getattr(card, f))})"
+        for f in differ
+    )
+    hint = (
+        "add --extend to grow the grid (more --arms, --steps, --density or --episodes), "
+        if any(f in GRID for f in differ) and not extend
+        else ""
+    )
+    raise UsageError(
+        f"{out} was run with another configuration: {shown}; rerun with the same settings, "
+        f"{hint}or use another --out directory"
+    )
+
+
+def started(out: Path) -> bool:
+    """Whether run directory ``out`` already holds runs (a log with something in it)."""
+    log = out / "log.jsonl"
+    return log.exists() and log.stat().st_size > 0
+
+
+def describe(card: RunCard) -> str:
+    """The card in one line, for the top of a report."""
+    roles = ", ".join(
+        f"{role} {name}" + (f" ({card.models[role]} at {', '.join(card.endpoints[role])})"
+                            if card.models.get(role) else "")
+        for role, name in (("agent", card.agent), ("compiler", card.compiler),
+                           ("matcher", card.matcher))
+    )  # fmt: skip
+    grid = (
+        f"steps {_show(card.steps)}, density {_show(card.densities)}, "
+        f"{card.episodes} episode(s) from seed {card.first_seed}"
+        if card.steps
+        else f"episodes file sha256 {card.episodes_file[:12]}"
+    )
+    think = "think" if card.think else "no-think"
+    return (
+        f"taskgate {card.command} (taskgate {card.version}): {roles}; arms {_show(card.arms)}; "
+        f"{grid}; schedule {card.schedule or '-'}, brief {card.brief or '-'}, "
+        f"domain {card.domain or '-'}; {think}, max tokens {card.max_tokens or 'default'}"
+    )
+
+
+def _grows(old: Any, new: Any) -> bool:
+    if isinstance(old, list):
+        return set(old) <= set(new)
+    return bool(isinstance(old, int) and new >= old)
+
+
+def _union(old: Any, new: Any) -> Any:
+    if isinstance(old, list):
+        return [*old, *(v for v in new if v not in old)]
+    return max(old, new)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value) or "-"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_show(v)}" for k, v in value.items()) or "-"
+    return (value or "-") if isinstance(value, str) else str(value)
+
+
+def write(out: Path, card: RunCard) -> None:
+    """Write ``card`` into ``out`` (atomically)."""
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / f".{CARD}.tmp"
+    tmp.write_text(card.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.replace(out / CARD)
+
+
+def sha256_of(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -1,0 +1,112 @@
+"""A run directory's card: a rerun under another configuration is refused with one line naming
+each difference (a test per recorded field), the grid grows only with --extend, a directory with
+runs and no card is refused, and the report names the configuration its tables come from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from taskgate.cli import app
+from taskgate.errors import UsageError
+from taskgate.lab.runcard import CARD, FLAGS, GRID, RunCard, describe, load, settle, write
+
+BASE = RunCard(
+    command="ladder", agent="llm", compiler="llm", matcher="llm",
+    models={"agent": "m", "compiler": "m", "matcher": "m"},
+    endpoints={"agent": ["http://a/v1"], "compiler": ["http://a/v1"], "matcher": ["http://a/v1"]},
+    arms=["raw", "checklist"], steps=[5], densities=[0.15], episodes=2, first_seed=100,
+    domain="procurement", brief="amended", schedule="paper",
+)  # fmt: skip
+
+#: each recorded field, changed
+CHANGED: dict[str, Any] = {
+    "command": "run", "agent": "scripted:perfect", "compiler": "scripted", "matcher": "embedding",
+    "models": {"agent": "other", "compiler": "m", "matcher": "m"},
+    "endpoints": {"agent": ["http://b/v1"], "compiler": ["http://a/v1"],
+                  "matcher": ["http://a/v1"]},
+    "arms": ["raw"], "steps": [7], "densities": [0.3], "episodes": 1, "first_seed": 200,
+    "episodes_file": "ab" * 32, "domain": "release", "brief": "original", "schedule": "v1",
+    "para_tier": 1, "ambiguous_rate": 0.15, "corruption": [0.05], "repair": True,
+    "bypass": False, "embedder": "hash", "think": True, "enable_thinking": False,
+    "max_tokens": 64, "version": "0.0.1",
+}  # fmt: skip
+
+
+def test_every_field_of_the_card_is_checked() -> None:
+    assert set(CHANGED) == set(RunCard.model_fields) == set(FLAGS)
+
+
+@pytest.mark.parametrize("field", sorted(CHANGED))
+def test_a_rerun_with_one_field_changed_is_refused_naming_it(field: str, tmp_path: Path) -> None:
+    write(tmp_path, settle(tmp_path, BASE))
+    other = BASE.model_copy(update={field: CHANGED[field]})
+    with pytest.raises(UsageError) as err:
+        settle(tmp_path, other)
+    message = str(err.value)
+    assert FLAGS[field] in message and "another --out directory" in message
+    assert "\n" not in message
+    assert load(tmp_path) == BASE  # nothing changed
+
+
+def test_the_same_card_resumes(tmp_path: Path) -> None:
+    write(tmp_path, BASE)
+    assert settle(tmp_path, BASE.model_copy()) == BASE
+
+
+def test_extend_grows_the_grid_and_nothing_else(tmp_path: Path) -> None:
+    write(tmp_path, BASE)
+    more = BASE.model_copy(update={"arms": ["raw", "checklist", "enforcement"], "steps": [5, 7],
+                                   "episodes": 4})  # fmt: skip
+    with pytest.raises(UsageError, match="add --extend"):
+        settle(tmp_path, more)
+    merged = settle(tmp_path, more, extend=True)
+    assert load(tmp_path) == BASE  # nothing written until the run starts
+    write(tmp_path, merged)
+    assert merged.arms == ["raw", "checklist", "enforcement"] and merged.steps == [5, 7]
+    assert load(tmp_path) == merged
+    with pytest.raises(UsageError, match="the models"):  # not part of the grid
+        settle(tmp_path, merged.model_copy(update={"models": CHANGED["models"]}), extend=True)
+    with pytest.raises(UsageError, match="--steps"):  # a grid that shrinks is another grid
+        settle(tmp_path, merged.model_copy(update={"steps": [7]}), extend=True)
+    assert set(GRID) <= set(RunCard.model_fields)
+
+
+def test_runs_without_a_card_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="configuration is unknown"):
+        settle(tmp_path, BASE, started=True)
+    assert not (tmp_path / CARD).exists()
+
+
+def test_a_damaged_card_is_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / CARD).write_text(json.dumps({"command": "ladder"}), encoding="utf-8")
+    with pytest.raises(Exception, match=f"{CARD}: agent"):
+        settle(tmp_path, BASE)
+
+
+def test_describe_names_the_models_and_grid() -> None:
+    line = describe(BASE)
+    assert "agent llm (m at http://a/v1)" in line and "steps 5" in line and "seed 100" in line
+
+
+SCRIPTED = ["ladder", "--agent", "scripted:perfect", "--arms", "raw", "--steps", "5",
+            "--episodes", "1"]  # fmt: skip
+
+
+def test_the_ladder_refuses_a_mismatched_resume_and_extends_on_request(tmp_path: Path) -> None:
+    out = ["--out", str(tmp_path / "run")]
+    first = CliRunner().invoke(app, [*SCRIPTED, *out])
+    assert first.exit_code == 0, first.output
+    assert "configuration: taskgate ladder" in first.output
+    seed = CliRunner().invoke(app, [*SCRIPTED, *out, "--seed", "7"])
+    assert seed.exit_code == 2 and "--seed 100 (this run: 7)" in seed.output
+    grown = [*SCRIPTED[:-2], "--episodes", "2", *out]
+    refused = CliRunner().invoke(app, grown)
+    assert refused.exit_code == 2 and "add --extend" in refused.output
+    extended = CliRunner().invoke(app, [*grown, "--extend"])
+    assert extended.exit_code == 0, extended.output
+    assert load(tmp_path / "run").episodes == 2  # type: ignore[union-attr]
