@@ -454,7 +454,7 @@ def test_bad_requests_and_upstream_failures_answer_one_error_and_write_nothing()
 def test_a_request_without_a_brief_is_forwarded_untouched() -> None:
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "x_custom": [1, 2]}
     with (
-        FakeServer(script(["hello"])) as upstream,
+        FakeServer(script(["hello"]), models=("fake",)) as upstream,
         ProxyServer(ProxyConfig(upstream.base_url)) as proxy,
     ):
         resp = httpx.post(f"{proxy.base_url}/chat/completions", json=body)

@@ -31,8 +31,9 @@ def test_help_lists_every_command_under_its_heading() -> None:
         "demo",
         "plan",
         "mcp",
+        "fake-server",
     }
-    assert listed == {"proxy", "proxy-status", "demo", "plan", "mcp", *LAB_COMMANDS}
+    assert listed == {"proxy", "proxy-status", "demo", "plan", "mcp", "fake-server", *LAB_COMMANDS}
 
 
 def test_the_engineers_commands_do_not_load_the_lab() -> None:

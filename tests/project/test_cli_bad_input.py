@@ -190,7 +190,7 @@ CASES: dict[str, tuple[Setup, int, str]] = {
     "every endpoint refuses connections": (
         lambda t: ["ladder", "--agent", "llm", "--arms", "raw", "--episodes", "1", "--steps", "5",
                    "--base-url", "http://127.0.0.1:9/v1", "--base-url", "http://127.0.0.1:7/v1",
-                   "--model", "m", "--out", str(t / "o")], 1, "no model endpoint answers",
+                   "--model", "m", "--out", str(t / "o")], 1, "no model endpoint can serve this run",
     ),
     "--shard out of range": (
         lambda t: ["ladder", "--agent", "scripted:perfect", "--shard", "4/3", "--out", str(t / "o")],

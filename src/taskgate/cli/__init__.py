@@ -8,6 +8,7 @@ lab's after (:mod:`.names`); without the lab's extra, the lab's commands say whi
 
 from __future__ import annotations
 
+import difflib
 import functools
 import signal
 from typing import Any
@@ -16,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from taskgate._version import __version__
-from taskgate.cli import demo, mcp, plan, proxy
+from taskgate.cli import demo, fake, mcp, plan, proxy
 from taskgate.cli.errors import USAGE, guarded, one_line
 from taskgate.cli.names import ENGINEER, LAB, LAB_COMMANDS
 from taskgate.errors import MissingExtraError
@@ -34,6 +35,15 @@ class _Grouped(TyperGroup):
         if cmd_name in LAB_COMMANDS:
             return _lab_command(cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """An unknown command is one usage line naming the nearest one."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            near = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            ctx.fail(f"no such command {name!r}{hint} (taskgate --help lists them)")
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         commands = [(n, self.get_command(ctx, n)) for n in self.list_commands(ctx)]
@@ -134,6 +144,7 @@ app.command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )(guarded(mcp.mcp))
 app.add_typer(plan.app, name="plan", rich_help_panel=ENGINEER)
+app.command("fake-server", rich_help_panel=ENGINEER)(guarded(fake.fake_server))
 
 
 def main() -> None:

@@ -41,10 +41,22 @@ def ladder(
     endpoint: EndpointOptions,
     output: ReportOptions,
     scale: ScaleOptions,
-    steps: Annotated[str | None, typer.Option(help="Comma-separated step counts S (5-18).")] = None,
+    steps: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated step counts S (5-18).",
+            show_default=f"10; {EMBEDDED_STEPS} on the embedded model",
+        ),
+    ] = None,
     density: Annotated[str, typer.Option(help="Comma-separated extra-edge densities.")] = "0.15",
     episodes: Annotated[
-        int | None, typer.Option(min=1, max=MAX_EPISODES, help="Episodes per cell.")
+        int | None,
+        typer.Option(
+            min=1,
+            max=MAX_EPISODES,
+            help="Episodes per cell.",
+            show_default=f"16; {EMBEDDED_EPISODES} on the embedded model",
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="First seed; episodes use seed, seed+1, ...")] = 100,
     domain: Annotated[Literal["procurement", "release"], typer.Option()] = "procurement",

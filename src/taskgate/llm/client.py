@@ -110,7 +110,7 @@ class ChatClient:
             listed = "; ".join(
                 f"{r.url}: {why}" for r, why in zip(self.routes, reasons, strict=True)
             )
-            raise ModelError(f"no model endpoint answers ({listed})")
+            raise ModelError(f"no model endpoint can serve this run ({listed})")
         for route, why in zip(self.routes, reasons, strict=True):
             if why is not None:
                 route.failed(self.endpoint.backoff)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import random
 import re
 import socket
 import threading
@@ -139,6 +140,15 @@ _HTML = b"<!DOCTYPE html>\n<html><head><title>502</title></head><body>Bad gatewa
 Responder = Callable[[dict[str, Any]], Reply]
 
 
+#: the faults a faulty server draws from: what real servers do under load, and replies broken
+FAULTY: tuple[Callable[[], Fault], ...] = (
+    lambda: Fault.error(500, "injected server error"),
+    lambda: Fault.error(429, "injected rate limit"),
+    lambda: Fault.error(503, "injected overload"),
+    Fault.drop, Fault.broken, Fault.malformed, Fault.empty, Fault.no_choices,
+)  # fmt: skip
+
+
 class ScriptExhausted(Exception):
     """The scripted replies ran out; the server answers HTTP 418 so the failure is loud."""
 
@@ -172,8 +182,15 @@ class FakeServer:
     port: int = 0
     #: keep every request's body in ``requests`` (a benchmark's millions of calls keep none)
     keep_requests: bool = True
+    #: the model names ``GET /v1/models`` lists (none: any name is served)
+    models: tuple[str, ...] = ()
+    #: with no fault queued, the share of requests answered by one of :data:`FAULTY` (drawn
+    #: with ``fault_seed``, so a rerun meets the same faults in the same order)
+    fault_rate: float = 0.0
+    fault_seed: int = 0
 
     def __post_init__(self) -> None:
+        self._rng = random.Random(self.fault_seed)
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
@@ -209,7 +226,7 @@ class FakeServer:
 
     async def _start(self, sock: socket.socket) -> None:
         app = web.Application(client_max_size=1 << 30)
-        app.router.add_get("/v1/models", _models)
+        app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/chat/completions", self._chat)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
         await self._runner.setup()
@@ -223,12 +240,18 @@ class FakeServer:
                 self.requests.append(body)
                 self.headers.append(headers)
             fault = self.faults.pop(0) if self.faults else None
+            if fault is None and self.fault_rate and self._rng.random() < self.fault_rate:
+                fault = self._rng.choice(FAULTY)()
         if fault is not None and fault.kind not in ("slow", "broken"):
             return fault, None, None
         try:
             return fault, self.responder(body), None
         except ScriptExhausted as exc:
             return None, None, str(exc)
+
+    async def _models(self, _: web.Request) -> web.StreamResponse:
+        data = [{"id": name, "object": "model", "owned_by": "taskgate"} for name in self.models]
+        return _json(200, {"object": "list", "data": data})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         arrived = time.monotonic()
@@ -326,10 +349,6 @@ def loopback_socket(port: int = 0) -> socket.socket:
         sock.close()
         raise
     return sock
-
-
-async def _models(_: web.Request) -> web.StreamResponse:
-    return _json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
 
 
 def _not_a_reply(kind: str, body: dict[str, Any]) -> web.StreamResponse:

@@ -10,6 +10,7 @@ sorting a failure into a timeout, a connection error, or an HTTP status with the
 from __future__ import annotations
 
 import asyncio
+import difflib
 import time
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -117,14 +118,22 @@ class Route:
             self.in_flight -= 1
 
     async def probe(self) -> str | None:
-        """None when the endpoint answers ``GET /models`` with any HTTP response, else why not."""
+        """None when the endpoint can serve the run, else why not, with the fix: it does not
+        answer ``GET /models``; it answers 404 there and its base URL has no ``/v1`` (the usual
+        mistake); or it lists its models and the endpoint's is not one of them."""
         try:
-            await self._send("GET", "/models", None, PROBE_TIMEOUT)
-        except StatusError:
-            return None  # it answered; whether it lists models is not our business
+            _, _, body = await self._send("GET", "/models", None, PROBE_TIMEOUT)
+        except StatusError as exc:
+            base = self.endpoint.base_url.rstrip("/")
+            if exc.status == 404 and not base.endswith("/v1"):
+                return (
+                    f"answers 404 at {base}/models: OpenAI-compatible base URLs end in /v1 "
+                    f"(try --base-url {base}/v1)"
+                )
+            return None  # it answered; a server with no /models may still serve chat
         except TransportError as exc:
             return str(exc)
-        return None
+        return _unlisted(self.endpoint.model, body)
 
     @property
     def closed(self) -> bool:
@@ -229,3 +238,18 @@ def _short(exc: BaseException) -> str:
 def one_line(text: str, limit: int = 200) -> str:
     """One line of at most ``limit`` characters."""
     return " ".join(text.split())[:limit]
+
+
+def _unlisted(model: str, body: bytes) -> str | None:
+    """Why ``model`` cannot be served, by a ``/models`` answer that lists others (None when it
+    is listed, or the answer lists none or is not a model list)."""
+    try:
+        listed = [str(m["id"]) for m in orjson.loads(body)["data"] if isinstance(m, dict)]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None
+    if not listed or model in listed:
+        return None
+    near = difflib.get_close_matches(model, listed, n=1)
+    hint = f"did you mean {near[0]!r}? " if near else ""
+    shown = ", ".join(listed[:8]) + (", ..." if len(listed) > 8 else "")
+    return f"serves no model named {model[:80]!r}: {hint}it lists {shown} (pass it with --model)"
