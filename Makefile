@@ -15,9 +15,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# the main job: a small ladder on the embedded model (SmolLM2 via llama.cpp), a few minutes
+# the main job: the ladder on the embedded model (SmolLM2 via llama.cpp), its replies constrained
+# to a booking line or a decline, compiled by the brief parser and matched by the embedding
+# matcher; then every table, the figures and the HTML report (about 3 minutes on 2 cores)
+RUN_DIR ?= runs/main
 run: $(STAMP)
-	$(BIN)/taskgate ladder
+	$(BIN)/taskgate ladder --agent llm:constrained --compiler parser --matcher embedding \
+	  --episodes 3 --out $(RUN_DIR)
+	$(BIN)/taskgate report $(RUN_DIR) --figures $(RUN_DIR)/figures --html $(RUN_DIR)/report.html
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -104,6 +104,8 @@ def ladder(
             f"embedded model (SmolLM2-135M-Instruct via llama.cpp on loopback): {episodes} episode(s) "
             f"per cell at S={steps}, agent replies capped at {endpoint.max_tokens} tokens"
         )
+    if uses_model and agent == "llm:constrained":
+        typer.echo(constrained_note(compiler, matcher))
     step_list = split_list("10" if steps is None else steps, int, "--steps")
     for s in step_list:
         if not 5 <= s <= 18:
@@ -156,3 +158,21 @@ def ladder(
 
     run_with_progress(f"ladder ({agent})", work, uses_model, endpoint, cell.think)
     report_run(run_dir, arm_list, output, warn, usage=uses_model)
+
+
+def constrained_note(compiler: str, matcher: str) -> str:
+    """What the constrained agent's run constrains, and why (printed before it starts)."""
+    helpers = {
+        "parser": "the brief parser compiles",
+        "embedding": "the embedding matcher matches",
+        "lexical": "the lexical matcher matches",
+        "scripted": "the generator's own plan",
+    }
+    without = [helpers[r] for r in (compiler, matcher) if r in helpers]
+    rest = f"; {' and '.join(without)}, with no model call" if without else ""
+    return (
+        "constrained: each agent reply is one booking line (a completion code the brief lists, "
+        "under the request's work order) or a decline, by the server's JSON-schema grammar: a "
+        "small model writes no booking line on its own, and every rung needs one to judge; which "
+        f"code, or a decline, is the model's choice{rest}"
+    )
