@@ -211,6 +211,10 @@ def test_the_transport_refuses_what_it_does_not_serve(servers: tuple[str, Path])
     token, _, mac = session.partition(".")
     forged = rpc(base, ping, f"{token}.{'0' * len(mac)}")
     assert forged.status_code == 404 and "Session not found" in forged.text
+    latin = httpx.post(f"{base}/mcp", content=json.dumps(ping).encode(), headers={
+        "Content-Type": "application/json", "Mcp-Session-Id": (token + ".\xe9").encode("latin-1"),
+    })  # fmt: skip
+    assert latin.status_code == 404
     batch = httpx.post(f"{base}/mcp", json=[ping, ping], headers={
         "Accept": "application/json", "Content-Type": "application/json",
         "Mcp-Session-Id": session})  # fmt: skip

@@ -32,7 +32,9 @@ def event(message: dict[str, Any]) -> bytes:
     return f"event: message\r\ndata: {json.dumps(message)}\r\n\r\n".encode()
 
 
-async def served(on_call: Reply, seen: list[dict[str, Any]]) -> tuple[web.AppRunner, str]:
+async def served(
+    on_call: Reply, seen: list[dict[str, Any]], lost_answers: bool = False
+) -> tuple[web.AppRunner, str]:
     """A streamable-HTTP server whose ``initialize`` is ordinary and whose other requests
     ``on_call`` answers; every message it receives is appended to ``seen``."""
     sessions = iter(["A", "B", "C"])
@@ -46,6 +48,8 @@ async def served(on_call: Reply, seen: list[dict[str, Any]]) -> tuple[web.AppRun
             return web.json_response(
                 answer(message["id"], result), headers={"mcp-session-id": next(sessions)}
             )
+        if "method" not in message and lost_answers:  # the client's answer: session forgotten
+            return web.Response(status=404, text="Session not found")
         if "id" not in message or "method" not in message:
             return web.Response(status=202)
         return await on_call(request, message)
@@ -65,13 +69,13 @@ async def served(on_call: Reply, seen: list[dict[str, Any]]) -> tuple[web.AppRun
     return runner, f"http://127.0.0.1:{port}/mcp"
 
 
-def call_against(on_call: Reply) -> tuple[Any, list[dict[str, Any]]]:
+def call_against(on_call: Reply, lost_answers: bool = False) -> tuple[Any, list[dict[str, Any]]]:
     """``tools/call`` through :class:`HttpUpstream`: its result or the error it raised, and what
     the server received."""
     seen: list[dict[str, Any]] = []
 
     async def go() -> Any:
-        runner, url = await served(on_call, seen)
+        runner, url = await served(on_call, seen, lost_answers)
         try:
             async with HttpUpstream(url) as up:
                 try:
@@ -168,3 +172,51 @@ def test_an_answer_over_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch) ->
 
     result, _ = call_against(on_call)
     assert isinstance(result, UpstreamError) and "over 1,000 bytes" in str(result)
+
+
+def test_a_priming_event_and_a_large_answer_are_read_whole() -> None:
+    big = {**RESULT, "content": [{"type": "text", "text": "y" * (3 << 20)}]}
+
+    async def primed(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(b"id: 0\r\ndata: \r\n\r\n: a comment\r\n\r\n")  # priming, no JSON
+        await resp.write(event(answer(message["id"], RESULT)))
+        return resp
+
+    async def large(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
+        return web.json_response(answer(message["id"], big))
+
+    result, _ = call_against(primed)
+    assert not isinstance(result, Exception), result
+    result, _ = call_against(large)
+    assert not isinstance(result, Exception), result
+    assert len(result.content[0].text) == 3 << 20
+
+
+def test_a_session_lost_mid_call_is_in_doubt_and_the_call_is_not_sent_again() -> None:
+    async def on_call(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(event({"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create",
+                                "params": {}}))  # fmt: skip
+        await resp.write(event(answer(message["id"], RESULT)))
+        return resp
+
+    result, seen = call_against(on_call, lost_answers=True)
+    assert isinstance(result, UpstreamError) and "lost the session during a call" in str(result)
+    assert [m.get("method") for m in seen].count("tools/call") == 1
+
+
+def test_odd_error_codes_and_malformed_results_are_one_error() -> None:
+    async def odd(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
+        error = {"code": "boom", "message": "no"}
+        return web.json_response({"jsonrpc": "2.0", "id": message["id"], "error": error})
+
+    async def malformed(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
+        return web.json_response(answer(message["id"], {"content": "not a list"}))
+
+    result, _ = call_against(odd)
+    assert isinstance(result, MCPError) and result.error.code == -32603
+    result, _ = call_against(malformed)
+    assert isinstance(result, UpstreamError) and "malformed result: content" in str(result)

@@ -31,6 +31,7 @@ import mcp_types as types
 import orjson
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
+from mcp_types.methods import serialize_server_result
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
 from starlette.requests import Request
@@ -59,10 +60,10 @@ class Holder:
 Call = Callable[[Any, str | None, types.CallToolRequestParams], Awaitable[types.CallToolResult]]
 
 
-def session_key(headers: Mapping[str, str]) -> str | None:
-    """The session a request reaches: the one its ``X-Taskgate-Session`` header names, else its
-    MCP session id, scoped to its API key; ``None`` when it names neither."""
-    name = headers.get(SESSION_HEADER) or headers.get("mcp-session-id")
+def session_key(headers: Mapping[str, str], ids: bool = True) -> str | None:
+    """The session a request reaches: the one its ``X-Taskgate-Session`` header names, else
+    (``ids``) its MCP session id, scoped to its API key; ``None`` when it names neither."""
+    name = headers.get(SESSION_HEADER) or (headers.get("mcp-session-id") if ids else None)
     if not name or len(name) > 200 or "~" in name:
         return None
     return f"{name}~{owner(headers)}"
@@ -92,7 +93,9 @@ class Front:
         self.secret = secret or secrets.token_bytes(32)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = dict(scope["headers"])
+        headers: dict[bytes, bytes] = {}
+        for name, value in scope["headers"]:  # the first of a repeated header, as the SDK reads
+            headers.setdefault(name, value)
         version = headers.get(b"mcp-protocol-version", b"").decode("latin-1")
         modern = version and version not in HANDSHAKE_PROTOCOL_VERSIONS
         if modern and headers.get(b"mcp-method") != b"server/discover":
@@ -108,7 +111,9 @@ class Front:
 
     def known(self, session: str) -> bool:
         token, _, mac = session.partition(".")
-        return len(token) == 32 and hmac.compare_digest(mac, self._mac(token))
+        if len(token) != 32 or not session.isascii():  # a header may carry any latin-1 byte
+            return False
+        return hmac.compare_digest(mac.encode(), self._mac(token).encode())
 
     def _mac(self, token: str) -> str:
         return hmac.new(self.secret, token.encode(), hashlib.sha256).hexdigest()[:32]
@@ -176,7 +181,11 @@ class Front:
             capabilities=types.ServerCapabilities(tools=types.ToolsCapability(list_changed=False)),
             server_info=types.Implementation(name="taskgate", version=__version__),
         )
-        body = {"jsonrpc": "2.0", "id": ident, "result": _dump(result)}
+        body = {
+            "jsonrpc": "2.0",
+            "id": ident,
+            "result": _for_version("initialize", version, _dump(result)),
+        }
         return _json(body, {"mcp-session-id": self.new_session()})
 
     async def _dispatch(self, request: Request, method: str, params: Any) -> dict[str, Any]:
@@ -184,7 +193,8 @@ class Front:
         if method == "ping":
             return {}
         if method == "tools/list":
-            return _dump(types.ListToolsResult(tools=state.tools))
+            listed = _dump(types.ListToolsResult(tools=state.tools))
+            return _for_version(method, request.headers.get("mcp-protocol-version"), listed)
         if method != "tools/call":
             raise MCPError(
                 code=types.METHOD_NOT_FOUND, message="Method not found", data=method[:80]
@@ -197,7 +207,17 @@ class Front:
                 code=types.INVALID_PARAMS,
                 message=f"Invalid params: {where}: {exc.errors()[0]['msg']}",
             ) from None
-        return _dump(await self.call(state, session_key(request.headers), checked))
+        result = _dump(await self.call(state, session_key(request.headers), checked))
+        return _for_version(method, request.headers.get("mcp-protocol-version"), result)
+
+
+def _for_version(method: str, version: str | None, result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` as the client's protocol version defines it (the SDK's own sieve: no field a
+    handshake-era client does not know); the version from the request's header, else the
+    latest of the handshake era."""
+    if version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        version = LATEST_HANDSHAKE_VERSION
+    return serialize_server_result(method, version, result)
 
 
 def _valid_id(ident: Any, present: bool) -> bool:

@@ -141,11 +141,12 @@ async def _no_discovery(ctx: ServerRequestContext[GateState, Any], params: Any) 
 
 
 def _key(ctx: ServerRequestContext[GateState, Any]) -> str | None:
-    """The caller's session: the stdio client's, or the one an HTTP request's headers name."""
+    """The caller's session: the stdio client's, or over HTTP (where the SDK serves only 2026
+    requests, which carry no session id) the one the ``X-Taskgate-Session`` header names."""
     headers = getattr(ctx.request, "headers", None)
     if headers is None:
         return f"{ctx.lifespan_context.session}~local"
-    return session_key(headers)
+    return session_key(headers, ids=False)
 
 
 def _error(text: str) -> types.CallToolResult:
@@ -210,7 +211,8 @@ def _meta(meta: Any) -> types.RequestParamsMeta | None:
     kept = {
         k: v
         for k, v in meta.items()
-        if not k.startswith("io.modelcontextprotocol/") and k != "progressToken"
+        if not k.startswith("io.modelcontextprotocol/")
+        and k not in ("progressToken", "progress_token")
     }
     return types.RequestParamsMeta(**kept) if kept else None  # type: ignore[typeddict-item]
 

@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 import mcp_types as types
 import orjson
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+from pydantic import BaseModel, ValidationError
 
 from taskgate._version import __version__
 from taskgate.errors import TaskgateError
 
+T = TypeVar("T", bound=BaseModel)
 #: the largest answer read from an upstream, in bytes
 MAX_ANSWER = 64 << 20
 
@@ -39,8 +41,14 @@ class UpstreamError(TaskgateError):
 class HttpUpstream:
     """One streamable-HTTP MCP server; use as an async context manager."""
 
-    def __init__(self, url: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, url: str, headers: dict[str, str] | None = None, read_timeout: float = 600.0
+    ) -> None:
         self.url = url
+        #: a call whose answer stops coming for this long is given up (and so is in doubt)
+        self.read_timeout = read_timeout
+        self._opening = asyncio.Lock()
+        self._generation = 0
         self.headers = dict(headers or {})
         self.session_id: str | None = None
         self.version = LATEST_HANDSHAKE_VERSION
@@ -51,7 +59,7 @@ class HttpUpstream:
     async def __aenter__(self) -> HttpUpstream:
         self._http = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=256),
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=self.read_timeout),
         )
         try:
             await self._initialize()
@@ -77,7 +85,7 @@ class HttpUpstream:
     # -- the calls the gate makes ------------------------------------------------------------------
     async def list_tools(self, cursor: str | None = None) -> types.ListToolsResult:
         params = {"cursor": cursor} if cursor else None
-        return types.ListToolsResult.model_validate(await self.request("tools/list", params))
+        return self._valid(types.ListToolsResult, await self.request("tools/list", params))
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None = None, meta: Any = None
@@ -85,11 +93,19 @@ class HttpUpstream:
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
         if meta:
             params["_meta"] = dict(meta)
-        return types.CallToolResult.model_validate(await self.request("tools/call", params))
+        return self._valid(types.CallToolResult, await self.request("tools/call", params))
+
+    def _valid(self, model: type[T], result: dict[str, Any]) -> T:
+        try:
+            return model.model_validate(result)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "result"
+            raise UpstreamError(f"{self.url} answered with a malformed result: {where}: "
+                                f"{first['msg']}") from None  # fmt: skip
 
     # -- JSON-RPC over streamable HTTP -------------------------------------------------------------
     async def _initialize(self) -> None:
-        self.session_id = None
         result = await self._exchange("initialize", {
             "protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {},
             "clientInfo": {"name": "taskgate", "version": __version__},
@@ -103,12 +119,22 @@ class HttpUpstream:
         await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"}, None)
 
     async def request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        """The result of one request (re-sent once after the server lost the session)."""
+        """The result of one request (re-sent once after the server lost the session: a 404 to
+        the request's own POST means it was not processed)."""
+        generation = self._generation
         try:
             return await self._exchange(method, params)
         except _SessionLost:
-            await self._initialize()
+            async with self._opening:  # one re-initialization for calls that met the same loss
+                if self._generation == generation:
+                    await self._initialize()
+                    self._generation += 1
+        try:
             return await self._exchange(method, params)
+        except _SessionLost:
+            raise UpstreamError(
+                f"{self.url} lost the session again just after it was opened"
+            ) from None
 
     async def _exchange(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         ident = next(self._ids)
@@ -120,7 +146,7 @@ class HttpUpstream:
         if "error" in answer:
             error = answer["error"] if isinstance(answer["error"], dict) else {}
             raise MCPError(
-                code=int(error.get("code", types.INTERNAL_ERROR)),
+                code=_code(error.get("code")),
                 message=str(error.get("message", "error"))[:500],
                 data=error.get("data"),
             )
@@ -129,14 +155,14 @@ class HttpUpstream:
             raise UpstreamError(f"{self.url} answered {method} with no result")
         return result
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, session: bool = True) -> dict[str, str]:
         headers = {
             **self.headers,
             "Accept": "application/json, text/event-stream",
             "Content-Type": "application/json",
             "Mcp-Protocol-Version": self.version,
         }
-        if self.session_id:
+        if self.session_id and session:
             headers["Mcp-Session-Id"] = self.session_id
         return headers
 
@@ -146,7 +172,9 @@ class HttpUpstream:
         resp: aiohttp.ClientResponse | None = None
         try:
             resp = await self._http.post(
-                self.url, data=orjson.dumps(message), headers=self._headers()
+                self.url,
+                data=orjson.dumps(message),
+                headers=self._headers(session=message.get("method") != "initialize"),
             )
             if resp.status == 404 and self.session_id and message.get("method") != "initialize":
                 raise _SessionLost
@@ -162,9 +190,11 @@ class HttpUpstream:
                 self._drain(resp)  # its end read after the answer is back
                 resp = None
                 return found
-            raw = await resp.content.read(MAX_ANSWER + 1)
-            if len(raw) > MAX_ANSWER:
-                raise UpstreamError(self._too_big())
+            raw = bytearray()
+            async for chunk in resp.content.iter_any():  # read(n) may stop at one socket read
+                raw += chunk
+                if len(raw) > MAX_ANSWER:
+                    raise UpstreamError(self._too_big())
             return _answer(orjson.loads(raw), ident, self.url)
         except (aiohttp.ClientError, OSError, orjson.JSONDecodeError) as exc:
             raise UpstreamError(f"{self.url} did not answer: {exc or type(exc).__name__}") from None
@@ -206,7 +236,7 @@ class HttpUpstream:
                 if line.startswith(b"data:"):
                     data.append(line[5:].lstrip(b" "))
                 elif not line and data:  # an event ends
-                    found = await self._event(orjson.loads(b"\n".join(data)), ident)
+                    found = await self._event(_json_or_none(b"\n".join(data)), ident)
                     data = []
                     if found is not None:
                         return found
@@ -219,14 +249,29 @@ class HttpUpstream:
         if not isinstance(message, dict):
             return None
         if "method" in message and "id" in message:  # the server asks the client something
-            await self._post({"jsonrpc": "2.0", "id": message["id"], "error": {
-                "code": types.METHOD_NOT_FOUND,
-                "message": "the taskgate gate does not relay requests to the client",
-            }}, None)  # fmt: skip
+            try:
+                await self._post({"jsonrpc": "2.0", "id": message["id"], "error": {
+                    "code": types.METHOD_NOT_FOUND,
+                    "message": "the taskgate gate does not relay requests to the client",
+                }}, None)  # fmt: skip
+            except _SessionLost:  # mid-call: the call itself may have run, never resend it
+                raise UpstreamError(f"{self.url} lost the session during a call") from None
             return None
         if message.get("id") == ident and ("result" in message or "error" in message):
             return message
         return None
+
+
+def _json_or_none(data: bytes) -> Any:
+    """An event's data as JSON (an empty or non-JSON event, such as a priming one: None)."""
+    try:
+        return orjson.loads(data) if data.strip() else None
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _code(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else types.INTERNAL_ERROR
 
 
 class _SessionLost(Exception):
