@@ -18,6 +18,7 @@ import pytest
 from taskgate.lab.reporting import build_report, load_runs
 from taskgate.lab.reporting.build import Report
 from taskgate.lab.reporting.html import render_html, write_html
+from taskgate.lab.runcard import RunCard
 from taskgate.lab.rundir import LOG
 from taskgate.lab.runner.config import LadderConfig
 from taskgate.lab.runner.ladder import run_ladder
@@ -31,7 +32,12 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, Path, str]
     out = tmp_path_factory.mktemp("html") / "run"
     config = LadderConfig(arms=("raw", "enforcement"), agent="scripted:always-book",
                           steps=(5,), episodes=3, corruption=(0.0, 0.03))  # fmt: skip
-    asyncio.run(run_ladder(config, out))
+    card = RunCard(command="ladder", agent="scripted:always-book", compiler="scripted",
+                   matcher="scripted", models={"agent": "", "compiler": "", "matcher": ""},
+                   endpoints={"agent": [], "compiler": [], "matcher": []},
+                   arms=["raw", "enforcement"], steps=[5], densities=[0.15], episodes=3,
+                   first_seed=100, corruption=[0.0, 0.03])  # fmt: skip
+    asyncio.run(run_ladder(config, out, card=card))
     lines = (out / LOG).read_text().splitlines()
     for i, line in enumerate(lines):  # a model reply that tries to break out of the page
         rec = json.loads(line)
@@ -71,6 +77,31 @@ def test_the_page_shows_every_table_and_figure(report: Any, browser: Any) -> Non
     widths = page.evaluate("Array.from(document.images).map(i => i.complete && i.naturalWidth)")
     assert len(widths) == 3 and all(w > 0 for w in widths)  # hero, channels, corruption
     assert page.locator("figure figcaption").first.text_content().startswith("Strict episode")
+
+
+def test_the_page_says_what_ran_and_what_each_column_counts(report: Any, browser: Any) -> None:
+    """The header names each run's configuration (its card) and cites the paper; each column
+    the glossary knows has its meaning as a tooltip."""
+    _, path, _ = report
+    page = browser.new_page()
+    page.goto(path.as_uri())
+    configuration = page.locator("ul.dirs li").first.text_content() or ""
+    assert "taskgate ladder" in configuration and "arms raw,enforcement" in configuration
+    assert "card written" in configuration
+    cite = page.locator("#cite").text_content() or ""
+    assert "How Strongly Should Task State Influence an LLM Agent?" in cite and "Zhang" in cite
+    tip = page.locator("#table-channels th", has_text="Premature").get_attribute("title") or ""
+    assert "before its prerequisites" in tip
+    missing = page.locator(".not-drawn").all_text_contents()
+    assert len(missing) == 1 and "axes" in missing[0] and "--steps" in missing[0]
+
+
+def test_each_figure_names_its_agent_and_n(report: Any) -> None:
+    from taskgate.lab.reporting.figures import styled_figures
+
+    built, _, _ = report
+    for fig in styled_figures(built).values():
+        assert fig._suptitle.get_text() == "scripted:always-book; n = 3 episodes per bar"
 
 
 def test_the_drill_down_filters_and_opens_episodes(report: Any, browser: Any) -> None:

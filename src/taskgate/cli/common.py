@@ -21,6 +21,7 @@ from taskgate.lab.runcard import describe
 from taskgate.lab.runcard import load as load_card
 from taskgate.lab.rundir import OnSkip
 from taskgate.lab.runner.roles import Clients
+from taskgate.lab.scoring.glossary import legend
 from taskgate.lab.scoring.summary import score_entries
 
 Work = Callable[[RunProgress, Clients], Coroutine[Any, Any, None]]
@@ -140,6 +141,9 @@ def print_tables(built: Report, report: ReportOptions, keys: Sequence[str] | Non
         if table.note:
             console.print(table.note + "\n", markup=False)
         console.print(table.render(report.fmt), markup=False)
+        explained = legend(table.header)
+        if explained and report.fmt == "md":
+            console.print("\n" + explained, markup=False)
     if report.json is not None:
         built.write_json(report.json)
         console.print(f"\nwrote the report ({len(built.rows)} rows) to {report.json}", markup=False)

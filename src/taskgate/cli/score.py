@@ -13,7 +13,12 @@ from taskgate.cli.errors import warner, writable_dir, writable_file
 from taskgate.cli.options import JsonOpt, ReportOptions, check_names, command, split_list
 from taskgate.lab.arms.registry import ARMS
 from taskgate.lab.reporting.build import build_report
-from taskgate.lab.reporting.figures import matplotlib_module, styled_figures, write_figures
+from taskgate.lab.reporting.figures import (
+    matplotlib_module,
+    not_drawn,
+    styled_figures,
+    write_figures,
+)
 from taskgate.lab.reporting.html import write_html
 from taskgate.lab.reporting.runs import load_runs
 from taskgate.lab.scoring.index import score_run
@@ -102,6 +107,8 @@ def report(
     if figures is not None:
         written = write_figures(built, figures, figs)
         typer.echo(f"\nwrote {len(written)} figure files to {figures}")
+        for name, why in not_drawn(built).items():
+            typer.echo(f"not drawn: {name}: {why}")
     if html is not None:
         write_html(built, html, figs)
         typer.echo(f"wrote the HTML report to {html}")

@@ -93,6 +93,7 @@ def hero(rows: Sequence[Row], arms: Sequence[str]) -> Figure:
             hi.append(r.ci_high - r.rate)
         if xs:
             ax.bar(xs, ys, width, label=arm, yerr=[lo, hi], capsize=2, error_kw={"lw": 0.8})
+            _zeros(ax, xs, ys)
     ax.set_xticks(range(len(groups)), [_group_label(c, cell, multi) for c, cell in groups])
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("strict episode success")
@@ -115,6 +116,7 @@ def channels(rows: Sequence[Row], arms: Sequence[str]) -> Figure:
         heights = [r.channels[c] / r.n for r in ordered]
         ax.bar(xs, heights, 0.7, bottom=bottom, label=CHANNEL_LABELS[c])
         bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+    _zeros(ax, xs, bottom)
     ax.set_xticks(xs, [r.arm for r in ordered], rotation=30, ha="right")
     if len(groups) > 1:
         for config, cell in groups:
@@ -127,6 +129,13 @@ def channels(rows: Sequence[Row], arms: Sequence[str]) -> Figure:
     ax.set_title("Error channels per rung", pad=18 if len(groups) > 1 else 6)
     fig.legend(loc="outside right upper", frameon=False)
     return fig
+
+
+def _zeros(ax: Any, xs: Sequence[float], ys: Sequence[float]) -> None:
+    """A "0" over each bar of height zero, which would otherwise not show at all."""
+    for x, y in zip(xs, ys, strict=True):
+        if y == 0:
+            ax.text(x, 0, "0", ha="center", va="bottom", fontsize=6, color="0.3")
 
 
 def corruption(rows: Sequence[Row], arms: Sequence[str]) -> Figure | None:
@@ -210,14 +219,43 @@ def _err(rows: Sequence[Row]) -> list[list[float]]:
 
 
 def figures(report: Report) -> dict[str, Figure]:
-    """The report's figures by name (those its runs can draw)."""
+    """The report's figures by name (those its runs can draw; :func:`not_drawn` says why the
+    others are not), each titled with its models and episode counts."""
     made = {
         "hero": hero(report.rows, report.arms),
         "channels": channels(report.rows, report.arms),
         "corruption": corruption(report.rows, report.arms),
         "axes": axes(report.rows, report.arms),
     }
-    return {name: fig for name, fig in made.items() if fig is not None}
+    drawn = {name: fig for name, fig in made.items() if fig is not None}
+    if report.rows:
+        for fig in drawn.values():
+            fig.suptitle(subtitle(report), fontsize=6, color="0.35")
+    return drawn
+
+
+def not_drawn(report: Report) -> dict[str, str]:
+    """Each figure these runs cannot draw, and why (what run would draw it)."""
+    clean = [r for r in report.rows if r.corruption == 0]
+    why: dict[str, str] = {}
+    rates = {r.corruption for r in report.rows if compiled_arm(r.arm)}
+    if len(rates) < 2:
+        why["corruption"] = (
+            "needs a gate arm run at two or more corruption rates (--corruption 0,0.03)"
+        )
+    if len({r.steps for r in clean}) < 2 and len({r.density for r in clean}) < 2:
+        why["axes"] = "needs two or more step counts or densities (--steps 5,10 or --density)"
+    return why
+
+
+def subtitle(report: Report) -> str:
+    """The models and episode counts behind the figures, for their titles."""
+    models = sorted({m for card in report.runs.cards for m in card.models.values() if m})
+    agents = sorted({card.agent for card in report.runs.cards})
+    who = ", ".join(models) if models else ", ".join(agents) or "agents not recorded"
+    ns = sorted({r.n for r in report.rows})
+    n = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}-{ns[-1]}"
+    return f"{who}; {n} episodes per bar"
 
 
 def save(fig: Figure, path: Path) -> None:

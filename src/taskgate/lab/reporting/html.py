@@ -13,6 +13,7 @@ import html
 import io
 import json
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from typing import Any
 from taskgate._version import __version__
 from taskgate.errors import MissingExtraError
 from taskgate.lab.reporting.build import Report
+from taskgate.lab.runcard import CARD, describe
+from taskgate.lab.runcard import load as load_card
 from taskgate.lab.scoring.report import cell_name
 from taskgate.lab.scoring.summary import Entry
 
@@ -86,7 +89,12 @@ def _script_json(data: object) -> str:
 
 def _figures_html(report: Report, figs: Mapping[str, Any] | None) -> str:
     try:
-        from taskgate.lab.reporting.figures import STYLE, matplotlib_module, styled_figures
+        from taskgate.lab.reporting.figures import (
+            STYLE,
+            matplotlib_module,
+            not_drawn,
+            styled_figures,
+        )
 
         figs = styled_figures(report) if figs is None else figs
     except MissingExtraError as exc:
@@ -102,7 +110,26 @@ def _figures_html(report: Report, figs: Mapping[str, Any] | None) -> str:
             f'<figure id="figure-{name}"><img alt="{html.escape(name)}: {html.escape(title)}" '
             f'src="{src}"><figcaption>{html.escape(title)}</figcaption></figure>'
         )
+    for name, why in not_drawn(report).items():
+        parts.append(
+            f'<p class="note not-drawn">Not drawn: {html.escape(name)}: {html.escape(why)}.</p>'
+        )
     return "".join(parts)
+
+
+_CITE = (
+    "The state-coupling ladder of Chenyu Zhang, Wonbin Kweon and Jiawei Han, <cite>How Strongly "
+    "Should Task State Influence an LLM Agent?</cite>."
+)
+
+
+def _configuration(run_dir: Path) -> str:
+    """A run directory's configuration from its card, and when it was made."""
+    card = load_card(run_dir)
+    if card is None:
+        return "no run card: its configuration was not recorded"
+    made = datetime.fromtimestamp((run_dir / CARD).stat().st_mtime, tz=UTC)
+    return f"{describe(card)}; card written {made:%Y-%m-%d %H:%M} UTC"
 
 
 def render_html(report: Report, figs: Mapping[str, Any] | None = None) -> str:
@@ -114,7 +141,10 @@ def render_html(report: Report, figs: Mapping[str, Any] | None = None) -> str:
         f"{len(runs.dirs)} run director{'y' if len(runs.dirs) == 1 else 'ies'}; "
         f"configurations: {'; '.join(runs.configs)}; arms: {', '.join(report.arms)}"
     )
-    dirs = "".join(f"<li><code>{html.escape(str(d))}</code></li>" for d in runs.dirs)
+    dirs = "".join(
+        f"<li><code>{html.escape(str(d))}</code>: {html.escape(_configuration(d))}</li>"
+        for d in runs.dirs
+    )
     tables = "".join(t.html() for t in report.tables)
     nav = "".join(
         f'<a href="#table-{html.escape(t.key)}">{html.escape(t.key)}</a> ' for t in report.tables
@@ -134,6 +164,7 @@ def render_html(report: Report, figs: Mapping[str, Any] | None = None) -> str:
 <header>
 <h1>taskgate report</h1>
 <p id="summary">{html.escape(summary)}</p>
+<p id="cite">{_CITE} Run and scored by taskgate {html.escape(__version__)}. Hover over a column's name for what it counts.</p>
 <ul class="dirs">{dirs}</ul>
 <nav>Tables: {nav}<a href="#figures">figures</a> <a href="#episodes">episodes</a></nav>
 </header>

@@ -9,6 +9,8 @@ from pathlib import Path
 from taskgate.errors import LogFormatError
 from taskgate.lab.arms.registry import ARMS
 from taskgate.lab.episodes.models import Episode
+from taskgate.lab.runcard import RunCard
+from taskgate.lab.runcard import load as load_card
 from taskgate.lab.rundir import EPISODES, OnSkip
 from taskgate.lab.scoring.summary import Entry, Scored, score_entries
 
@@ -28,6 +30,11 @@ class RunSet:
     @property
     def configs(self) -> list[str]:
         return list(dict.fromkeys(e.scored.config for e in self.entries))
+
+    @property
+    def cards(self) -> list[RunCard]:
+        """The run cards of the directories that have one."""
+        return [c for c in (load_card(d) for d in self.dirs) if c is not None]
 
     def arms(self) -> list[str]:
         """The arms present, in the registry's ladder order (unknown ones last, as logged)."""

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from taskgate.lab.scoring.glossary import GLOSSARY
+
 Format = Literal["md", "latex"]
 
 _LATEX_SPECIAL = re.compile(r"[\\&%$#_{}~^]")
@@ -74,7 +76,12 @@ class Table:
         return "\n".join(lines)
 
     def html(self) -> str:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
+        head = "".join(
+            f'<th title="{html.escape(GLOSSARY[h])}">{html.escape(h)}</th>'
+            if h in GLOSSARY
+            else f"<th>{html.escape(h)}</th>"
+            for h in self.header
+        )
         rows = "".join(
             "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in self.body
         )

@@ -1,0 +1,45 @@
+"""What a report's columns mean, for readers outside the paper: a tooltip per column in the HTML
+page and a legend under each printed table. Keyed by the column's header as the tables print it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+GLOSSARY: dict[str, str] = {
+    "cell": "the grid cell: S = the plan's steps, rho = the prerequisite graph's extra-edge "
+    "density, eps (when shown) = the rate at which the gate's state is corrupted per step-turn",
+    "arm": "the rung of the ladder (raw transcript, text checklist, self-ledger, directive gate, "
+    "enforcement gate) or a control",
+    "strict": "strict episode success: the share of episodes with no error on any channel",
+    "Re-exec": "re-execution: a finished step executed again with no redo asked; executions over "
+    "the turns that ask for a finished step (k/n; above 1 when a turn executes more than once)",
+    "Superseded": "a cancelled step executed; executions over the turns that ask for it (k/n)",
+    "Premature": "a step executed before its prerequisites have receipts; executions over the "
+    "turns that ask for a blocked step (k/n)",
+    "Omission": "a requested step the state allows, not executed; over the turns that ask for one "
+    "(k/n)",
+    "Refused redo": "an explicitly asked redo not executed; over the redo turns (k/n)",
+    "Unreq. (count)": "executions of a step that no request asked for (a count over the cell)",
+    "Unreq./128 ep": "the unrequested count per 128 episodes",
+    "refused": "bookings the gate refused (a count)",
+    "false compl.": "false completions: the share of refused bookings whose reply says nothing of "
+    "a refusal, so that a reader would take the step as done",
+    "agreement": "the matcher's agreement with the step the generator wrote the request for",
+    "redo P": "explicit-redo precision: of the requests read as a redo, the share that asked one",
+    "redo R": "explicit-redo recall: of the requests that asked a redo, the share read as one",
+    "contrast": "the two adjacent rungs compared (lower -> upper)",
+    "discordant": "episodes only the lower rung succeeded on, and only the upper (shared seeds)",
+    "exact McNemar p": "two-sided exact McNemar test on the discordant pairs",
+    "Holm p": "the McNemar p adjusted by Holm's method over the contrasts of one scoring",
+    "n": "episodes (compiles) in the cell",
+    "Dep": "compile accuracy: the share of prerequisite edges compiled right",
+    "agent calls": "the agent's model calls per episode",
+    "x raw": "total agent tokens relative to the raw transcript's",
+    "prefix share": "the share of an agent prompt that repeats its previous prompt from the "
+    "start (what a server's prefix cache reuses)",
+}
+
+
+def legend(header: Sequence[str]) -> str:
+    """One line per column of ``header`` that the glossary explains."""
+    return "\n".join(f"  {h}: {GLOSSARY[h]}" for h in header if h in GLOSSARY)
