@@ -36,8 +36,9 @@ typecheck: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet -d .site
 
+# every test, slow ones included, on two workers (our machines have two cores)
 unit: $(STAMP) browser
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
 
 # the HTML report's test renders the page in a real headless Chromium: the Debian package,
 # installed here when missing (as root, with apt); without it that test skips and says why

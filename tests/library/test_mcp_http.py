@@ -238,6 +238,26 @@ def test_the_transport_refuses_what_it_does_not_serve(servers: tuple[str, Path])
         assert "Traceback" not in resp.text
 
 
+def restart(argv: list[str], env: dict[str, str], err: Path) -> tuple[Any, str]:
+    """The gate started again on a fresh port (another one, if a parallel test took the port
+    first); its stderr in ``err``, shown if it never answers."""
+    for _ in range(3):
+        port = free_port()
+        argv[argv.index("--port") + 1] = str(port)
+        with err.open("w") as sink:
+            gate = subprocess.Popen(argv, env=env, stderr=sink)
+        deadline = time.monotonic() + 120
+        while gate.poll() is None and time.monotonic() < deadline:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/taskgate/metrics", timeout=0.5)
+                return gate, f"http://127.0.0.1:{port}"
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        gate.kill()
+        gate.wait()
+    raise RuntimeError(f"the restarted gate never answered: {err.read_text()[-2000:]}")
+
+
 def test_a_gate_killed_mid_call_holds_the_step_in_doubt_until_settled(tmp_path: Path) -> None:
     log, up_port, gate_port = tmp_path / "upstream.log", free_port(), free_port()
     (tmp_path / "plan.json").write_text(json.dumps(PLAN))
@@ -281,11 +301,7 @@ def test_a_gate_killed_mid_call_holds_the_step_in_doubt_until_settled(tmp_path: 
         time.sleep(3.5)  # the upstream finishes the call: it ran
         # restarted on a fresh port (another test may have taken the old one meanwhile): the
         # session is its name and its journal, not the port
-        gate_port = free_port()
-        base = f"http://127.0.0.1:{gate_port}"
-        argv[argv.index("--port") + 1] = str(gate_port)
-        gate = subprocess.Popen(argv, env=env, stderr=subprocess.DEVNULL)
-        wait_up(f"{base}/taskgate/metrics")
+        gate, base = restart(argv, env, tmp_path / "gate.err")
 
         async def after() -> list[str]:
             async with client(base, "job") as c:
