@@ -131,6 +131,26 @@ def test_the_drill_down_filters_and_opens_episodes(report: Any, browser: Any) ->
     assert page.evaluate("window.__pwned") is None  # and never run
 
 
+def test_an_episode_opens_on_its_first_error(report: Any, browser: Any) -> None:
+    built, path, _ = report
+    entry = next(e for e in built.runs.entries if e.scored.score.primary.errors)
+    first = min(entry.scored.score.primary.errors)
+    page = browser.new_page(viewport={"width": 1200, "height": 500})
+    page.goto(path.as_uri())
+    name = f"{entry.scored.key[0]} / {entry.scored.key[1]}"
+    item = page.locator("#episode-list details", has_text=name).first
+    assert f"first error: turn {first}" in (item.locator("summary").text_content() or "")
+    item.locator("summary").click()
+    row = item.locator("tr.first-error")
+    row.wait_for()
+    assert row.get_attribute("data-turn") == str(first)
+    assert item.locator("tr.error").count() == len(entry.scored.score.primary.errors)
+    assert row.is_visible() and page.evaluate(
+        "(() => { const r = document.querySelector('tr.first-error').getBoundingClientRect();"
+        " return r.top >= 0 && r.bottom <= window.innerHeight; })()"
+    )
+
+
 def test_no_transcript_text_can_close_the_data_block(report: Any) -> None:
     built, _, _ = report
     html = render_html(built)

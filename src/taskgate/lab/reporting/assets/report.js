@@ -63,15 +63,24 @@
     details.dataset.arm = ep.arm;
     details.dataset.strict = ep.strict ? "1" : "0";
     const channels = Object.keys(ep.channels).map(function (c) { return c + " " + ep.channels[c]; });
+    const first = ep.turns.find(function (t) { return t.errors.length > 0; });
     const summary = el("summary");
     summary.appendChild(el("span", ep.strict ? "pass" : "fail", ep.strict ? "pass" : "fail"));
     summary.appendChild(document.createTextNode(
       " " + ep.id + " | " + ep.config + " | " + ep.cell + " | seed " + ep.seed +
       (ep.da === ep.strict ? "" : " | decline-aware " + (ep.da ? "pass" : "fail")) +
-      (channels.length ? " | " + channels.join(", ") : "")));
+      (channels.length ? " | " + channels.join(", ") : "") +
+      (first ? " | first error: turn " + first.i + " (" + first.errors.join(", ") + ")" : "")));
     details.appendChild(summary);
     details.addEventListener("toggle", function () {
-      if (details.open && details.children.length === 1) details.appendChild(turnTable(ep));
+      if (!details.open || details.children.length !== 1) return;
+      details.appendChild(turnTable(ep));
+      // open on the first error, not on the filler turns before it
+      const row = details.querySelector("tr.error");
+      if (row) {
+        row.classList.add("first-error");
+        row.scrollIntoView({ block: "center" });
+      }
     });
     return details;
   }
