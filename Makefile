@@ -9,10 +9,13 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test quick lint typecheck docs unit guard bench browser clean
 
+# llama-cpp-python compiles llama.cpp from source (the registry has no binary wheel that fits
+# this glibc): on every core, and without the multimodal library nothing here uses
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	CMAKE_ARGS="$${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc 2>/dev/null || echo 2) \
+	  $(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 # the main job: the ladder on the embedded model (SmolLM2 via llama.cpp), its replies constrained

@@ -110,3 +110,6 @@ def test_the_ladder_refuses_a_mismatched_resume_and_extends_on_request(tmp_path:
     extended = CliRunner().invoke(app, [*grown, "--extend"])
     assert extended.exit_code == 0, extended.output
     assert load(tmp_path / "run").episodes == 2  # type: ignore[union-attr]
+    report = CliRunner().invoke(app, ["report", str(tmp_path / "run")])
+    assert report.exit_code == 0, report.output
+    assert f"{tmp_path / 'run'}: taskgate ladder" in report.output  # the tables' configuration

@@ -21,6 +21,8 @@ from taskgate.lab.reporting.figures import (
 )
 from taskgate.lab.reporting.html import write_html
 from taskgate.lab.reporting.runs import load_runs
+from taskgate.lab.runcard import describe
+from taskgate.lab.runcard import load as load_card
 from taskgate.lab.scoring.index import score_run
 from taskgate.lab.scoring.summary import Scored, summarize
 
@@ -102,6 +104,9 @@ def report(
         matplotlib_module()  # a missing extra is said before any work
     runs = load_runs(run_dirs, warner())
     built = build_report(runs, _arms(runs.scored, arms))
+    for run_dir in runs.dirs:
+        card = load_card(run_dir)
+        typer.echo(f"{run_dir}: {describe(card) if card else 'no run card: configuration unknown'}")
     print_tables(built, output)
     figs = styled_figures(built) if figures is not None else None  # drawn once for both
     if figures is not None:
