@@ -169,6 +169,9 @@ class Front:
         except TaskgateError as exc:  # the upstream gone mid-call: the call is in doubt
             log.error("taskgate mcp: %s", exc)
             return _error(ident, types.INTERNAL_ERROR, f"the gate: {exc}", 200)
+        except Exception:  # a fault of the gate's own: one JSON-RPC error, the detail in its log
+            log.exception("taskgate mcp: %s failed", method[:80])
+            return _error(ident, types.INTERNAL_ERROR, "the gate failed on this request", 200)
         return _json({"jsonrpc": "2.0", "id": ident, "result": result})
 
     def _initialize(self, ident: Any, params: Any) -> Response:
