@@ -13,7 +13,17 @@ from typer.testing import CliRunner
 
 from taskgate.cli import app
 from taskgate.errors import UsageError
-from taskgate.lab.runcard import CARD, FLAGS, GRID, RunCard, describe, load, settle, write
+from taskgate.lab.runcard import (
+    CARD,
+    FLAGS,
+    GRID,
+    SHOWN,
+    RunCard,
+    describe,
+    load,
+    settle,
+    write,
+)
 
 BASE = RunCard(
     command="ladder", agent="llm", compiler="llm", matcher="llm",
@@ -27,8 +37,6 @@ BASE = RunCard(
 CHANGED: dict[str, Any] = {
     "command": "run", "agent": "scripted:perfect", "compiler": "scripted", "matcher": "embedding",
     "models": {"agent": "other", "compiler": "m", "matcher": "m"},
-    "endpoints": {"agent": ["http://b/v1"], "compiler": ["http://a/v1"],
-                  "matcher": ["http://a/v1"]},
     "arms": ["raw"], "steps": [7], "densities": [0.3], "episodes": 1, "first_seed": 200,
     "episodes_file": "ab" * 32, "domain": "release", "brief": "original", "schedule": "v1",
     "para_tier": 1, "ambiguous_rate": 0.15, "corruption": [0.05], "repair": True,
@@ -38,7 +46,21 @@ CHANGED: dict[str, Any] = {
 
 
 def test_every_field_of_the_card_is_checked() -> None:
-    assert set(CHANGED) == set(RunCard.model_fields) == set(FLAGS)
+    assert set(CHANGED) | set(SHOWN) == set(RunCard.model_fields) == set(FLAGS)
+
+
+def test_endpoints_are_recorded_not_compared(tmp_path: Path) -> None:
+    """The same model served from another host or by more replicas resumes the run."""
+    write(tmp_path, BASE)
+    moved = BASE.model_copy(update={"endpoints": {"agent": ["http://b/v1", "http://c/v1"],
+                                                  "compiler": [], "matcher": []}})  # fmt: skip
+    assert settle(tmp_path, moved, started=True).endpoints == moved.endpoints
+
+
+def test_a_run_that_logged_nothing_does_not_hold_its_directory(tmp_path: Path) -> None:
+    write(tmp_path, BASE)  # started, then every call failed: no log
+    other = BASE.model_copy(update={"models": CHANGED["models"]})
+    assert settle(tmp_path, other) == other
 
 
 @pytest.mark.parametrize("field", sorted(CHANGED))
@@ -46,7 +68,7 @@ def test_a_rerun_with_one_field_changed_is_refused_naming_it(field: str, tmp_pat
     write(tmp_path, settle(tmp_path, BASE))
     other = BASE.model_copy(update={field: CHANGED[field]})
     with pytest.raises(UsageError) as err:
-        settle(tmp_path, other)
+        settle(tmp_path, other, started=True)
     message = str(err.value)
     assert FLAGS[field] in message and "another --out directory" in message
     assert "\n" not in message
@@ -55,7 +77,7 @@ def test_a_rerun_with_one_field_changed_is_refused_naming_it(field: str, tmp_pat
 
 def test_the_same_card_resumes(tmp_path: Path) -> None:
     write(tmp_path, BASE)
-    assert settle(tmp_path, BASE.model_copy()) == BASE
+    assert settle(tmp_path, BASE.model_copy(), started=True) == BASE
 
 
 def test_extend_grows_the_grid_and_nothing_else(tmp_path: Path) -> None:
@@ -63,16 +85,16 @@ def test_extend_grows_the_grid_and_nothing_else(tmp_path: Path) -> None:
     more = BASE.model_copy(update={"arms": ["raw", "checklist", "enforcement"], "steps": [5, 7],
                                    "episodes": 4})  # fmt: skip
     with pytest.raises(UsageError, match="add --extend"):
-        settle(tmp_path, more)
-    merged = settle(tmp_path, more, extend=True)
+        settle(tmp_path, more, started=True)
+    merged = settle(tmp_path, more, extend=True, started=True)
     assert load(tmp_path) == BASE  # nothing written until the run starts
     write(tmp_path, merged)
     assert merged.arms == ["raw", "checklist", "enforcement"] and merged.steps == [5, 7]
     assert load(tmp_path) == merged
     with pytest.raises(UsageError, match="the models"):  # not part of the grid
-        settle(tmp_path, merged.model_copy(update={"models": CHANGED["models"]}), extend=True)
+        settle(tmp_path, merged.model_copy(update={"models": CHANGED["models"]}), True, True)
     with pytest.raises(UsageError, match="--steps"):  # a grid that shrinks is another grid
-        settle(tmp_path, merged.model_copy(update={"steps": [7]}), extend=True)
+        settle(tmp_path, merged.model_copy(update={"steps": [7]}), True, True)
     assert set(GRID) <= set(RunCard.model_fields)
 
 

@@ -23,6 +23,9 @@ from taskgate.files import read_text
 CARD = "run.json"
 #: the fields ``--extend`` may grow (lists by adding values, ``episodes`` upward)
 GRID = ("arms", "steps", "densities", "episodes")
+#: recorded and shown, not compared: a model served from another host or port, or by more or
+#: fewer replicas, is the same model
+SHOWN = ("endpoints",)
 #: how each field is named to the user (its flag, where it has one)
 FLAGS = {
     "command": "the command", "agent": "--agent", "compiler": "--compiler",
@@ -90,6 +93,8 @@ def settle(out: Path, card: RunCard, extend: bool = False, started: bool = False
     (then a missing card is refused too: their configuration is unknown). Nothing is written:
     :func:`write` it as the run starts."""
     held = load(out)
+    if held is not None and not started:  # a run that never logged anything: nothing to pool
+        return card
     if held is None:
         if started:
             raise UsageError(
@@ -97,9 +102,11 @@ def settle(out: Path, card: RunCard, extend: bool = False, started: bool = False
                 "their configuration is unknown; use another --out directory"
             )
         return card
-    differ = [f for f in RunCard.model_fields if getattr(held, f) != getattr(card, f)]
+    differ = [
+        f for f in RunCard.model_fields if f not in SHOWN and getattr(held, f) != getattr(card, f)
+    ]
     if not differ:
-        return held
+        return held.model_copy(update={f: getattr(card, f) for f in SHOWN})
     grown = [f for f in differ if f in GRID and _grows(getattr(held, f), getattr(card, f))]
     if extend and len(grown) == len(differ):
         return held.model_copy(

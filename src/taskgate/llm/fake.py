@@ -255,7 +255,12 @@ class FakeServer:
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         arrived = time.monotonic()
-        body = orjson.loads(await request.read() or b"{}")
+        try:
+            body = orjson.loads(await request.read() or b"{}")
+        except orjson.JSONDecodeError as exc:
+            return _json(400, {"error": {"message": f"the request body is not JSON: {exc}"}})
+        if not isinstance(body, dict):
+            return _json(400, {"error": {"message": "the request body is not a JSON object"}})
         fault, reply, exhausted = self._next(
             body, {k.lower(): v for k, v in request.headers.items()}
         )

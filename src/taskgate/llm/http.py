@@ -124,7 +124,7 @@ class Route:
         try:
             _, _, body = await self._send("GET", "/models", None, PROBE_TIMEOUT)
         except StatusError as exc:
-            base = self.endpoint.base_url.rstrip("/")
+            base = self.endpoint.base_url.rstrip("/").removesuffix("/chat/completions")
             if exc.status == 404 and not base.endswith("/v1"):
                 return (
                     f"answers 404 at {base}/models: OpenAI-compatible base URLs end in /v1 "
@@ -240,6 +240,12 @@ def one_line(text: str, limit: int = 200) -> str:
     return " ".join(text.split())[:limit]
 
 
+def _name(model: str) -> str:
+    """A model name as servers list it variously: ``models/x``, ``x:latest``, a file path."""
+    name = model.strip().lower().removeprefix("models/").removesuffix(":latest")
+    return name.rsplit("/", 1)[-1] if name.endswith(".gguf") else name
+
+
 def _unlisted(model: str, body: bytes) -> str | None:
     """Why ``model`` cannot be served, by a ``/models`` answer that lists others (None when it
     is listed, or the answer lists none or is not a model list)."""
@@ -247,8 +253,8 @@ def _unlisted(model: str, body: bytes) -> str | None:
         listed = [str(m["id"]) for m in orjson.loads(body)["data"] if isinstance(m, dict)]
     except (orjson.JSONDecodeError, KeyError, TypeError):
         return None
-    if not listed or model in listed:
-        return None
+    if not listed or _name(model) in {_name(m) for m in listed} or len(listed) == 1:
+        return None  # a server that lists one model (llama.cpp's) serves it under any name
     near = difflib.get_close_matches(model, listed, n=1)
     hint = f"did you mean {near[0]!r}? " if near else ""
     shown = ", ".join(listed[:8]) + (", ..." if len(listed) > 8 else "")

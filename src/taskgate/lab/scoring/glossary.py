@@ -11,11 +11,12 @@ GLOSSARY: dict[str, str] = {
     "arm": "the rung of the ladder (raw transcript, text checklist, self-ledger, directive gate, "
     "enforcement gate) or a control",
     "strict": "strict episode success: the share of episodes with no error on any channel",
-    "Re-exec": "re-execution: a finished step executed again with no redo asked; executions over "
-    "the turns that ask for a finished step (k/n; above 1 when a turn executes more than once)",
-    "Superseded": "a cancelled step executed; executions over the turns that ask for it (k/n)",
-    "Premature": "a step executed before its prerequisites have receipts; executions over the "
-    "turns that ask for a blocked step (k/n)",
+    "Re-exec": "re-execution: a finished step executed again with no redo asked; such executions "
+    "on any turn over the turns that ask for a finished step (k/n: it can exceed 1)",
+    "Superseded": "a cancelled step executed; such executions on any turn over the turns that "
+    "ask for a cancelled step (k/n)",
+    "Premature": "a blocked step executed (a prerequisite without its receipt, or cancelled); "
+    "such executions on any turn over the turns that ask for a blocked step (k/n)",
     "Omission": "a requested step the state allows, not executed; over the turns that ask for one "
     "(k/n)",
     "Refused redo": "an explicitly asked redo not executed; over the redo turns (k/n)",
@@ -31,8 +32,7 @@ GLOSSARY: dict[str, str] = {
     "discordant": "episodes only the lower rung succeeded on, and only the upper (shared seeds)",
     "exact McNemar p": "two-sided exact McNemar test on the discordant pairs",
     "Holm p": "the McNemar p adjusted by Holm's method over the contrasts of one scoring",
-    "n": "episodes (compiles) in the cell",
-    "Dep": "compile accuracy: the share of prerequisite edges compiled right",
+    "Dep": "compile accuracy: the share of steps whose whole prerequisite set was compiled right",
     "agent calls": "the agent's model calls per episode",
     "x raw": "total agent tokens relative to the raw transcript's",
     "prefix share": "the share of an agent prompt that repeats its previous prompt from the "
