@@ -271,10 +271,10 @@ def test_a_gate_killed_mid_call_holds_the_step_in_doubt_until_settled(tmp_path: 
         [sys.executable, "-m", "taskgate.integrations.mcp.testing", "--log", str(log), "--http",
          str(up_port)], stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    gate = subprocess.Popen(argv, env=env, stderr=subprocess.DEVNULL)
+    gate: Any = None
     try:
-        wait_up(f"http://127.0.0.1:{up_port}/mcp")
-        wait_up(f"{base}/taskgate/metrics")
+        wait_up(f"http://127.0.0.1:{up_port}/mcp")  # the gate checks its upstream as it starts
+        gate, base = restart(argv, env, tmp_path / "gate.err")
         hello = rpc(base, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "raw", "version": "1"}}})  # fmt: skip
@@ -318,8 +318,9 @@ def test_a_gate_killed_mid_call_holds_the_step_in_doubt_until_settled(tmp_path: 
         again = httpx.get(f"{base}/taskgate/sessions/job~anon", headers=ops).json()
     finally:
         for proc in (gate, upstream):
-            proc.terminate()
-            proc.wait()
+            if proc is not None:
+                proc.terminate()
+                proc.wait()
     assert kept.status_code == 200, kept.text
     assert "already being done" in held  # in doubt: not run again
     assert shown["in_doubt"] == ["s1"] and shown["statuses"]["s1"] != "DONE"

@@ -1,9 +1,11 @@
 """A run directory's card (``run.json``): the configuration its runs were made with.
 
 ``taskgate ladder`` and ``taskgate run`` check the card before anything starts and write it as
-the first episode-arm starts, on every run into an ``--out``: resuming under another configuration (another model,
-endpoint, schedule, brief, decoding, seeds, taskgate version...) would pool two experiments in
-one table, so a rerun whose card differs is refused with one line naming each difference. The
+the first episode-arm starts: resuming under another configuration (another model, schedule,
+brief, decoding, seeds, taskgate version...) would pool two experiments in one table, so a rerun
+whose card differs is refused with one line naming each difference. The endpoints are recorded
+but not compared (the same model may move host), and a directory whose run logged nothing is
+not held. The
 grid may grow on purpose: with ``--extend``, more arms, step counts, densities or episodes (the
 old ones kept) are added and the card becomes their union; anything else still refuses. The
 report prints the card above its tables (:func:`describe`).
