@@ -32,6 +32,15 @@ def event(message: dict[str, Any]) -> bytes:
     return f"event: message\r\ndata: {json.dumps(message)}\r\n\r\n".encode()
 
 
+async def stream(request: web.Request, *chunks: bytes) -> web.StreamResponse:
+    """An event-stream answer made of ``chunks``, in order."""
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await resp.prepare(request)
+    for chunk in chunks:
+        await resp.write(chunk)
+    return resp
+
+
 async def served(
     on_call: Reply, seen: list[dict[str, Any]], lost_answers: bool = False
 ) -> tuple[web.AppRunner, str]:
@@ -90,14 +99,13 @@ def call_against(on_call: Reply, lost_answers: bool = False) -> tuple[Any, list[
 
 def test_an_answer_after_a_request_to_the_client_declines_the_request() -> None:
     async def on_call(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await resp.prepare(request)
-        await resp.write(event({"jsonrpc": "2.0", "id": "ask-1", "method": "sampling/createMessage",
-                                "params": {}}))  # fmt: skip
-        await resp.write(event({"jsonrpc": "2.0", "method": "notifications/progress",
-                                "params": {"progressToken": 1, "progress": 0.5}}))  # fmt: skip
-        await resp.write(event(answer(message["id"], RESULT)))
-        return resp
+        return await stream(
+            request,
+            event({"jsonrpc": "2.0", "id": "ask-1", "method": "sampling/createMessage", "params": {}}),
+            event({"jsonrpc": "2.0", "method": "notifications/progress",
+                   "params": {"progressToken": 1, "progress": 0.5}}),
+            event(answer(message["id"], RESULT)),
+        )  # fmt: skip
 
     result, seen = call_against(on_call)
     assert not isinstance(result, Exception) and result.content[0].text == "done"
@@ -178,11 +186,8 @@ def test_a_priming_event_and_a_large_answer_are_read_whole() -> None:
     big = {**RESULT, "content": [{"type": "text", "text": "y" * (3 << 20)}]}
 
     async def primed(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await resp.prepare(request)
-        await resp.write(b"id: 0\r\ndata: \r\n\r\n: a comment\r\n\r\n")  # priming, no JSON
-        await resp.write(event(answer(message["id"], RESULT)))
-        return resp
+        priming = b"id: 0\r\ndata: \r\n\r\n: a comment\r\n\r\n"  # no JSON in it
+        return await stream(request, priming, event(answer(message["id"], RESULT)))
 
     async def large(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
         return web.json_response(answer(message["id"], big))
@@ -196,12 +201,8 @@ def test_a_priming_event_and_a_large_answer_are_read_whole() -> None:
 
 def test_a_session_lost_mid_call_is_in_doubt_and_the_call_is_not_sent_again() -> None:
     async def on_call(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await resp.prepare(request)
-        await resp.write(event({"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create",
-                                "params": {}}))  # fmt: skip
-        await resp.write(event(answer(message["id"], RESULT)))
-        return resp
+        ask = {"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create", "params": {}}
+        return await stream(request, event(ask), event(answer(message["id"], RESULT)))
 
     result, seen = call_against(on_call, lost_answers=True)
     assert isinstance(result, UpstreamError) and "lost the session during a call" in str(result)

@@ -16,6 +16,7 @@ short) is raised as :class:`UpstreamError`: the call may have run, or not.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from typing import Any, TypeVar
 
@@ -75,10 +76,8 @@ class HttpUpstream:
         await asyncio.gather(*self._draining, return_exceptions=True)
         try:
             if self.session_id:  # the session ended, as the transport asks (best effort)
-                async with self._http.delete(self.url, headers=self._headers()):
-                    pass
-        except (aiohttp.ClientError, OSError):
-            pass
+                with contextlib.suppress(aiohttp.ClientError, OSError):
+                    (await self._http.delete(self.url, headers=self._headers())).release()
         finally:
             await self._http.close()
 
