@@ -152,3 +152,61 @@ class CorruptCompiler(ScriptedCompiler):
 
     async def compile_revision(self, plan: Plan, message: str) -> Revision:
         return Revision(cancel=self._episode.revision.cancel)
+
+
+class _DefectCompiler(ScriptedCompiler):
+    """The generator's graph and revision with one compile defect of the kind the paper's
+    over-block attribution names (Appendix D.3, the omission-split table): the defect flows into
+    the module's state uncorrected, so the enforcement gate over-blocks where it bites."""
+
+    def _first_dependent(self, step: str, plan: Plan) -> str | None:
+        cancelled = self._episode.revision.cancel
+        return next((w for w, s in plan.steps.items() if step in s.deps and w != cancelled), None)
+
+
+class EmptyCodeCompiler(_DefectCompiler):
+    """An empty compiled completion code (the paper's "Empty"): the first step with a dependent
+    can never be booked in the module, so its dependents stay BLOCKED there."""
+
+    async def compile_plan(self, brief: str) -> Plan:
+        plan = self._episode.plan
+        target = next(
+            (s for s in plan.steps if self._first_dependent(s, plan) is not None),
+            next(iter(plan.steps)),
+        )
+        steps = dict(plan.steps)
+        steps[target] = steps[target].model_copy(update={"code": ""})
+        return Plan(binding=plan.binding, steps=steps)
+
+
+class CancelLeftCompiler(_DefectCompiler):
+    """The cancelled step left in its dependents' lists after the compiled revision (the paper's
+    "Canc."): the revision cancels the step but rewires nothing, so its dependents stay BLOCKED."""
+
+    async def compile_revision(self, plan: Plan, message: str) -> Revision:
+        revision = self._episode.revision
+        return Revision(cancel=revision.cancel, relax=revision.relax)
+
+
+class RewireCycleCompiler(_DefectCompiler):
+    """A compiled rewire absent from the generator's graph that closes a cycle (the paper's
+    "Rewire"): the first step asked after the revision that has a dependent is rewired to require
+    that dependent as well, so the module never lets it run."""
+
+    async def compile_revision(self, plan: Plan, message: str) -> Revision:
+        revision = self._episode.revision
+        deps = {w: set(revision.rewires.get(w, spec.deps)) for w, spec in plan.steps.items()}
+        if revision.relax is not None:
+            deps[revision.relax[0]].discard(revision.relax[1])
+        turns = self._episode.turns
+        start = next(i for i, t in enumerate(turns) if t.label == "revision")
+        for turn in turns[start:]:
+            w = turn.step
+            if turn.label != "ask" or w is None:
+                continue
+            d = next((x for x, ps in deps.items() if w in ps and x != revision.cancel), None)
+            if d is not None:
+                return revision.model_copy(
+                    update={"rewires": {**revision.rewires, w: (*sorted(deps[w]), d)}}
+                )
+        return revision

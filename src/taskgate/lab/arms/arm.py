@@ -23,10 +23,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from taskgate.core.booking import Booking
+from taskgate.core.ids import normalize_code
 from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.validator import Defect, validate
-from taskgate.core.verdict import Policy, Verdict
+from taskgate.core.verdict import Policy, Reason, Verdict
 from taskgate.errors import TaskgateError
 from taskgate.lab.arms.corruption import Corruptor
 from taskgate.lab.arms.marks import SELF_LEDGER_CLAUSE, read_marks, render_marks
@@ -62,6 +63,9 @@ class ArmState:
     repair: bool = False
     memory: Memory | None = None  # the memory arms' store (see :mod:`taskgate.lab.arms.memory`)
     recalled: Recall | None = None  # what the memory recalled for the current turn
+    #: the episode's own completion codes (normalized code -> step): the execution channel of an
+    #: arm that does not enforce is the episode's, whatever the compiled module knows
+    channel: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +126,7 @@ class Arm(Rung):
             defects=validate(plan),
             corruptor=Corruptor(corruption, episode.params.seed),
             repair=repair,
+            channel=_codes(episode.plan),
         )
 
     def perturb(self, state: ArmState) -> tuple[list[str], int]:
@@ -255,7 +260,8 @@ class Arm(Rung):
             state.marks.update(read_marks(reply))
         policy = self.policy_now(state)
         return [
-            Judged(b, state.module.submit(b, policy), reply_index) for b in parse_bookings(reply)
+            Judged(b, _executed(state, b, state.module.submit(b, policy), policy), reply_index)
+            for b in parse_bookings(reply)
         ]
 
     def notices_for(self, judged: list[Judged], state: ArmState) -> list[str]:
@@ -273,6 +279,27 @@ class Arm(Rung):
             if j.verdict.admitted:
                 on_admit(j.booking)
         return judged
+
+
+def _codes(plan: Plan) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for sid, spec in plan.steps.items():
+        if (key := normalize_code(spec.code)) is not None:
+            out.setdefault(key, sid)
+    return out
+
+
+def _executed(state: ArmState, booking: Booking, verdict: Verdict, policy: Policy) -> Verdict:
+    """The verdict the execution channel gives: a gate's own, or, where nothing is enforced (the
+    directive gate, the hybrid where its validator flags), an execution of the episode's step
+    whenever the booking carries the current work order (Section 3.3: the directive gate "is free to
+    disobey"; Appendix D.3: the hybrid "refuses no correct booking"). A code the compiled module
+    lacks (an empty compiled code, say) is still the episode's step; the module only chooses the
+    directive, and its state does not move."""
+    if policy is not Policy.UNGATED or verdict.reason is not Reason.UNKNOWN_CODE:
+        return verdict
+    step = state.channel.get(normalize_code(booking.code) or "")
+    return Verdict("admit", step) if step is not None else verdict
 
 
 def _noticed(j: Judged) -> bool:

@@ -27,9 +27,12 @@ from taskgate.errors import UsageError
 from taskgate.lab.agents.base import Oracle
 from taskgate.lab.agents.scripted import (
     AlwaysBookAgent,
+    CancelLeftCompiler,
     CorruptCompiler,
+    EmptyCodeCompiler,
     ObedientAgent,
     PerfectAgent,
+    RewireCycleCompiler,
     ScriptedCompiler,
     ScriptedMatcher,
 )
@@ -172,6 +175,9 @@ ROLES.register(
 )
 ROLES.register("compiler", "scripted", lambda c: ScriptedCompiler(c.oracle))
 ROLES.register("compiler", "scripted:corrupt", lambda c: CorruptCompiler(c.oracle))
+ROLES.register("compiler", "scripted:empty-code", lambda c: EmptyCodeCompiler(c.oracle))
+ROLES.register("compiler", "scripted:cancel-left", lambda c: CancelLeftCompiler(c.oracle))
+ROLES.register("compiler", "scripted:rewire-cycle", lambda c: RewireCycleCompiler(c.oracle))
 ROLES.register("compiler", "parser", lambda c: ParserCompiler())
 ROLES.register(
     "compiler", "llm", lambda c: LLMCompiler(c.model("compiler"), c.on_call), needs_model=True
