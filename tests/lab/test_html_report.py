@@ -91,7 +91,7 @@ def test_the_page_says_what_ran_and_what_each_column_counts(report: Any, browser
     cite = page.locator("#cite").text_content() or ""
     assert "How Strongly Should Task State Influence an LLM Agent?" in cite and "Zhang" in cite
     tip = page.locator("#table-channels th", has_text="Premature").get_attribute("title") or ""
-    assert "a blocked step executed" in tip
+    assert "blocked when asked" in tip
     missing = page.locator(".not-drawn").all_text_contents()
     assert len(missing) == 1 and "axes" in missing[0] and "--steps" in missing[0]
 

@@ -61,7 +61,8 @@ def _machine_truth(episode: Episode, records: Sequence[TurnRecord], decline_awar
                 executed_v = True
         owed = before is Status.TODO or (before is Status.DONE and v in authorized)
         if owed and not executed_v:
-            errors.append("refused_redo" if before is Status.DONE else "omission")
+            redo_turn = before is Status.DONE or turn.label == "legit_redo"
+            errors.append("refused_redo" if redo_turn else "omission")
         out.channels.update(errors)
         out.scored_turns += 1
         out.correct_turns += not errors
@@ -71,6 +72,9 @@ def _machine_truth(episode: Episode, records: Sequence[TurnRecord], decline_awar
 def _machine_executions(
     truth: TaskMachine, rec: TurnRecord, decline_aware: bool
 ) -> Iterator[tuple[str | None, Status | None, bool]]:
+    at_request = {
+        x: truth.status(x) for x in truth.graph.steps
+    }  # sigma at the request (Section 3.1)
     if rec.executions is not None:
         executed: set[str] = set()
         for e in rec.executions:
@@ -78,7 +82,9 @@ def _machine_executions(
             if x is None:
                 yield None, None, False
                 continue
-            status, ok = truth.status(x), x in truth.authorized and x not in executed
+            again = x in executed
+            status = Status.DONE if again else at_request[x]
+            ok = x in truth.authorized and not again
             executed.add(x)
             truth.record(
                 Booking("", e.work_order, tool=e.tool), Verdict("admit", x), Policy.UNGATED
@@ -94,7 +100,7 @@ def _machine_executions(
         x = truth.graph.step_for_code(b.code)
         if x is None:
             continue
-        status, ok = truth.status(x), x in truth.authorized
+        status, ok = at_request[x], x in truth.authorized
         if truth.submit(booking, Policy.UNGATED).admitted:
             yield x, status, ok
 

@@ -11,15 +11,18 @@ GLOSSARY: dict[str, str] = {
     "arm": "the rung of the ladder (raw transcript, text checklist, self-ledger, directive gate, "
     "enforcement gate) or a control",
     "strict": "strict episode success: the share of episodes with no error on any channel",
-    "Re-exec": "re-execution: a finished step executed again with no redo asked; such executions "
-    "on any turn over the turns that ask for a finished step (k/n: it can exceed 1)",
-    "Superseded": "a cancelled step executed; such executions on any turn over the turns that "
-    "ask for a cancelled step (k/n)",
-    "Premature": "a blocked step executed (a prerequisite without its receipt, or cancelled); "
-    "such executions on any turn over the turns that ask for a blocked step (k/n)",
-    "Omission": "a requested step the state allows, not executed; over the turns that ask for one "
-    "(k/n)",
-    "Refused redo": "an explicitly asked redo not executed; over the redo turns (k/n)",
+    "Re-exec": "re-execution: a finished step executed again with no redo asked; the redo-probe "
+    "turns on which it happened over all redo-probe turns (k/n; 'in all' counts every such "
+    "execution, on any turn)",
+    "Superseded": "a cancelled step executed; the turns asking for the cancelled step on which it "
+    "happened over all such turns (k/n; 'in all': every such execution)",
+    "Premature": "a step executed while it was blocked when asked (a prerequisite without its "
+    "receipt, or cancelled); the premature-probe turns on which it happened over all of them "
+    "(k/n; 'in all': every such execution)",
+    "Omission": "a requested step the state allows, not executed; over the turns that ask for a "
+    "step (k/n)",
+    "Refused redo": "an explicitly asked redo not executed (also where an earlier omission left "
+    "the step undone); over the redo turns (k/n)",
     "Unreq. (count)": "executions of a step that no request asked for (a count over the cell)",
     "Unreq./128 ep": "the unrequested count per 128 episodes",
     "refused": "bookings the gate refused (a count)",
@@ -31,7 +34,7 @@ GLOSSARY: dict[str, str] = {
     "contrast": "the two adjacent rungs compared (lower -> upper)",
     "discordant": "episodes only the lower rung succeeded on, and only the upper (shared seeds)",
     "exact McNemar p": "two-sided exact McNemar test on the discordant pairs",
-    "Holm p": "the McNemar p adjusted by Holm's method over the contrasts of one scoring",
+    "Holm p": "the McNemar p adjusted by Holm's method over the table's family (named under it)",
     "Dep": "compile accuracy: the share of steps whose whole prerequisite set was compiled right",
     "agent calls": "the agent's model calls per episode",
     "x raw": "total agent tokens relative to the raw transcript's",

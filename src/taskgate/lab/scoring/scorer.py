@@ -64,6 +64,12 @@ class Scoring:
     errors: dict[int, list[str]] = field(default_factory=dict)  # turn index -> its channels
     #: turn index -> its realized label, where that differs from the scripted one
     realized: dict[int, str] = field(default_factory=dict)
+    #: each turn's label in a perfect agent's run (the scripted one, except that a request for the
+    #: cancelled step is a superseded cue): the channels' denominators
+    fixed: Counter[str] = field(default_factory=Counter)
+    #: per channel, the turns carrying its label (:data:`DENOMINATOR`) on which it occurred: the
+    #: numerator of the channel's rate, which so stays a share of those turns
+    on_label: Counter[str] = field(default_factory=Counter)
 
     @property
     def strict(self) -> bool:
@@ -183,6 +189,8 @@ def _copy(s: Scoring) -> Scoring:
         s.correct_turns,
         dict(s.errors),
         dict(s.realized),
+        Counter(s.fixed),
+        Counter(s.on_label),
     )
 
 
@@ -194,12 +202,15 @@ def _ground_truth(
 ) -> Scoring:
     out = Scoring()
     truth = _Reference(plan)
+    ideal = _Reference(plan)  # the state a perfect agent leaves: it fixes each turn's label
     for turn, rec in zip(episode.turns, records, strict=True):
         if turn.label == "revision":
             truth.revise(episode.revision)
+            ideal.revise(episode.revision)
         if turn.work_order is None:
             continue
         v = turn.step
+        fixed = _fixed_label(ideal, turn.label, v, turn.explicit_redo)
         before = truth.status(v) if v else None
         redo = turn.explicit_redo and before is Status.DONE
         truth.authorized = v if redo else None
@@ -224,10 +235,18 @@ def _ground_truth(
                 executed_v = True
         owed = before is Status.TODO or redo
         if owed and not executed_v:
-            errors.append("refused_redo" if before is Status.DONE else "omission")
+            # a requested redo not executed is a refused redo, also where an earlier omission left
+            # the step TODO (Appendix D.3 counts "one refused redo that follows from an earlier
+            # omission")
+            redo_turn = before is Status.DONE or fixed == "legit_redo"
+            errors.append("refused_redo" if redo_turn else "omission")
+        out.fixed[fixed] += 1
         if errors:
             out.channels.update(errors)
             out.errors[rec.index] = errors
+            for channel in set(errors):
+                if DENOMINATOR.get(channel) == fixed:
+                    out.on_label[channel] += 1
         out.scored_turns += 1
         out.correct_turns += not errors
     return out
@@ -239,41 +258,57 @@ Executed = tuple[str | None, Status | None, bool]
 def _executions(
     truth: _Reference, rec: TurnRecord, work_order: str, cited: frozenset[tuple[int, int]]
 ) -> Iterator[Executed]:
-    """The turn's executions, each as (step, its status before, re-execution authorized), booked
-    into ``truth`` as they come.
+    """The turn's executions, each as (step, its status at the request, re-execution authorized),
+    booked into ``truth``. Status is sigma at the request (Section 3.1): a step the agent books
+    after its prerequisites in the same reply was BLOCKED when asked, so it is premature, and the
+    prerequisites are unrequested.
 
     Testbed: the admitted bookings of the turn's work order (a re-display, a repeated receipt or,
     decline-aware, a citation is none). The real-tool harness: the stamped blocks the workspace
     received; each is an execution, a second block of a step in one turn included, and a tool
     that no step is bound to is ``(None, ...)``.
     """
+    done: list[str] = []  # booked once the turn is judged: status is sigma at the request
     if rec.executions is not None:
-        executed: set[str] = set()  # an authorized redo covers one execution, not a second
         for e in rec.executions:
             x = truth.by_tool.get(e.tool)
             if x is None:
                 yield None, None, False
                 continue
-            status, ok_redo = truth.status(x), x == truth.authorized and x not in executed
-            executed.add(x)
-            truth.done.add(x)
+            # a second execution of one step in a turn is a re-execution (an authorized redo
+            # covers one execution, not a second)
+            again = x in done
+            done.append(x)
             truth.receipts.add((f"tool:{e.tool}", e.work_order))
-            yield x, status, ok_redo
-        return
-    for i, b in enumerate(rec.bookings):
-        if b.decision != "admit" or b.work_order != work_order or (rec.index, i) in cited:
-            continue
-        x = truth.by_code.get(b.code)
-        if x is None or (b.code, b.work_order) in truth.receipts:
-            continue
-        status, ok_redo = truth.status(x), x == truth.authorized
-        truth.done.add(x)
-        truth.receipts.add((b.code, b.work_order))
-        yield x, status, ok_redo
+            status = Status.DONE if again else truth.status(x)
+            yield x, status, x == truth.authorized and not again
+    else:
+        for i, b in enumerate(rec.bookings):
+            if b.decision != "admit" or b.work_order != work_order or (rec.index, i) in cited:
+                continue
+            x = truth.by_code.get(b.code)
+            if x is None or (b.code, b.work_order) in truth.receipts:
+                continue
+            done.append(x)
+            truth.receipts.add((b.code, b.work_order))
+            yield x, truth.status(x), x == truth.authorized
+    truth.done.update(done)
 
 
 def _harness(records: Sequence[TurnRecord]) -> bool:
     return bool(records) and records[0].executions is not None
+
+
+def _fixed_label(ideal: _Reference, scripted: str, step: str | None, explicit_redo: bool) -> str:
+    """The turn's label in the run a perfect agent makes (the same for every arm, so the channels'
+    denominators are fixed, as the paper's are), booking the step into ``ideal`` where owed."""
+    if step is None:
+        return scripted
+    status = ideal.status(step)
+    redo = explicit_redo and status is Status.DONE
+    if status is Status.TODO:
+        ideal.done.add(step)
+    return _realized_label(scripted, status, redo)
 
 
 def _realized_label(scripted: str, status: Status | None, authorized: bool) -> str:

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from taskgate.errors import LogFormatError
 from taskgate.lab.episodes.models import Episode, EpisodeParams
@@ -32,12 +33,15 @@ class Scored:
     harness: str | None = None  # a real-tool harness episode-arm: its agent mode
     config: str = ""  # the configuration it belongs to (see :func:`configuration`)
     key: Key = ("", "")  # (run id, arm) in its log
+    regime: str | None = None  # the agent's reasoning regime (None: a scripted agent)
+    model: str = ""  # the configuration without the regime: "within model" (Table 2's family)
 
 
 def configuration(header: EpisodeRecord, params: EpisodeParams, model: str | None = None) -> str:
     """The configuration an episode-arm belongs to, as a report's row label: the agent (with the
     model its calls went to), and whatever else differs from the defaults (brief, schedule,
-    wording tier, ambiguous rate, domain, receipts repair). Runs of one configuration pool; runs
+    wording tier, ambiguous rate, domain, receipts repair), then the agent's reasoning regime
+    (``think`` / ``no-think``), so that both regimes of one model are two configurations. Runs of one configuration pool; runs
     of two never do. Compiler and matcher are the arms' own (text arms use neither), so
     :func:`taskgate.lab.reporting.load_runs` checks that pooled runs agree on them."""
     parts = [f"{header.agent}:{model}" if model else header.agent]
@@ -53,7 +57,14 @@ def configuration(header: EpisodeRecord, params: EpisodeParams, model: str | Non
         parts.append(f"domain={params.domain}")
     if header.repair:
         parts.append("repair")
+    if header.regime:  # last: Table 2's Holm family is the configuration without it
+        parts.append(header.regime)
     return ", ".join(parts)
+
+
+def without_regime(config: str, regime: str | None) -> str:
+    """The configuration as a model's Holm family names it: both regimes of one model together."""
+    return config.removesuffix(f", {regime}") if regime else config
 
 
 @dataclass
@@ -110,7 +121,10 @@ def scored_of(
     p = ep.params
     mode = header.harness.mode if header.harness is not None else None
     cell = (p.steps, p.density, header.corruption)
-    return Scored(cell, p.seed, score, mode, configuration(header, p, model), key)
+    config = configuration(header, p, model)
+    return Scored(
+        cell, p.seed, score, mode, config, key, header.regime, without_regime(config, header.regime)
+    )
 
 
 def agent_model(calls: Sequence[CallRecord]) -> str | None:
@@ -150,10 +164,15 @@ class Row:
     matched_labels: dict[str, int] = field(default_factory=dict)  # turns the matcher saw
     ask_backs: dict[str, int] = field(default_factory=dict)  # of those, asked back
     config: str = ""
-    #: each channel's denominator: the turns of its label (re-execution: redo probes, ...)
+    #: each channel's denominator: the turns of its scripted label (re-execution: redo probes,
+    #: ...), fixed by the schedule as the paper's are
     label_turns: dict[str, int] = field(default_factory=dict)
+    #: each channel's numerator: the turns of its label on which it occurred (so a rate is at most
+    #: 1); ``channels`` counts every violation, on any turn
+    label_errors: dict[str, int] = field(default_factory=dict)
     #: episodes in which the agent obeyed every trap directive (BLOCKED, DONE, CANCELLED)
     traps_obeyed: int = 0
+    regime: str | None = None  # the agent's reasoning regime (None: a scripted agent)
 
     @property
     def cell(self) -> CellKey:
@@ -169,13 +188,14 @@ def summarize(scored: Sequence[Scored], arms: Sequence[str]) -> list[Row]:
     for s in scored:
         groups.setdefault((s.config, s.cell, s.score.arm), []).append(s.score)
     configs = list(dict.fromkeys(s.config for s in scored))
+    regime = {s.config: s.regime for s in scored}
     rows = []
     for config in configs:
         for cell in sorted({c for g, c, _ in groups if g == config}):
             for arm in arms:
                 group = groups.get((config, cell, arm))
                 if group:
-                    rows.append(_row(cell, arm, group, config))
+                    rows.append(_row(cell, arm, group, config, regime[config]))
     return rows
 
 
@@ -183,12 +203,15 @@ def _ratio(a: int, b: int) -> float | None:
     return a / b if b else None
 
 
-def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -> Row:
+def _row(
+    cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "", regime: str | None = None
+) -> Row:
     n = len(group)
     k = sum(s.primary.strict for s in group)
     kd = sum(s.decline_aware.strict for s in group)
     channels: Counter[str] = Counter()
     labels: Counter[str] = Counter()
+    on_label: Counter[str] = Counter()
     directives: Counter[str] = Counter()
     obeyed: Counter[str] = Counter()
     matched: Counter[str] = Counter()
@@ -197,7 +220,8 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -
         matched.update(s.matched_labels)
         asked.update(s.ask_backs)
         channels.update(s.primary.channels)
-        labels.update(s.primary.labels)
+        labels.update(s.primary.fixed)
+        on_label.update(s.primary.on_label)
         directives.update(s.directives)
         obeyed.update(s.obeyed)
     lo, hi = wilson(k, n)
@@ -222,7 +246,7 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -
         / max(1, sum(s.primary.scored_turns for s in group)),
         channels={c: channels[c] for c in CHANNELS},
         channel_rates={
-            c: _ratio(channels[c], labels[DENOMINATOR[c]]) for c in CHANNELS if c in DENOMINATOR
+            c: _ratio(on_label[c], labels[DENOMINATOR[c]]) for c in CHANNELS if c in DENOMINATOR
         },
         refused=refused,
         false_completions=sum(s.false_completions for s in group),
@@ -238,7 +262,9 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -
         matched_labels=dict(matched),
         ask_backs={k: v for k, v in asked.items() if v},
         config=config,
+        regime=regime,
         label_turns={c: labels[DENOMINATOR[c]] for c in CHANNELS if c in DENOMINATOR},
+        label_errors={c: on_label[c] for c in CHANNELS if c in DENOMINATOR},
         traps_obeyed=sum(
             all(s.obeyed[t] == s.directives[t] for t in TRAP_DIRECTIVES) for s in group
         ),
@@ -257,28 +283,42 @@ class Contrast:
     p: float
     p_holm: float
     config: str = ""
+    family: str = ""  # the Holm family's key ("" for every contrast of the scoring)
+    family_size: int = 0  # how many contrasts it holds
 
 
-def adjacent_contrasts(scored: Sequence[Scored], arms: Sequence[str]) -> list[Contrast]:
+#: a Holm family as a table's caption declares it: every contrast of one scoring (the inventory,
+#: Table 8) or those of one model within a scoring, both regimes together (Tables 2 and 14)
+Within = Literal["scoring", "model"]
+
+
+def adjacent_contrasts(
+    scored: Sequence[Scored], arms: Sequence[str], within: Within = "scoring"
+) -> list[Contrast]:
     """Exact McNemar between adjacent arms on shared seeds, per configuration and cell; Holm over
-    all contrasts of one scoring (every configuration's)."""
+    the family ``within`` names."""
     pairs = list(itertools.pairwise(arms))
-    return [c for scoring in SCORINGS for c in pair_contrasts(scored, pairs, scoring)]
+    return [c for scoring in SCORINGS for c in pair_contrasts(scored, pairs, scoring, within)]
 
 
 SCORINGS = ("primary", "decline-aware")
 
 
 def pair_contrasts(
-    scored: Sequence[Scored], pairs: Sequence[tuple[str, str]], scoring: str = "primary"
+    scored: Sequence[Scored],
+    pairs: Sequence[tuple[str, str]],
+    scoring: str = "primary",
+    within: Within = "scoring",
 ) -> list[Contrast]:
     """Exact McNemar for each (lower, upper) pair of arms on shared seeds, per configuration and
-    cell, under one scoring; Holm over all of them."""
+    cell, under one scoring; Holm over the family ``within`` names (all of them, or each model's:
+    its configurations' contrasts, both reasoning regimes together)."""
     outcomes: dict[tuple[str, CellKey, str], dict[int, bool]] = {}
     for s in scored:
         sc = s.score.primary if scoring == "primary" else s.score.decline_aware
         outcomes.setdefault((s.config, s.cell, s.score.arm), {})[s.seed] = sc.strict
     configs = list(dict.fromkeys(s.config for s in scored))
+    model = {s.config: s.model or s.config for s in scored}
     raw = []
     for config in configs:
         for cell in sorted({s.cell for s in scored if s.config == config}):
@@ -290,8 +330,16 @@ def pair_contrasts(
                     continue
                 t = mcnemar_exact([a[x] for x in seeds], [b[x] for x in seeds])
                 raw.append((config, cell, lower, upper, t))
-    adjusted = holm([t.p for *_, t in raw])
+    family = [model[config] if within == "model" else "" for config, *_ in raw]
+    adjusted: list[float] = [0.0] * len(raw)
+    sizes: list[int] = [0] * len(raw)
+    for key in dict.fromkeys(family):
+        members = [i for i, f in enumerate(family) if f == key]
+        for i, ph in zip(members, holm([raw[i][4].p for i in members]), strict=True):
+            adjusted[i], sizes[i] = ph, len(members)
     return [
-        Contrast(cell, lo, up, scoring, t.n, t.b, t.c, t.p, ph, config)
-        for (config, cell, lo, up, t), ph in zip(raw, adjusted, strict=True)
+        Contrast(cell, lo, up, scoring, t.n, t.b, t.c, t.p, ph, config, fam, size)
+        for (config, cell, lo, up, t), ph, fam, size in zip(
+            raw, adjusted, family, sizes, strict=True
+        )
     ]
