@@ -10,12 +10,11 @@ STAMP := $(VENV)/.installed
 .PHONY: run test quick lint typecheck docs unit guard bench browser clean
 
 # llama-cpp-python compiles llama.cpp from source (the registry has no binary wheel that fits
-# this glibc): on every core, and without the multimodal library nothing here uses
-$(STAMP): pyproject.toml
+# this glibc): tools/setup_venv.py builds it (lean, on every core) while everything else installs
+$(STAMP): pyproject.toml tools/setup_venv.py tools/llama-lean.cmake
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	CMAKE_ARGS="$${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc 2>/dev/null || echo 2) \
-	  $(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python tools/setup_venv.py
 	touch $(STAMP)
 
 # the main job: the ladder on the embedded model (SmolLM2 via llama.cpp), its replies constrained
@@ -28,8 +27,8 @@ run: $(STAMP)
 	$(BIN)/taskgate report $(RUN_DIR) --figures $(RUN_DIR)/figures --html $(RUN_DIR)/report.html
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench tools
+	$(BIN)/ruff format --check src tests bench tools
 	$(BIN)/lint-imports --no-cache
 
 typecheck: $(STAMP)

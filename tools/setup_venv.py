@@ -9,6 +9,8 @@ installation of everything else instead of after it:
 2. installing every other requirement of ``.[dev]``;
 3. then install ``.[dev]`` itself, taking the wheel just built.
 
+Where llama-cpp-python is installed already (a ``.venv`` set up before), only step 3 runs.
+
 Usage: ``python tools/setup_venv.py`` from the repository root.
 """
 
@@ -19,6 +21,7 @@ import re
 import subprocess
 import sys
 import tomllib
+from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,7 +63,18 @@ def llama_spec() -> str:
     raise SystemExit("pyproject.toml requires no llama-cpp-python")
 
 
+def _installed(name: str) -> bool:
+    try:
+        metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def main() -> int:
+    final = [*PIP, "--prefer-binary", "--find-links", str(WHEELS), "-e", f"{ROOT}[dev]"]
+    if _installed("llama-cpp-python"):  # set up before: only what pyproject.toml changed
+        return subprocess.run(final, check=False).returncode
     WHEELS.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     lean = ROOT / "tools" / "llama-lean.cmake"
@@ -74,7 +88,6 @@ def main() -> int:
         what = "llama-cpp-python's build" if built else "the requirements' installation"
         print(f"setup: {what} failed (its output is above)", file=sys.stderr)
         return 1
-    final = [*PIP, "--prefer-binary", "--find-links", str(WHEELS), "-e", f"{ROOT}[dev]"]
     return subprocess.run(final, check=False).returncode
 
 
