@@ -41,6 +41,7 @@ CHANGED: dict[str, Any] = {
     "episodes_file": "ab" * 32, "domain": "release", "brief": "original", "schedule": "v1",
     "para_tier": 1, "ambiguous_rate": 0.15, "corruption": [0.05], "repair": True,
     "bypass": False, "embedder": "hash", "think": True, "enable_thinking": False,
+    "deepseek_thinking": True,
     "max_tokens": 64, "version": "0.0.1",
 }  # fmt: skip
 

@@ -145,7 +145,8 @@ def ladder(
         episodes=config.episodes, first_seed=seed, domain=domain, brief=brief, schedule=schedule,
         para_tier=para_tier, ambiguous_rate=ambiguous_rate, corruption=list(config.corruption),
         repair=config.repair, bypass=config.bypass, embedder=config.embedder, think=cell.think,
-        enable_thinking=endpoint.thinking, max_tokens=endpoint.max_tokens,
+        enable_thinking=endpoint.thinking, deepseek_thinking=endpoint.deepseek_thinking,
+        max_tokens=endpoint.max_tokens,
     )  # fmt: skip
     card = settle(run_dir, card, extend, started=started(run_dir))
 

@@ -66,6 +66,7 @@ def endpoint_for(opts: EndpointOptions, think: bool = False) -> Iterator[Endpoin
     common: dict[str, Any] = {
         "think": think,
         "enable_thinking": opts.thinking,
+        "deepseek_thinking": opts.deepseek_thinking,
         "timeout": opts.timeout,
         "reply_budget": opts.max_tokens,
         "concurrency": opts.concurrency,

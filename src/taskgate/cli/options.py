@@ -44,8 +44,12 @@ JsonOpt = Annotated[
 
 
 ScheduleOpt = Annotated[
-    Literal["paper", "v1"],
-    typer.Option(help="paper: S+6 scored turns, as the paper; v1: taskgate's first, S+5."),
+    Literal["paper", "original", "v1"],
+    typer.Option(
+        help="paper: the paper's revised schedule, S+6 scored turns (its amended-brief grid); "
+        "original: its original grid's, the redo probes drawn before the redo target "
+        "(Appendix E); v1: taskgate's first, S+5."
+    ),
 ]
 
 
@@ -99,6 +103,13 @@ class EndpointOptions:
         typer.Option(
             "--enable-thinking/--disable-thinking",
             help="Send chat_template_kwargs.enable_thinking (models with a thinking switch, such as Qwen3; default: send nothing).",
+        ),
+    ] = None
+    deepseek_thinking: Annotated[
+        bool | None,
+        typer.Option(
+            "--deepseek-thinking/--no-deepseek-thinking",
+            help='Send DeepSeek\'s thinking switch, thinking: {"type": "enabled" | "disabled"} (DeepSeek\'s API; default: send nothing).',
         ),
     ] = None
     timeout: Annotated[float, typer.Option(min=1.0, help="Request timeout in seconds.")] = 900.0

@@ -56,7 +56,7 @@ def run(
         endpoints=urls, arms=arm_list, episodes_file=sha256_of(episodes),
         corruption=list(config.corruption), repair=config.repair, bypass=config.bypass,
         embedder=config.embedder, think=cell.think, enable_thinking=endpoint.thinking,
-        max_tokens=endpoint.max_tokens,
+        deepseek_thinking=endpoint.deepseek_thinking, max_tokens=endpoint.max_tokens,
     )  # fmt: skip
     card = settle(out, card, extend, started=started(out))
     warn = warner()

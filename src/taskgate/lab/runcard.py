@@ -37,7 +37,8 @@ FLAGS = {
     "brief": "--brief", "schedule": "--schedule", "para_tier": "--para-tier",
     "ambiguous_rate": "--ambiguous-rate", "corruption": "--corruption", "repair": "--repair",
     "bypass": "--bypass", "embedder": "--embedder", "think": "--think",
-    "enable_thinking": "--enable-thinking", "max_tokens": "--max-tokens",
+    "enable_thinking": "--enable-thinking", "deepseek_thinking": "--deepseek-thinking",
+    "max_tokens": "--max-tokens",
     "version": "the taskgate version",
 }  # fmt: skip
 
@@ -71,6 +72,7 @@ class RunCard(BaseModel):
     embedder: str = "minilm"
     think: bool = False
     enable_thinking: bool | None = None
+    deepseek_thinking: bool | None = None
     max_tokens: int | None = None
     version: str = __version__
 
@@ -150,6 +152,10 @@ def describe(card: RunCard) -> str:
         else f"episodes file sha256 {card.episodes_file[:12]}"
     )
     think = "think" if card.think else "no-think"
+    if card.enable_thinking is not None:
+        think += f", enable_thinking={str(card.enable_thinking).lower()}"
+    if card.deepseek_thinking is not None:
+        think += f", deepseek thinking={'enabled' if card.deepseek_thinking else 'disabled'}"
     return (
         f"taskgate {card.command} (taskgate {card.version}): {roles}; arms {_show(card.arms)}; "
         f"{grid}; schedule {card.schedule or '-'}, brief {card.brief or '-'}, "

@@ -257,6 +257,8 @@ def _extra_body(endpoint: Endpoint) -> dict[str, Any]:
         kwargs = dict(body.get("chat_template_kwargs") or {})
         kwargs["enable_thinking"] = endpoint.enable_thinking
         body["chat_template_kwargs"] = kwargs
+    if endpoint.deepseek_thinking is not None:
+        body["thinking"] = {"type": "enabled" if endpoint.deepseek_thinking else "disabled"}
     return body
 
 

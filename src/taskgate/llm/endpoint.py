@@ -14,19 +14,32 @@ from taskgate.errors import ModelError
 class Endpoint:
     """Where and how to call a model. ``think`` selects the thinking regime's budgets;
     ``enable_thinking``, when set, is sent as ``chat_template_kwargs.enable_thinking``
-    (models such as Qwen3 switch thinking on and off by it)."""
+    (models such as Qwen3 switch thinking on and off by it); ``deepseek_thinking``, when set, as
+    DeepSeek's own switch, ``thinking: {"type": "enabled" | "disabled"}``."""
 
     base_url: str
     model: str
     api_key: str = "EMPTY"
     think: bool = False
     enable_thinking: bool | None = None
+    deepseek_thinking: bool | None = None
     timeout: float = 900.0
     attempts: int = 6
     backoff: float = 1.0
     concurrency: int = 8
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     reply_budget: int | None = None  # overrides the agent's reply budget (not the paper's)
+
+    @property
+    def regime(self) -> str:
+        """The reasoning regime as a run names it: ``think`` or ``no-think`` (the budgets), with
+        the switch sent to the server where one is (``think, enable_thinking=true``)."""
+        parts = ["think" if self.think else "no-think"]
+        if self.enable_thinking is not None:
+            parts.append(f"enable_thinking={str(self.enable_thinking).lower()}")
+        if self.deepseek_thinking is not None:
+            parts.append(f"deepseek thinking={'enabled' if self.deepseek_thinking else 'disabled'}")
+        return ", ".join(parts)
 
     @classmethod
     def from_env(cls, base_url: str | None = None, model: str | None = None, **kw: Any) -> Endpoint:

@@ -105,10 +105,13 @@ class EpisodeRecord(_Record):
     plan_defects: list[str] = Field(default_factory=list)
     harness: HarnessStamp | None = None  # set on the real-tool harness's episodes
     memory: str | None = None  # a memory arm's store, e.g. ``topk:minilm:k5``
+    #: the agent's reasoning regime (``think`` / ``no-think`` and the switch sent, see
+    #: :attr:`taskgate.llm.endpoint.Endpoint.regime`); unset for a scripted agent
+    regime: str | None = None
 
     @model_serializer(mode="wrap")
     def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _drop_unset(handler(self), ("harness", "memory"))
+        return _drop_unset(handler(self), ("harness", "memory", "regime"))
 
 
 class TurnRecord(_Record):

@@ -57,6 +57,8 @@ def chat_model(endpoint: Endpoint, on_call: OnCall | None = None) -> NativeModel
     extra: dict[str, Any] = dict(endpoint.extra_body)
     if endpoint.enable_thinking is not None:
         extra["chat_template_kwargs"] = {"enable_thinking": endpoint.enable_thinking}
+    if endpoint.deepseek_thinking is not None:
+        extra["thinking"] = {"type": "enabled" if endpoint.deepseek_thinking else "disabled"}
     model = ChatOpenAI(
         base_url=endpoint.base_url,
         api_key=endpoint.api_key,

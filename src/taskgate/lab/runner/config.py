@@ -46,7 +46,9 @@ class LadderConfig:
     brief: Literal["amended", "original"] = "amended"
     para_tier: Literal[0, 1, 2] = 0
     ambiguous_rate: float = 0.0
-    schedule: Literal["v1", "paper"] = "paper"  # the episodes' schedule (see the generator)
+    schedule: Literal["v1", "paper", "original"] = (
+        "paper"  # the episodes' schedule (see the generator)
+    )
     rewrites: Mapping[str, Sequence[str]] | None = None
     corruption: Sequence[float] = (0.0,)
     repair: bool = False

@@ -51,6 +51,7 @@ class Players:
     matcher_name: str = "matcher"
     oracle: Oracle | None = None
     memory: Memory | None = None  # the memory arms' store for this episode-arm
+    regime: str | None = None  # the agent model's reasoning regime (a model-backed agent)
 
 
 async def run_episode(
@@ -94,6 +95,7 @@ async def run_episode(
             plan_defects=[d.detail for d in state.defects],
             harness=harness,
             memory=state.memory.name if state.memory is not None else None,
+            regime=players.regime,
         )
     )
     if on_start is not None:

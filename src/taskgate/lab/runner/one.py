@@ -48,6 +48,7 @@ async def run_one(
         matcher_name=config.matcher,
         oracle=oracle,
         memory=_memory(config, builder, arm, run_id, calls, out),
+        regime=_regime(config, builder),
     )
     the_arm = get_arm(arm)
     try:
@@ -90,3 +91,12 @@ def _memory(
         store=(out or Path(tempfile.gettempdir()) / "taskgate") / MEMORY,
         collection=f"{run_id}--{arm}",
     )
+
+
+def _regime(config: LadderConfig, builder: RoleBuilder) -> str | None:
+    """The agent model's reasoning regime, recorded on each episode-arm (a scripted agent has
+    none)."""
+    client = builder.clients.agent
+    if client is None or not ROLES.needs_model("agent", config.agent):
+        return None
+    return client.endpoint.regime
