@@ -12,7 +12,14 @@ from matplotlib.patches import Rectangle
 
 from taskgate.lab.reporting import build_report, load_runs
 from taskgate.lab.reporting.build import Report
-from taskgate.lab.reporting.figures import axes, channels, corruption, hero, write_figures
+from taskgate.lab.reporting.figures import (
+    axes,
+    channels,
+    corruption,
+    hero,
+    not_drawn,
+    write_figures,
+)
 from taskgate.lab.runner.config import LadderConfig
 from taskgate.lab.runner.ladder import run_ladder
 from taskgate.lab.scoring.scorer import CHANNELS
@@ -74,16 +81,36 @@ def test_the_corruption_curve_has_a_line_per_gate_arm_and_size(report: Report) -
     assert corruption(clean, report.arms) is None
 
 
-def test_the_axes_figure_plots_success_against_size(report: Report) -> None:
+def test_the_axes_figure_draws_figure_4s_panels_that_the_runs_hold(report: Report) -> None:
+    """Figure 4: graph size, model axis, corruption; one configuration here, so no model panel."""
     fig = axes(report.rows, report.arms)
     assert fig is not None
-    by_size, by_density = fig.axes
+    by_size, by_corruption = fig.axes
+    assert by_size.get_title() == "(a) graph size" and by_corruption.get_title() == "(b) corruption"
     assert by_size.get_xlabel() == "graph size S (steps)"
     assert len([ln for ln in by_size.lines if ln.get_marker() == "o"]) == len(ARMS)
-    assert not [ln for ln in by_density.lines if ln.get_marker() == "o"]  # one density only
     for ln in by_size.lines:
         if ln.get_marker() == "o":
             assert list(ln.get_xdata()) == [5, 10]
+    gates = [ln for ln in by_corruption.lines if ln.get_marker() == "o"]
+    assert gates and all(list(ln.get_xdata()) == [0.0, 0.03] for ln in gates)
+
+
+def test_the_model_panel_needs_two_configurations_at_one_cell(tmp_path: Path) -> None:
+    runs = []
+    for agent in ("scripted:always-book", "scripted:perfect"):
+        out = tmp_path / agent.split(":")[1]
+        config = LadderConfig(arms=ARMS, agent=agent, steps=(5,), episodes=2)
+        asyncio.run(run_ladder(config, out))
+        runs.append(out)
+    one = build_report(load_runs(runs[:1]))
+    assert axes(one.rows, one.arms) is None and "axes" in not_drawn(one)
+    both = build_report(load_runs(runs))
+    fig = axes(both.rows, both.arms)
+    assert fig is not None
+    (model,) = fig.axes
+    assert model.get_title() == "(a) model"
+    assert [t.get_text() for t in model.get_xticklabels()] == both.runs.configs
 
 
 @pytest.mark.slow  # a whole grid: CI runs it, make quick does not

@@ -197,7 +197,7 @@ def _paper(seeds: range, steps: int, **kw: Any) -> list[Episode]:
 
 @pytest.mark.parametrize(("steps", "turns"), [(5, 1405), (10, 2048), (15, 2688), (18, 3072)])
 def test_the_paper_schedule_has_the_paper_scored_turns(steps: int, turns: int) -> None:
-    """Table a1: scored turns over seeds 100-227 (S+6 per episode; three S=5 episodes find
+    """Table 15: scored turns over seeds 100-227 (S+6 per episode; three S=5 episodes find
     only one redo probe outside the legitimate-redo target and its descendants)."""
     assert _scored(_paper(range(100, 228), steps)) == turns
 
@@ -205,8 +205,8 @@ def test_the_paper_schedule_has_the_paper_scored_turns(steps: int, turns: int) -
 def test_the_paper_schedule_matches_tables_a3_and_cost() -> None:
     dense = _paper(range(100, 164), 15, density=0.3)
     core = sum(1 for ep in dense for t in ep.turns if t.label in ("ask", "premature", "redo_probe"))
-    assert core == 1216  # Table a3: matcher agreement over 1216 ask, premature and redo turns
-    for steps, calls in ((10, 16), (15, 21)):  # Table cost: matcher calls per episode
+    assert core == 1216  # Table 4: matcher agreement over 1216 ask, premature and redo turns
+    for steps, calls in ((10, 16), (15, 21)):  # Table 7: matcher calls per episode
         eps = _paper(range(100, 132), steps)
         assert _scored(eps) == calls * len(eps)
 

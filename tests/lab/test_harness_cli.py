@@ -16,8 +16,8 @@ runner = CliRunner()
 
 
 def table_rw(output: str) -> dict[str, str]:
-    """Table rw's lines by arm."""
-    table = output.split("(Table rw)")[1].split("Error channels")[0]
+    """Table 19's lines by arm."""
+    table = output.split("(Table 19)")[1].split("Error channels")[0]
     return {ln.split("|")[2].strip(): ln for ln in table.splitlines() if ln.startswith("| S=")}
 
 
@@ -28,7 +28,7 @@ def test_tools_prints_table_rw_for_scripted_agents(tmp_path: Path) -> None:
     argv = ["tools", "--agent", "scripted:always-book", "--episodes", "4", "--out", str(out)]
     result = runner.invoke(app, [*argv, "--json", str(rows)])
     assert result.exit_code == 0, result.output
-    assert "Tool-dispatch harness (Table rw)" in result.output
+    assert "Tool-dispatch harness (Table 19)" in result.output
     lines = table_rw(result.output)
     assert "| 0.00 | [0.00, 0.49] | -- | -- |" in lines["raw"]
     assert "| 1.00 | [0.51, 1.00] |" in lines["enforcement-request"]
@@ -39,7 +39,7 @@ def test_tools_prints_table_rw_for_scripted_agents(tmp_path: Path) -> None:
     again = runner.invoke(app, argv)
     assert again.exit_code == 0 and lines["raw"] in again.output
     report = runner.invoke(app, ["report", str(out)])
-    assert report.exit_code == 0 and "Table rw" in report.output
+    assert report.exit_code == 0 and "Table 19" in report.output
 
 
 @pytest.mark.parametrize(

@@ -75,7 +75,8 @@ def test_the_page_shows_every_table_and_figure(report: Any, browser: Any) -> Non
     cells = page.locator("#table-ladder tbody tr").first.locator("td").all_text_contents()
     assert cells == list(ladder.body[0])
     widths = page.evaluate("Array.from(document.images).map(i => i.complete && i.naturalWidth)")
-    assert len(widths) == 3 and all(w > 0 for w in widths)  # hero, channels, corruption
+    # hero, channels, corruption, and Figure 4 (its corruption panel)
+    assert len(widths) == 4 and all(w > 0 for w in widths)
     assert page.locator("figure figcaption").first.text_content().startswith("Strict episode")
 
 
@@ -92,8 +93,10 @@ def test_the_page_says_what_ran_and_what_each_column_counts(report: Any, browser
     assert "How Strongly Should Task State Influence an LLM Agent?" in cite and "Zhang" in cite
     tip = page.locator("#table-channels th", has_text="Premature").get_attribute("title") or ""
     assert "blocked when asked" in tip
-    missing = page.locator(".not-drawn").all_text_contents()
-    assert len(missing) == 1 and "axes" in missing[0] and "--steps" in missing[0]
+    assert page.locator(".not-drawn").all_text_contents() == []  # every figure drawn
+    missing = page.locator(".not-built").all_text_contents()
+    assert [m.split(":")[1].strip() for m in missing] == ["Table 14", "Table 15", "Table 16"]
+    assert "--brief original --schedule original" in missing[0]
 
 
 def test_each_figure_names_its_agent_and_n(report: Any) -> None:

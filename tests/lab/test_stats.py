@@ -15,12 +15,12 @@ from taskgate.lab import holm, mcnemar_exact, wilson
     ("k", "n", "rate", "low", "high"),
     [
         (49, 128, 0.38, 0.30, 0.47),  # the example
-        (34, 128, 0.27, 0.20, 0.35),  # Table 9, raw transcript, S=10 no-think
-        (72, 128, 0.56, 0.48, 0.65),  # Table 9, text checklist, S=10 no-think
-        (107, 128, 0.84, 0.76, 0.89),  # Table 9, directive gate, S=10 no-think
-        (127, 128, 0.99, 0.96, 1.00),  # Table 9, enforcement gate, S=10 no-think
-        (22, 32, 0.69, 0.51, 0.82),  # Table 9, DeepSeek raw, no-think
-        (31, 32, 0.97, 0.84, 0.99),  # Table 9, DeepSeek enforcement
+        (34, 128, 0.27, 0.20, 0.35),  # Table 13, raw transcript, S=10 no-think
+        (72, 128, 0.56, 0.48, 0.65),  # Table 13, text checklist, S=10 no-think
+        (107, 128, 0.84, 0.76, 0.89),  # Table 13, directive gate, S=10 no-think
+        (127, 128, 0.99, 0.96, 1.00),  # Table 13, enforcement gate, S=10 no-think
+        (22, 32, 0.69, 0.51, 0.82),  # Table 13, DeepSeek raw, no-think
+        (31, 32, 0.97, 0.84, 0.99),  # Table 13, DeepSeek enforcement
         (0, 128, 0.00, 0.00, 0.03),  # Appendix G: upper bound 0.029 at 0/128
     ],
 )

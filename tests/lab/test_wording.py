@@ -1,5 +1,5 @@
 """Wording control and matcher stress (Appendix A.5) and the redo-probe wording study (A.3): the
-rewrite cache, the raters, Table a3's layout and the commands."""
+rewrite cache, the raters, Table 4's layout and the commands."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from taskgate.cli.common import print_tables
 from taskgate.cli.errors import warner, writable_dir, writable_file
 from taskgate.cli.options import JsonOpt, ReportOptions, check_names, command, split_list
 from taskgate.lab.arms.registry import ARMS
+from taskgate.lab.reporting.appendix import not_built
 from taskgate.lab.reporting.build import build_report
 from taskgate.lab.reporting.figures import (
     matplotlib_module,
@@ -108,6 +109,8 @@ def report(
         card = load_card(run_dir)
         typer.echo(f"{run_dir}: {describe(card) if card else 'no run card: configuration unknown'}")
     print_tables(built, output)
+    for name, why in not_built(built.rows).items():
+        typer.echo(f"not built: {name}: {why}")
     figs = styled_figures(built) if figures is not None else None  # drawn once for both
     if figures is not None:
         written = write_figures(built, figures, figs)

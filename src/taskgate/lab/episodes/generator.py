@@ -7,12 +7,14 @@ relaxed prerequisite), and the fixed trap budget is interleaved with the asks: t
 two redo probes, one superseded cue and one legitimate redo. The rest are filler turns (or, at
 ``ambiguous_rate``, ambiguous probes that name two eligible steps).
 
-That is the paper's schedule (``schedule="paper"``), S+6 scored turns per episode as its tables
-count them: the step the revision cancels is asked too, before the revision (Figure 2's s2) or after
+That is the paper's schedule (``schedule="paper"``, the revised generator of its amended-brief
+grid), S+6 scored turns per episode as its tables count them: the step the revision cancels is asked too, before the revision (Figure 3's s2) or after
 it, where the request is for a cancelled step and scores as superseded. The legitimate-redo target
 is drawn first, and the redo probes from the steps outside it and its descendants, the cancelled
 step included; when fewer than two are left, the episode has fewer probes (a few S=5 episodes,
-as in the paper's 1,405 scored turns over 128). taskgate's first schedule (``schedule="v1"``, S+5)
+as in the paper's 1,405 scored turns over 128). The original grid's schedule (``schedule="original"``, Appendix E) is the same but for the redo
+turns: two redo probes drawn first from every step, then the legitimate-redo target from the rest,
+so a probe may be a descendant of the target. taskgate's first schedule (``schedule="v1"``, S+5)
 never asked the cancelled step and always found two probes; it is kept for comparison with runs
 made before.
 
@@ -34,6 +36,9 @@ from taskgate.lab.episodes.pools import FILLERS, POOLS, Template
 from taskgate.protocol.render import render_brief
 
 ROLE_INDEX = {"ask": 0, "premature": 1, "redo_probe": 2}
+#: the schedules of the paper's two grids: the revised one (``paper``, the amended-brief grid) and
+#: the original grid's (``original``); both S+6 scored turns
+PAPER_SCHEDULES = frozenset({"paper", "original"})
 
 
 def generate_episode(
@@ -45,8 +50,12 @@ def generate_episode(
     rng = random.Random(f"taskgate/{params.domain}/{params.steps}/{params.density}/{params.seed}")
     templates, plan = _sample_plan(rng, params)
     cancel, revision = _sample_revision(rng, plan)
-    paper = params.schedule == "paper"
-    sample = _paper_redo_targets if paper else _sample_redo_targets
+    paper = params.schedule in PAPER_SCHEDULES
+    sample = {
+        "paper": _paper_redo_targets,
+        "original": _original_redo_targets,
+        "v1": _sample_redo_targets,
+    }[params.schedule]
     redo_target, probes = sample(rng, plan, cancel)
     revised = _revised_prerequisites(plan, revision)
     for _ in range(500):
@@ -162,6 +171,16 @@ def _paper_redo_targets(rng: random.Random, plan: Plan, cancel: str) -> tuple[st
     below = _descendants(plan, redo)
     pool = [s for s in plan.steps if s != redo and s not in below]
     return redo, rng.sample(pool, min(2, len(pool)))
+
+
+def _original_redo_targets(rng: random.Random, plan: Plan, cancel: str) -> tuple[str, list[str]]:
+    """The original grid's (Appendix E: the revised generator "draws the legitimate-redo target
+    first and redo probes exclude its descendants"; this one does neither): two redo probes from
+    every step, the cancelled one included, then the legitimate-redo target from the steps left
+    (not the cancelled one), whatever it is a prerequisite of."""
+    probes = rng.sample(list(plan.steps), 2)
+    redo = rng.choice([s for s in plan.steps if s != cancel and s not in probes])
+    return redo, probes
 
 
 def _revised_prerequisites(plan: Plan, revision: Revision) -> dict[str, set[str]]:
@@ -337,8 +356,8 @@ def _words(
         elif kind == "superseded_cue":
             msg = f"Quick check -- where do we stand on '{tpl.text}' ({wo})?"
         elif (
-            params.schedule == "paper"
-        ):  # Figure 2: "a problem was found ... redo it now (#W8637)."
+            params.schedule in PAPER_SCHEDULES
+        ):  # Figure 3: "a problem was found ... redo it now (#W8637)."
             msg = (
                 f"Quality control: a problem was found with the earlier result of '{tpl.text}', "
                 f"so it has to be done over. Please redo it now ({wo})."

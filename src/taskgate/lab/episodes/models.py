@@ -45,10 +45,11 @@ class EpisodeParams(BaseModel):
     para_tier: Literal[0, 1, 2] = 0
     ambiguous_rate: float = Field(0.0, ge=0.0, le=1.0)
     #: ``paper``: the paper's schedule, S+6 scored turns (every step asked, the cancelled one
-    #: included); ``v1``: taskgate's first schedule, S+5 (the cancelled step never asked). The
+    #: included); ``original``: the paper's original grid's (its redo probes drawn before the
+    #: redo target, descendants not excluded); ``v1``: taskgate's first schedule, S+5 (the cancelled step never asked). The
     #: field's default is ``v1`` so that episodes written before it existed read back as they
     #: were; :class:`taskgate.lab.LadderConfig` and the CLI default to ``paper``.
-    schedule: Literal["v1", "paper"] = "v1"
+    schedule: Literal["v1", "paper", "original"] = "v1"
 
     @model_serializer(mode="wrap")
     def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -68,7 +69,7 @@ class EpisodeParams(BaseModel):
         """A short id, unique per parameter set: used for file names and caches."""
         return (
             f"{self.domain}-S{self.steps}-d{self.density:g}-{self.brief}-p{self.para_tier}"
-            f"-a{self.ambiguous_rate:g}{'-paper' if self.schedule == 'paper' else ''}"
+            f"-a{self.ambiguous_rate:g}{'' if self.schedule == 'v1' else '-' + self.schedule}"
             f"-seed{self.seed}"
         )
 

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from taskgate.errors import LogFormatError
-from taskgate.lab.reporting import memory, paper, wording
+from taskgate.lab.reporting import appendix, memory, paper, wording
 from taskgate.lab.reporting.runs import RunSet
 from taskgate.lab.scoring import report as rt
 from taskgate.lab.scoring.summary import Contrast, Row, adjacent_contrasts, summarize
@@ -59,16 +59,20 @@ def build_report(runs: RunSet, arms: Sequence[str] | None = None) -> Report:
     order = list(arms) if arms is not None else runs.arms()
     scored = runs.scored
     rows = summarize(scored, order)
-    cs = adjacent_contrasts(scored, order)
+    cs = adjacent_contrasts(scored, order)  # the inventory's family: a scoring's contrasts
+    within_model = adjacent_contrasts(scored, order, within="model")  # Table 2's
     entries = runs.entries
     if kinds == {None}:
         head = [rt.ladder(rows, order), rt.ladder(rows, order, da=True)]
-        head += [rt.contrasts(cs)] if len(order) > 1 else []
+        head += [rt.contrasts(within_model)] if len(order) > 1 else []
     else:
         head = [rt.tools(rows, cs)]
     tables = [
         *head,
         paper.inventory(rows, cs, order),
+        appendix.replication(rows, scored),
+        appendix.graph_size(rows, scored),
+        appendix.variants(rows, scored),
         wording.wording(rows, entries, order),
         memory.memory(rows, scored),
         memory.recall(entries),

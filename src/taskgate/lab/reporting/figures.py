@@ -1,11 +1,12 @@
 """The paper's figures from a report (the ``figures`` extra: matplotlib).
 
 * ``hero``: strict episode success per rung, grouped by configuration and cell, with Wilson 95%
-  error bars (Figure 1 / Figure ladder a);
-* ``channels``: errors per episode by channel, stacked, per rung (Figure results a);
+  error bars (Figures 1 and 6a);
+* ``channels``: errors per episode by channel, stacked, per rung (Figure 5a);
 * ``corruption``: strict success against the corruption rate, with and without receipts repair
-  (Figure results b);
-* ``axes``: strict success against graph size and against prerequisite density (Figure axes).
+  (Figure 5b);
+* ``axes``: Figure 4's panels, those the runs can draw: strict success against graph size, the
+  agent model axis at a shared cell, and the corrupted-state ablation.
 
 Each function returns a :class:`matplotlib.figure.Figure` built without pyplot (no global state);
 :func:`write_figures` saves PNG and PDF with their timestamps and tool names left out, so that the
@@ -24,7 +25,7 @@ from taskgate.lab.arms.registry import compiled_arm
 from taskgate.lab.reporting.build import Report
 from taskgate.lab.scoring.report import cell_name
 from taskgate.lab.scoring.scorer import CHANNELS
-from taskgate.lab.scoring.summary import Row
+from taskgate.lab.scoring.summary import CellKey, Row
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -168,38 +169,93 @@ def corruption(rows: Sequence[Row], arms: Sequence[str]) -> Figure | None:
 
 
 def axes(rows: Sequence[Row], arms: Sequence[str]) -> Figure | None:
-    """Strict success against graph size S (one line per arm and density) and against density
-    rho (one line per arm and size), uncorrupted cells only. ``None`` with one size and one
-    density."""
+    """Figure 4's layout, the panels these runs can draw: (a) strict success against graph size
+    at fixed density, one line per arm (and configuration); (b) the agent model axis: strict
+    success per arm for each configuration at a cell they share; (c) the corrupted-state
+    ablation: a gate arm's success against the corruption rate. ``None`` when none can be drawn
+    (see :func:`not_drawn`)."""
     clean = [r for r in rows if r.corruption == 0]
-    sizes = sorted({r.steps for r in clean})
-    densities = sorted({r.density for r in clean})
-    if len(sizes) < 2 and len(densities) < 2:
+    panels = [
+        (name, draw)
+        for name, draw, able in (
+            ("graph size", _size_panel, _size_points(clean)),
+            ("model", _model_panel, _model_cell(clean)),
+            ("corruption", _corruption_panel, _corrupted(rows)),
+        )
+        if able
+    ]
+    if not panels:
         return None
-    fig, (by_size, by_density) = _new(6.0, 2.6, ncols=2)
+    fig, axs = _new(3.0 * len(panels) + 0.4, 2.6, ncols=len(panels))
+    for i, ((name, draw), ax) in enumerate(zip(panels, axs, strict=True)):
+        draw(ax, rows, arms)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("strict episode success")
+        ax.set_title(f"({'abc'[i]}) {name}")
+    fig.legend(loc="outside lower center", frameon=False, fontsize=6, ncols=2)
+    return fig
+
+
+def _size_points(clean: Sequence[Row]) -> bool:
+    return any(len({r.steps for r in clean if (r.config, r.density) == k}) >= 2
+               for k in {(r.config, r.density) for r in clean})  # fmt: skip
+
+
+def _model_cell(clean: Sequence[Row]) -> CellKey | None:
+    """A cell that two or more configurations share (the first, in cell order)."""
+    by_cell: dict[CellKey, set[str]] = defaultdict(set)
+    for r in clean:
+        by_cell[r.cell].add(r.config)
+    return next((c for c in sorted(by_cell) if len(by_cell[c]) >= 2), None)
+
+
+def _corrupted(rows: Sequence[Row]) -> bool:
+    return len({r.corruption for r in rows if compiled_arm(r.arm)}) >= 2
+
+
+def _size_panel(ax: Any, rows: Sequence[Row], arms: Sequence[str]) -> None:
+    clean = [r for r in rows if r.corruption == 0]
     configs = list(dict.fromkeys(r.config for r in clean))
     for arm in arms:
         for config in configs:
             mine = [r for r in clean if r.arm == arm and r.config == config]
             who = arm + (f" [{config}]" if len(configs) > 1 else "")
-            for rho in densities:
+            for rho in sorted({r.density for r in mine}):
                 pts = [r for r in mine if r.density == rho]
-                _curve(by_size, pts, lambda r: r.steps, f"{who}, rho={rho:g}")
-            for size in sizes:
-                pts = [r for r in mine if r.steps == size]
-                _curve(by_density, pts, lambda r: r.density, f"{who}, S={size}")
-    for ax, xlabel, title in (
-        (by_size, "graph size S (steps)", "(a) graph size"),
-        (by_density, "prerequisite density rho", "(b) density"),
-    ):
-        ax.set_ylim(0, 1.05)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("strict episode success")
-        ax.set_title(title)
-    if not by_size.lines and not by_density.lines:  # sizes or densities differ only by config
-        return None
-    fig.legend(loc="outside lower center", frameon=False, fontsize=6, ncols=2)
-    return fig
+                _curve(ax, pts, lambda r: r.steps, f"{who}, rho={rho:g}")
+    ax.set_xlabel("graph size S (steps)")
+
+
+def _model_panel(ax: Any, rows: Sequence[Row], arms: Sequence[str]) -> None:
+    clean = [r for r in rows if r.corruption == 0]
+    cell = _model_cell(clean)
+    at = [r for r in clean if r.cell == cell]
+    configs = list(dict.fromkeys(r.config for r in at))
+    for arm in arms:
+        pts = [(i, r) for i, c in enumerate(configs) for r in at if (r.config, r.arm) == (c, arm)]
+        if pts:
+            ax.errorbar(
+                [i for i, _ in pts], [r.rate for _, r in pts], yerr=_err([r for _, r in pts]),
+                marker="o", ms=3, capsize=2, label=f"{arm} (model axis)",
+            )  # fmt: skip
+    ax.set_xticks(range(len(configs)), configs, rotation=20, ha="right", fontsize=5)
+    ax.set_xlabel(f"agent configuration at S={cell[0]}, rho={cell[1]:g}" if cell else "")
+
+
+def _corruption_panel(ax: Any, rows: Sequence[Row], arms: Sequence[str]) -> None:
+    series: dict[tuple[str, CellKey, str], list[Row]] = defaultdict(list)
+    for r in rows:
+        if compiled_arm(r.arm):
+            series[(r.config, (r.steps, r.density, 0.0), r.arm)].append(r)
+    for (config, cell, arm), pts in series.items():
+        if len(pts) >= 2:
+            pts = sorted(pts, key=lambda r: r.corruption)
+            ax.errorbar(
+                [r.corruption for r in pts], [r.rate for r in pts], yerr=_err(pts),
+                marker="o", ms=3, capsize=2, label=f"{arm}, S={cell[0]} [{config}] (corruption)",
+            )  # fmt: skip
+    ax.set_xscale("symlog", linthresh=1e-3)
+    ax.set_xlabel("corruption rate eps")
 
 
 def _curve(ax: Any, pts: list[Row], x: Callable[[Row], float], label: str) -> None:
@@ -243,8 +299,12 @@ def not_drawn(report: Report) -> dict[str, str]:
         why["corruption"] = (
             "needs a gate arm run at two or more corruption rates (--corruption 0,0.03)"
         )
-    if len({r.steps for r in clean}) < 2 and len({r.density for r in clean}) < 2:
-        why["axes"] = "needs two or more step counts or densities (--steps 5,10 or --density)"
+    if not (_size_points(clean) or _model_cell(clean) or _corrupted(report.rows)):
+        why["axes"] = (
+            "Figure 4 needs one of its panels: two or more graph sizes (--steps 5,10), two agent "
+            "configurations at one cell (two runs, reported together), or a gate arm at two "
+            "corruption rates"
+        )
     return why
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from taskgate._version import __version__
 from taskgate.errors import MissingExtraError
+from taskgate.lab.reporting.appendix import not_built
 from taskgate.lab.reporting.build import Report
 from taskgate.lab.runcard import CARD, describe
 from taskgate.lab.runcard import load as load_card
@@ -145,7 +146,10 @@ def render_html(report: Report, figs: Mapping[str, Any] | None = None) -> str:
         f"<li><code>{html.escape(str(d))}</code>: {html.escape(_configuration(d))}</li>"
         for d in runs.dirs
     )
-    tables = "".join(t.html() for t in report.tables)
+    tables = "".join(t.html() for t in report.tables) + "".join(
+        f'<p class="note not-built">Not built: {html.escape(name)}: {html.escape(why)}.</p>'
+        for name, why in not_built(report.rows).items()
+    )
     nav = "".join(
         f'<a href="#table-{html.escape(t.key)}">{html.escape(t.key)}</a> ' for t in report.tables
     )

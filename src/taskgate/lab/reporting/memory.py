@@ -1,4 +1,4 @@
-"""Appendix F's tables: the memory baselines against the ladder (Table memory) and the recall
+"""Appendix F's tables: the memory baselines against the ladder (Table 18) and the recall
 diagnostics behind them (hits per queried turn, empty searches, store populated, and whether the
 recall block held the redone step's receipt when the agent re-executed)."""
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from taskgate.lab.arms.registry import MEMORY_LADDER, memory_kind
 from taskgate.lab.episodes.records import BookingRecord, TurnRecord
-from taskgate.lab.scoring.report import p_value, where
+from taskgate.lab.scoring.report import family_note, p_value, where
 from taskgate.lab.scoring.summary import CellKey, Contrast, Entry, Row, Scored, pair_contrasts
 from taskgate.lab.scoring.table import Table
 
@@ -22,15 +22,17 @@ def memory_arms_in(arms: Sequence[str]) -> bool:
 
 
 def memory(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
-    """Table memory's layout, per configuration and cell: strict and decline-aware success,
+    """Table 18's layout, per configuration and cell: strict and decline-aware success,
     omissions, and exact McNemar against the raw transcript on shared seeds; Holm over the
     memory-vs-raw contrasts, and the self-ledger's over its own (against raw and checklist)."""
     present = {r.arm for r in rows}
     if not memory_arms_in(list(present)):
         return Table.of("memory", "", [], [])
-    vs_raw = _by_pair(pair_contrasts(scored, [("raw", a) for a in MEMORY_ARMS]))
+    mem = pair_contrasts(scored, [("raw", a) for a in MEMORY_ARMS], within="model")
+    vs_raw = _by_pair(mem)
     ledger = [("raw", "self-ledger"), ("checklist", "self-ledger")]
-    vs_raw.update(_by_pair([c for c in pair_contrasts(scored, ledger) if c.lower == "raw"]))
+    own = pair_contrasts(scored, ledger, within="model")
+    vs_raw.update(_by_pair([c for c in own if c.lower == "raw"]))
     multi = len({r.config for r in rows}) > 1
     order = [a for a in MEMORY_LADDER if a in present]
     by = {(r.config, r.cell, r.arm): r for r in rows}
@@ -53,8 +55,16 @@ def memory(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
                 ]
             )
     header = ["cell", "arm", "strict", "DA", "omissions", "Holm p vs raw", "discordant (raw,arm)"]
-    title = "Retrieval-memory baselines and the self-ledger against the ladder (Table memory)"
-    return Table.of("memory", title, header, body)
+    title = "Retrieval-memory baselines and the self-ledger against the ladder (Table 18)"
+    note = " ".join(
+        n
+        for n in (
+            family_note(mem, "the memory-vs-raw contrasts within model"),
+            family_note(own, "the self-ledger's own contrasts (vs raw and vs checklist)"),
+        )
+        if n
+    )
+    return Table.of("memory", title, header, body, note)
 
 
 def _by_pair(cs: Sequence[Contrast]) -> dict[tuple[str, CellKey, str], Contrast]:

@@ -1,5 +1,5 @@
-"""The paper's tables that need more than the per-row counts: the ladder inventory (Table 7),
-the omission attribution of the gate arms (Table 9) and the corrupted-state table (Table 12)."""
+"""The paper's tables that need more than the per-row counts: the ladder inventory (Table 8),
+the omission attribution of the gate arms (Table 10) and the corrupted-state table (Table 12)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from taskgate.core.plan import Plan, Revision
 from taskgate.lab.arms.registry import compiled_arm
 from taskgate.lab.episodes.records import BookingRecord, TurnRecord
 from taskgate.lab.episodes.tools import tool_plan
-from taskgate.lab.scoring.report import p_value, where
+from taskgate.lab.scoring.report import family_note, p_value, where
 from taskgate.lab.scoring.scorer import directive_type
 from taskgate.lab.scoring.summary import CellKey, Contrast, Entry, Row
 from taskgate.lab.scoring.table import Table
@@ -21,15 +21,19 @@ from taskgate.lab.scoring.usage import compiled_key, compiled_revision, revision
 
 
 def inventory(rows: Sequence[Row], cs: Sequence[Contrast], arms: Sequence[str]) -> Table:
-    """Table 7's layout: one line per (scoring, configuration, cell) with each arm's strict
-    successes k/n (rate) and each adjacent pair's exact McNemar p / Holm-adjusted p."""
+    """Table 8's layout: one line per (scoring, configuration, cell) with the agent's reasoning
+    regime (``think``), each arm's strict successes k/n (rate) and each adjacent pair's exact
+    McNemar p / Holm-adjusted p, Holm over all contrasts within a scoring (``cs``'s family)."""
     by = {(r.config, r.cell, r.arm): r for r in rows}
     ps = {(c.scoring, c.config, c.cell, c.lower, c.upper): c for c in cs}
     pairs = list(itertools.pairwise(arms))
+    think = {r.config: _think(r.regime) for r in rows}
+    corrupted = any(r.corruption for r in rows)
     body = []
     for scoring in ("primary", "decline-aware"):
         for config, cell in dict.fromkeys((r.config, r.cell) for r in rows):
-            line = [scoring, config, str(cell[0]), f"{cell[1]:g}", f"{cell[2]:g}"]
+            line = [scoring, config, str(cell[0]), f"{cell[1]:g}", think.get(config, "--")]
+            line += [f"{cell[2]:g}"] if corrupted else []
             for arm in arms:
                 r = by.get((config, cell, arm))
                 k = None if r is None else (r.successes if scoring == "primary" else r.da_successes)
@@ -38,12 +42,23 @@ def inventory(rows: Sequence[Row], cs: Sequence[Contrast], arms: Sequence[str]) 
                 c = ps.get((scoring, config, cell, lo, up))
                 line.append("--" if c is None else f"{p_value(c.p)}/{p_value(c.p_holm)}")
             body.append(line)
-    header = ["scoring", "configuration", "S", "rho", "eps", *arms]
-    header += [f"{lo}->{up}" for lo, up in pairs]
+    header = ["scoring", "configuration", "S", "rho", "think", *(["eps"] if corrupted else [])]
+    header += [*arms, *(f"{lo}->{up}" for lo, up in pairs)]
     title = (
-        "Ladder inventory: strict successes per arm, adjacent exact McNemar p / Holm p (Table 7)"
+        "Ladder inventory: strict successes per arm, adjacent exact McNemar p / Holm p (Table 8)"
     )
-    return Table.of("inventory", title, header, body)
+    note = family_note(cs, "all contrasts within a scoring")
+    return Table.of("inventory", title, header, body, note)
+
+
+def _think(regime: str | None) -> str:
+    """The inventory's think column: ``no`` / ``think`` as the paper prints it (``--`` for a
+    scripted agent), with a provider's switch after it."""
+    if regime is None:
+        return "--"
+    head, _, switch = regime.partition(", ")
+    word = "think" if head == "think" else "no"
+    return f"{word} ({switch})" if switch else word
 
 
 OMISSION_COLUMNS = (
@@ -74,7 +89,7 @@ class _Omissions:
 
 
 def omissions(entries: Sequence[Entry], arms: Sequence[str]) -> Table:
-    """Table 9: every omission of an arm that acts on a compiled state, attributed to the
+    """Table 10: every omission of an arm that acts on a compiled state, attributed to the
     runtime's ask-back, a wrong match, an ELIGIBLE directive (the agent declined in prose or
     with a re-display only, answered with a wrong ref, or wrote the correct ref and the gate
     refused it: a wrong compiled code or state), a DONE or CANCELLED directive for an eligible
@@ -114,7 +129,7 @@ def omissions(entries: Sequence[Entry], arms: Sequence[str]) -> Table:
     if len(groups) > 1:
         body.append(_omission_line("all", "", total))
     header = ["cell", "arm", *OMISSION_COLUMNS, "episodes: defect", "episodes: differ"]
-    title = "Omission attribution on the arms that act on a compiled state (Table 9)"
+    title = "Omission attribution on the arms that act on a compiled state (Table 10)"
     return Table.of("omissions", title, header, body)
 
 

@@ -1,4 +1,4 @@
-"""Table a3's layout (Appendix A.5): wording control and matcher stress, one column per
+"""Table 4's layout (Appendix A.5): wording control and matcher stress, one column per
 configuration and cell (canonical, held-out phrasing, held-out plus ambiguous probes): strict and
 decline-aware success per arm, the gate arms' matcher agreement on ask, premature and redo turns,
 the omission episodes whose first omitted ask the gate answered by naming another step, and the
@@ -15,7 +15,7 @@ from taskgate.lab.scoring.summary import CellKey, Entry, Row
 from taskgate.lab.scoring.table import Table
 
 Column = tuple[str, CellKey]
-#: the turns Table a3's matcher agreement counts: ask, premature and redo-probe turns
+#: the turns Table 4's matcher agreement counts: ask, premature and redo-probe turns
 AGREEMENT_LABELS = frozenset({"ask", "premature", "redo_probe"})
 
 
@@ -102,7 +102,7 @@ def wording(rows: Sequence[Row], entries: Sequence[Entry], arms: Sequence[str]) 
         ),
     ]
     header = ["arm", *(where(c, k, True) for c, k in columns)]
-    title = "Wording control and matcher stress (Table a3)"
+    title = "Wording control and matcher stress (Table 4)"
     return Table.of("wording", title, header, body)
 
 

@@ -1,4 +1,4 @@
-"""Matcher agreement with the scripted step, per label and wording tier (Table 10's layout).
+"""Matcher agreement with the scripted step, per label and wording tier (Table 4's third block).
 
 A probe is one user turn of a generated episode with the episode's exact plan: the matcher sees the
 plan and the message, and is scored against the scripted step. Tiers ``0`` and ``1`` are the

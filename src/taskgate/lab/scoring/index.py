@@ -90,6 +90,11 @@ class IndexRow(BaseModel):
     harness: str | None
     config: str
     score: dict[str, object]
+    regime: str | None = None
+    model: str = ""
+    brief: str = "amended"
+    schedule: str = "paper"
+    base: str = ""
     batch: bool = False  # made from the log when the writer opened it (see ScoreIndexWriter)
 
 
@@ -186,6 +191,11 @@ class ScoreIndexWriter:
             seed=s.seed,
             harness=s.harness,
             config=s.config,
+            regime=s.regime,
+            model=s.model,
+            brief=s.brief,
+            schedule=s.schedule,
+            base=s.base,
             score=_SCORE.dump_python(s.score, mode="json"),
             batch=batch,
         ).model_dump_json()
@@ -223,7 +233,19 @@ def read_index(out: Path) -> list[Scored] | None:
     latest = {(r.episode, r.arm): r for r in rows}  # a later run of an episode-arm replaces it
     try:
         return [
-            Scored(r.cell, r.seed, _SCORE.validate_python(r.score), r.harness, r.config, key)
+            Scored(
+                r.cell,
+                r.seed,
+                _SCORE.validate_python(r.score),
+                r.harness,
+                r.config,
+                key,
+                r.regime,
+                r.model or r.config,
+                r.brief,
+                r.schedule,
+                r.base or r.config,
+            )
             for key, r in sorted(latest.items())
         ]
     except ValidationError:

@@ -1,5 +1,5 @@
 """The run tables: the ladder, the paired contrasts, the error channels, directive obedience, the
-matcher and the tool harness's Table rw. Each builder returns a :class:`Table`; the ``*_table``
+matcher and the tool harness's Table 19. Each builder returns a :class:`Table`; the ``*_table``
 functions render one in Markdown or LaTeX.
 
 When the rows come from several configurations (run directories of different agents, briefs or
@@ -43,7 +43,8 @@ def _multi(rows: Sequence[Row] | Sequence[Contrast]) -> bool:
     return len({r.config for r in rows}) > 1
 
 
-def _rate_ci(k: int, n: int, lo: float, hi: float) -> str:
+def rate_ci(k: int, n: int, lo: float, hi: float) -> str:
+    """``0.84 [0.76, 0.89] (107/128)``: a rate, its Wilson interval and its counts."""
     return f"{k / n:.2f} [{lo:.2f}, {hi:.2f}] ({k}/{n})"
 
 
@@ -60,9 +61,9 @@ def ladder(rows: Sequence[Row], arms: Sequence[str], da: bool = False) -> Table:
             if r is None:
                 line.append("--")
             elif da:
-                line.append(_rate_ci(r.da_successes, r.n, r.da_ci_low, r.da_ci_high))
+                line.append(rate_ci(r.da_successes, r.n, r.da_ci_low, r.da_ci_high))
             else:
-                line.append(_rate_ci(r.successes, r.n, r.ci_low, r.ci_high))
+                line.append(rate_ci(r.successes, r.n, r.ci_low, r.ci_high))
         body.append(line)
     header = ["arm", *(where(c, cell, multi) for c, cell in columns)]
     if da:
@@ -71,6 +72,8 @@ def ladder(rows: Sequence[Row], arms: Sequence[str], da: bool = False) -> Table:
 
 
 def contrasts(cs: Sequence[Contrast]) -> Table:
+    """Table 2's contrasts: adjacent rungs on shared seeds, Holm within model (each model's
+    contrasts of one scoring, both reasoning regimes together), the family named under it."""
     multi = _multi(cs)
     body = [
         [
@@ -84,13 +87,25 @@ def contrasts(cs: Sequence[Contrast]) -> Table:
         for c in cs
     ]
     header = ["cell", "contrast", "scoring", "discordant", "exact McNemar p", "Holm p"]
-    title = "Adjacent rungs, exact McNemar on shared seeds, Holm-corrected within a scoring"
-    return Table.of("contrasts", title, header, body)
+    title = "Adjacent rungs, exact McNemar on shared seeds, Holm-corrected within model (Table 2)"
+    return Table.of("contrasts", title, header, body, family_note(cs, "within model"))
+
+
+def family_note(cs: Sequence[Contrast], declared: str) -> str:
+    """The Holm families of ``cs`` as one line: what the table declares, and each family's size."""
+    if not cs:
+        return ""
+    sizes = dict.fromkeys((c.scoring, c.family, c.family_size) for c in cs)
+    parts = [
+        f"{scoring}{f' / {family}' if family else ''}: {size} contrast{'s' * (size != 1)}"
+        for scoring, family, size in sizes
+    ]
+    return f"Holm family: {declared}, per scoring ({'; '.join(parts)})."
 
 
 def channels(rows: Sequence[Row]) -> Table:
     """Each error channel as a rate over its label's turns with the counts (k/n); unrequested as
-    a count and per 128 episodes; refused bookings and the share of false completions."""
+    a count and per 128 episodes; refused bookings and the share of false completions (Table 9)."""
     multi = _multi(rows)
     body = []
     for r in rows:
@@ -100,8 +115,7 @@ def channels(rows: Sequence[Row]) -> Table:
                 line.append(str(r.channels[c]))
                 line.append(f"{r.channels[c] * 128 / r.n:.1f}")
             else:
-                n = r.label_turns.get(c, 0)
-                line.append(f"{r.channels[c] / n:.2f} ({r.channels[c]}/{n})" if n else "--")
+                line.append(_channel_rate(r, c))
         line.append(f"{r.refused}")
         line.append("--" if not r.refused else f"{r.false_completions / r.refused:.2f}")
         body.append(line)
@@ -109,8 +123,18 @@ def channels(rows: Sequence[Row]) -> Table:
     at = CHANNELS.index("unrequested") + 1
     titles[at:at] = ["Unreq./128 ep"]
     header = ["cell", "arm", "strict", *titles, "refused", "false compl."]
-    title = "Error channels (rate over the label's turns, k/n; unrequested as a count)"
+    title = "Error channels (rate over the label's turns, k/n; unrequested as a count) (Table 9)"
     return Table.of("channels", title, header, body)
+
+
+def _channel_rate(r: Row, c: str) -> str:
+    """``rate (k/n)`` over the label's turns; where the channel also occurred on other turns, the
+    count of every such violation after it (``; 7 in all``)."""
+    n, k, every = r.label_turns.get(c, 0), r.label_errors.get(c, 0), r.channels[c]
+    if not n:
+        return "--" if not every else f"-- ({every} in all)"
+    tail = f"; {every} in all" if every != k else ""
+    return f"{k / n:.2f} ({k}/{n}{tail})"
 
 
 def matcher(rows: Sequence[Row]) -> Table:
@@ -140,7 +164,7 @@ def matcher(rows: Sequence[Row]) -> Table:
 
 
 def obedience(rows: Sequence[Row]) -> Table:
-    """Directive obedience per directive type (Table obedience): the share of directives the
+    """Directive obedience per directive type (Table 11): the share of directives the
     agent followed (attempted an ELIGIBLE or REDO step, left a BLOCKED, DONE or CANCELLED one),
     k/n with a Wilson 95% interval, per cell and arm that issues directives, with all trap
     directives together and the episodes that obeyed every trap directive."""
@@ -165,7 +189,7 @@ def _obeyed(k: int, n: int) -> str:
     if not n:
         return "--"
     lo, hi = wilson(k, n)
-    return _rate_ci(k, n, lo, hi)
+    return rate_ci(k, n, lo, hi)
 
 
 def _opt(x: float | None) -> str:
@@ -173,7 +197,7 @@ def _opt(x: float | None) -> str:
 
 
 def tools(rows: Sequence[Row], cs: Sequence[Contrast]) -> Table:
-    """Table rw of the paper (the real-tool harness): per cell and arm, strict success with its
+    """Table 19 of the paper (the real-tool harness): per cell and arm, strict success with its
     Wilson interval, the exact McNemar p against the previous rung (unadjusted, shared seeds),
     the enforcement refusals, and the error totals: premature / unrequested / re-execution /
     omission, with superseded executions and refused redos added when there are any. The first
@@ -218,7 +242,7 @@ def tools(rows: Sequence[Row], cs: Sequence[Contrast]) -> Table:
         "errors (prem. / unreq. / redo / omit.)",  # executions; omissions are turns
     ]
     title = (
-        "Tool-dispatch harness (Table rw): strict success, Wilson 95% CI, exact McNemar p "
+        "Tool-dispatch harness (Table 19): strict success, Wilson 95% CI, exact McNemar p "
         "against the previous rung, refusals, error totals"
     )
     return Table.of("tools", title, header, body)
@@ -231,7 +255,7 @@ def p_value(p: float) -> str:
 
 
 def agreement_table(results: Sequence[Agreement], fmt: Format = "md") -> str:
-    """Matcher agreement with the scripted step per wording tier and label (Table 10's layout):
+    """Matcher agreement with the scripted step per wording tier and label (Table 4's third block):
     k/n and rate, and the ask-backs among them; an ``overall`` row per tier over ask, premature
     and redo-probe turns (the paper's figure)."""
     body = []

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -35,19 +35,30 @@ class Scored:
     key: Key = ("", "")  # (run id, arm) in its log
     regime: str | None = None  # the agent's reasoning regime (None: a scripted agent)
     model: str = ""  # the configuration without the regime: "within model" (Table 2's family)
+    brief: str = "amended"
+    schedule: str = "paper"
+    #: the configuration without brief, schedule and regime: what Table 14 pairs across them
+    base: str = ""
 
 
-def configuration(header: EpisodeRecord, params: EpisodeParams, model: str | None = None) -> str:
+def configuration(
+    header: EpisodeRecord,
+    params: EpisodeParams,
+    model: str | None = None,
+    drop: Collection[str] = (),
+) -> str:
     """The configuration an episode-arm belongs to, as a report's row label: the agent (with the
     model its calls went to), and whatever else differs from the defaults (brief, schedule,
     wording tier, ambiguous rate, domain, receipts repair), then the agent's reasoning regime
-    (``think`` / ``no-think``), so that both regimes of one model are two configurations. Runs of one configuration pool; runs
-    of two never do. Compiler and matcher are the arms' own (text arms use neither), so
-    :func:`taskgate.lab.reporting.load_runs` checks that pooled runs agree on them."""
+    (``think`` / ``no-think``), so that both regimes of one model are two configurations. Runs of
+    one configuration pool; runs of two never do. Compiler and matcher are the arms' own (text
+    arms use neither), so :func:`taskgate.lab.reporting.load_runs` checks that pooled runs agree
+    on them. ``drop`` leaves out some of ``brief``, ``schedule`` and ``regime`` (what a table
+    pairs, such as Table 14's briefs)."""
     parts = [f"{header.agent}:{model}" if model else header.agent]
-    if params.brief != "amended":
+    if params.brief != "amended" and "brief" not in drop:
         parts.append(f"brief={params.brief}")
-    if params.schedule != "paper":
+    if params.schedule != "paper" and "schedule" not in drop:
         parts.append(f"schedule={params.schedule}")
     if params.para_tier:
         parts.append(f"tier={params.para_tier}")
@@ -57,14 +68,9 @@ def configuration(header: EpisodeRecord, params: EpisodeParams, model: str | Non
         parts.append(f"domain={params.domain}")
     if header.repair:
         parts.append("repair")
-    if header.regime:  # last: Table 2's Holm family is the configuration without it
+    if header.regime and "regime" not in drop:
         parts.append(header.regime)
     return ", ".join(parts)
-
-
-def without_regime(config: str, regime: str | None) -> str:
-    """The configuration as a model's Holm family names it: both regimes of one model together."""
-    return config.removesuffix(f", {regime}") if regime else config
 
 
 @dataclass
@@ -121,9 +127,18 @@ def scored_of(
     p = ep.params
     mode = header.harness.mode if header.harness is not None else None
     cell = (p.steps, p.density, header.corruption)
-    config = configuration(header, p, model)
     return Scored(
-        cell, p.seed, score, mode, config, key, header.regime, without_regime(config, header.regime)
+        cell,
+        p.seed,
+        score,
+        mode,
+        configuration(header, p, model),
+        key,
+        header.regime,
+        configuration(header, p, model, drop=("regime",)),
+        p.brief,
+        p.schedule,
+        configuration(header, p, model, drop=("regime", "brief", "schedule")),
     )
 
 
@@ -173,6 +188,11 @@ class Row:
     #: episodes in which the agent obeyed every trap directive (BLOCKED, DONE, CANCELLED)
     traps_obeyed: int = 0
     regime: str | None = None  # the agent's reasoning regime (None: a scripted agent)
+    model: str = ""  # the configuration without the regime (see :class:`Scored`)
+    brief: str = "amended"
+    schedule: str = "paper"
+    base: str = ""  # the configuration without brief, schedule and regime
+    scored_turns: int = 0  # the per-turn accuracy's denominator
 
     @property
     def cell(self) -> CellKey:
@@ -188,14 +208,25 @@ def summarize(scored: Sequence[Scored], arms: Sequence[str]) -> list[Row]:
     for s in scored:
         groups.setdefault((s.config, s.cell, s.score.arm), []).append(s.score)
     configs = list(dict.fromkeys(s.config for s in scored))
-    regime = {s.config: s.regime for s in scored}
+    like = {s.config: s for s in scored}
     rows = []
     for config in configs:
+        f = like[config]
         for cell in sorted({c for g, c, _ in groups if g == config}):
             for arm in arms:
                 group = groups.get((config, cell, arm))
                 if group:
-                    rows.append(_row(cell, arm, group, config, regime[config]))
+                    row = _row(cell, arm, group, config)
+                    rows.append(
+                        replace(
+                            row,
+                            regime=f.regime,
+                            model=f.model or config,
+                            brief=f.brief,
+                            schedule=f.schedule,
+                            base=f.base or config,
+                        )
+                    )
     return rows
 
 
@@ -203,9 +234,7 @@ def _ratio(a: int, b: int) -> float | None:
     return a / b if b else None
 
 
-def _row(
-    cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "", regime: str | None = None
-) -> Row:
+def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -> Row:
     n = len(group)
     k = sum(s.primary.strict for s in group)
     kd = sum(s.decline_aware.strict for s in group)
@@ -262,7 +291,7 @@ def _row(
         matched_labels=dict(matched),
         ask_backs={k: v for k, v in asked.items() if v},
         config=config,
-        regime=regime,
+        scored_turns=sum(s.primary.scored_turns for s in group),
         label_turns={c: labels[DENOMINATOR[c]] for c in CHANNELS if c in DENOMINATOR},
         label_errors={c: on_label[c] for c in CHANNELS if c in DENOMINATOR},
         traps_obeyed=sum(
@@ -287,9 +316,11 @@ class Contrast:
     family_size: int = 0  # how many contrasts it holds
 
 
-#: a Holm family as a table's caption declares it: every contrast of one scoring (the inventory,
-#: Table 8) or those of one model within a scoring, both regimes together (Tables 2 and 14)
-Within = Literal["scoring", "model"]
+#: a Holm family as a table's caption declares it, within a scoring: every contrast (the
+#: inventory, Table 8); each model's, both regimes together (Table 2); each configuration's (one
+#: regime of a model: Table 15's); or each base configuration's, across briefs and schedules too
+#: (Table 14's, over the contrasts it prints)
+Within = Literal["scoring", "model", "config", "base"]
 
 
 def adjacent_contrasts(
@@ -318,7 +349,12 @@ def pair_contrasts(
         sc = s.score.primary if scoring == "primary" else s.score.decline_aware
         outcomes.setdefault((s.config, s.cell, s.score.arm), {})[s.seed] = sc.strict
     configs = list(dict.fromkeys(s.config for s in scored))
-    model = {s.config: s.model or s.config for s in scored}
+    key_of = {
+        s.config: {"scoring": "", "model": s.model or s.config, "config": s.config}.get(
+            within, s.base or s.config
+        )
+        for s in scored
+    }
     raw = []
     for config in configs:
         for cell in sorted({s.cell for s in scored if s.config == config}):
@@ -330,7 +366,7 @@ def pair_contrasts(
                     continue
                 t = mcnemar_exact([a[x] for x in seeds], [b[x] for x in seeds])
                 raw.append((config, cell, lower, upper, t))
-    family = [model[config] if within == "model" else "" for config, *_ in raw]
+    family = [key_of[config] for config, *_ in raw]
     adjusted: list[float] = [0.0] * len(raw)
     sizes: list[int] = [0] * len(raw)
     for key in dict.fromkeys(family):

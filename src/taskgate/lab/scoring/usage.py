@@ -1,5 +1,5 @@
-"""Overhead per episode (Table cost / 11: tokens, matcher and compile calls, model and wall-clock
-time) and compile accuracy per cell (Table 6), from the run log alone."""
+"""Overhead per episode (Table 7 / 11: tokens, matcher and compile calls, model and wall-clock
+time) and compile accuracy per cell (Table 5), from the run log alone."""
 
 from __future__ import annotations
 
@@ -138,7 +138,7 @@ def overhead(entries: Sequence[Entry], arms: Sequence[str]) -> Table:
         "model s",
         "wall s",
     ]
-    title = "Overhead per episode (agent tokens, matcher and compile calls, time; Table cost)"
+    title = "Overhead per episode (agent tokens, matcher and compile calls, time; Table 7)"
     note = (
         "Per episode means; refused and failed calls are totals. model s: the latency of every "
         "model call of the episode-arm, summed; wall s: from its start to its end record."
@@ -235,7 +235,7 @@ def compile_table(entries: Sequence[Entry]) -> Table:
         for r in rows
     ]
     header = ["cell", "n", "Dep", "Code (tool)", "Cancel", "Rewire", "Relax"]
-    title = "Compile accuracy against the generator (Table 6)"
+    title = "Compile accuracy against the generator (Table 5)"
     return Table.of("compile", title, header, body)
 
 

@@ -1,0 +1,390 @@
+"""The lab as the paper defines it: a scripted-oracle regression test per definition (issue #32).
+
+* The directive gate (and every arm that does not enforce) never refuses a booking: a compile
+  defect only changes the directive (Section 3.3, "free to disobey"); the hybrid "refuses no
+  correct booking" (Appendix D.3). The enforcement gate over-blocks exactly where a defect bites.
+* Channels are judged at the request: status is sigma when the request arrives (Section 3.1).
+* A requested redo not executed after an earlier omission is a refused redo (Appendix D.3).
+* A channel's rate is over its label's turns and stays a share of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from helpers import run_arm, run_patched
+from taskgate import FakeServer, protocol_responder
+from taskgate.core.machine import Status
+from taskgate.lab import EpisodeParams, LadderConfig, generate_episode, run_ladder
+from taskgate.lab.agents.base import TurnView
+from taskgate.lab.arms.registry import LADDER
+from taskgate.lab.episodes.models import Episode
+from taskgate.lab.reporting import build_report, load_runs
+from taskgate.lab.reporting.appendix import not_built
+from taskgate.lab.runcard import load as load_card
+from taskgate.lab.rundir import LOG, read_log
+from taskgate.lab.scoring.report import p_value
+from taskgate.lab.scoring.stats import holm
+from taskgate.lab.scoring.summary import Scored, _row, adjacent_contrasts, pair_contrasts
+from taskgate.lab.scoring.table import Table
+
+EPISODES = [generate_episode(EpisodeParams(seed=100 + i, steps=10)) for i in range(20)]
+DEFECTS = ("scripted:empty-code", "scripted:cancel-left", "scripted:rewire-cycle")
+
+
+@pytest.mark.parametrize("compiler", DEFECTS)
+@pytest.mark.parametrize("arm", ["raw", "checklist", "directive", "hybrid"])
+def test_a_compile_defect_never_fails_a_perfect_agent_off_the_enforcement_gate(
+    arm: str, compiler: str
+) -> None:
+    for ep in EPISODES:
+        records, score = run_arm(ep, arm, compiler=compiler)
+        assert score.primary.strict, (arm, compiler, ep.id, score.primary.errors)
+        assert all(b.decision == "admit" for r in records for b in r.bookings), ep.id
+
+
+@pytest.mark.parametrize("compiler", DEFECTS)
+def test_the_enforcement_gate_over_blocks_exactly_where_the_defect_bites(compiler: str) -> None:
+    bitten = 0
+    for ep in EPISODES:
+        records, score = run_arm(ep, "enforcement", compiler=compiler)
+        # the perfect agent books only what is owed, so every refusal is an over-block, and
+        # each over-block is one omission (a refused redo on a redo turn) on its turn, and
+        # nothing else fails
+        refused = {r.index for r in records if any(b.decision == "refuse" for b in r.bookings)}
+        owed = {
+            i: ["refused_redo" if ep.turns[i].label == "legit_redo" else "omission"]
+            for i in refused
+        }
+        assert score.primary.errors == owed, ep.id
+        bitten += bool(refused)
+    assert bitten >= 5  # the defect bites in a good share of the episodes
+
+
+def _premature_turn(ep: Episode) -> int | None:
+    """A premature probe whose missing prerequisites are all TODO in the perfect run."""
+    for t in ep.turns:
+        if t.label == "premature" and t.index < 14:
+            return t.index
+    return None
+
+
+def _prerequisites_then_step(ep: Episode, eligible: list[bool]) -> Callable[[TurnView], str]:
+    """A reply that books the requested blocked step's missing prerequisites, then the step;
+    ``eligible`` gets whether every one of those prerequisites was TODO when asked."""
+
+    def reply(view: TurnView) -> str:
+        step = view.turn.step
+        assert step is not None and view.truth.status(step) is Status.BLOCKED
+        missing = view.truth.missing(step)
+        eligible.append(all(view.truth.status(u) is Status.TODO for u in missing))
+        wo = view.turn.work_order
+        lines = [f"ref {ep.plan.steps[s].code}/{wo}" for s in (*missing, step)]
+        return "Doing everything it needs first.\n" + "\n".join(lines)
+
+    return reply
+
+
+@pytest.mark.parametrize("arm", ["raw", "enforcement"])
+def test_a_blocked_step_booked_after_its_prerequisites_is_premature(arm: str) -> None:
+    premature = unrequested = seen = 0
+    for ep in EPISODES:
+        turn = _premature_turn(ep)
+        if turn is None:
+            continue
+        eligible: list[bool] = []
+        records, score = run_patched(ep, arm, {turn: _prerequisites_then_step(ep, eligible)})
+        if not eligible[0]:  # a prerequisite was itself blocked: another case
+            continue
+        errors = score.primary.errors[turn]
+        missing = [b for b in records[turn].bookings if b.step != ep.turns[turn].step]
+        # sigma at the request: the step was BLOCKED; each prerequisite booked with it was
+        # eligible but not requested
+        assert errors.count("premature") == 1, (ep.id, errors)
+        assert errors.count("unrequested") == len(missing) > 0, (ep.id, errors)
+        premature += errors.count("premature")
+        unrequested += errors.count("unrequested")
+        seen += 1
+    assert seen >= 5 and premature == seen and unrequested >= seen
+
+
+def _legit_redo(ep: Episode) -> tuple[int, int] | None:
+    """(the ask turn, the later legitimate-redo turn) of one step."""
+    for t in ep.turns:
+        if t.label == "legit_redo":
+            ask = next((a.index for a in ep.turns if a.label == "ask" and a.step == t.step), None)
+            return None if ask is None else (ask, t.index)
+    return None
+
+
+def test_a_redo_left_undone_after_an_omission_is_a_refused_redo() -> None:
+    seen = 0
+    for ep in EPISODES:
+        pair = _legit_redo(ep)
+        if pair is None:
+            continue
+        ask, redo = pair
+        decline = "I will not do that now."
+        between = {
+            t.index: decline
+            for t in ep.turns
+            if ask < t.index < redo and t.step == ep.turns[ask].step
+        }
+        _, score = run_patched(ep, "raw", {ask: decline, redo: decline, **between})
+        assert score.primary.errors[ask] == ["omission"], ep.id
+        assert score.primary.errors[redo] == ["refused_redo"], ep.id
+        seen += 1
+    assert seen >= 5
+
+
+def test_channel_rates_stay_shares_of_their_label_turns() -> None:
+    scores = []
+    for ep in EPISODES:
+        turn = _premature_turn(ep)
+        patches = {turn: _prerequisites_then_step(ep, [])} if turn is not None else {}
+        scores.append(run_patched(ep, "raw", patches)[1])
+        scores.append(run_arm(ep, "raw", agent="scripted:always-book")[1])
+    rows = [_row((10, 0.15, 0.0), "raw", scores)]
+    for row in rows:
+        for channel, rate in row.channel_rates.items():
+            assert rate is None or 0 <= rate <= 1, (channel, rate)
+            assert row.label_errors[channel] <= row.label_turns[channel]
+    every = Counter[str]()
+    for s in scores:
+        every.update(s.primary.channels)
+    assert every["premature"] > sum(r.label_errors["premature"] for r in rows)
+
+
+def test_both_reasoning_regimes_of_one_model_report_side_by_side(tmp_path: Path) -> None:
+    """The regime is part of a run's identity: recorded on every episode-arm and in the run card,
+    a configuration of its own in the report, the inventory's think column; Table 2's Holm family
+    holds both regimes of the model, the inventory's every contrast of a scoring."""
+    from typer.testing import CliRunner
+
+    from taskgate.cli import app
+
+    runs = {"think": tmp_path / "think", "no": tmp_path / "no-think"}
+    with FakeServer(protocol_responder) as srv:
+        for regime, out in runs.items():
+            flags = ["--think", "--deepseek-thinking"] if regime == "think" else []
+            result = CliRunner().invoke(
+                app,
+                ["ladder", "--base-url", srv.base_url, "--model", "fake", "--steps", "5",
+                 "--episodes", "2", "--arms", "raw,enforcement", "--out", str(out), *flags],
+            )  # fmt: skip
+            assert result.exit_code == 0, result.output
+        sent = [r.get("thinking") for r in srv.requests]
+    assert {"type": "enabled"} in sent and None in sent  # DeepSeek's switch, only when asked
+    header = next(r for r in read_log(runs["think"] / LOG).values()).header
+    assert header.regime == "think, deepseek thinking=enabled"
+    assert load_card(runs["think"]) is not None and load_card(runs["think"]).deepseek_thinking  # type: ignore[union-attr]
+    report = build_report(load_runs(list(runs.values())))
+    assert report.runs.configs == [
+        "llm:fake, think, deepseek thinking=enabled",
+        "llm:fake, no-think",
+    ]
+    inventory = report.table("inventory")
+    assert inventory is not None
+    think = [r[inventory.header.index("think")] for r in inventory.body if r[0] == "primary"]
+    assert think == ["think (deepseek thinking=enabled)", "no"]
+    assert "eps" not in inventory.header  # no corruption in these runs
+    # one contrast (raw -> enforcement) per regime and scoring: Table 2 puts the model's two in
+    # one family, the inventory all of a scoring's (the same two here)
+    contrasts = report.table("contrasts")
+    assert contrasts is not None and "within model" in contrasts.note
+    assert "primary / llm:fake: 2 contrasts" in contrasts.note
+    assert "2 contrasts" in inventory.note and "all contrasts within a scoring" in inventory.note
+
+
+def test_holm_families_follow_each_tables_caption() -> None:
+    """Two models, two cells each: the inventory corrects over all four contrasts of a scoring,
+    Table 2 over each model's two; adjusted p as Holm's rule gives them."""
+    eps = [
+        generate_episode(EpisodeParams(seed=300 + i, steps=s)) for i in range(8) for s in (5, 10)
+    ]
+    scored = []
+    for model, agent in (("m1", "scripted:always-book"), ("m2", "scripted:perfect")):
+        for ep in eps:
+            for arm in ("raw", "enforcement"):
+                score = run_arm(ep, arm, agent=agent)[1]
+                config = f"llm:{model}, no-think"
+                cell = (ep.params.steps, ep.params.density, 0.0)
+                scored.append(
+                    Scored(
+                        cell,
+                        ep.params.seed,
+                        score,
+                        None,
+                        config,
+                        (ep.id, arm),
+                        "no-think",
+                        f"llm:{model}",
+                    )
+                )
+    overall = [
+        c for c in adjacent_contrasts(scored, ["raw", "enforcement"]) if c.scoring == "primary"
+    ]
+    within = [
+        c for c in adjacent_contrasts(scored, ["raw", "enforcement"], within="model")
+        if c.scoring == "primary"
+    ]  # fmt: skip
+    assert [c.family_size for c in overall] == [4] * 4
+    assert [c.family_size for c in within] == [2] * 4
+    assert [c.family for c in within] == ["llm:m1"] * 2 + ["llm:m2"] * 2
+    for cs in (overall, within):
+        for key in {c.family for c in cs}:
+            family = [c for c in cs if c.family == key]
+            assert [c.p_holm for c in family] == holm([c.p for c in family])
+    m1 = [c for c in within if c.family == "llm:m1"]
+    assert all(c.only_upper == 8 and c.p < 0.01 for c in m1)  # always-book fails on raw only
+    assert m1[0].p_holm == min(1.0, 2 * m1[0].p)  # two equal p: each multiplied by two
+
+
+def _redo_descendant_probes(ep: Episode) -> int:
+    """Redo probes that ask for a descendant of the legitimate-redo target."""
+    target = next(t.step for t in ep.turns if t.label == "legit_redo")
+    assert target is not None
+    below: set[str] = set()
+    frontier = [target]
+    while frontier:
+        u = frontier.pop()
+        for w, spec in ep.plan.steps.items():
+            if u in spec.deps and w not in below:
+                below.add(w)
+                frontier.append(w)
+    return sum(t.label == "redo_probe" and t.step in below for t in ep.turns)
+
+
+def test_both_probe_schedules_of_the_paper() -> None:
+    """Appendix E: the revised generator (the amended-brief grid's, ``paper``) draws the redo
+    target first and its redo probes exclude its descendants; the original grid's (``original``)
+    does neither. Both ask every step: S+6 scored turns."""
+    seeds = range(100, 164)
+    for schedule in ("paper", "original"):
+        eps = [
+            generate_episode(EpisodeParams(seed=s, steps=15, density=0.3, schedule=schedule))
+            for s in seeds
+        ]
+        below = sum(_redo_descendant_probes(ep) for ep in eps)
+        if schedule == "paper":
+            assert below == 0
+        else:
+            assert below > 0
+            assert all(sum(t.label == "redo_probe" for t in ep.turns) == 2 for ep in eps)
+        for ep in eps:
+            scored = [t for t in ep.turns if t.work_order is not None and t.step is not None]
+            assert len(scored) <= 15 + 6
+    original = generate_episode(EpisodeParams(seed=100, steps=10, schedule="original"))
+    revised = generate_episode(EpisodeParams(seed=100, steps=10, schedule="paper"))
+    assert original.plan == revised.plan and original.turns != revised.turns
+    assert original.params.key.endswith("-original-seed100")
+
+
+def _run(out: Path, **kw: object) -> Path:
+    args: dict[str, object] = {"arms": LADDER, "agent": "scripted:always-book", "steps": (5,),
+                               "episodes": 6} | kw  # fmt: skip
+    asyncio.run(run_ladder(LadderConfig(**args), out))  # type: ignore[arg-type]
+    return out
+
+
+def _family(table: Table, size: int) -> None:
+    assert f"primary: {size} contrasts" in table.note or f": {size} contrasts" in table.note
+
+
+def test_table_15_graph_size_with_per_turn_accuracy_and_its_holm_family(tmp_path: Path) -> None:
+    run = _run(tmp_path / "run", steps=(5, 10))
+    report = build_report(load_runs([run]))
+    table = report.table("graph_size")
+    assert table is not None and "(Table 15)" in table.title
+    labels = [r[1] for r in table.body]
+    # S+6 scored turns per episode under the paper's schedule (fewer where a probe is missing)
+    accuracy = [lab for lab in labels if lab.startswith("per-turn accuracy")]
+    assert len(accuracy) == 2 and all("turns)" in lab for lab in accuracy)
+    raw = next(r for r in report.rows if r.arm == "raw" and r.steps == 10)
+    assert raw.scored_turns == 6 * 16 and f"({raw.scored_turns} turns)" in accuracy[1]
+    # Holm over the regime's adjacent contrasts: 3 pairs x 2 cells
+    scored = load_runs([run]).scored
+    cs = pair_contrasts(scored, list(itertools.pairwise(LADDER)), within="config")
+    assert {c.family_size for c in cs} == {6}
+    assert [c.p_holm for c in cs] == holm([c.p for c in cs])
+    assert "each regime of a model" in table.note and "6 contrasts" in table.note
+
+
+def test_table_16_variants_against_their_paper_arms(tmp_path: Path) -> None:
+    arms = ("checklist", "checklist-replace", "directive", "directive-system")
+    run = _run(tmp_path / "run", arms=arms)
+    report = build_report(load_runs([run]), arms)
+    table = report.table("variants")
+    assert table is not None and "(Table 16)" in table.title
+    assert [r[0] for r in table.body] == list(arms)
+    # two variant contrasts, one family (within model): replace vs checklist, system vs directive
+    assert "within model, over all variant contrasts" in table.note
+    _family(table, 2)
+    cs = pair_contrasts(
+        load_runs([run]).scored,
+        [("checklist", "checklist-replace"), ("directive", "directive-system")],
+        within="model",
+    )
+    assert [c.p_holm for c in cs] == holm([c.p for c in cs])
+    assert table.body[1][2] == p_value(cs[0].p_holm)
+
+
+def test_table_14_pairs_the_two_grids_and_the_schedule_deconfound(tmp_path: Path) -> None:
+    runs = [
+        _run(tmp_path / "original", brief="original", schedule="original"),
+        _run(tmp_path / "amended"),
+        _run(tmp_path / "deconfound", brief="original", arms=("raw",)),
+    ]
+    report = build_report(load_runs(runs))
+    table = report.table("replication")
+    assert table is not None and "(Table 14)" in table.title
+    rows = {r[0]: r[1:] for r in table.body}
+    assert set(rows) >= {"raw", "checklist", "directive", "enforcement"}
+    deconfound = rows["  raw, original brief, revised schedule"]
+    # in the amended primary column only
+    assert [i for i, v in enumerate(deconfound) if v != "--"] == [1]
+    # the amended contrasts, Holm within model over the three printed
+    assert "within model, over the contrasts printed" in table.note
+    _family(table, 3)
+    held = [v for k, v in rows.items() if k.endswith("Holm p (amended, primary)")]
+    assert len(held) == 3 and all(v[1] != "" for v in held)
+    assert "Table 14" not in not_built(report.rows)
+
+
+@pytest.mark.slow  # 64 corrupted episode-arms
+def test_the_generators_counts_where_the_paper_states_one_are_pinned() -> None:
+    """Where the paper states a count for given seeds and parameters, the generator's own count
+    is pinned here; the fidelity page (docs/lab/fidelity.md) gives the paper's beside it and why
+    they differ (the paper's text does not determine the mechanism behind any of the three)."""
+    seeds = range(100, 164)
+    # Table 4: ambiguous probes at rate 0.15, S=15 dense, seeds 100-163 (the paper: 111)
+    ambiguous = sum(
+        t.label == "ambiguous"
+        for s in seeds
+        for t in generate_episode(
+            EpisodeParams(seed=s, steps=15, density=0.3, ambiguous_rate=0.15, schedule="paper")
+        ).turns
+    )
+    assert ambiguous == 147
+    # Section 4.1: one superseded cue per episode; requests for the cancelled step after the
+    # revision also include its own ask and redo probes drawn after it (seeds 100-227)
+    after = 0
+    for s in range(100, 228):
+        ep = generate_episode(EpisodeParams(seed=s, steps=15, density=0.3, schedule="paper"))
+        rev = next(t.index for t in ep.turns if t.label == "revision")
+        after += sum(t.index > rev and t.step == ep.revision.cancel for t in ep.turns)
+        assert sum(t.label == "superseded_cue" for t in ep.turns) == 1
+    assert after == 187
+    # Table 12: the corruption events at eps=5e-2 (the paper: 597 / 506 / 809, 29.9 per episode)
+    events: Counter[str] = Counter()
+    for s in seeds:
+        ep = generate_episode(EpisodeParams(seed=s, steps=15, density=0.3, schedule="paper"))
+        records, _ = run_arm(ep, "enforcement", agent="scripted:obedient", corruption=5e-2)
+        events.update(e.split()[0] for r in records for e in r.corruptions)
+    assert (events["spurious-done"], events["lost-done"], events["edge-drop"]) == (765, 732, 588)
