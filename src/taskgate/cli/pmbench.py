@@ -102,7 +102,7 @@ def pmbench(
     """The ladder's rungs on PM-Bench's released week with the benchmark's own prompts and
     scorer, from your checkout: raw transcript (its single_baseline), self-written ledger (its
     todo_ledger), text checklist, directive gate, and enforcement bound to the matcher's
-    judgement or to the record's state. Prints Table pmbench."""
+    judgement or to the record's state. Prints Table 21."""
     writable_dir(out, "--out")
     root = checkout or (
         Path(os.environ["PMBENCH_PATH"]) if os.environ.get("PMBENCH_PATH") else None

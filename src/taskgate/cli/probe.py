@@ -59,7 +59,7 @@ def probe(
 ) -> None:
     """Re-ask every trap turn of a raw-transcript run (a fresh work order for a finished step)
     with the recorded history fixed and one thing changed; print the share of replies that book
-    the finished step again, per variant (Appendix A.4, Table probe)."""
+    the finished step again, per variant (Appendix A.4, Table 3)."""
     writable_dir(out, "--out")
     smoke = embedded(endpoint) and agent == "llm" and sampling.max_traps is None
     if smoke:
@@ -123,7 +123,7 @@ def probe_tools(
 ) -> None:
     """The probe's tool-harness half: replay the raw arm live in the real-tool harness (ACTION
     lines) and branch at each trap turn, so that booking again is a tool call that executes in a
-    copy of the workspace; print Table probe's tools column."""
+    copy of the workspace; print Table 3's tools column."""
     try:
         from taskgate.lab.experiments.probe.tools import run_tool_probe
     except ModuleNotFoundError as exc:

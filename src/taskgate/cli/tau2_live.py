@@ -58,7 +58,7 @@ def run(
     ] = None,
     json_out: JsonOpt = None,
 ) -> None:
-    """Run the arms on tau2's orchestrator, agent and user simulator; print Table 13's report.
+    """Run the arms on tau2's orchestrator, agent and user simulator; print Table 20's report.
 
     ``--max-tokens`` caps both the agent's and the user simulator's replies.
     """

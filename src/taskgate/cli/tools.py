@@ -1,4 +1,4 @@
-"""``taskgate tools``: the real-tool harness (Appendix G), run, scored and reported (Table rw)."""
+"""``taskgate tools``: the real-tool harness (Appendix G), run, scored and reported (Table 19)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def tools(
     ] = None,
 ) -> None:
     """Run the real-tool harness: 18 procurement tools with side effects in a per-episode
-    workspace, a LangGraph agent loop, five arms; print Table rw.
+    workspace, a LangGraph agent loop, five arms; print Table 19.
 
     With no model flags the agent, compiler and matcher are the embedded SmolLM2 model (a smoke
     run: 1 episode at S=5, replies capped at 64 tokens, and the llm agent constrained by llama.cpp's

@@ -21,7 +21,7 @@ EXPERIMENTS: Registry[Experiment] = Registry(
             Experiment(
                 "probe",
                 "probe-report",
-                "Table probe from probe directories alone.",
+                "Table 3 from probe directories alone.",
                 f"{_PKG}.probe.report:probe_table",
                 many=True,
                 dir_help="One or several probe directories (one column each).",
@@ -43,7 +43,7 @@ EXPERIMENTS: Registry[Experiment] = Registry(
             Experiment(
                 "pmbench",
                 "pmbench-report",
-                "Table pmbench from its run directory alone.",
+                "Table 21 from its run directory alone.",
                 f"{_PKG}.pmbench.report:pmbench_table",
                 dir_help="A PM-Bench run directory.",
             ),

@@ -3,7 +3,7 @@ prompts and its own scorer, from a checkout the user points to (PM-Bench has no 
 nothing of it ships here), with the rungs that own an intention record.
 
 ``load_checkout`` finds and checks the checkout; ``run_pmbench`` runs the rungs into a run
-directory (resumable); ``pmbench_table`` is Table pmbench from that directory alone.
+directory (resumable); ``pmbench_table`` is Table 21 from that directory alone.
 ``STANDIN`` is a stand-in checkout with a two-day week for tests, written for taskgate: not
 PM-Bench.
 """

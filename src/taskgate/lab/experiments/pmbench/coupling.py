@@ -23,7 +23,7 @@ from taskgate.lab.experiments.pmbench.record import IntentionRecord
 from taskgate.lab.experiments.pmbench.roles import lexical
 from taskgate.registry import Registry
 
-#: the rungs on PM-Bench, named as the ladder's (Table pmbench prints :data:`NAMES`); the names an
+#: the rungs on PM-Bench, named as the ladder's (Table 21 prints :data:`NAMES`); the names an
 #: earlier taskgate used are aliases
 PMBENCH_RUNGS: Registry[str] = Registry(
     "PM-Bench rung",

@@ -1,4 +1,4 @@
-"""Table pmbench from a run directory alone: per rung, Set-F1 at temperature 0 and over the
+"""Table 21 from a run directory alone: per rung, Set-F1 at temperature 0 and over the
 sampled runs, hits and misses as shares of the scored intentions, false alarms, update
 violations, state queries, the matcher's precision and recall against the benchmark's per-step
 truth, and the gate's refusals (and how many refused a due selection).
@@ -77,7 +77,7 @@ def _pr(runs: Sequence[RunFigures]) -> str:
 
 
 def pmbench_table(out: Path, on_skip: OnSkip | None = None) -> Table:
-    """Table pmbench from ``out`` alone (its runs are whole files, each written at once: no
+    """Table 21 from ``out`` alone (its runs are whole files, each written at once: no
     line to skip, so ``on_skip`` is not called)."""
     settings = read_settings(out)
     if settings is None:

@@ -1,4 +1,4 @@
-"""Table probe: per variant, the share of sampled replies that book the finished step again
+"""Table 3: per variant, the share of sampled replies that book the finished step again
 (Wilson 95% interval) and the greedy re-asks that did, one column per probe directory; and how
 often the greedy re-ask of the recorded request reproduces the recorded outcome."""
 
@@ -36,7 +36,7 @@ def _share(hits: int, n: int) -> str:
 
 
 def probe_table(dirs: Sequence[Path], on_skip: OnSkip | None = None) -> Table:
-    """Table probe for one or more probe directories (one column each)."""
+    """Table 3 for one or more probe directories (one column each)."""
     columns: list[tuple[str, list[ProbeReply]]] = []
     for d in dirs:
         header, replies = read_probe(d, on_skip)
@@ -64,5 +64,5 @@ def probe_table(dirs: Sequence[Path], on_skip: OnSkip | None = None) -> Table:
         same.append(_share(sum(r.rebooked == r.recorded for r in g), len(g)))
     body += [traps, same]
     header_row = ["last message / context at the trap turn", *(c for c, _ in columns)]
-    title = "Trap-turn probe: share of replies that book the finished step again (Table probe)"
+    title = "Trap-turn probe: share of replies that book the finished step again (Table 3)"
     return Table.of("probe", title, header_row, body)

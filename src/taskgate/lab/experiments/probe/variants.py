@@ -1,4 +1,4 @@
-"""The probe's variants (Table probe's rows): each changes one thing at the trap turn and holds the
+"""The probe's variants (Table 3's rows): each changes one thing at the trap turn and holds the
 recorded history before it fixed."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ _ORDER = re.compile(r"\s*\(#W[0-9]+\)")
 @dataclass(frozen=True)
 class Variant:
     name: str
-    label: str  # the row label of Table probe
+    label: str  # the row label of Table 3
     build: Callable[[TrapTurn], list[ChatMessage]]
 
 

@@ -1,4 +1,4 @@
-"""The live runs' report in Table 13's layout: pass^k, wrongful writes, what each rung did, and
+"""The live runs' report in Table 20's layout: pass^k, wrongful writes, what each rung did, and
 each arm's paired delta against ungated with a task-level bootstrap 95% interval.
 
 Everything is read back from the run directory's tau2 results files: rewards from tau2's own

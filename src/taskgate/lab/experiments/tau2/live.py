@@ -40,7 +40,7 @@ from taskgate.registry import Registry
 #: what a model endpoint that fails raises through tau2 (litellm's errors are openai's); anything
 #: else is a bug and stops the run
 MODEL_ERRORS = (openai.APIError, ModelError)
-#: Table 13's arms (the paper's names), with the ladder's names for the same couplings as aliases
+#: Table 20's arms (the paper's names), with the ladder's names for the same couplings as aliases
 ARMS: Registry[str] = Registry(
     "tau2 arm",
     (

@@ -1,4 +1,4 @@
-"""The state-block rung (the paper's "ledger" arm of Table 13): task state shown next to tool
+"""The state-block rung (the paper's "ledger" arm of Table 20): task state shown next to tool
 results, writes unguarded. Named state block here because "ledger" means the receipts ledger.
 
 After every successful read or write of a reservation or a user, a block computed from the
