@@ -197,9 +197,12 @@ def test_both_reasoning_regimes_of_one_model_report_side_by_side(tmp_path: Path)
     # one contrast (raw -> enforcement) per regime and scoring: Table 2 puts the model's two in
     # one family, the inventory all of a scoring's (the same two here)
     contrasts = report.table("contrasts")
-    assert contrasts is not None and "within model" in contrasts.note
-    assert "primary / llm:fake: 2 contrasts" in contrasts.note
-    assert "2 contrasts" in inventory.note and "all contrasts within a scoring" in inventory.note
+    assert contrasts is not None and "within model" in contrasts.footnote
+    assert "primary / llm:fake: 2 contrasts" in contrasts.footnote
+    assert (
+        "2 contrasts" in inventory.footnote
+        and "all contrasts within a scoring" in inventory.footnote
+    )
 
 
 def test_holm_families_follow_each_tables_caption() -> None:
@@ -294,7 +297,7 @@ def _run(out: Path, **kw: object) -> Path:
 
 
 def _family(table: Table, size: int) -> None:
-    assert f"primary: {size} contrasts" in table.note or f": {size} contrasts" in table.note
+    assert f"primary: {size} contrasts" in table.footnote or f": {size} contrasts" in table.footnote
 
 
 def test_table_15_graph_size_with_per_turn_accuracy_and_its_holm_family(tmp_path: Path) -> None:
@@ -313,7 +316,7 @@ def test_table_15_graph_size_with_per_turn_accuracy_and_its_holm_family(tmp_path
     cs = pair_contrasts(scored, list(itertools.pairwise(LADDER)), within="config")
     assert {c.family_size for c in cs} == {6}
     assert [c.p_holm for c in cs] == holm([c.p for c in cs])
-    assert "each regime of a model" in table.note and "6 contrasts" in table.note
+    assert "each regime of a model" in table.footnote and "6 contrasts" in table.footnote
 
 
 def test_table_16_variants_against_their_paper_arms(tmp_path: Path) -> None:
@@ -324,7 +327,7 @@ def test_table_16_variants_against_their_paper_arms(tmp_path: Path) -> None:
     assert table is not None and "(Table 16)" in table.title
     assert [r[0] for r in table.body] == list(arms)
     # two variant contrasts, one family (within model): replace vs checklist, system vs directive
-    assert "within model, over all variant contrasts" in table.note
+    assert "within model, over all variant contrasts" in table.footnote
     _family(table, 2)
     cs = pair_contrasts(
         load_runs([run]).scored,
@@ -350,7 +353,7 @@ def test_table_14_pairs_the_two_grids_and_the_schedule_deconfound(tmp_path: Path
     # in the amended primary column only
     assert [i for i, v in enumerate(deconfound) if v != "--"] == [1]
     # the amended contrasts, Holm within model over the three printed
-    assert "within model, over the contrasts printed" in table.note
+    assert "within model, over the contrasts printed" in table.footnote
     _family(table, 3)
     held = [v for k, v in rows.items() if k.endswith("Holm p (amended, primary)")]
     assert len(held) == 3 and all(v[1] != "" for v in held)

@@ -122,3 +122,17 @@ def test_figures_are_the_same_bytes_every_time(report: Report, tmp_path: Path) -
     )
     for a, b in zip(first, second, strict=True):
         assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_rates_that_differ_only_across_arms_draw_no_corruption_curve(tmp_path: Path) -> None:
+    """One gate at eps=0, another at eps=0.03: no arm has a curve, and the report says so."""
+    runs = []
+    for arm, rate in (("enforcement", 0.0), ("hybrid", 0.03)):
+        out = tmp_path / arm
+        config = LadderConfig(arms=(arm,), agent="scripted:obedient", steps=(5,), episodes=2,
+                              corruption=(rate,))  # fmt: skip
+        asyncio.run(run_ladder(config, out))
+        runs.append(out)
+    report = build_report(load_runs(runs))
+    assert corruption(report.rows, report.arms) is None
+    assert "corruption" in not_drawn(report)

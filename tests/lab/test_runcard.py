@@ -39,7 +39,8 @@ CHANGED: dict[str, Any] = {
     "models": {"agent": "other", "compiler": "m", "matcher": "m"},
     "arms": ["raw"], "steps": [7], "densities": [0.3], "episodes": 1, "first_seed": 200,
     "episodes_file": "ab" * 32, "domain": "release", "brief": "original", "schedule": "v1",
-    "para_tier": 1, "ambiguous_rate": 0.15, "corruption": [0.05], "repair": True,
+    "para_tier": 1, "ambiguous_rate": 0.15, "rewrites": "cd" * 32, "corruption": [0.05],
+    "repair": True,
     "bypass": False, "embedder": "hash", "think": True, "enable_thinking": False,
     "deepseek_thinking": True,
     "max_tokens": 64, "version": "0.0.1",
@@ -48,6 +49,13 @@ CHANGED: dict[str, Any] = {
 
 def test_every_field_of_the_card_is_checked() -> None:
     assert set(CHANGED) | set(SHOWN) == set(RunCard.model_fields) == set(FLAGS)
+
+
+def test_the_order_of_a_list_is_not_a_difference(tmp_path: Path) -> None:
+    """--arms checklist,raw is the run --arms raw,checklist made (a report orders arms itself)."""
+    write(tmp_path, BASE)
+    again = BASE.model_copy(update={"arms": ["checklist", "raw"]})
+    assert settle(tmp_path, again, started=True).arms == BASE.arms
 
 
 def test_endpoints_are_recorded_not_compared(tmp_path: Path) -> None:
@@ -66,14 +74,28 @@ def test_a_run_that_logged_nothing_does_not_hold_its_directory(tmp_path: Path) -
 
 @pytest.mark.parametrize("field", sorted(CHANGED))
 def test_a_rerun_with_one_field_changed_is_refused_naming_it(field: str, tmp_path: Path) -> None:
-    write(tmp_path, settle(tmp_path, BASE))
-    other = BASE.model_copy(update={field: CHANGED[field]})
+    base = BASE  # the embedder acts only on the memory arms
+    if field == "embedder":
+        base = BASE.model_copy(update={"arms": [*BASE.arms, "topk-replace"]})
+    write(tmp_path, settle(tmp_path, base))
+    other = base.model_copy(update={field: CHANGED[field]})
     with pytest.raises(UsageError) as err:
         settle(tmp_path, other, started=True)
     message = str(err.value)
     assert FLAGS[field] in message and "another --out directory" in message
     assert "\n" not in message
-    assert load(tmp_path) == BASE  # nothing changed
+    assert load(tmp_path) == base  # nothing changed
+
+
+def test_settings_that_cannot_act_on_the_run_are_not_differences(tmp_path: Path) -> None:
+    """Decoding where no role calls a model, the embedder where no arm recalls from memory."""
+    scripted = BASE.model_copy(
+        update={"models": {"agent": "", "compiler": "", "matcher": ""}, "agent": "scripted:perfect"}
+    )
+    write(tmp_path, scripted)
+    idle = {"think": True, "enable_thinking": False, "deepseek_thinking": True, "max_tokens": 64,
+            "embedder": "hash"}  # fmt: skip
+    assert settle(tmp_path, scripted.model_copy(update=idle), started=True) == scripted
 
 
 def test_the_same_card_resumes(tmp_path: Path) -> None:

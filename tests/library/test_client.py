@@ -63,6 +63,15 @@ def test_retries_with_backoff_on_transient_faults() -> None:
     assert len(calls) == 1 and len(calls[0].events) == 5
 
 
+def test_a_reply_cut_half_way_is_retried() -> None:
+    """The fake's broken fault on a request that is not streamed: half the promised body, then
+    the connection cut; the client retries and gets the next reply."""
+    with FakeServer(script(["cut", "whole"]), faults=[Fault.broken()]) as srv:
+        c, _ = client(srv)
+        text, calls = ask(c)
+    assert text == "whole" and calls[0].attempts == 2 and len(calls[0].events) == 1
+
+
 def test_a_slow_reply_past_the_timeout_is_retried() -> None:
     with FakeServer(script(["late", "on time"]), faults=[Fault.slow(1.5)]) as srv:
         c, _ = client(srv, timeout=0.5)

@@ -141,6 +141,8 @@ def print_tables(built: Report, report: ReportOptions, keys: Sequence[str] | Non
         if table.note:
             console.print(table.note + "\n", markup=False)
         console.print(table.render(report.fmt), markup=False)
+        if table.footnote:
+            console.print("\n" + table.footnote, markup=False)
         explained = legend(table.header)
         if explained and report.fmt == "md":
             console.print("\n" + explained, markup=False)

@@ -26,7 +26,7 @@ from taskgate.cli.options import (
 )
 from taskgate.lab.arms.registry import memory_kind
 from taskgate.lab.progress import Progress
-from taskgate.lab.runcard import RunCard, settle, started
+from taskgate.lab.runcard import RunCard, settle, sha256_of, started
 from taskgate.lab.runner.config import MAX_EPISODES, LadderConfig
 from taskgate.lab.runner.ladder import run_ladder
 from taskgate.lab.runner.roles import ROLES, Clients
@@ -138,12 +138,14 @@ def ladder(
         ),
     )
     run_dir = out or Path(tempfile.mkdtemp(prefix="taskgate-ladder-"))
-    models, urls = card_roles(endpoint, agent, compiler, matcher)
+    models, urls = card_roles(endpoint, agent, compiler, matcher, memory=mem0)
     card = RunCard(
         command="ladder", agent=agent, compiler=compiler, matcher=matcher, models=models,
         endpoints=urls, arms=arm_list, steps=step_list, densities=densities,
         episodes=config.episodes, first_seed=seed, domain=domain, brief=brief, schedule=schedule,
-        para_tier=para_tier, ambiguous_rate=ambiguous_rate, corruption=list(config.corruption),
+        para_tier=para_tier, ambiguous_rate=ambiguous_rate,
+        rewrites=sha256_of(rewrites) if rewrites is not None else "",
+        corruption=list(config.corruption),
         repair=config.repair, bypass=config.bypass, embedder=config.embedder, think=cell.think,
         enable_thinking=endpoint.thinking, deepseek_thinking=endpoint.deepseek_thinking,
         max_tokens=endpoint.max_tokens,

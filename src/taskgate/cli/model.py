@@ -180,10 +180,12 @@ async def clients(
 
 
 def card_roles(
-    opts: EndpointOptions, agent: str, compiler: str, matcher: str
+    opts: EndpointOptions, agent: str, compiler: str, matcher: str, memory: bool = False
 ) -> tuple[dict[str, str], dict[str, list[str]]]:
     """Each role's model and endpoints as a run card records them (before any server starts):
-    ``""`` and ``[]`` for a scripted role, ``embedded`` for the embedded model's endpoint."""
+    ``""`` and ``[]`` for a scripted role, ``embedded`` for the embedded model's endpoint.
+    ``memory``: the Mem0 arms extract with the agent's model even when the agent is scripted, so
+    the model is recorded under ``memory``."""
     from taskgate.lab.runner.roles import ROLES
 
     models: dict[str, str] = {}
@@ -202,4 +204,6 @@ def card_roles(
             continue
         models[role] = own_models.get(role) or model
         endpoints[role] = list(own_urls.get(role) or urls)
+    if memory:
+        models["memory"], endpoints["memory"] = model, list(urls)
     return models, endpoints

@@ -35,7 +35,8 @@ FLAGS = {
     "arms": "--arms", "steps": "--steps", "densities": "--density", "episodes": "--episodes",
     "first_seed": "--seed", "episodes_file": "--episodes", "domain": "--domain",
     "brief": "--brief", "schedule": "--schedule", "para_tier": "--para-tier",
-    "ambiguous_rate": "--ambiguous-rate", "corruption": "--corruption", "repair": "--repair",
+    "ambiguous_rate": "--ambiguous-rate", "rewrites": "--rewrites",
+    "corruption": "--corruption", "repair": "--repair",
     "bypass": "--bypass", "embedder": "--embedder", "think": "--think",
     "enable_thinking": "--enable-thinking", "deepseek_thinking": "--deepseek-thinking",
     "max_tokens": "--max-tokens",
@@ -66,6 +67,7 @@ class RunCard(BaseModel):
     schedule: str = ""
     para_tier: int = 0
     ambiguous_rate: float = 0.0
+    rewrites: str = ""  # the tier-2 rewrite cache's SHA-256 (``--rewrites``)
     corruption: list[float] = [0.0]
     repair: bool = False
     bypass: bool = True
@@ -106,8 +108,11 @@ def settle(out: Path, card: RunCard, extend: bool = False, started: bool = False
                 "their configuration is unknown; use another --out directory"
             )
         return card
+    old, new = _effective(held), _effective(card)
     differ = [
-        f for f in RunCard.model_fields if f not in SHOWN and getattr(held, f) != getattr(card, f)
+        f
+        for f in RunCard.model_fields
+        if f not in SHOWN and _same(getattr(old, f)) != _same(getattr(new, f))
     ]
     if not differ:
         return held.model_copy(update={f: getattr(card, f) for f in SHOWN})
@@ -143,7 +148,8 @@ def describe(card: RunCard) -> str:
         f"{role} {name}" + (f" ({card.models[role]} at {', '.join(card.endpoints[role])})"
                             if card.models.get(role) else "")
         for role, name in (("agent", card.agent), ("compiler", card.compiler),
-                           ("matcher", card.matcher))
+                           ("matcher", card.matcher), ("memory", "mem0"))
+        if role != "memory" or card.models.get(role)
     )  # fmt: skip
     grid = (
         f"steps {_show(card.steps)}, density {_show(card.densities)}, "
@@ -161,6 +167,30 @@ def describe(card: RunCard) -> str:
         f"{grid}; schedule {card.schedule or '-'}, brief {card.brief or '-'}, "
         f"domain {card.domain or '-'}; {think}, max tokens {card.max_tokens or 'default'}"
     )
+
+
+#: the settings that act only through a model, and the one that acts only on the memory arms
+_MODEL_SETTINGS = {"think": False, "enable_thinking": None, "deepseek_thinking": None,
+                   "max_tokens": None}  # fmt: skip
+_MEMORY_ARMS = ("topk-", "mem0-")
+
+
+def _effective(card: RunCard) -> RunCard:
+    """``card`` with the settings that could not act on its run at their defaults: the decoding
+    of a run where no role calls a model, the embedder of a run without memory arms. A rerun that
+    differs only in those is the same run."""
+    update: dict[str, Any] = {}
+    if not any(card.models.values()):
+        update |= _MODEL_SETTINGS
+    if not any(a.startswith(_MEMORY_ARMS) for a in card.arms):
+        update["embedder"] = "minilm"
+    return card.model_copy(update=update)
+
+
+def _same(value: Any) -> Any:
+    """``value`` as compared: a list (arms, sizes, densities, rates) as a set, since its order
+    means nothing (a report orders arms by the ladder and cells by size)."""
+    return frozenset(value) if isinstance(value, list) else value
 
 
 def _grows(old: Any, new: Any) -> bool:

@@ -56,7 +56,8 @@ class Reply:
 
 @dataclass(frozen=True)
 class Fault:
-    """One scripted misbehaviour: ``kind`` is slow, status, drop, broken (a stream cut half-way),
+    """One scripted misbehaviour: ``kind`` is slow, status, drop, broken (a reply, streamed or not,
+    cut half-way),
     malformed, empty, or one of the
     200 responses that are not replies (:data:`NOT_REPLIES`: an empty object, a foreign object,
     empty choices, a null content, an HTML page)."""
@@ -90,7 +91,8 @@ class Fault:
 
     @classmethod
     def broken(cls) -> Fault:
-        """A streamed reply whose connection breaks half-way (no finish, no ``[DONE]``)."""
+        """A reply whose connection breaks half-way: streamed, no finish and no ``[DONE]``; not
+        streamed, half of the promised body."""
         return cls("broken")
 
     @classmethod
@@ -284,11 +286,25 @@ class FakeServer:
             elif fault.kind in NOT_REPLIES:
                 return _not_a_reply(fault.kind, body)
         assert reply is not None
+        broken = fault is not None and fault.kind == "broken"
         if body.get("stream"):
-            return await _stream(
-                request, body, reply, broken=fault is not None and fault.kind == "broken"
-            )
+            return await _stream(request, body, reply, broken=broken)
+        if broken:
+            return await _cut(request, orjson.dumps(_completion(body, reply)))
         return _json(200, _completion(body, reply))
+
+
+async def _cut(request: web.Request, data: bytes) -> web.StreamResponse:
+    """A 200 whose body breaks off half-way: the length promised, half of it sent, the
+    connection cut."""
+    response = web.StreamResponse(
+        status=200, headers={"Content-Type": "application/json", "Content-Length": str(len(data))}
+    )
+    await response.prepare(request)
+    await response.write(data[: len(data) // 2])
+    if request.transport is not None:
+        request.transport.abort()
+    return response
 
 
 #: streamed replies come in pieces this long (a booking line or a tool call's arguments are split)

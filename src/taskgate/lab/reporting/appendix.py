@@ -83,7 +83,8 @@ def graph_size(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
     inside = [s for s in scored if s.model in wide and s.score.arm in arms and not s.cell[2]]
     cs = pair_contrasts(inside, list(itertools.pairwise(arms)), within="config")
     title = "Graph-size sweep: strict success per regime, and per-turn accuracy (Table 15)"
-    return Table.of("graph_size", title, header, body, _survivors(cs, "each regime of a model"))
+    note = _survivors(cs, "each regime of a model")
+    return Table.of("graph_size", title, header, body, footnote=note)
 
 
 def _survivors(cs: Sequence[Contrast], declared: str) -> str:
@@ -126,7 +127,7 @@ def variants(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
         header += [f"{config}: {_cell(cell)}", "Holm p vs paper arm"]
     title = "Prompt-surface variants against their paper arms (Table 16)"
     note = family_note(cs, "within model, over all variant contrasts")
-    return Table.of("variants", title, header, body, note)
+    return Table.of("variants", title, header, body, footnote=note)
 
 
 # -- Table 14 ---------------------------------------------------------------------------------------
@@ -196,13 +197,8 @@ def replication(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
             line.append(p_value(c.p_holm) if hit else "")
         body.append(line)
     title = "Amended-brief replication against the original grid (Table 14)"
-    return Table.of(
-        "replication",
-        title,
-        header,
-        body,
-        family_note(cs, "within model, over the contrasts printed"),
-    )
+    note = family_note(cs, "within model, over the contrasts printed")
+    return Table.of("replication", title, header, body, footnote=note)
 
 
 def not_built(rows: Sequence[Row]) -> dict[str, str]:

@@ -210,7 +210,12 @@ def _model_cell(clean: Sequence[Row]) -> CellKey | None:
 
 
 def _corrupted(rows: Sequence[Row]) -> bool:
-    return len({r.corruption for r in rows if compiled_arm(r.arm)}) >= 2
+    """Whether one gate arm of one configuration and cell ran at two or more corruption rates."""
+    rates: dict[tuple[str, int, float, str], set[float]] = defaultdict(set)
+    for r in rows:
+        if compiled_arm(r.arm):
+            rates[(r.config, r.steps, r.density, r.arm)].add(r.corruption)
+    return any(len(v) >= 2 for v in rates.values())
 
 
 def _size_panel(ax: Any, rows: Sequence[Row], arms: Sequence[str]) -> None:
@@ -294,8 +299,7 @@ def not_drawn(report: Report) -> dict[str, str]:
     """Each figure these runs cannot draw, and why (what run would draw it)."""
     clean = [r for r in report.rows if r.corruption == 0]
     why: dict[str, str] = {}
-    rates = {r.corruption for r in report.rows if compiled_arm(r.arm)}
-    if len(rates) < 2:
+    if not _corrupted(report.rows):
         why["corruption"] = (
             "needs a gate arm run at two or more corruption rates (--corruption 0,0.03)"
         )

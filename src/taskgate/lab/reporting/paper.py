@@ -48,7 +48,7 @@ def inventory(rows: Sequence[Row], cs: Sequence[Contrast], arms: Sequence[str]) 
         "Ladder inventory: strict successes per arm, adjacent exact McNemar p / Holm p (Table 8)"
     )
     note = family_note(cs, "all contrasts within a scoring")
-    return Table.of("inventory", title, header, body, note)
+    return Table.of("inventory", title, header, body, footnote=note)
 
 
 def _think(regime: str | None) -> str:

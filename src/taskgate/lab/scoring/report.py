@@ -88,7 +88,7 @@ def contrasts(cs: Sequence[Contrast]) -> Table:
     ]
     header = ["cell", "contrast", "scoring", "discordant", "exact McNemar p", "Holm p"]
     title = "Adjacent rungs, exact McNemar on shared seeds, Holm-corrected within model (Table 2)"
-    return Table.of("contrasts", title, header, body, family_note(cs, "within model"))
+    return Table.of("contrasts", title, header, body, footnote=family_note(cs, "within model"))
 
 
 def family_note(cs: Sequence[Contrast], declared: str) -> str:

@@ -45,7 +45,8 @@ class Table:
     title: str
     header: tuple[str, ...]
     body: tuple[tuple[str, ...], ...]
-    note: str = ""
+    note: str = ""  # said before the table: what it counts
+    footnote: str = ""  # said under it: its Holm family, the contrasts that survive
 
     @classmethod
     def of(
@@ -55,8 +56,9 @@ class Table:
         header: Sequence[str],
         body: Sequence[Sequence[str]],
         note: str = "",
+        footnote: str = "",
     ) -> Table:
-        return cls(key, title, tuple(header), tuple(tuple(r) for r in body), note)
+        return cls(key, title, tuple(header), tuple(tuple(r) for r in body), note, footnote)
 
     def __bool__(self) -> bool:
         return bool(self.body)
@@ -86,16 +88,18 @@ class Table:
             "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in self.body
         )
         note = f'<p class="note">{html.escape(self.note)}</p>' if self.note else ""
+        foot = f'<p class="note footnote">{html.escape(self.footnote)}</p>' if self.footnote else ""
         return (
             f'<section class="table" id="table-{html.escape(self.key)}">'
             f"<h3>{html.escape(self.title)}</h3>{note}"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></section>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{foot}</section>"
         )
 
     def as_json(self) -> dict[str, object]:
         return {
             "title": self.title,
             "note": self.note,
+            "footnote": self.footnote,
             "header": list(self.header),
             "rows": [dict(zip(self.header, r, strict=True)) for r in self.body],
         }
