@@ -158,3 +158,15 @@ def test_the_ladder_refuses_a_mismatched_resume_and_extends_on_request(tmp_path:
     report = CliRunner().invoke(app, ["report", str(tmp_path / "run")])
     assert report.exit_code == 0, report.output
     assert f"{tmp_path / 'run'}: taskgate ladder" in report.output  # the tables' configuration
+
+
+def test_the_mem0_arms_model_is_recorded_under_a_scripted_agent() -> None:
+    from taskgate.cli.model import card_roles
+    from taskgate.cli.options import EndpointOptions
+
+    opts = EndpointOptions(base_url=["http://a/v1"], model="qwen")
+    models, urls = card_roles(opts, "scripted:perfect", "scripted", "scripted", memory=True)
+    assert models == {"agent": "", "compiler": "", "matcher": "", "memory": "qwen"}
+    assert urls["memory"] == ["http://a/v1"]
+    card = BASE.model_copy(update={"models": models, "endpoints": urls})
+    assert "memory mem0 (qwen at http://a/v1)" in describe(card)
