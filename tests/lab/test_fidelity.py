@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -391,3 +392,25 @@ def test_the_generators_counts_where_the_paper_states_one_are_pinned() -> None:
         records, _ = run_arm(ep, "enforcement", agent="scripted:obedient", corruption=5e-2)
         events.update(e.split()[0] for r in records for e in r.corruptions)
     assert (events["spurious-done"], events["lost-done"], events["edge-drop"]) == (765, 732, 588)
+
+
+def test_the_reports_name_the_papers_tables_by_its_numbers(tmp_path: Path) -> None:
+    """Finding 7: each table of a report carries the number the paper prints for it."""
+    run = _run(tmp_path / "run", corruption=(0.0, 0.03), compiler="scripted:empty-code")
+    report = build_report(load_runs([run]))
+    numbers = {
+        "ladder": "Tables 2 and 13", "contrasts": "Table 2", "inventory": "Table 8",
+        "channels": "Table 9", "obedience": "Table 11", "omissions": "Table 10",
+        "overhead": "Table 7", "compile": "Table 5", "corruption": "Table 12",
+    }  # fmt: skip
+    for key, number in numbers.items():
+        table = report.table(key)
+        assert table is not None, key
+        assert f"{number})" in table.title or f"; {number}" in table.title, (key, table.title)
+    docs = Path(__file__).parents[2] / "docs"
+    for page in [*docs.rglob("*.md"), docs.parent / "README.md"]:
+        text = page.read_text(encoding="utf-8")
+        for kind, top in (("Table", 21), ("Figure", 6)):
+            for n in re.findall(rf"\b{kind}s? (\d+)", text):
+                assert 1 <= int(n) <= top, (page.name, kind, n)
+        assert not re.search(r"\bTable (memory|probe|rw|pmbench|obedience|cost|a\d|e1)\b", text)

@@ -65,7 +65,7 @@ def test_a_ladder_with_the_embedding_matcher_asks_back_on_ambiguous_probes(
          "--ambiguous-rate", "0.3", "--out", str(tmp_path / "run")],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    table = result.output.split("Matcher (arms that use one)")[1]
+    table = result.output.split("Matcher (arms that use one")[1]
     row = next(ln for ln in table.splitlines() if ln.startswith("| S=10, rho=0.15 | enf"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     asked, total = cells[5].split("/")

@@ -68,7 +68,9 @@ def ladder(rows: Sequence[Row], arms: Sequence[str], da: bool = False) -> Table:
     header = ["arm", *(where(c, cell, multi) for c, cell in columns)]
     if da:
         return Table.of("ladder_da", "Decline-aware episode success (Wilson 95% CI)", header, body)
-    return Table.of("ladder", "Strict episode success (Wilson 95% CI)", header, body)
+    return Table.of(
+        "ladder", "Strict episode success (Wilson 95% CI; Tables 2 and 13)", header, body
+    )
 
 
 def contrasts(cs: Sequence[Contrast]) -> Table:
@@ -160,7 +162,7 @@ def matcher(rows: Sequence[Row]) -> Table:
             ]
         )
     header = ["cell", "arm", "agreement", "redo P", "redo R", "ask-back: ambiguous", "on steps"]
-    return Table.of("matcher", "Matcher (arms that use one)", header, body)
+    return Table.of("matcher", "Matcher (arms that use one; Table 11's bottom)", header, body)
 
 
 def obedience(rows: Sequence[Row]) -> Table:
@@ -181,7 +183,7 @@ def obedience(rows: Sequence[Row]) -> Table:
         line += [_obeyed(traps_k, traps_n), f"{r.traps_obeyed}/{r.n}"]
         body.append(line)
     header = ["cell", "arm", *DIRECTIVE_TYPES, "all traps", "episodes obeying every trap"]
-    title = "Directive obedience per directive type (Wilson 95% CI)"
+    title = "Directive obedience per directive type (Wilson 95% CI; Table 11)"
     return Table.of("obedience", title, header, body)
 
 
