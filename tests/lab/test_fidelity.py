@@ -26,11 +26,14 @@ from taskgate.lab import EpisodeParams, LadderConfig, generate_episode, run_ladd
 from taskgate.lab.agents.base import TurnView
 from taskgate.lab.arms.registry import LADDER
 from taskgate.lab.episodes.models import Episode
+from taskgate.lab.episodes.records import Execution
 from taskgate.lab.reporting import build_report, load_runs
 from taskgate.lab.reporting.appendix import not_built
 from taskgate.lab.runcard import load as load_card
 from taskgate.lab.rundir import LOG, read_log
+from taskgate.lab.scoring.report import channels as report_channels
 from taskgate.lab.scoring.report import p_value
+from taskgate.lab.scoring.scorer import score_episode
 from taskgate.lab.scoring.stats import holm
 from taskgate.lab.scoring.summary import Scored, _row, adjacent_contrasts, pair_contrasts
 from taskgate.lab.scoring.table import Table
@@ -144,22 +147,32 @@ def test_a_redo_left_undone_after_an_omission_is_a_refused_redo() -> None:
     assert seen >= 5
 
 
-def test_channel_rates_stay_shares_of_their_label_turns() -> None:
-    scores = []
-    for ep in EPISODES:
-        turn = _premature_turn(ep)
-        patches = {turn: _prerequisites_then_step(ep, [])} if turn is not None else {}
-        scores.append(run_patched(ep, "raw", patches)[1])
-        scores.append(run_arm(ep, "raw", agent="scripted:always-book")[1])
-    rows = [_row((10, 0.15, 0.0), "raw", scores)]
-    for row in rows:
-        for channel, rate in row.channel_rates.items():
-            assert rate is None or 0 <= rate <= 1, (channel, rate)
-            assert row.label_errors[channel] <= row.label_turns[channel]
-    every = Counter[str]()
-    for s in scores:
-        every.update(s.primary.channels)
-    assert every["premature"] > sum(r.label_errors["premature"] for r in rows)
+def _rebook_everything_done(ep: Episode) -> Callable[[TurnView], str]:
+    """A reply that books every step already done: several re-executions in one turn."""
+
+    def reply(view: TurnView) -> str:
+        wo = view.turn.work_order
+        done = [s for s in ep.plan.steps if view.truth.status(s) is Status.DONE]
+        return "\n".join(f"ref {ep.plan.steps[s].code}/{wo}" for s in done)
+
+    return reply
+
+
+def test_channel_rates_are_errors_over_the_turns_carrying_the_label() -> None:
+    """Table 9's caption: errors divided by the turns carrying the label, the label as the state
+    was when the turn was asked (dynamic ground truth); a rate above 1 says why."""
+    ep = EPISODES[0]
+    probe = next(t.index for t in ep.turns if t.label == "redo_probe")
+    _, score = run_patched(ep, "raw", {probe: _rebook_everything_done(ep)})
+    redone = len(score.primary.errors[probe])
+    assert redone >= 2 and set(score.primary.errors[probe]) == {"re_execution"}
+    row = _row((10, 0.15, 0.0), "raw", [score])
+    n = row.label_turns["re_execution"]
+    assert n == score.primary.labels["redo_probe"] and row.channels["re_execution"] == redone
+    assert row.channel_rates["re_execution"] == redone / n
+    line = report_channels([row]).body[0]
+    cell = line[report_channels([row]).header.index("Re-exec")]
+    assert cell == f"{redone / n:.2f} ({redone}/{n}; several per turn)" and redone > n
 
 
 def test_both_reasoning_regimes_of_one_model_report_side_by_side(tmp_path: Path) -> None:
@@ -281,9 +294,9 @@ def test_both_probe_schedules_of_the_paper() -> None:
         else:
             assert below > 0
             assert all(sum(t.label == "redo_probe" for t in ep.turns) == 2 for ep in eps)
-        for ep in eps:
+        for ep in eps:  # every step asked, two premature, two probes, a cue, a redo: S+6
             scored = [t for t in ep.turns if t.work_order is not None and t.step is not None]
-            assert len(scored) <= 15 + 6
+            assert len(scored) == 15 + 6
     original = generate_episode(EpisodeParams(seed=100, steps=10, schedule="original"))
     revised = generate_episode(EpisodeParams(seed=100, steps=10, schedule="paper"))
     assert original.plan == revised.plan and original.turns != revised.turns
@@ -298,7 +311,9 @@ def _run(out: Path, **kw: object) -> Path:
 
 
 def _family(table: Table, size: int) -> None:
-    assert f"primary: {size} contrasts" in table.footnote or f": {size} contrasts" in table.footnote
+    """The primary scoring's families, as the footnote names them, are each ``size`` large."""
+    sizes = re.findall(r"primary(?: / [^;]+?)?: (\d+) contrasts", table.footnote)
+    assert sizes and set(sizes) == {str(size)}, table.footnote
 
 
 def test_table_15_graph_size_with_per_turn_accuracy_and_its_holm_family(tmp_path: Path) -> None:
@@ -340,24 +355,29 @@ def test_table_16_variants_against_their_paper_arms(tmp_path: Path) -> None:
 
 
 def test_table_14_pairs_the_two_grids_and_the_schedule_deconfound(tmp_path: Path) -> None:
+    """Only the cells both grids ran are printed and corrected together; another configuration
+    (the release domain) prints nothing in their columns."""
     runs = [
         _run(tmp_path / "original", brief="original", schedule="original"),
-        _run(tmp_path / "amended"),
+        _run(tmp_path / "amended", steps=(5, 10)),
         _run(tmp_path / "deconfound", brief="original", arms=("raw",)),
+        _run(tmp_path / "release", domain="release"),
     ]
     report = build_report(load_runs(runs))
     table = report.table("replication")
     assert table is not None and "(Table 14)" in table.title
+    # one model, one cell both grids share (S=5), one regime: three columns
+    assert len(table.header) == 1 + 3 and all("S=5" in h for h in table.header[1:])
+    assert not any("release" in h for h in table.header)
     rows = {r[0]: r[1:] for r in table.body}
     assert set(rows) >= {"raw", "checklist", "directive", "enforcement"}
     deconfound = rows["  raw, original brief, revised schedule"]
-    # in the amended primary column only
-    assert [i for i, v in enumerate(deconfound) if v != "--"] == [1]
-    # the amended contrasts, Holm within model over the three printed
+    assert [i for i, v in enumerate(deconfound) if v != "--"] == [1]  # amended primary only
+    # the amended contrasts of the printed cell, Holm within model over the three printed
     assert "within model, over the contrasts printed" in table.footnote
     _family(table, 3)
     held = [v for k, v in rows.items() if k.endswith("Holm p (amended, primary)")]
-    assert len(held) == 3 and all(v[1] != "" for v in held)
+    assert len(held) == 3 and all(v[1] != "" and v[0] == v[2] == "" for v in held)
     assert "Table 14" not in not_built(report.rows)
 
 
@@ -414,3 +434,28 @@ def test_the_reports_name_the_papers_tables_by_its_numbers(tmp_path: Path) -> No
             for n in re.findall(rf"\b{kind}s? (\d+)", text):
                 assert 1 <= int(n) <= top, (page.name, kind, n)
         assert not re.search(r"\bTable (memory|probe|rw|pmbench|obedience|cost|a\d|e1)\b", text)
+
+
+def test_a_step_executed_twice_in_one_harness_turn_keeps_its_status_at_the_request() -> None:
+    """The harness counts every stamped block: a cancelled step run twice is two superseded
+    executions; an owed step run twice is the step served, then re-executed."""
+    ep = EPISODES[0]
+    turns, _ = run_arm(ep, "raw")  # the perfect agent: nothing fails, then two turns changed
+    cancel = ep.revision.cancel
+    assert cancel is not None
+    cue = next(t.index for t in ep.turns if t.label == "superseded_cue")
+    ask = next(t.index for t in ep.turns if t.label == "ask" and t.step != cancel)
+    records = []
+    for t in turns:
+        executions: list[Execution] = []
+        if t.index in (cue, ask) and t.work_order is not None:
+            tool = ep.templates[ep.turns[t.index].step or ""]
+            executions = [Execution(tool=tool, work_order=t.work_order)] * 2
+        elif t.work_order is not None and any(b.decision == "admit" for b in t.bookings):
+            step = ep.turns[t.index].step or ""
+            executions = [Execution(tool=ep.templates[step], work_order=t.work_order)]
+        records.append(t.model_copy(update={"executions": executions}))
+    score = score_episode(ep, records)
+    assert score.primary.errors[cue] == ["superseded", "superseded"]
+    assert score.primary.errors[ask] == ["re_execution"]
+    assert set(score.primary.errors) == {cue, ask}

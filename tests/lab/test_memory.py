@@ -230,6 +230,9 @@ def test_the_memory_table_lists_the_arms_in_the_papers_order(tmp_path: Path) -> 
     by = {r[1]: r for r in table.body}
     assert by["raw"][5] == "--" and by["checklist"][5] == "--"
     assert by["topk-replace"][5] != "--" and by["self-ledger"][5] != "--"
+    # Table 18's families: the memory-vs-raw contrasts (two arms here), the self-ledger's own two
+    assert "memory-vs-raw contrasts within model, per scoring (primary / " in table.footnote
+    assert table.footnote.count("2 contrasts") == 2
 
 
 def test_the_recall_diagnostics_count_from_the_log(tmp_path: Path) -> None:

@@ -83,7 +83,9 @@ def _machine_executions(
                 yield None, None, False
                 continue
             again = x in executed
-            status = Status.DONE if again else at_request[x]
+            status = at_request[x]
+            if again and status in (Status.TODO, Status.DONE):
+                status = Status.DONE  # what the first execution did
             ok = x in truth.authorized and not again
             executed.add(x)
             truth.record(

@@ -31,8 +31,23 @@ AMENDED = ("amended", "paper")
 DECONFOUND = ("original", "paper")  # the original brief on the revised schedule
 
 
-def _regime_word(regime: str | None) -> str:
-    return "think" if (regime or "").startswith("think") else "no-think"
+def regime(text: str | None) -> str:
+    """A configuration's regime as a column names it: ``scripted`` for a scripted agent, else the
+    recorded regime (``no-think``, ``think, enable_thinking=true``, ...)."""
+    return text or "scripted"
+
+
+def thinks(text: str | None) -> bool | None:
+    """Whether the agent thought: the switch sent to the server where one was (it decides), else
+    the budgets (``--think``); ``None`` for a scripted agent."""
+    if text is None:
+        return None
+    for part in text.split(", ")[1:]:
+        if part in ("enable_thinking=true", "deepseek thinking=enabled"):
+            return True
+        if part in ("enable_thinking=false", "deepseek thinking=disabled"):
+            return False
+    return text.startswith("think")
 
 
 def _cell(cell: CellKey) -> str:
@@ -52,12 +67,12 @@ def graph_size(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
     wide = {m: rs for m, rs in by_model.items() if len({r.cell for r in rs}) >= 2}
     if not wide:
         return Table.of("graph_size", "", [], [])
-    regimes = sorted({_regime_word(r.regime) for rs in wide.values() for r in rs})
+    regimes = sorted({regime(r.regime) for rs in wide.values() for r in rs})
     arms = [a for a in GATE_LADDER if any(r.arm == a for rs in wide.values() for r in rs)]
     header = ["model", "graph", *(f"{g}: {a}" for g in regimes for a in arms)]
     body = []
     for model, rs in wide.items():
-        at = {(r.cell, _regime_word(r.regime), r.arm): r for r in rs}
+        at = {(r.cell, regime(r.regime), r.arm): r for r in rs}
         cells = sorted({r.cell for r in rs})
         for cell in cells:
             line = [model, _cell(cell)]
@@ -131,32 +146,31 @@ def variants(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
 
 
 # -- Table 14 ---------------------------------------------------------------------------------------
+Column = tuple[str, CellKey, str, tuple[str, str], str]  # base, cell, regime, grid, scoring
+
+
 def replication(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
-    """Table 14: per model and cell, strict success under the original brief on its grid's
-    schedule and under the amended brief on the revised one (each regime; decline-aware too for
-    the amended columns), the schedule deconfound (the original brief on the revised schedule)
-    under the raw transcript, the raw transcript's and the checklist's errors per 128 episodes, and
-    the amended brief's adjacent contrasts, Holm within model over the contrasts printed."""
-    grids = defaultdict(set)
-    for r in rows:
-        grids[r.base].add((r.brief, r.schedule))
-    paired = {b for b, g in grids.items() if ORIGINAL in g and AMENDED in g}
-    if not paired:
+    """Table 14: per model, cell and regime that both grids ran, strict success under the
+    original brief on its grid's schedule and under the amended brief on the revised one
+    (decline-aware too for the amended columns), the schedule deconfound (the original brief on
+    the revised schedule) under the raw transcript, the raw transcript's and the checklist's
+    errors per 128 episodes, and the amended brief's adjacent contrasts in those columns, Holm
+    within model over the contrasts printed."""
+    inside = [r for r in rows if not r.corruption]
+    at = {(r.base, r.cell, r.brief, r.schedule, regime(r.regime), r.arm): r for r in inside}
+    grids: dict[tuple[str, CellKey, str], set[tuple[str, str]]] = defaultdict(set)
+    for r in inside:
+        grids[(r.base, r.cell, regime(r.regime))].add((r.brief, r.schedule))
+    shared = sorted(k for k, g in grids.items() if ORIGINAL in g and AMENDED in g)
+    if not shared:
         return Table.of("replication", "", [], [])
-    inside = [r for r in rows if r.base in paired and not r.corruption]
-    at = {(r.base, r.cell, r.brief, r.schedule, _regime_word(r.regime), r.arm): r for r in inside}
-    columns = []  # (base, cell, regime, grid, scoring)
-    for base in paired:
-        for cell in sorted({r.cell for r in inside if r.base == base}):
-            for g in sorted({_regime_word(r.regime) for r in inside if r.base == base}):
-                columns += [
-                    (base, cell, g, ORIGINAL, "primary"),
-                    (base, cell, g, AMENDED, "primary"),
-                ]
-                columns += [(base, cell, g, AMENDED, "decline-aware")]
+    columns: list[Column] = []
+    for base, cell, g in shared:
+        columns += [(base, cell, g, ORIGINAL, "primary"), (base, cell, g, AMENDED, "primary")]
+        columns += [(base, cell, g, AMENDED, "decline-aware")]
     header = ["row", *(f"{b}, {_cell(c)}, {g}, {gr[0]} brief, {sc}" for b, c, g, gr, sc in columns)]
 
-    def rate(arm: str, grid: tuple[str, str], col: tuple[str, CellKey, str, object, str]) -> str:
+    def rate(arm: str, grid: tuple[str, str], col: Column) -> str:
         base, cell, g, _, scoring = col
         r = at.get((base, cell, *grid, g, arm))
         if r is None:
@@ -181,9 +195,14 @@ def replication(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
                 got = at.get((base, cell, *grid, g, arm))
                 line.append("--" if got is None else f"{got.channels[ch] * 128 / got.n:.0f}")
             body.append(line)
-    amended = [s for s in scored if s.base in paired and (s.brief, s.schedule) == AMENDED]
+    printed = set(shared)
+    amended = [
+        s
+        for s in scored
+        if (s.brief, s.schedule) == AMENDED and (s.base, s.cell, regime(s.regime)) in printed
+    ]
     cs = pair_contrasts(amended, list(itertools.pairwise(GATE_LADDER)), within="base")
-    regime = {s.config: _regime_word(s.regime) for s in amended}
+    where = {s.config: (s.base, regime(s.regime)) for s in amended}
     for c in cs:
         line = [f"  {c.lower} -> {c.upper}, Holm p (amended, primary)"]
         for base, cell, g, grid, scoring in columns:
@@ -191,8 +210,7 @@ def replication(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
                 grid == AMENDED
                 and scoring == "primary"
                 and c.cell == cell
-                and c.config.startswith(base)
-                and regime[c.config] == g
+                and where[c.config] == (base, g)
             )
             line.append(p_value(c.p_holm) if hit else "")
         body.append(line)

@@ -13,6 +13,7 @@ from taskgate.core.plan import Plan, Revision
 from taskgate.lab.arms.registry import compiled_arm
 from taskgate.lab.episodes.records import BookingRecord, TurnRecord
 from taskgate.lab.episodes.tools import tool_plan
+from taskgate.lab.reporting.appendix import thinks
 from taskgate.lab.scoring.report import family_note, p_value, where
 from taskgate.lab.scoring.scorer import directive_type
 from taskgate.lab.scoring.summary import CellKey, Contrast, Entry, Row
@@ -52,12 +53,14 @@ def inventory(rows: Sequence[Row], cs: Sequence[Contrast], arms: Sequence[str]) 
 
 
 def _think(regime: str | None) -> str:
-    """The inventory's think column: ``no`` / ``think`` as the paper prints it (``--`` for a
-    scripted agent), with a provider's switch after it."""
-    if regime is None:
+    """The inventory's think column as the paper prints it: ``think`` or ``no`` (what the switch
+    sent decides, where one was; else the budgets), ``--`` for a scripted agent, the switch after
+    it."""
+    said = thinks(regime)
+    if said is None or regime is None:
         return "--"
-    head, _, switch = regime.partition(", ")
-    word = "think" if head == "think" else "no"
+    switch = regime.partition(", ")[2]
+    word = "think" if said else "no"
     return f"{word} ({switch})" if switch else word
 
 

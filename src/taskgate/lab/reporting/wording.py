@@ -103,7 +103,8 @@ def wording(rows: Sequence[Row], entries: Sequence[Entry], arms: Sequence[str]) 
     ]
     header = ["arm", *(where(c, k, True) for c, k in columns)]
     title = "Wording control and matcher stress (Table 4)"
-    return Table.of("wording", title, header, body)
+    note = "Holm family: per column against the first, over the arms run in both (primary)."
+    return Table.of("wording", title, header, body, footnote=note if len(columns) > 1 else "")
 
 
 def _first_omitted_ask_names_another(e: Entry) -> bool | None:

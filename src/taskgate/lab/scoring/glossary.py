@@ -11,18 +11,18 @@ GLOSSARY: dict[str, str] = {
     "arm": "the rung of the ladder (raw transcript, text checklist, self-ledger, directive gate, "
     "enforcement gate) or a control",
     "strict": "strict episode success: the share of episodes with no error on any channel",
-    "Re-exec": "re-execution: a finished step executed again with no redo asked; the redo-probe "
-    "turns on which it happened over all redo-probe turns (k/n; 'in all' counts every such "
-    "execution, on any turn)",
-    "Superseded": "a cancelled step executed; the turns asking for the cancelled step on which it "
-    "happened over all such turns (k/n; 'in all': every such execution)",
+    "Re-exec": "re-execution: a finished step executed again with no redo asked; all such "
+    "executions over the turns that asked for a step already done when asked (k/n; marked "
+    "'several per turn' where one turn held several, which can take it above 1)",
+    "Superseded": "a cancelled step executed; all such executions over the turns that asked for "
+    "a step cancelled when asked (k/n)",
     "Premature": "a step executed while it was blocked when asked (a prerequisite without its "
-    "receipt, or cancelled); the premature-probe turns on which it happened over all of them "
-    "(k/n; 'in all': every such execution)",
-    "Omission": "a requested step the state allows, not executed; over the turns that ask for a "
-    "step (k/n)",
+    "receipt, or cancelled); all such executions over the turns that asked for a step blocked "
+    "when asked (k/n)",
+    "Omission": "a requested step the state allows, not executed; over the turns that asked for "
+    "a step the state allowed (k/n)",
     "Refused redo": "an explicitly asked redo not executed (also where an earlier omission left "
-    "the step undone); over the redo turns (k/n)",
+    "the step undone); over the explicit-redo turns (k/n)",
     "Unreq. (count)": "executions of a step that no request asked for (a count over the cell)",
     "Unreq./128 ep": "the unrequested count per 128 episodes",
     "refused": "bookings the gate refused (a count)",

@@ -130,13 +130,12 @@ def channels(rows: Sequence[Row]) -> Table:
 
 
 def _channel_rate(r: Row, c: str) -> str:
-    """``rate (k/n)`` over the label's turns; where the channel also occurred on other turns, the
-    count of every such violation after it (``; 7 in all``)."""
-    n, k, every = r.label_turns.get(c, 0), r.label_errors.get(c, 0), r.channels[c]
+    """``rate (k/n)``: the channel's errors over the turns carrying its label (Table 9's caption);
+    marked where a turn held several, which can take it above 1."""
+    n, k = r.label_turns.get(c, 0), r.channels[c]
     if not n:
-        return "--" if not every else f"-- ({every} in all)"
-    tail = f"; {every} in all" if every != k else ""
-    return f"{k / n:.2f} ({k}/{n}{tail})"
+        return "--" if not k else f"-- ({k} errors, no such turn)"
+    return f"{k / n:.2f} ({k}/{n}{'; several per turn' if k > n else ''})"
 
 
 def matcher(rows: Sequence[Row]) -> Table:

@@ -64,12 +64,6 @@ class Scoring:
     errors: dict[int, list[str]] = field(default_factory=dict)  # turn index -> its channels
     #: turn index -> its realized label, where that differs from the scripted one
     realized: dict[int, str] = field(default_factory=dict)
-    #: each turn's label in a perfect agent's run (the scripted one, except that a request for the
-    #: cancelled step is a superseded cue): the channels' denominators
-    fixed: Counter[str] = field(default_factory=Counter)
-    #: per channel, the turns carrying its label (:data:`DENOMINATOR`) on which it occurred: the
-    #: numerator of the channel's rate, which so stays a share of those turns
-    on_label: Counter[str] = field(default_factory=Counter)
 
     @property
     def strict(self) -> bool:
@@ -189,8 +183,6 @@ def _copy(s: Scoring) -> Scoring:
         s.correct_turns,
         dict(s.errors),
         dict(s.realized),
-        Counter(s.fixed),
-        Counter(s.on_label),
     )
 
 
@@ -202,15 +194,12 @@ def _ground_truth(
 ) -> Scoring:
     out = Scoring()
     truth = _Reference(plan)
-    ideal = _Reference(plan)  # the state a perfect agent leaves: it fixes each turn's label
     for turn, rec in zip(episode.turns, records, strict=True):
         if turn.label == "revision":
             truth.revise(episode.revision)
-            ideal.revise(episode.revision)
         if turn.work_order is None:
             continue
         v = turn.step
-        fixed = _fixed_label(ideal, turn.label, v, turn.explicit_redo)
         before = truth.status(v) if v else None
         redo = turn.explicit_redo and before is Status.DONE
         truth.authorized = v if redo else None
@@ -238,15 +227,10 @@ def _ground_truth(
             # a requested redo not executed is a refused redo, also where an earlier omission left
             # the step TODO (Appendix D.3 counts "one refused redo that follows from an earlier
             # omission")
-            redo_turn = before is Status.DONE or fixed == "legit_redo"
-            errors.append("refused_redo" if redo_turn else "omission")
-        out.fixed[fixed] += 1
+            errors.append("refused_redo" if label == "legit_redo" else "omission")
         if errors:
             out.channels.update(errors)
             out.errors[rec.index] = errors
-            for channel in set(errors):
-                if DENOMINATOR.get(channel) == fixed:
-                    out.on_label[channel] += 1
         out.scored_turns += 1
         out.correct_turns += not errors
     return out
@@ -275,12 +259,14 @@ def _executions(
             if x is None:
                 yield None, None, False
                 continue
-            # a second execution of one step in a turn is a re-execution (an authorized redo
-            # covers one execution, not a second)
+            # sigma at the request, except that a second execution of a step that was owed (TODO,
+            # or an authorized redo, which covers one execution) re-executes what the first did
             again = x in done
             done.append(x)
             truth.receipts.add((f"tool:{e.tool}", e.work_order))
-            status = Status.DONE if again else truth.status(x)
+            status = truth.status(x)
+            if again and status in (Status.TODO, Status.DONE):
+                status = Status.DONE
             yield x, status, x == truth.authorized and not again
     else:
         for i, b in enumerate(rec.bookings):
@@ -299,20 +285,13 @@ def _harness(records: Sequence[TurnRecord]) -> bool:
     return bool(records) and records[0].executions is not None
 
 
-def _fixed_label(ideal: _Reference, scripted: str, step: str | None, explicit_redo: bool) -> str:
-    """The turn's label in the run a perfect agent makes (the same for every arm, so the channels'
-    denominators are fixed, as the paper's are), booking the step into ``ideal`` where owed."""
-    if step is None:
-        return scripted
-    status = ideal.status(step)
-    redo = explicit_redo and status is Status.DONE
-    if status is Status.TODO:
-        ideal.done.add(step)
-    return _realized_label(scripted, status, redo)
-
-
 def _realized_label(scripted: str, status: Status | None, authorized: bool) -> str:
+    """The turn's label as the state was when it was asked (dynamic ground truth). An explicit
+    redo of a step an earlier omission left TODO stays a redo turn: its failure is a refused redo
+    (Appendix D.3)."""
     if status is None:
+        return scripted
+    if scripted == "legit_redo" and status is Status.TODO:
         return scripted
     return {
         Status.TODO: "ask",

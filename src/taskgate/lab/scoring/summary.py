@@ -179,12 +179,9 @@ class Row:
     matched_labels: dict[str, int] = field(default_factory=dict)  # turns the matcher saw
     ask_backs: dict[str, int] = field(default_factory=dict)  # of those, asked back
     config: str = ""
-    #: each channel's denominator: the turns of its scripted label (re-execution: redo probes,
-    #: ...), fixed by the schedule as the paper's are
+    #: each channel's denominator: the turns carrying its label as the state was when each was
+    #: asked (dynamic ground truth, §4.1): a redo probe is a request for a DONE step, and so on
     label_turns: dict[str, int] = field(default_factory=dict)
-    #: each channel's numerator: the turns of its label on which it occurred (so a rate is at most
-    #: 1); ``channels`` counts every violation, on any turn
-    label_errors: dict[str, int] = field(default_factory=dict)
     #: episodes in which the agent obeyed every trap directive (BLOCKED, DONE, CANCELLED)
     traps_obeyed: int = 0
     regime: str | None = None  # the agent's reasoning regime (None: a scripted agent)
@@ -240,7 +237,6 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -
     kd = sum(s.decline_aware.strict for s in group)
     channels: Counter[str] = Counter()
     labels: Counter[str] = Counter()
-    on_label: Counter[str] = Counter()
     directives: Counter[str] = Counter()
     obeyed: Counter[str] = Counter()
     matched: Counter[str] = Counter()
@@ -249,8 +245,7 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -
         matched.update(s.matched_labels)
         asked.update(s.ask_backs)
         channels.update(s.primary.channels)
-        labels.update(s.primary.fixed)
-        on_label.update(s.primary.on_label)
+        labels.update(s.primary.labels)
         directives.update(s.directives)
         obeyed.update(s.obeyed)
     lo, hi = wilson(k, n)
@@ -275,7 +270,7 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -
         / max(1, sum(s.primary.scored_turns for s in group)),
         channels={c: channels[c] for c in CHANNELS},
         channel_rates={
-            c: _ratio(on_label[c], labels[DENOMINATOR[c]]) for c in CHANNELS if c in DENOMINATOR
+            c: _ratio(channels[c], labels[DENOMINATOR[c]]) for c in CHANNELS if c in DENOMINATOR
         },
         refused=refused,
         false_completions=sum(s.false_completions for s in group),
@@ -293,7 +288,6 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -
         config=config,
         scored_turns=sum(s.primary.scored_turns for s in group),
         label_turns={c: labels[DENOMINATOR[c]] for c in CHANNELS if c in DENOMINATOR},
-        label_errors={c: on_label[c] for c in CHANNELS if c in DENOMINATOR},
         traps_obeyed=sum(
             all(s.obeyed[t] == s.directives[t] for t in TRAP_DIRECTIVES) for s in group
         ),
