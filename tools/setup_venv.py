@@ -9,7 +9,9 @@ installation of everything else instead of after it:
 2. installing every other requirement of ``.[dev]``;
 3. then install ``.[dev]`` itself, taking the wheel just built.
 
-Where llama-cpp-python is installed already (a ``.venv`` set up before), only step 3 runs.
+Where llama-cpp-python is installed already (a ``.venv`` set up before), only step 3 runs; to
+build it again (other ``CMAKE_ARGS``, say), ``make clean`` first. A user's ``CMAKE_ARGS`` come after
+the lean flags, so theirs win.
 
 Usage: ``python tools/setup_venv.py`` from the repository root.
 """
@@ -71,24 +73,39 @@ def _installed(name: str) -> bool:
     return True
 
 
-def main() -> int:
-    final = [*PIP, "--prefer-binary", "--find-links", str(WHEELS), "-e", f"{ROOT}[dev]"]
-    if _installed("llama-cpp-python"):  # set up before: only what pyproject.toml changed
-        return subprocess.run(final, check=False).returncode
-    WHEELS.mkdir(parents=True, exist_ok=True)
+def build_env() -> dict[str, str]:
+    """The build's environment: the lean flags first, a user's own ``CMAKE_ARGS`` after them (a
+    later ``-D`` wins), on every core."""
     env = dict(os.environ)
     lean = ROOT / "tools" / "llama-lean.cmake"
-    env["CMAKE_ARGS"] = env.get("CMAKE_ARGS") or f"-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_INCLUDE={lean}"
+    own = env.get("CMAKE_ARGS", "")
+    env["CMAKE_ARGS"] = f"-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_INCLUDE={lean} {own}".strip()
     env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
-    wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(WHEELS)]
-    build = subprocess.Popen([*wheel, llama_spec()], env=env)
-    rest = subprocess.run([*PIP, *requirements("dev")], check=False)
-    built = build.wait()
-    if rest.returncode or built:
-        what = "llama-cpp-python's build" if built else "the requirements' installation"
-        print(f"setup: {what} failed (its output is above)", file=sys.stderr)
-        return 1
-    return subprocess.run(final, check=False).returncode
+    return env
+
+
+def main() -> int:
+    env = build_env()
+    final = [*PIP, "--prefer-binary", "--find-links", str(WHEELS), "-e", f"{ROOT}[dev]"]
+    if _installed("llama-cpp-python"):  # set up before: only what pyproject.toml changed
+        return subprocess.run(final, env=env, check=False).returncode
+    WHEELS.mkdir(parents=True, exist_ok=True)
+    # --no-cache-dir: a wheel pip built before with other flags is not this build
+    wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-cache-dir"]
+    build = subprocess.Popen([*wheel, "-w", str(WHEELS), llama_spec()], env=env)
+    try:
+        rest = subprocess.run([*PIP, *requirements("dev")], check=False)
+        if rest.returncode:
+            print("setup: installing the requirements failed (see above)", file=sys.stderr)
+            return 1
+        if build.wait():
+            print("setup: building llama-cpp-python failed (see above)", file=sys.stderr)
+            return 1
+    finally:
+        if build.poll() is None:  # the other branch failed, or we were interrupted
+            build.terminate()
+            build.wait()
+    return subprocess.run(final, env=env, check=False).returncode
 
 
 if __name__ == "__main__":

@@ -21,6 +21,9 @@ from taskgate.lab.memory import Recall, TopKMemory, build_memory, render_recall
 from taskgate.lab.memory.base import RECALL_HEADER, RECALL_NONE, exchange_text
 from taskgate.lab.reporting import build_report, load_runs
 from taskgate.lab.rundir import LOG, read_log
+from taskgate.lab.scoring.report import p_value
+from taskgate.lab.scoring.stats import holm
+from taskgate.lab.scoring.summary import pair_contrasts
 from taskgate.llm.client import ChatClient
 from taskgate.llm.endpoint import Endpoint
 from taskgate.matching.embedders import HashEmbedder
@@ -233,6 +236,14 @@ def test_the_memory_table_lists_the_arms_in_the_papers_order(tmp_path: Path) -> 
     # Table 18's families: the memory-vs-raw contrasts (two arms here), the self-ledger's own two
     assert "memory-vs-raw contrasts within model, per scoring (primary / " in table.footnote
     assert table.footnote.count("2 contrasts") == 2
+    scored = report.runs.scored
+    mem = pair_contrasts(scored, [("raw", "topk-replace"), ("raw", "topk-augment")], within="model")
+    assert [c.p_holm for c in mem] == holm([c.p for c in mem])
+    assert by["topk-replace"][5] == p_value(mem[0].p_holm)
+    own = pair_contrasts(
+        scored, [("raw", "self-ledger"), ("checklist", "self-ledger")], within="model"
+    )
+    assert by["self-ledger"][5] == p_value(own[0].p_holm)
 
 
 def test_the_recall_diagnostics_count_from_the_log(tmp_path: Path) -> None:

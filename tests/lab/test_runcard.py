@@ -170,3 +170,15 @@ def test_the_mem0_arms_model_is_recorded_under_a_scripted_agent() -> None:
     assert urls["memory"] == ["http://a/v1"]
     card = BASE.model_copy(update={"models": models, "endpoints": urls})
     assert "memory mem0 (qwen at http://a/v1)" in describe(card)
+
+
+def test_extend_takes_the_new_cards_settings_where_they_start_to_act(tmp_path: Path) -> None:
+    """A run with no memory arm ignores --embedder; once --extend adds one, the card says which
+    embedder it ran with, and a later resume with the other is refused."""
+    write(tmp_path, BASE.model_copy(update={"embedder": "hash"}))
+    more = BASE.model_copy(update={"arms": [*BASE.arms, "topk-replace"], "embedder": "minilm"})
+    merged = settle(tmp_path, more, extend=True, started=True)
+    assert merged.embedder == "minilm" and merged.arms == more.arms
+    write(tmp_path, merged)
+    with pytest.raises(UsageError, match="--embedder"):
+        settle(tmp_path, more.model_copy(update={"embedder": "hash"}), started=True)

@@ -234,6 +234,7 @@ def test_the_wording_table_compares_configurations(tmp_path: Path) -> None:
     )
     assert gate[0] == "enforcement" and gate[1].endswith(f"/{counted})")
     assert any(r[0].startswith("Exact McNemar against the first column") for r in table.body)
+    assert table.footnote.startswith("Holm family: per column against the first, over the arms")
     probes = [
         t
         for e in report.runs.entries

@@ -11,6 +11,7 @@ from taskgate.cli.common import run_with_progress
 from taskgate.cli.errors import warner, writable_dir
 from taskgate.cli.model import card_roles
 from taskgate.cli.options import CellOptions, EndpointOptions, ScaleOptions, command, usage
+from taskgate.lab.arms.registry import memory_kind
 from taskgate.lab.progress import Progress
 from taskgate.lab.runcard import RunCard, settle, sha256_of, started
 from taskgate.lab.rundir import read_episodes
@@ -50,7 +51,8 @@ def run(
         ),
     )
 
-    models, urls = card_roles(endpoint, agent, compiler, matcher)
+    mem0 = any(memory_kind(a) == "mem0" for a in arm_list)
+    models, urls = card_roles(endpoint, agent, compiler, matcher, memory=mem0)
     card = RunCard(
         command="run", agent=agent, compiler=compiler, matcher=matcher, models=models,
         endpoints=urls, arms=arm_list, episodes_file=sha256_of(episodes),

@@ -118,8 +118,11 @@ def settle(out: Path, card: RunCard, extend: bool = False, started: bool = False
         return held.model_copy(update={f: getattr(card, f) for f in SHOWN})
     grown = [f for f in differ if f in GRID and _grows(getattr(held, f), getattr(card, f))]
     if extend and len(grown) == len(differ):
-        return held.model_copy(
+        # the new card's settings (those that could not act before may act now: the embedder
+        # once memory arms join), the grid the union of both
+        return card.model_copy(
             update={f: _union(getattr(held, f), getattr(card, f)) for f in grown}
+            | {f: getattr(card, f) for f in SHOWN}
         )
     shown = "; ".join(
         f"{FLAGS[f]} {_show(getattr(held, f))} (this run: {_show(getattr(card, f))})"
