@@ -195,8 +195,9 @@ def test_both_reasoning_regimes_of_one_model_report_side_by_side(tmp_path: Path)
             assert result.exit_code == 0, result.output
         sent = [r.get("thinking") for r in srv.requests]
     assert {"type": "enabled"} in sent and None in sent  # DeepSeek's switch, only when asked
-    header = next(r for r in read_log(runs["think"] / LOG).values()).header
-    assert header.regime == "think, deepseek thinking=enabled"
+    run = next(r for r in read_log(runs["think"] / LOG).values())
+    assert run.header.regime == "think, deepseek thinking=enabled"
+    assert {t.regime for t in run.turns} == {"think, deepseek thinking=enabled"}  # every row
     assert load_card(runs["think"]) is not None and load_card(runs["think"]).deepseek_thinking  # type: ignore[union-attr]
     report = build_report(load_runs(list(runs.values())))
     assert report.runs.configs == [

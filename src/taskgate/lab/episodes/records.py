@@ -138,10 +138,12 @@ class TurnRecord(_Record):
     ask_back: str | None = None
     #: a memory arm's search for this turn (see :mod:`taskgate.lab.arms.memory`)
     recall: RecallRecord | None = None
+    #: the agent's reasoning regime, as on the episode record (unset for a scripted agent)
+    regime: str | None = None
 
     @model_serializer(mode="wrap")
     def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _drop_unset(handler(self), ("executions", "ask_back", "recall"))
+        return _drop_unset(handler(self), ("executions", "ask_back", "recall", "regime"))
 
     @property
     def visible_reply(self) -> str:

@@ -178,6 +178,7 @@ async def _run_turn(
         executions=done.executions,
         ask_back=asked.replies[0] if asked else None,
         recall=RecallRecord(items=list(recall.items), store=recall.store) if recall else None,
+        regime=players.regime,
     )
 
 
