@@ -158,10 +158,7 @@ def replication(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
     within model over the contrasts printed."""
     inside = [r for r in rows if not r.corruption]
     at = {(r.base, r.cell, r.brief, r.schedule, regime(r.regime), r.arm): r for r in inside}
-    grids: dict[tuple[str, CellKey, str], set[tuple[str, str]]] = defaultdict(set)
-    for r in inside:
-        grids[(r.base, r.cell, regime(r.regime))].add((r.brief, r.schedule))
-    shared = sorted(k for k, g in grids.items() if ORIGINAL in g and AMENDED in g)
+    shared = _shared_cells(inside)
     if not shared:
         return Table.of("replication", "", [], [])
     columns: list[Column] = []
@@ -219,17 +216,23 @@ def replication(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
     return Table.of("replication", title, header, body, footnote=note)
 
 
+def _shared_cells(rows: Sequence[Row]) -> list[tuple[str, CellKey, str]]:
+    """The (base configuration, cell, regime) both grids ran, uncorrupted: Table 14's columns."""
+    grids: dict[tuple[str, CellKey, str], set[tuple[str, str]]] = defaultdict(set)
+    for r in rows:
+        if not r.corruption:
+            grids[(r.base, r.cell, regime(r.regime))].add((r.brief, r.schedule))
+    return sorted(k for k, g in grids.items() if ORIGINAL in g and AMENDED in g)
+
+
 def not_built(rows: Sequence[Row]) -> dict[str, str]:
     """Each of these tables the runs cannot build, and what run would build it."""
     why: dict[str, str] = {}
-    grids = defaultdict(set)
-    for r in rows:
-        grids[r.base].add((r.brief, r.schedule))
-    if not any(ORIGINAL in g and AMENDED in g for g in grids.values()):
+    if not _shared_cells(rows):
         why["Table 14"] = (
-            "needs one model run under both grids: --brief original --schedule original, and "
-            "--brief amended --schedule paper (the deconfound row: --brief original --schedule "
-            "paper), reported together"
+            "needs one model run under both grids at one cell and regime: --brief original "
+            "--schedule original, and --brief amended --schedule paper (the deconfound row: "
+            "--brief original --schedule paper), reported together"
         )
     cells: dict[str, set[CellKey]] = defaultdict(set)
     for r in rows:
