@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from taskgate.core.booking import Booking
-from taskgate.core.ids import normalize_code
+from taskgate.core.graph import TaskGraph
 from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.validator import Defect, validate
@@ -63,9 +63,9 @@ class ArmState:
     repair: bool = False
     memory: Memory | None = None  # the memory arms' store (see :mod:`taskgate.lab.arms.memory`)
     recalled: Recall | None = None  # what the memory recalled for the current turn
-    #: the episode's own completion codes (normalized code -> step): the execution channel of an
-    #: arm that does not enforce is the episode's, whatever the compiled module knows
-    channel: dict[str, str] = field(default_factory=dict)
+    #: the episode's own graph: the execution channel of an arm that does not enforce is the
+    #: episode's, whatever the compiled module knows
+    channel: TaskGraph | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +126,7 @@ class Arm(Rung):
             defects=validate(plan),
             corruptor=Corruptor(corruption, episode.params.seed),
             repair=repair,
-            channel=_codes(episode.plan),
+            channel=TaskGraph(episode.plan),
         )
 
     def perturb(self, state: ArmState) -> tuple[list[str], int]:
@@ -281,14 +281,6 @@ class Arm(Rung):
         return judged
 
 
-def _codes(plan: Plan) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for sid, spec in plan.steps.items():
-        if (key := normalize_code(spec.code)) is not None:
-            out.setdefault(key, sid)
-    return out
-
-
 def _executed(state: ArmState, booking: Booking, verdict: Verdict, policy: Policy) -> Verdict:
     """The verdict the execution channel gives: a gate's own, or, where nothing is enforced (the
     directive gate, the hybrid where its validator flags), an execution of the episode's step
@@ -298,7 +290,7 @@ def _executed(state: ArmState, booking: Booking, verdict: Verdict, policy: Polic
     directive, and its state does not move."""
     if policy is not Policy.UNGATED or verdict.reason is not Reason.UNKNOWN_CODE:
         return verdict
-    step = state.channel.get(normalize_code(booking.code) or "")
+    step = state.channel.step_for_code(booking.code) if state.channel is not None else None
     return Verdict("admit", step) if step is not None else verdict
 
 
