@@ -53,7 +53,7 @@ from taskgate.errors import (
     WorkOrderError,
     WorkspaceError,
 )
-from taskgate.gate import Opened, Ticket, ToolGate, ToolRefused, check_tools
+from taskgate.gate import Call, GateSession, Opened, Ticket, ToolGate, ToolRefused, check_tools
 from taskgate.llm.calls import CallInfo
 from taskgate.llm.endpoint import Endpoint
 from taskgate.matching.askback import ask_back_question
@@ -118,6 +118,7 @@ __all__ = [
     "Booking",
     "BookingError",
     "BriefError",
+    "Call",
     "CallInfo",
     "CascadeMatcher",
     "ChatClient",
@@ -131,6 +132,7 @@ __all__ = [
     "Endpoint",
     "FakeServer",
     "Fault",
+    "GateSession",
     "GeneratorError",
     "HashEmbedder",
     "InProcessModel",

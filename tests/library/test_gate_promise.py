@@ -67,7 +67,7 @@ def test_tool_gate_refuses_a_dependent_while_its_prerequisite_runs() -> None:
     first = gate.begin("collect_requirements")
     second = gate.begin("draft_rfq")
     assert first.admitted and second.verdict.reason is Reason.BLOCKED
-    gate.finish(first, succeeded=False)  # the prerequisite failed: nothing is booked
+    gate.finish(first, "failed")  # the prerequisite failed: nothing is booked
     assert gate.machine.statuses() == {
         "s1": Status.TODO,
         "s2": Status.BLOCKED,
@@ -83,7 +83,7 @@ def test_begin_all_judges_a_turns_calls_whatever_order_they_finish_in() -> None:
     )
     assert first.admitted and second.verdict.reason is Reason.BLOCKED
     assert again.verdict.reason is Reason.IN_PROGRESS
-    gate.finish(first, succeeded=True)  # finishing first changes no verdict already given
+    gate.finish(first, "ok")  # finishing first changes no verdict already given
     assert not second.admitted and gate.machine.status("s1") is Status.DONE
 
 
@@ -588,7 +588,7 @@ def test_a_receipt_recorded_after_the_request_moved_on_replays() -> None:
     gate.open_request("s1")
     ticket = gate.begin("collect_requirements")
     gate.open_request("s2")  # the next message came while the tool ran
-    gate.finish(ticket, succeeded=True)
+    gate.finish(ticket, "ok")
     rebuilt = ToolGate.from_ledger(load_ledger(dump_ledger(gate.ledger)), plan=PLAN)
     assert rebuilt.machine.status("s1") is Status.DONE
 
@@ -757,7 +757,7 @@ def late_receipts(k: int) -> ToolGate:
     for i in range(k):
         ticket = gate.begin(f"t{i}")
         gate.open_request(f"s{(i + 1) % k}")  # the next message came while the tool ran
-        gate.finish(ticket, succeeded=True)
+        gate.finish(ticket, "ok")
     return gate
 
 
@@ -1034,7 +1034,7 @@ def test_ungated_duplicates_in_one_batch_replay() -> None:
     gate.open_request("s1")
     first, second = gate.begin_all(["collect_requirements", "collect_requirements"])
     assert first.admitted and second.verdict.reason is Reason.IN_PROGRESS
-    gate.finish(first, succeeded=True)
+    gate.finish(first, "ok")
     assert ToolGate.from_ledger(gate.ledger, Policy.UNGATED).machine.status("s1") is Status.DONE
     conv = Conversation("k")
     from taskgate.core.ledger import PlanEntry
@@ -1062,7 +1062,7 @@ def test_late_receipts_across_revisions_replay_as_the_live_gate_judged() -> None
         if i == 3:
             gate.revise(Revision(cancel="s5", rewires={}))
         gate.open_request(None)
-        gate.finish(ticket, succeeded=True)
+        gate.finish(ticket, "ok")
     rebuilt = ToolGate.from_ledger(load_ledger(dump_ledger(gate.ledger)), plan=plan)
     assert rebuilt.machine.snapshot() == gate.machine.snapshot()
 

@@ -49,8 +49,12 @@ def test_refusals_name_the_tool_and_the_step_in_plain_words() -> None:
     assert refusal(gate, "send_rfq").startswith(
         "send_rfq was not run: 'send the RFQ' was cancelled."
     )
+    assert gate.call("search_web", lambda: "results") == "results"  # unbound: runs by default
+    strict = ToolGate(tool_chain(3), unbound="refuse")
+    strict.open_request("s1")
     assert (
-        refusal(gate, "search_web") == "search_web was not run: it is not one of this task's tools."
+        refusal(strict, "search_web")
+        == "search_web was not run: it is not one of this task's tools."
     )
     for notice in (blocked, done):
         assert PROTOCOL.search(notice) is None, notice
@@ -228,7 +232,7 @@ def test_a_dependent_whose_call_is_running_counts_as_stranded() -> None:
     with pytest.raises(PlanError, match="leave s2 waiting forever on cancelled s1"):
         gate.cancel("s1")
     gate.cancel("s1", inherit=True)  # with its rewire it applies
-    gate.finish(ticket, succeeded=False)
+    gate.finish(ticket, "failed")
     assert gate.machine.status("s2") is Status.TODO  # not stranded: its call can run again
 
 

@@ -63,7 +63,11 @@ def test_blocked_cancelled_unknown_and_stale_calls_are_refused() -> None:
     old = gate.open_request("s3").work_order
     assert gate.begin("send").verdict.reason is Reason.BLOCKED
     assert gate.begin("collect").verdict.reason is Reason.NOT_REQUESTED
-    assert gate.begin("rm -rf /").verdict.reason is Reason.UNKNOWN_TOOL  # garbled: refused
+    assert gate.begin("rm -rf /").verdict.reason is Reason.MALFORMED_CALL  # garbled: refused
+    assert not gate.begin("search_web").gated  # a tool no step is bound to passes by default
+    strict = ToolGate(PLAN, Policy.REQUEST_BOUND, unbound="refuse")
+    strict.open_request("s3")
+    assert strict.begin("search_web").verdict.reason is Reason.UNKNOWN_TOOL
     gate.open_request("s1")
     assert gate.begin("collect", work_order=old).verdict.reason is Reason.STALE_WORK_ORDER
     gate.revise(Revision(cancel="s1", rewires={"s2": ()}))

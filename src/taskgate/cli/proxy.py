@@ -146,7 +146,7 @@ def proxy(
         status_token=os.environ.get("TASKGATE_STATUS_TOKEN") or None,
         plan=plan,
         on_compile_error=on_compile_error,
-        notices=notices,
+        notices="protocol" if notices == "protocol" else "plain",
         compile_plans=compiling,
     )
     store = open_store(db)

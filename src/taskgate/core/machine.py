@@ -107,6 +107,8 @@ class TaskMachine:
         self._approved: str | None = None
         self._approvals: list[tuple[int, str | None]] = []
         self._floor: Policy | None = None  # replays judge admissions at least this strictly
+        #: replays refuse an admission made while the request named no step (see ``judge``)
+        self._requested = False
         self._rng = random.Random(seed)
 
     @classmethod
@@ -117,6 +119,7 @@ class TaskMachine:
         seed: int | None = None,
         plan: Plan | None = None,
         policy: Policy | None = None,
+        requested: bool = False,
     ) -> TaskMachine:
         """Rebuild the state from a ledger (or any prefix of one that starts with its plan).
 
@@ -125,7 +128,9 @@ class TaskMachine:
         :class:`LedgerFormatError` naming the entry. With ``plan``, the ledger must also start
         from exactly that plan (so a ledger whose plan was edited is refused); with ``policy``,
         each admission is judged at least that strictly, whatever policy its entry names (so an
-        entry edited to say ``ungated`` passes nothing the gate's own policy refuses)."""
+        entry edited to say ``ungated`` passes nothing the gate's own policy refuses); with
+        ``requested``, an admission made at a gating policy while the request named no step (and
+        no person approved the call) is refused too, as :meth:`judge` refuses it live."""
         if not entries or not isinstance(entries[0], PlanEntry):
             raise LedgerFormatError("a ledger must start with its plan entry")
         if plan is not None and entries[0].plan != plan:
@@ -135,6 +140,7 @@ class TaskMachine:
         except PlanError as exc:
             raise LedgerFormatError(f"ledger entry 0: the plan cannot be built: {exc}") from None
         machine._floor = policy
+        machine._requested = requested
         for entry in entries[1:]:
             machine.append(entry)
         return machine
@@ -218,8 +224,14 @@ class TaskMachine:
         booking: Booking,
         policy: Policy = Policy.STATE_BOUND,
         in_flight: Collection[str] = (),
+        requested: bool = False,
     ) -> Verdict:
         """Decide on ``booking`` under ``policy`` without recording anything.
+
+        ``requested`` is the engineer's gate's rule that nothing runs on a message that asked
+        for nothing: at a gating policy, a booking the state admits is refused
+        ``no-resolved-step`` while the request names no step, unless a person approved the call.
+        (The paper's state-bound enforcement runs any eligible step: ``requested=False``.)
 
         ``in_flight`` names the steps whose calls were admitted but whose receipts have not
         arrived (a tool that is still running, a call handed to a client): such a step is not
@@ -255,6 +267,14 @@ class TaskMachine:
                 return Verdict("refuse", step, Reason.NO_RESOLVED_STEP)
             if step != req.step:
                 return Verdict("refuse", step, Reason.NOT_REQUESTED)
+        verdict = self._by_state(step, req)
+        if requested and req.step is None and verdict.admitted:  # the state's refusals first
+            return Verdict("refuse", step, Reason.NO_RESOLVED_STEP)
+        return verdict
+
+    def _by_state(self, step: str, req: Request) -> Verdict:
+        """The state's verdict on a call of ``step`` under ``req``: CANCELLED, DONE without the
+        request's redo, BLOCKED, or admitted."""
         status = self.status(step)
         if status is Status.CANCELLED:
             return Verdict("refuse", step, Reason.CANCELLED)
@@ -376,12 +396,18 @@ class TaskMachine:
         policy = entry.policy
         if self._floor is not None and _STRICTNESS[self._floor] > _STRICTNESS[policy]:
             policy = self._floor
-        verdict = there.judge(Booking(entry.code, entry.work_order, tool=entry.tool), policy)
+        call = Booking(entry.code, entry.work_order, tool=entry.tool)
+        verdict = there.judge(call, policy, requested=self._requested)
+        what = f"ledger entry {n} admits {entry.tool or entry.code} under {entry.work_order}"
+        if verdict.reason is Reason.NO_RESOLVED_STEP and policy is not Policy.REQUEST_BOUND:
+            raise LedgerFormatError(
+                f"{what} while the user's request asked for no step; this gate runs nothing "
+                "unrequested (load it with unrequested='run' if it was written so)"
+            )
         if not verdict.admitted or verdict.step != entry.step:
             why = verdict.reason or f"it books {verdict.step}, not {entry.step}"
             raise LedgerFormatError(
-                f"ledger entry {n} admits {entry.tool or entry.code} under {entry.work_order}, "
-                f"which the plan refuses there ({why}): the ledger was edited or forged"
+                f"{what}, which the plan refuses there ({why}): the ledger was edited or forged"
             )
 
     def _at(self, at: int) -> TaskMachine:

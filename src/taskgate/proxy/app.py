@@ -132,7 +132,7 @@ async def _written(proxy: Proxy, key: str) -> Conversation:
     lock = proxy.lock(key)
     if lock.locked() and key in proxy.conversations:
         conv = proxy.conversations[key]
-        return Conversation(key, conv.events[: conv.written])
+        return Conversation(key, conv.events[: conv.written], requested=proxy.requested)
     async with lock:
         return await proxy.readable(key)
 

@@ -14,20 +14,16 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from taskgate.core.booking import Booking
-from taskgate.core.ids import normalize_tool
 from taskgate.core.ledger import AttemptEntry
 from taskgate.core.machine import TaskMachine
-from taskgate.core.verdict import Policy, Reason, Verdict
 from taskgate.errors import TaskgateError, UsageError
-from taskgate.gate.notices import plain_refusal
+from taskgate.gate.session import Call, GateSession, Notices, Unbound
 from taskgate.protocol.actions import from_arguments
 from taskgate.protocol.bookings import parse_bookings
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
@@ -227,54 +223,43 @@ def judge_calls(
     judged: Judged,
     *,
     planned: bool = False,
-    notices: str = "plain",
+    notices: Notices = "plain",
+    unbound: Unbound = "run",
 ) -> tuple[list[Mapping[str, Any]], list[str]]:
     """Judge a reply's tool calls as one batch: the calls the client may get, and the refusals.
 
-    The batch is judged as the state will be, not as it was: a call admitted here is only handed
-    out, its receipt comes when a tool message answers its id. So within the batch it is in
-    flight: a call of a step that needs it is refused BLOCKED (the agent can call it again once
-    the result is back), and a second call of it is refused ``in-progress``. A call of a tool no
-    step is bound to passes ungated. A call without a work order is judged under the current
-    request's, as the tool gate does. A gated call without an id, or whose id another call of
-    the batch shares, is refused as malformed: the answer that books it must be its own.
-    In plan mode (``planned``) the work order is always the proxy's own (a ``work_order``
-    argument is the tool's business), and at a gating rung a call is refused while the user's
-    current message asked for no step, as the tool gate does by default. ``notices`` words the
-    refusals: ``plain`` (the default) or ``protocol`` (the paper's rejection notices).
+    The judging is the gate's core (:meth:`~taskgate.gate.GateSession.decide`, every rule
+    there); this translates the reply's native calls into it and records the verdicts as the
+    reply's pending attempts. A call admitted here is only handed out, its receipt comes when a
+    tool message answers its id, so within the batch it is in flight (a call of a step that needs
+    it is refused BLOCKED, a second call of it ``in-progress``) and receipts come by id (a gated
+    call without an id, or sharing one, is malformed). A call without a work order is judged
+    under the current request's; in plan mode (``planned``) the work order is always the proxy's
+    own (a ``work_order`` argument is the tool's business), and at a gating rung nothing runs on
+    a request that named no step. ``notices`` words the refusals; ``unbound`` says what a call of
+    a tool no step is bound to gets (passed ungated by default, unrecorded).
     """
-    req = machine.request
-    idle = planned and gating(arm) and req is not None and req.step is None
+    session = GateSession.around(
+        machine,
+        arm.policy,
+        notices,
+        unrequested="refuse" if planned and gating(arm) else "run",
+        unbound=unbound,
+    )
+    tickets = session.decide([_native(c, planned) for c in calls], keyed=True)
     kept: list[Mapping[str, Any]] = []
     refusals: list[str] = []
-    verdicts: list[tuple[Mapping[str, Any], Booking, Verdict]] = []
-    in_flight: set[str] = set()
-    ids = Counter(_call_id(c) for c in calls)
-    for call in calls:  # judged first, all against the state before the batch
-        booking, verdict = _judge_call(machine, arm.policy, call, in_flight, planned)
-        if booking is None:
+    for call, ticket in zip(calls, tickets, strict=True):
+        if not ticket.gated:  # a tool no step is bound to
             kept.append(call)
             continue
-        if verdict.admitted and (not _call_id(call) or ids[_call_id(call)] > 1):
-            # its receipt could not be told from another call's: one answer would book both
-            verdict = Verdict("refuse", verdict.step, Reason.MALFORMED_CALL)
-        approved = verdict.step is not None and verdict.step == machine.approved
-        if verdict.admitted and idle and not approved:  # nothing runs on a request for nothing
-            verdict = Verdict("refuse", verdict.step, Reason.NO_RESOLVED_STEP)
-        if verdict.admitted and verdict.step is not None:
-            in_flight.add(verdict.step)
-        verdicts.append((call, booking, verdict))
-    for call, booking, verdict in verdicts:  # then recorded, pending until answered
-        machine.record(booking, verdict, arm.policy)
+        machine.record(ticket.call, ticket.verdict, arm.policy)  # pending until answered
         judged.add(machine, _call_id(call))
-        if verdict.admitted or not gating(arm):
+        if ticket.admitted or not gating(arm):
             kept.append(call)
-        elif notices == "plain":  # a native call's refusal in plain words
-            refusals.append(plain_refusal(verdict, booking, machine.graph))
-        else:  # the paper's notice (the text protocol's booking lines always get it)
-            refusals.append(render_rejection(verdict, booking))
-    kept_ids = {id(c) for c in kept}
-    return [c for c in calls if id(c) in kept_ids], refusals
+        else:
+            refusals.append(ticket.notice)
+    return kept, refusals
 
 
 def _call_id(call: object) -> str:
@@ -282,32 +267,16 @@ def _call_id(call: object) -> str:
     return cid if isinstance(cid, str) else ""
 
 
-def _judge_call(
-    machine: TaskMachine,
-    policy: Policy,
-    call: Mapping[str, Any],
-    in_flight: set[str],
-    planned: bool = False,
-) -> tuple[Booking | None, Verdict]:
+def _native(call: object, planned: bool) -> Call:
+    """A native tool call of a reply as the gate's core reads it."""
     fn = call.get("function") if isinstance(call, Mapping) else None
     fn = fn if isinstance(fn, Mapping) else {}
     name, raw = fn.get("name"), fn.get("arguments")
-    req = machine.request
-    current = req.work_order if req is not None else "#W0"
-    tool = normalize_tool(name) if isinstance(name, str) else None
-    if tool is not None and machine.graph.step_for_tool(tool) is None:
-        return None, Verdict("admit", None)  # a tool no step is bound to
     try:
         args = orjson.loads(raw) if isinstance(raw, str) and raw.strip() else {}
     except orjson.JSONDecodeError:
         args = None
-    parsed = from_arguments(name, args)
-    if tool is None or not isinstance(args, dict):
-        booking = Booking("", current, tool=tool or (name if isinstance(name, str) else ""))
-        return booking, Verdict("refuse", None, Reason.MALFORMED_CALL)
-    own = None if planned else parsed.work_order  # plan mode: the proxy's work order only
-    booking = Booking("", own or current, tool=tool)  # a garbled one is refused
-    verdict = machine.judge(booking, policy, in_flight)
-    if verdict.reason is Reason.REPEATED_RECEIPT:  # the same call again under its request
-        verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)
-    return booking, verdict
+    work_order = None
+    if not planned and isinstance(args, dict):  # plan mode: the proxy's work order only
+        work_order = from_arguments(name, args).work_order or None
+    return Call(name, _call_id(call) or None, work_order, readable=isinstance(args, dict))

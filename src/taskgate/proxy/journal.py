@@ -154,8 +154,13 @@ class Conversation:
     """One conversation's state: the machine (committed receipts plus the last reply's pending
     attempts), its turns, and the notices waiting for the next turn."""
 
-    def __init__(self, key: str, events: list[Event] | None = None) -> None:
+    def __init__(
+        self, key: str, events: list[Event] | None = None, *, requested: bool = False
+    ) -> None:
         self.key = key
+        #: the gate's rule that nothing runs on a request that named no step: every admission
+        #: folded from the journal is judged again under it (see TaskMachine.from_ledger)
+        self.requested = requested
         self.events: list[Event] = []
         self.committed: list[LedgerEntry] = []
         self.turns: list[Turn] = []
@@ -231,7 +236,7 @@ class Conversation:
         if isinstance(entry, PlanEntry):
             if self._machine is not None:
                 raise LedgerFormatError(f"conversation {self.key} has two plans")
-            self._machine = TaskMachine.from_ledger([entry])
+            self._machine = TaskMachine.from_ledger([entry], requested=self.requested)
         else:
             if self.pending is not None:
                 raise LedgerFormatError(f"conversation {self.key}: a turn before the reply settled")

@@ -26,9 +26,10 @@ from starlette.responses import Response
 from taskgate.core.ledger import PlanEntry
 from taskgate.core.plan import Plan, Revision
 from taskgate.errors import ModelError, TaskgateError, UsageError, WorkOrderError
+from taskgate.gate.session import GateSession, Opened
 from taskgate.llm.plan_compiler import PlanCompiler
 from taskgate.matching import ask_back_question
-from taskgate.matching.wordings import worded, wordings
+from taskgate.matching.wordings import wordings
 from taskgate.protocol.briefparse import brief_steps
 from taskgate.proxy.errors import ProxyError, dumps
 from taskgate.proxy.gating import (
@@ -353,24 +354,19 @@ async def _open_turn(call: Call, message: str, model: str, key: str) -> str | No
 
 
 async def _open_planned(call: Call, message: str, model: str, key: str) -> str | None:
-    """Plan mode: a new user message is a request for the step the matcher resolves it to (or
-    for none), its work order minted here and never shown to anyone; the message goes to the
-    upstream as the user wrote it. An unclear one gets the ask-back question instead."""
+    """Plan mode: a new user message opens its request through the gate's core
+    (:meth:`~taskgate.gate.GateSession.open_message`: the step the matcher resolves it to, or
+    none; its work order minted here and never shown to anyone); the message goes to the upstream
+    as the user wrote it. An unclear one gets the ask-back question instead."""
     proxy, machine = call.proxy, call.conv.machine
-    plan = machine.graph.to_plan()
+    session = GateSession.around(machine, proxy.arm.policy)
     tools = call.body.get("tools")  # steps with no text are matched by their tools' descriptions
-    plan = worded(plan, wordings(plan, tools if isinstance(tools, list) else []))
-    match = await call.waiting(_helping(proxy.matcher(model, key).match(plan, message)))
-    step = match.step if match.step in machine.graph else None
-    asked = [c for c in match.candidates if c in machine.graph]
-    question = ask_back_question(plan, asked) if step is None and asked else None
-    if question is not None:
-        machine.close_request()
-    else:
-        machine.open_request(step, explicit_redo=match.explicit_redo)
+    session.wordings = wordings(machine.graph.to_plan(), tools if isinstance(tools, list) else [])
+    matcher = proxy.matcher(model, key)
+    opened: Opened = await call.waiting(_helping(session.open_message(message, matcher)))
     call.add(LedgerEvent(entry=machine.last_entry()))
     call.add(TurnEvent(client=message, forwarded=message))
-    return question
+    return opened.ask_back
 
 
 async def ask_back(

@@ -22,6 +22,7 @@ import httpx
 
 from taskgate.core.plan import Plan
 from taskgate.errors import LedgerFormatError, TaskgateError, UsageError
+from taskgate.gate.session import Notices
 from taskgate.llm.client import ChatClient
 from taskgate.llm.endpoint import Endpoint
 from taskgate.llm.roles import LLMCompiler, LLMMatcher
@@ -84,7 +85,7 @@ class ProxyConfig:
     #: logged once) or "forward" it ungated (logged once, counted)
     on_compile_error: str = "refuse"
     #: what a refused native tool call says: plain words, or the paper's rejection notice
-    notices: str = "plain"
+    notices: Notices = "plain"
     #: the most conversations kept in memory (the journal keeps every one)
     max_conversations: int = 100_000
     #: plan mode with each conversation's plan compiled (``--plan compile``): from its first
@@ -200,6 +201,9 @@ class Proxy:
         #: recent ``max_conversations``: one forgotten is compiled again, and refused or forwarded)
         self.ungated_keys: Bounded = Bounded(config.max_conversations)
         self.arm = rung(config.rung)
+        #: plan mode at a gating rung runs nothing on a request that named no step, and folds
+        #: every conversation's journal under that rule
+        self.requested = config.planned and self.arm.gating
         self.upstream = config.upstream.rstrip("/")
         self.store: Store = store or MemoryStore()
         self.conversations: dict[str, Conversation] = {}
@@ -276,7 +280,8 @@ class Proxy:
             self.conversations[key] = conv  # the most recently used, last
         if conv is None:  # callers hold the key's lock, so no one else is loading it
             new = self._stored is not None and key not in self._stored
-            conv = Conversation(key, [] if new else await self.store.load(key))
+            events = [] if new else await self.store.load(key)
+            conv = Conversation(key, events, requested=self.requested)
             self.conversations[key] = conv
             if self._stored is not None:  # from now on, read it back if it is ever dropped
                 self._stored.add(key)

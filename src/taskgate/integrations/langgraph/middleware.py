@@ -47,7 +47,7 @@ from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason
 from taskgate.errors import PlanError, TaskgateError, UsageError
 from taskgate.gate.notices import why_refused
-from taskgate.gate.tool_gate import Notices, Ticket, ToolGate, check_tools
+from taskgate.gate.session import Call, GateSession, Notices, Outcome, Ticket, check_tools
 from taskgate.integrations.langgraph.rows import Read, Rows
 from taskgate.matching.lexical import LexicalMatcher
 from taskgate.matching.wordings import wordings
@@ -62,7 +62,7 @@ log = logging.getLogger("taskgate.langgraph")
 class _Thread:
     """A thread's gate, and the seals of the rows it took on trust."""
 
-    gate: ToolGate
+    gate: GateSession
     adopted: frozenset[str]
     thread: str
     stored: int = 0  # how many of the gate's entries the state held at the last sync
@@ -122,7 +122,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
     ) -> None:
         super().__init__()
         # a plan not tool-bound, or an option the gate does not know: refused here
-        ToolGate(plan, policy, unrequested=unrequested, notices=notices)
+        GateSession(plan, policy, unrequested=unrequested, notices=notices, unbound=unbound)
         if approvals not in ("off", "ask"):
             raise UsageError(f"approvals must be 'off' or 'ask', not {approvals!r}")
         #: steps with no text are matched by their tools' descriptions
@@ -134,17 +134,16 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         self.notices: Notices = notices
         self.approvals: Literal["off", "ask"] = approvals
         #: each gate's calls put to a person (an interrupt), by call id: their refused tickets
-        self._asked: weakref.WeakKeyDictionary[ToolGate, dict[str, Ticket]] = (
+        self._asked: weakref.WeakKeyDictionary[GateSession, dict[str, Ticket]] = (
             weakref.WeakKeyDictionary()
         )
         self.matcher: Matcher = matcher or LexicalMatcher()
-        self._tools = {tool_key(spec.tool) for spec in plan.steps.values()}
         self._threads: OrderedDict[str, _Thread] = OrderedDict()
         self._own = Rows(secret)
         #: each gate's sealer (the seals of its rows, each computed once); gone with the gate
-        self._sealers: weakref.WeakKeyDictionary[ToolGate, Sealer] = weakref.WeakKeyDictionary()
+        self._sealers: weakref.WeakKeyDictionary[GateSession, Sealer] = weakref.WeakKeyDictionary()
         #: each gate's judged batches: the tickets of a model turn's calls not yet run, by call id
-        self._batches: weakref.WeakKeyDictionary[ToolGate, dict[Any, dict[str, Ticket]]] = (
+        self._batches: weakref.WeakKeyDictionary[GateSession, dict[Any, dict[str, Ticket]]] = (
             weakref.WeakKeyDictionary()
         )
         self._max_threads = max_threads
@@ -153,7 +152,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         self._operating: dict[str, threading.Lock] = {}  # per thread: one operator's change
 
     # -- the gate of a thread, in step with the graph state --------------------------------------
-    def gate(self, state: Any, *, sync: bool = False, thread: str | None = None) -> ToolGate:
+    def gate(self, state: Any, *, sync: bool = False, thread: str | None = None) -> GateSession:
         """This thread's gate. ``sync=True`` (at each new user message) makes it equal to the
         rows of the state's ledger the gate vouches for (see :mod:`.rows`): rebuilt from them
         unless the two agree entry for entry, so a fork, a replayed checkpoint or a superstep
@@ -176,28 +175,26 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             self._threads.move_to_end(thread)
             return held.gate
 
-    def _stored(self, state: Any, gate: ToolGate) -> int:
+    def _stored(self, state: Any, gate: GateSession) -> int:
         """How many of ``gate``'s entries its thread's state held at the last sync."""
         return self._stored_of(_thread_of(state), gate)
 
-    def _stored_of(self, thread: str, gate: ToolGate) -> int:
+    def _stored_of(self, thread: str, gate: GateSession) -> int:
         with self._lock:
             held = self._threads.get(thread)
             return held.stored if held is not None and held.gate is gate else 0
 
     def _adopt(self, thread: str, read: Read, held: _Thread | None) -> _Thread:
         """A thread's gate rebuilt from the rows read (every admission judged again)."""
-        if read.entries:  # judged as written, whatever policy this middleware has now
-            gate = ToolGate.around(
-                TaskMachine.from_ledger(read.entries, plan=self.plan),
-                self.policy,
-                notices=self.notices,
-                unrequested=self.unrequested,
+        if read.entries:  # judged as written, and under the rule that nothing runs unasked
+            machine = TaskMachine.from_ledger(
+                read.entries, plan=self.plan, requested=self.unrequested == "refuse"
             )
         else:
-            gate = ToolGate(
-                self.plan, self.policy, unrequested=self.unrequested, notices=self.notices
-            )
+            machine = TaskMachine(self.plan)
+        gate = GateSession.around(
+            machine, self.policy, self.notices, self.unrequested, self.unbound
+        )
         gate.wordings = self.wordings
         adopted = frozenset(read.seals) | (held.adopted if held is not None else frozenset())
         new = self._threads[thread] = _Thread(gate, adopted, thread)
@@ -225,14 +222,14 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         gate, had = self._synced(state)
         return await self._open(state, gate, had)
 
-    def _synced(self, state: Any) -> tuple[ToolGate, int]:
+    def _synced(self, state: Any) -> tuple[GateSession, int]:
         """The thread's gate made equal to its state, and how many of its entries the state
         holds (rows the gate ignored do not count)."""
         gate = self.gate(state, sync=True)
         return gate, self._stored(state, gate)
 
     async def _open(
-        self, state: Any, gate: ToolGate, had: int, ask_back: bool = False
+        self, state: Any, gate: GateSession, had: int, ask_back: bool = False
     ) -> dict[str, Any] | None:
         """The request of the newest user message. With ``ask_back`` (an agent built by
         ``create_agent``), a message the matcher cannot resolve to one step ends the run with
@@ -252,7 +249,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         new = self._seal(gate, had, len(ledger))  # the plan first, then the request
         return {LEDGER_KEY: new, **update} if new else None
 
-    def _give(self, gate: ToolGate, held: Sequence[Any], thread: str) -> None:
+    def _give(self, gate: GateSession, held: Sequence[Any], thread: str) -> None:
         """Give the held approvals on the request just opened. Only this middleware's (or its
         secret's) are given, and only for the first request opened since they were held: one
         written into the state by anyone else, or copied from an earlier state, is dropped and
@@ -275,37 +272,45 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
 
     # -- each tool call --------------------------------------------------------------------------
     def wrap_tool_call(self, request: ToolCallRequest, handler: Handler) -> Any:
-        if self._ungated(request):
-            return handler(request)
         gate, ticket = self._ticket(request)
+        if not ticket.gated:  # a tool no step is bound to, let through by the core
+            return handler(request)
         ticket, rows = self._escalated(request, gate, ticket)
         if not ticket.admitted:
             return _refusal(request, ticket, rows)
-        ok, result = False, None
+        outcome: Outcome = "unknown"  # interrupted: it may have run (held until settled)
+        result = None
         try:
             result = handler(request)
-            ok = _succeeded(result, request.tool_call.get("id"))
+            outcome = "ok" if _succeeded(result, request.tool_call.get("id")) else "failed"
+        except Exception:
+            outcome = "failed"
+            raise
         finally:
-            receipt = gate.finish(ticket, ok)
+            receipt = gate.finish(ticket, outcome)
         return _with_entries(result, rows + self._rows(gate, receipt))
 
     async def awrap_tool_call(self, request: ToolCallRequest, handler: AsyncHandler) -> Any:
-        if self._ungated(request):
-            return await handler(request)
         gate, ticket = self._ticket(request)
+        if not ticket.gated:  # a tool no step is bound to, let through by the core
+            return await handler(request)
         ticket, rows = self._escalated(request, gate, ticket)
         if not ticket.admitted:
             return _refusal(request, ticket, rows)
-        ok, result = False, None
+        outcome: Outcome = "unknown"  # cancelled: it may have run (held until settled)
+        result = None
         try:
             result = await handler(request)
-            ok = _succeeded(result, request.tool_call.get("id"))
+            outcome = "ok" if _succeeded(result, request.tool_call.get("id")) else "failed"
+        except Exception:
+            outcome = "failed"
+            raise
         finally:
-            receipt = gate.finish(ticket, ok)
+            receipt = gate.finish(ticket, outcome)
         return _with_entries(result, rows + self._rows(gate, receipt))
 
     def _escalated(
-        self, request: ToolCallRequest, gate: ToolGate, ticket: Ticket
+        self, request: ToolCallRequest, gate: GateSession, ticket: Ticket
     ) -> tuple[Ticket, list[dict[str, Any]]]:
         """A refused call put to a person when ``approvals="ask"``: LangGraph's interrupt asks
         whether it may run anyway, and the run pauses until the graph is resumed with the answer
@@ -353,7 +358,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         rewire: Mapping[str, Sequence[str]] | None = None,
         inherit: bool = False,
     ) -> Revision:
-        """Cancel ``step`` on the thread ``config`` names (see :meth:`ToolGate.cancel`), between
+        """Cancel ``step`` on the thread ``config`` names (see :meth:`GateSession.cancel`), between
         runs: one receipts-ledger row written to the thread's state. ``agent`` is the compiled
         graph (it needs a checkpointer)."""
         return self._operate(
@@ -371,18 +376,26 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
     def approve(self, agent: Any, config: Any, what: str, *, by: str, reason: str = "") -> str:
         """A person approves one call of ``what`` (a step or its tool) on the thread, between
         runs: it is held in the thread's state and given (a receipts-ledger entry, see
-        :meth:`ToolGate.approve`) when the thread's next user message opens its request, for
+        :meth:`GateSession.approve`) when the thread's next user message opens its request, for
         that request. Returns the step approved."""
         if not isinstance(by, str) or not by.strip():
             raise UsageError("an approval names who gave it: by='...'")
         step = _step_of(self.plan, what)
         return self._operate(agent, config, lambda g: step, approval=(step, by.strip(), reason))
 
+    def settle(self, agent: Any, config: Any, what: str, *, ran: bool) -> str:
+        """A person says whether the call of ``what`` (a step or its tool) held in doubt on the
+        thread ran (a run cancelled mid-call: the tool may have run): if it did, its receipt is a
+        row of the thread's ledger; either way the step is free again. Returns the step."""
+        step = _step_of(self.plan, what)
+        self._operate(agent, config, lambda g: g.settle(step, ran))
+        return step
+
     def _operate(
         self,
         agent: Any,
         config: Any,
-        change: Callable[[ToolGate], T],
+        change: Callable[[GateSession], T],
         approval: tuple[str, str, str] | None = None,
     ) -> T:
         """Apply ``change`` to the thread's gate and write the rows it made to its state (all or
@@ -404,7 +417,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         agent: Any,
         config: Any,
         thread: str,
-        change: Callable[[ToolGate], T],
+        change: Callable[[GateSession], T],
         approval: tuple[str, str, str] | None,
     ) -> T:
         snapshot = agent.get_state(config)
@@ -449,9 +462,9 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         with self._lock:
             self._threads.pop(thread, None)
 
-    def _ticket(self, request: ToolCallRequest) -> tuple[ToolGate, Ticket]:
+    def _ticket(self, request: ToolCallRequest) -> tuple[GateSession, Ticket]:
         """This call's gate and ticket. The gated calls of the model turn it came in are judged
-        together when the first of them arrives (:meth:`ToolGate.begin_all`), the gate first
+        together when the first of them arrives (:meth:`GateSession.begin_all`), the gate first
         made equal to the state (a fork or a resume may have moved it), so a call whose
         prerequisite is in the same turn is refused whichever of them runs or finishes first."""
         name = request.tool_call["name"]
@@ -475,27 +488,26 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
                 if key not in judged:
                     for earlier in list(judged):  # a new model turn: the last one's unrun calls
                         left += judged.pop(earlier).values()
-                    gated = [c for c in calls if not self._unbound_tool(c.get("name"))]
-                    tickets = gate.begin_all([c.get("name") for c in gated])
-                    judged[key] = {c["id"]: t for c, t in zip(gated, tickets, strict=True)}
+                    tickets = gate.judge([Call(c.get("name"), c["id"]) for c in calls])
+                    judged[key] = {c["id"]: t for c, t in zip(calls, tickets, strict=True)}
             judged = self._batches[gate]
             ticket = judged[key].pop(call_id, None)
             if not judged[key]:
                 del judged[key]
         for unrun in left:  # never ran: nothing booked, their steps free again
-            gate.finish(unrun, succeeded=False)
+            gate.finish(unrun, "failed")
         return gate, ticket if ticket is not None else gate.begin(name)
 
-    def _release(self, gate: ToolGate) -> None:
+    def _release(self, gate: GateSession) -> None:
         """A new user message: admitted calls of earlier turns that never ran book nothing and
         free their steps."""
         with self._judging:
             left = self._batches.pop(gate, {})
         for tickets in left.values():
             for ticket in tickets.values():
-                gate.finish(ticket, succeeded=False)
+                gate.finish(ticket, "failed")
 
-    def _rows(self, gate: ToolGate, entry: LedgerEntry | None) -> list[dict[str, Any]]:
+    def _rows(self, gate: GateSession, entry: LedgerEntry | None) -> list[dict[str, Any]]:
         """The sealed row of ``entry`` (an entry of ``gate``'s ledger), as the state gets it."""
         if entry is None:
             return []
@@ -503,18 +515,11 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         at = next(i for i in range(len(ledger) - 1, -1, -1) if ledger[i] is entry)
         return self._seal(gate, at, at + 1)
 
-    def _seal(self, gate: ToolGate, start: int, stop: int) -> list[dict[str, Any]]:
+    def _seal(self, gate: GateSession, start: int, stop: int) -> list[dict[str, Any]]:
         """The state's rows of ``gate``'s ledger entries ``start`` to ``stop``."""
         with self._lock:
             sealer = self._sealers[gate]  # every gate handed out was adopted with its sealer
         return self._own.tagged(sealer.rows(gate.ledger, start, stop), sealer.scope)
-
-    def _ungated(self, request: ToolCallRequest) -> bool:
-        return self._unbound_tool(request.tool_call["name"])
-
-    def _unbound_tool(self, name: object) -> bool:
-        """A tool no step is bound to, which runs ungated (unless ``unbound="refuse"``)."""
-        return self.unbound == "run" and isinstance(name, str) and tool_key(name) not in self._tools
 
 
 #: the refusals a person may override: the state's (not a malformed or concurrent call)
@@ -547,7 +552,7 @@ def _step_of(plan: Plan, what: str) -> str:
     return found[0]
 
 
-def _ran_on_this_request(gate: ToolGate, ticket: Ticket) -> bool:
+def _ran_on_this_request(gate: GateSession, ticket: Ticket) -> bool:
     """Whether ``ticket``'s step already ran under the current request's work order (a person's
     yes would not run it again: the user asks again for that)."""
     step, work_order = ticket.verdict.step, ticket.call.work_order

@@ -29,7 +29,7 @@ from starlette.routing import Route
 from taskgate.core.ledger import sealed_rows
 from taskgate.core.plan import Revision
 from taskgate.errors import TaskgateError
-from taskgate.gate.tool_gate import ToolGate
+from taskgate.gate.session import GateSession
 from taskgate.integrations.mcp.sessions import McpGate
 from taskgate.proxy.errors import ProxyError
 from taskgate.proxy.operator import ApprovalBody, RevisionBody, parsed, revision_of
@@ -153,7 +153,7 @@ async def _revise(request: Request, gate: McpGate, scope: str | None) -> Respons
     key = await _resolve(request, gate, scope)
     body: RevisionBody = parsed(await read_body(request), RevisionBody)
 
-    def apply(g: ToolGate) -> Revision:
+    def apply(g: GateSession) -> Revision:
         revision = revision_of(g.machine, body)
         g.revise(revision)  # the strand check, then one ledger entry
         return revision

@@ -29,10 +29,11 @@ import orjson
 
 from taskgate.core.ids import tool_key
 from taskgate.core.ledger import LedgerEntry, PlanEntry
+from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Plan, Revision
-from taskgate.core.verdict import Policy
+from taskgate.core.verdict import Policy, Reason
 from taskgate.errors import UsageError
-from taskgate.gate.tool_gate import Notices, ToolGate
+from taskgate.gate.session import Call, GateSession, Notices
 from taskgate.matching.lexical import LexicalMatcher
 from taskgate.proxy.journal import CallEvent, Conversation, LedgerEvent
 from taskgate.proxy.store import MemoryStore, StaleJournal, Store
@@ -68,7 +69,8 @@ class McpGateConfig:
             raise UsageError(f"requests must be tool, plan or application, not {self.requests!r}")
         if self.unbound not in ("run", "refuse"):
             raise UsageError(f"unbound must be run or refuse, not {self.unbound!r}")
-        ToolGate(self.plan, self.policy, notices=self.notices)  # a bad option: one error, here
+        # a bad option: one error, here
+        GateSession(self.plan, self.policy, notices=self.notices, unbound=self.unbound)
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ class Answer:
 class Session:
     key: str
     conv: Conversation
-    gate: ToolGate
+    gate: GateSession
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     #: the calls this process is forwarding now (their answer may still come: not in doubt)
     live: set[str] = field(default_factory=set)
@@ -129,6 +131,9 @@ class McpGate:
         self.metrics = Metrics()
         self._loading: dict[str, asyncio.Lock] = {}
         self._bound = {tool_key(s.tool) for s in config.plan.steps.values()}
+        #: the plan alone, never recording: what the core says of a call before any session
+        #: (a tool no step is bound to passes, or is refused, by the core's ``unbound`` rule)
+        self._template = self._session_gate(TaskMachine(config.plan))
         self.max_sessions = max_sessions
         #: steps with no text are matched by their tools' descriptions (set when tools are known)
         self.wordings: dict[str, str] = {}
@@ -144,7 +149,9 @@ class McpGate:
             held = self.sessions.get(key)
             if held is not None:
                 return held
-            conv = Conversation(key, await self.store.load(key))
+            conv = Conversation(
+                key, await self.store.load(key), requested=self.config.requests != "plan"
+            )
             if not conv.started:
                 conv.apply(LedgerEvent(entry=PlanEntry(plan=self.config.plan)))
             first = conv.committed[0]
@@ -161,7 +168,7 @@ class McpGate:
                     conv.apply(LedgerEvent(entry=gate.machine.last_entry()), applied=True)
                 await self._write(new)
             for call in conv.in_flight.values():  # in doubt: not run again until settled
-                gate.hold(call.step)
+                gate.hold(call.step, call.work_order or "", call.at or 0)
             self.sessions[key] = new
             self._evict()
             return new
@@ -175,13 +182,19 @@ class McpGate:
                 del self.sessions[key]
                 self._loading.pop(key, None)
 
-    def _gate(self, conv: Conversation) -> ToolGate:
+    def _gate(self, conv: Conversation) -> GateSession:
+        gate = self._session_gate(conv.machine)
+        gate.wordings = self.wordings
+        return gate
+
+    def _session_gate(self, machine: TaskMachine) -> GateSession:
         unrequested: Literal["run", "refuse"] = (
             "run" if self.config.requests == "plan" else "refuse"
         )
-        gate = ToolGate.around(conv.machine, self.config.policy, self.config.notices, unrequested)
-        gate.wordings = self.wordings
-        return gate
+        config = self.config
+        return GateSession.around(
+            machine, config.policy, config.notices, unrequested, config.unbound
+        )
 
     async def _write(self, session: Session) -> None:
         """Append what the session folded since its last write (call holding its lock)."""
@@ -246,13 +259,13 @@ class McpGate:
                 f"{self.config.max_argument_bytes} bytes.",
                 refused=True,
             )
-        if not self.bound(tool):
-            if self.config.unbound == "refuse":
-                self.metrics.calls["refused"] += 1
-                return Answer(text=f"{tool[:80]} was not run: it is not one of this task's tools.",
-                              refused=True)  # fmt: skip
+        first = self._template.decide([Call(tool)])[0]
+        if not first.gated:  # a tool no step is bound to: the core lets it through
             self.metrics.calls["unbound"] += 1
             return Answer(result=await forward())
+        if first.verdict.reason is Reason.UNKNOWN_TOOL:  # unbound="refuse"
+            self.metrics.calls["refused"] += 1
+            return Answer(text=first.notice, refused=True)
         session = await self.session(key)
         call_id = uuid.uuid4().hex
         async with session.lock:
@@ -278,6 +291,7 @@ class McpGate:
             result = await forward()
         except BaseException:  # cancelled, or the upstream gone: it may have run, or not
             session.live.discard(call_id)
+            session.gate.finish(ticket, "unknown")  # held in doubt until settled
             self.metrics.calls["in-doubt"] += 1
             log.warning("taskgate mcp: session %s: a call of %s ended with no answer; the step "
                         "is held until an operator settles it", key, step)  # fmt: skip
@@ -295,7 +309,7 @@ class McpGate:
         return Answer(result=result)
 
     # -- an operator's changes ---------------------------------------------------------------------
-    async def change(self, key: str, apply: Callable[[ToolGate], T]) -> T:
+    async def change(self, key: str, apply: Callable[[GateSession], T]) -> T:
         """Apply an operator's change to the session's gate and journal it (all or nothing)."""
         session = await self.session(key)
         async with session.lock:
@@ -322,14 +336,14 @@ class McpGate:
             first = doubt[0]
             if ran and (first.work_order is None or first.at is None):
                 raise UsageError(f"the call of {step} was journaled without where it was admitted")
-            entry = session.gate.settle(step, first.work_order or "", first.at or 0, ran)
+            entry = session.gate.settle(step, ran)
             self._record(session, [entry])
             for event in doubt:
                 session.conv.apply(CallEvent(call=event.call, step=step, ended=True))
             await self._write(session)
 
-    def revise(self, revision: Revision) -> Callable[[ToolGate], Revision]:
-        def apply(gate: ToolGate) -> Revision:
+    def revise(self, revision: Revision) -> Callable[[GateSession], Revision]:
+        def apply(gate: GateSession) -> Revision:
             gate.revise(revision)
             return revision
 

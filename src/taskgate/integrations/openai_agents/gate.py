@@ -4,8 +4,8 @@ The hook is each ``FunctionTool``'s ``on_invoke_tool(ctx, args_json)``, which th
 as the place a tool may "return a string error message (which will be sent back to the LLM)".
 The runner awaits it once per call, in the call's own task, after approvals and the tool input
 guardrails, so judging and booking pair up in one ``try``/``finally`` even for parallel calls,
-timeouts and cancellation. A cancelled call (a timeout) is held, not freed: a sync tool's
-thread runs on after it, so its step is not run again until ``gate.unhold(step)``. (Tool guardrails can block a call but see no failure, and the run
+timeouts and cancellation. A cancelled call (a timeout) is held in doubt, not freed: a sync
+tool's thread runs on after it, so its step is not run again until ``gate.settle(step, ran=...)``. (Tool guardrails can block a call but see no failure, and the run
 hooks cannot block; neither can book a receipt only on success.) A refused call returns the
 plain-words notice as the call's output and the tool never runs. Success: the SDK turns a
 tool's exception into text inside ``on_invoke_tool`` and marks the context; the adapter reads that
@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from agents import Agent, FunctionTool
 
 from taskgate.errors import UsageError
+from taskgate.gate.session import Outcome
 from taskgate.gate.tool_gate import ToolGate
 
 A = TypeVar("A")
@@ -54,19 +55,21 @@ def gate_tool(tool: FunctionTool, gate: ToolGate) -> FunctionTool:
         ticket = gate.begin(tool.name)
         if not ticket.admitted:
             return ticket.notice  # the model reads it as the call's output; the tool never runs
-        ok, held = False, False
+        outcome: Outcome = "unknown"
         try:
             result = await inner(ctx, args_json)
-            ok = not (getattr(ctx, _SDK_FAILED, False) or getattr(ctx, _OWN_FAILED, False))
+            failed = getattr(ctx, _SDK_FAILED, False) or getattr(ctx, _OWN_FAILED, False)
+            outcome = "failed" if failed else "ok"
             return result
-        except asyncio.CancelledError:  # a sync tool's thread runs on: it may still run
-            held = True
-            log.warning("taskgate: a call of %s was cancelled; its step is held until "
-                        "gate.unhold(step)", tool.name)  # fmt: skip
+        except Exception:
+            outcome = "failed"
             raise
-        finally:  # an exception or a failure books nothing and frees the step
-            if not held:
-                gate.finish(ticket, ok)
+        except asyncio.CancelledError:  # a sync tool's thread runs on: it may still run
+            log.warning("taskgate: a call of %s was cancelled; its step is held in doubt until "
+                        "gate.settle(step, ran=...)", tool.name)  # fmt: skip
+            raise
+        finally:  # a failure books nothing and frees the step; a cancellation holds it
+            gate.finish(ticket, outcome)
 
     gated_tool.on_invoke_tool = on_invoke_tool
     return gated_tool

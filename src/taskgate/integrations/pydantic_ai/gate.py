@@ -5,8 +5,8 @@ parallel calls), after the arguments are validated, around the whole execution; 
 handler skips the tool. A refused call raises ``ToolFailed`` with the plain-words notice, which
 the model reads as a failed tool result (it does not spend the tool's retries). The receipt is
 booked when the handler returns; an exception, ``ModelRetry``, ``ToolFailed`` or a deferral
-books nothing and frees the step; a cancelled call is held (a sync tool's thread runs on), its
-step not run again until ``gate.unhold(step)``. It covers every toolset of the agent (function
+books nothing and frees the step; a cancelled call is held in doubt (a sync tool's thread runs on),
+its step not run again until ``gate.settle(step, ran=...)``. It covers every toolset of the agent (function
 tools, MCP servers), not output tools. ``TaskGateToolset`` does the same for one toolset.
 """
 
@@ -22,6 +22,7 @@ from pydantic_ai import RunContext, ToolFailed
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
+from taskgate.gate.session import Outcome
 from taskgate.gate.tool_gate import ToolGate
 
 log = logging.getLogger("taskgate.pydantic_ai")
@@ -31,19 +32,20 @@ async def _gated(gate: ToolGate, name: str, run: Callable[[], Awaitable[Any]]) -
     ticket = gate.begin(name)
     if not ticket.admitted:
         raise ToolFailed(ticket.notice)
-    ok, held = False, False
+    outcome: Outcome = "unknown"
     try:
         result = await run()
-        ok = True
+        outcome = "ok"
         return result
+    except Exception:
+        outcome = "failed"
+        raise
     except asyncio.CancelledError:  # a sync tool's thread runs on: it may still run
-        held = True
-        log.warning("taskgate: a call of %s was cancelled; its step is held until "
-                    "gate.unhold(step)", name)  # fmt: skip
+        log.warning("taskgate: a call of %s was cancelled; its step is held in doubt until "
+                    "gate.settle(step, ran=...)", name)  # fmt: skip
         raise
     finally:
-        if not held:
-            gate.finish(ticket, ok)
+        gate.finish(ticket, outcome)
 
 
 @dataclass

@@ -1,0 +1,591 @@
+"""One gated conversation: the gate's core, which every surface calls.
+
+A :class:`GateSession` holds a :class:`~taskgate.TaskMachine` over a tool-bound plan and every
+rule the gate applies on top of it, so that the tool gate, the LangGraph middleware, the proxy,
+the MCP gate and the SDK adapters only translate their framework's events into its calls:
+
+* **open** a request (:meth:`GateSession.open_request`, or :meth:`GateSession.open_message` from
+  the user's words through a matcher, with its ask-back question when the matcher cannot tell);
+* **judge** the calls of one model turn as a batch (:meth:`GateSession.judge`): each is judged
+  with the earlier admitted ones of the batch in flight, in one critical section, into a
+  :class:`Ticket`. The rules, all here: a step whose prerequisite is in flight is BLOCKED, a
+  second call of a step in flight ``in-progress``; nothing runs on a request that named no step
+  (``unrequested="refuse"``, the default) unless a person approved it; a call repeated under its
+  request is ALREADY DONE; a garbled name, unreadable arguments, and (where receipts come by call
+  id) a missing or shared id are malformed; a tool no step is bound to passes ungated
+  (``unbound="run"``, the default) or is refused (``unbound="refuse"``);
+* **finish** an admitted ticket (:meth:`GateSession.finish`): ``"ok"`` books its receipt,
+  ``"failed"`` frees its step, ``"unknown"`` (no answer ever came: a crash, a cancellation, a
+  transport gone) holds the step **in doubt** until :meth:`GateSession.settle` says whether it ran;
+* **approve** one call, **revise** the plan (cancel, rewire, relax; a revision that would strand
+  a step is refused), read the **checklist** and **directive**.
+
+Every change is one receipts-ledger entry, and :meth:`GateSession.from_ledger` (like every fold of
+stored state on every surface) re-judges each admission with the same rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import threading
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from taskgate.core.booking import Booking
+from taskgate.core.graph import TaskGraph, step_sort_key
+from taskgate.core.ids import normalize_tool, normalize_work_order
+from taskgate.core.ledger import LedgerEntry
+from taskgate.core.machine import Request, TaskMachine
+from taskgate.core.plan import Plan, Revision
+from taskgate.core.verdict import Policy, Reason, Verdict
+from taskgate.errors import PlanError, TaskgateError, UsageError
+from taskgate.gate.notices import plain_refusal
+from taskgate.matching.askback import ask_back_question
+from taskgate.matching.wordings import worded
+from taskgate.protocol.render import render_checklist, render_directive, render_rejection
+from taskgate.roles import Match, Matcher
+
+#: what a refused call's notice says: plain words (the default), or the paper's rejection notice
+Notices = Literal["plain", "protocol"]
+#: a gated call while the user's current message asked for no step of the plan: refused (the
+#: default), or run when the state admits it (the paper's state-bound enforcement)
+Unrequested = Literal["refuse", "run"]
+#: a call of a tool no step of the plan is bound to: run ungated (the default), or refused
+Unbound = Literal["run", "refuse"]
+#: how an admitted call ended: it succeeded (its receipt), it failed (its step is free again), or
+#: no answer came from what ran it (it may have run: the step is held in doubt until settled)
+Outcome = Literal["ok", "failed", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call as a surface hands it to the gate.
+
+    ``tool`` is the name as the agent wrote it (anything that is not a tool name is judged, not
+    raised: a malformed call); ``id`` is the framework's call id (needed where receipts come by
+    id, see :meth:`GateSession.judge`'s ``keyed``); ``work_order`` defaults to the current
+    request's; ``readable`` is False when the surface could not read the call's arguments."""
+
+    tool: object
+    id: str | None = None
+    work_order: object = None
+    readable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """One judged call: what was asked, and the gate's verdict on it."""
+
+    call: Booking
+    verdict: Verdict
+    entry: LedgerEntry | None = None  # the refusal as recorded in the ledger (refused calls)
+    refusal: str = ""  # the gate's notice for a refused call (see the session's ``notices``)
+    id: str | None = None  # the framework's call id, if it gave one
+    #: the ledger's length when the call was judged (where a late receipt is judged on replay)
+    at: int = 0
+    gated: bool = True  # False: a tool no step is bound to, let through ungated
+    key: int = 0  # the session's own number for the ticket
+
+    @property
+    def admitted(self) -> bool:
+        return self.verdict.admitted
+
+    @property
+    def step(self) -> str | None:
+        return self.verdict.step
+
+    @property
+    def notice(self) -> str:
+        """What the agent reads for a refused call; empty if admitted."""
+        if self.admitted:
+            return ""
+        return self.refusal or render_rejection(self.verdict, self.call)
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """What :meth:`GateSession.open_message` did: the request it opened (or None), the matcher's
+    answer, and the ask-back question when it opened none."""
+
+    request: Request | None
+    match: Match
+    ask_back: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Doubt:
+    """A call in doubt: admitted, handed out, and never answered (it may have run)."""
+
+    step: str
+    work_order: str
+    at: int  # the ledger's length when it was admitted
+
+
+def check_tools(plan: Plan, tools: Iterable[str]) -> None:
+    """Raise :class:`PlanError` naming every step bound to a tool that is not among ``tools`` (the
+    agent's): such a step could never be executed, and its dependents never unblocked."""
+    have = set(tools)
+    missing = [f"{sid} ({spec.tool})" for sid, spec in plan.steps.items() if spec.tool not in have]
+    if missing:
+        raise PlanError(
+            f"the plan binds steps to tools the agent does not have: {', '.join(missing)}; "
+            f"its tools are: {', '.join(sorted(have)) or 'none'}"
+        )
+
+
+class GateSession:
+    """One gated conversation's task state and every rule the gate applies (see the module)."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        policy: Policy = Policy.STATE_BOUND,
+        *,
+        lenient: bool = False,
+        seed: int | None = None,
+        notices: Notices = "plain",
+        unrequested: Unrequested = "refuse",
+        unbound: Unbound = "run",
+    ) -> None:
+        self._setup(
+            TaskMachine(plan, lenient=lenient, seed=seed), policy, notices, unrequested, unbound
+        )
+
+    @classmethod
+    def from_ledger(
+        cls,
+        entries: Sequence[LedgerEntry],
+        policy: Policy = Policy.STATE_BOUND,
+        *,
+        plan: Plan | None = None,
+        notices: Notices = "plain",
+        unrequested: Unrequested = "refuse",
+        unbound: Unbound = "run",
+    ) -> GateSession:
+        """The session whose receipts ledger is ``entries`` (as saved from :attr:`ledger`, e.g.
+        through :func:`~taskgate.dump_ledger` and :func:`~taskgate.load_ledger`).
+
+        Every admission in it is judged again where it was made, at least as strictly as
+        ``policy`` (a forged or edited receipt is a :class:`~taskgate.errors.LedgerFormatError`);
+        with ``plan``, the ledger must start from exactly that plan. With the default
+        ``unrequested="refuse"``, an admission made while the request asked for no step is an
+        error too (a ledger of a gate that ran such calls loads with ``unrequested="run"``)."""
+        session = cls.__new__(cls)
+        machine = TaskMachine.from_ledger(
+            entries, plan=plan, policy=policy, requested=unrequested == "refuse"
+        )
+        session._setup(machine, policy, notices, unrequested, unbound)
+        return session
+
+    @classmethod
+    def around(
+        cls,
+        machine: TaskMachine,
+        policy: Policy = Policy.STATE_BOUND,
+        notices: Notices = "plain",
+        unrequested: Unrequested = "refuse",
+        unbound: Unbound = "run",
+    ) -> GateSession:
+        """A session over an existing machine (shared, not copied: what either records, both
+        see)."""
+        session = cls.__new__(cls)
+        session._setup(machine, policy, notices, unrequested, unbound)
+        return session
+
+    def _setup(
+        self,
+        machine: TaskMachine,
+        policy: Policy,
+        notices: Notices,
+        unrequested: Unrequested,
+        unbound: Unbound,
+    ) -> None:
+        if machine.graph.binding != "tool":
+            raise PlanError('a tool gate needs a tool-bound plan ({"binding": "tool", ...})')
+        if notices not in ("plain", "protocol"):
+            raise UsageError(f"notices must be 'plain' or 'protocol', not {notices!r}")
+        if unrequested not in ("refuse", "run"):
+            raise UsageError(f"unrequested must be 'refuse' or 'run', not {unrequested!r}")
+        if unbound not in ("run", "refuse"):
+            raise UsageError(f"unbound must be 'run' or 'refuse', not {unbound!r}")
+        self.policy = policy
+        #: what the matcher reads for steps with no text of their own (their tools' descriptions,
+        #: see :func:`taskgate.matching.wordings.wordings`)
+        self.wordings: dict[str, str] = {}
+        self.notices: Notices = notices
+        self.unrequested: Unrequested = unrequested
+        self.unbound: Unbound = unbound
+        self._machine = machine
+        self._lock = threading.Lock()
+        self._running: set[str] = set()  # steps with an admitted call not finished (or in doubt)
+        self._open: dict[int, int] = {}  # admitted tickets not yet finished -> epoch judged at
+        self._doubt: dict[str, Doubt] = {}  # steps held in doubt, by step
+        self._epoch = 0  # requests opened or closed and revisions applied (they move the state)
+        self._keys = itertools.count(1)
+
+    # -- the state -------------------------------------------------------------------------------
+    @property
+    def machine(self) -> TaskMachine:
+        return self._machine
+
+    @property
+    def ledger(self) -> tuple[LedgerEntry, ...]:
+        return self._machine.ledger
+
+    @property
+    def requested(self) -> bool:
+        """Whether this session refuses calls on a request that named no step."""
+        return self.unrequested == "refuse"
+
+    def in_doubt(self) -> dict[str, Doubt]:
+        """The calls held in doubt, by step (see :meth:`finish` and :meth:`settle`)."""
+        with self._lock:
+            return dict(self._doubt)
+
+    def running(self) -> frozenset[str]:
+        """Steps with an admitted call that has not ended (those in doubt included)."""
+        with self._lock:
+            return frozenset(self._running)
+
+    # -- requests --------------------------------------------------------------------------------
+    def open_request(
+        self, step: str | None = None, *, explicit_redo: bool = False, work_order: str | None = None
+    ) -> Request:
+        """A new request, resolved to ``step`` (or none); its work order is issued fresh."""
+        with self._lock:
+            req = self._machine.open_request(
+                step, explicit_redo=explicit_redo, work_order=work_order
+            )
+            self._epoch += 1
+            return req
+
+    def close_request(self) -> None:
+        with self._lock:
+            self._machine.close_request()
+            self._epoch += 1
+
+    async def open_message(self, message: str, matcher: Matcher, ask_back: bool = True) -> Opened:
+        """Resolve a user message with ``matcher`` and open its request; or, when the matcher
+        could not tell which step it means (no step, some candidates) and ``ask_back`` is set,
+        close the request and return the ask-back question to put to the user instead of running
+        the agent (without ``ask_back`` the request opens on no step)."""
+        with self._lock:
+            plan = worded(self._machine.graph.to_plan(), self.wordings)
+        match = await matcher.match(plan, message)
+        step = match.step if match.step in plan.steps else None  # never a step it lacks
+        asked = [c for c in match.candidates if c in plan.steps]
+        if step is None and asked and ask_back:
+            self.close_request()
+            return Opened(None, match, ask_back_question(plan, asked))
+        return Opened(self.open_request(step, explicit_redo=match.explicit_redo), match)
+
+    # -- judging calls ---------------------------------------------------------------------------
+    def judge(self, calls: Sequence[Call | object], *, keyed: bool = False) -> list[Ticket]:
+        """Judge the calls of one model turn as a batch, in one critical section: each is judged
+        with the earlier admitted ones of the batch in flight, so a call whose prerequisite is in
+        the same batch is refused BLOCKED whatever order the calls later run and finish in (the
+        verdicts do not depend on the threads' timing). Refusals are recorded at once; admitted
+        calls reserve their steps until :meth:`finish`. ``keyed``: the receipts of this batch
+        come by call id (a tool message answering it), so a gated call without an id, or sharing
+        one with another call of the batch, is malformed. A bare name stands for ``Call(name)``."""
+        with self._lock:
+            tickets = self._decide([_as_call(c) for c in calls], keyed)
+            return [self._reserve(t) for t in tickets]
+
+    def decide(self, calls: Sequence[Call | object], *, keyed: bool = False) -> list[Ticket]:
+        """The verdicts :meth:`judge` would give, recording and reserving nothing (for a surface
+        that journals a batch's attempts itself before they count, as the proxy's replies)."""
+        with self._lock:
+            return self._decide([_as_call(c) for c in calls], keyed)
+
+    def begin(self, tool: object, work_order: object = None) -> Ticket:
+        """Judge one call of ``tool`` (a batch of one): see :meth:`judge`."""
+        return self.judge([Call(tool, work_order=work_order)])[0]
+
+    def begin_all(self, tools: Sequence[object]) -> list[Ticket]:
+        """Judge the calls of one model turn, given by their tools' names: see :meth:`judge`."""
+        return self.judge([Call(t) for t in tools])
+
+    def _decide(self, calls: Sequence[Call], keyed: bool) -> list[Ticket]:
+        ids = Counter(c.id for c in calls)
+        in_flight = set(self._running)
+        tickets = []
+        for call in calls:
+            ticket = self._one(call, in_flight)
+            if ticket.gated and ticket.admitted and keyed and (not call.id or ids[call.id] > 1):
+                # its receipt could not be told from another call's: one answer would book both
+                ticket = self._refused(ticket.call, Verdict("refuse", ticket.step,
+                                                           Reason.MALFORMED_CALL), call.id)  # fmt: skip
+            if ticket.gated and ticket.admitted and ticket.step is not None:
+                in_flight.add(ticket.step)
+            tickets.append(ticket)
+        return tickets
+
+    def _one(self, call: Call, in_flight: set[str]) -> Ticket:
+        current = self._current()
+        tool, wo = call.tool, call.work_order
+        if not isinstance(tool, str) or not isinstance(wo, str | None):
+            shown = tool if isinstance(tool, str) else type(tool).__name__
+            garbled = Booking("", (wo if isinstance(wo, str) else current)[:80], tool=shown[:80])
+            return self._refused(garbled, Verdict("refuse", None, Reason.MALFORMED_CALL), call.id)
+        name = normalize_tool(tool)
+        wo = current if wo is None else (normalize_work_order(wo) or wo)
+        booking = Booking("", wo, tool=name or tool)
+        step = self._machine.graph.step_for_tool(name) if name is not None else None
+        if name is not None and step is None:  # a tool no step is bound to
+            if self.unbound == "run":
+                return Ticket(booking, Verdict("admit", None), id=call.id, gated=False)
+            return self._refused(booking, Verdict("refuse", None, Reason.UNKNOWN_TOOL), call.id)
+        if name is None or not call.readable:  # not a tool name, or arguments unreadable
+            return self._refused(booking, Verdict("refuse", step, Reason.MALFORMED_CALL), call.id)
+        verdict = self._machine.judge(booking, self.policy, in_flight, requested=self.requested)
+        if verdict.reason is Reason.REPEATED_RECEIPT:  # the same call again under its request
+            verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)  # would run it again
+        if not verdict.admitted:
+            return self._refused(booking, verdict, call.id)
+        return Ticket(booking, verdict, id=call.id, at=self._machine.ledger_length)
+
+    def _refused(self, call: Booking, verdict: Verdict, call_id: str | None) -> Ticket:
+        return Ticket(call, verdict, refusal=self.notice(verdict, call), id=call_id,
+                      at=self._machine.ledger_length)  # fmt: skip
+
+    def notice(self, verdict: Verdict, call: Booking) -> str:
+        """What the agent reads for a refused call: plain words, or the paper's notice."""
+        if self.notices == "plain":
+            return plain_refusal(verdict, call, self._machine.graph)
+        return render_rejection(verdict, call)
+
+    def _reserve(self, ticket: Ticket) -> Ticket:
+        """Record a refusal; reserve an admitted call's step until it is finished."""
+        if not ticket.gated:
+            return ticket
+        if not ticket.admitted:
+            self._machine.record(ticket.call, ticket.verdict, self.policy)
+            return _with(ticket, entry=self._machine.last_entry(), key=next(self._keys))
+        assert ticket.step is not None
+        self._running.add(ticket.step)
+        ticket = _with(ticket, key=next(self._keys), at=self._machine.ledger_length)
+        self._open[ticket.key] = self._epoch
+        return ticket
+
+    def finish(self, ticket: Ticket, outcome: Outcome | bool) -> LedgerEntry | None:
+        """The admitted call ended: ``"ok"`` (or True) records its receipt, ``"failed"`` (or
+        False) books nothing and frees its step, ``"unknown"`` holds the step in doubt (see
+        :meth:`settle`). Returns the receipt (``None`` when nothing was recorded). Finishing a
+        refused, ungated or already finished ticket does nothing."""
+        ok = outcome if isinstance(outcome, str) else ("ok" if outcome else "failed")
+        if ok not in ("ok", "failed", "unknown"):
+            raise UsageError(f"a call ends ok, failed or unknown, not {outcome!r}")
+        with self._lock:
+            epoch = self._open.pop(ticket.key, None)
+            if epoch is None:  # refused, ungated, or finished already: nothing to record
+                return None
+            step = ticket.step or ""
+            if ok == "unknown":
+                self._doubt[step] = Doubt(step, ticket.call.work_order, ticket.at)
+                return None
+            self._running.discard(step)
+            if ok == "failed":
+                return None
+            judged_at = ticket.at if epoch != self._epoch else None  # the state moved on since
+            self._machine.record(ticket.call, ticket.verdict, self.policy, judged_at)
+            return self._machine.last_entry()
+
+    def hold(self, step: str, work_order: str, at: int) -> None:
+        """Hold ``step`` in doubt: a call of it admitted under ``work_order`` when the ledger had
+        ``at`` entries was handed out and never answered (a surface folding its journal after a
+        crash). It is not run again until :meth:`settle`."""
+        with self._lock:
+            self._running.add(step)
+            self._doubt[step] = Doubt(step, work_order, at)
+
+    def settle(self, step: str, ran: bool) -> LedgerEntry | None:
+        """A person says whether the call of ``step`` held in doubt ran: if it did, its receipt
+        is recorded as judged where it was admitted; either way the step is free again. Returns
+        the receipt. A step with no call in doubt is a :class:`UsageError` (a call still running
+        is not in doubt: its answer may come)."""
+        with self._lock:
+            doubt = self._doubt.get(step)
+            if doubt is None:
+                running = step in self._running
+                raise UsageError(
+                    f"the call of {step} is still running: settle it once it ended"
+                    if running
+                    else f"no call of step {step!r} is in doubt"
+                )
+            del self._doubt[step]
+            self._running.discard(step)
+            if not ran:
+                return None
+            tool = self._machine.graph.tool(step)
+            call = Booking("", doubt.work_order, tool=normalize_tool(tool) or tool)
+            moved = doubt.at < self._machine.ledger_length  # entries since: judged back there
+            self._machine.record(
+                call, Verdict("admit", step), self.policy, doubt.at if moved else None
+            )
+            self._epoch += 1
+            return self._machine.last_entry()
+
+    # -- a person's changes ----------------------------------------------------------------------
+    def revise(self, revision: Revision) -> None:
+        """Cancel, rewire or relax mid-conversation, as one receipts-ledger entry (atomically: an
+        invalid revision changes nothing). A revision that would strand a step (leave it waiting
+        forever on a cancelled prerequisite) is refused with a :class:`PlanError` naming it,
+        unless the revision rewires it too."""
+        with self._lock:
+            self._revise(revision)
+
+    def _revise(self, revision: Revision) -> None:
+        check_strands(self._machine, revision)
+        self._machine.revise(revision)
+        self._epoch += 1
+
+    def approve(self, what: str, *, by: str, reason: str = "") -> LedgerEntry:
+        """A person approves one call of ``what`` (a step id, or its tool's name) during the
+        current request, whatever the state says (blocked, cancelled, done, unrequested): the
+        next call of it runs, once; a step already run under this request's work order is not
+        run again on it. The approval is a receipts-ledger entry naming ``by`` (who) and
+        ``reason``; it lapses with the request, or once that call has run. Returns the entry.
+        One approval at a time: a second, before the first is used or lapses, is refused."""
+        if not isinstance(by, str) or not by.strip():
+            raise UsageError("an approval names who gave it: by='...'")
+        with self._lock:
+            step = step_named(self._machine.graph, what)
+            if step in self._running:  # its receipt would use the approval up
+                raise UsageError(f"step {step} is running now: approve its next call once it ended")
+            self._machine.approve(step, by.strip(), reason)
+            self._epoch += 1
+            return self._machine.last_entry()
+
+    def cancel(
+        self,
+        step: str,
+        *,
+        rewire: Mapping[str, Sequence[str]] | None = None,
+        inherit: bool = False,
+    ) -> Revision:
+        """Cancel ``step``. Each step still waiting on it needs new prerequisites: give them in
+        ``rewire`` (``{dependent: prerequisites}``), or pass ``inherit=True`` to put every such
+        step onto ``step``'s own prerequisites (the paper's rewiring). Returns the revision
+        applied; one that would strand a step is refused and changes nothing."""
+        with self._lock:  # one critical section: the rewires are built from the state they change
+            revision = cancelling(self._machine, step, rewire, inherit)
+            self._revise(revision)
+        return revision
+
+    def rewire(self, step: str, prerequisites: Sequence[str]) -> Revision:
+        """Give ``step`` exactly ``prerequisites`` from now on (one ledger entry)."""
+        revision = Revision(rewires={step: steps_of(prerequisites)})
+        self.revise(revision)
+        return revision
+
+    def relax(self, step: str, prerequisite: str) -> Revision:
+        """Let ``step`` run without ``prerequisite`` (one ledger entry)."""
+        revision = Revision(relax=(step, prerequisite))
+        self.revise(revision)
+        return revision
+
+    # -- what the agent sees ---------------------------------------------------------------------
+    def checklist(self) -> str:
+        return render_checklist(self._machine)
+
+    def directive(self) -> str | None:
+        return render_directive(self._machine)
+
+    def _current(self) -> str:
+        req = self._machine.request
+        return req.work_order if req is not None else "#W0"
+
+
+def _as_call(call: Call | object) -> Call:
+    return call if isinstance(call, Call) else Call(call)
+
+
+def _with(ticket: Ticket, **changes: object) -> Ticket:
+    return dataclasses.replace(ticket, **changes)  # type: ignore[arg-type]
+
+
+def step_named(graph: TaskGraph, what: str) -> str:
+    """The step ``what`` names: a step id, or the name of the tool a step is bound to."""
+    step = what if what in graph else graph.step_for_tool(normalize_tool(what) or what)
+    if step is None:
+        raise PlanError(f"nothing to approve: {what!r} is no step or tool of the plan")
+    return step
+
+
+def cancelling(
+    machine: TaskMachine,
+    step: str,
+    rewire: Mapping[str, Sequence[str]] | None = None,
+    inherit: bool = False,
+) -> Revision:
+    """The revision that cancels ``step`` on ``machine`` (see :meth:`GateSession.cancel`)."""
+    rewires = {k: steps_of(v) for k, v in (rewire or {}).items()}
+    graph = machine.graph
+    if step in graph and graph.is_cancelled(step):
+        raise UsageError(f"step {step} is already cancelled")
+    if inherit:
+        own = graph.prerequisites(step) if step in graph else frozenset()
+        for dep in _waiting_on(machine, step):
+            if dep not in rewires:
+                rewires[dep] = tuple(sorted((graph.prerequisites(dep) - {step}) | own))
+    return Revision(cancel=step, rewires=rewires)
+
+
+def _waiting_on(machine: TaskMachine, step: str) -> list[str]:
+    """Steps not cancelled and not done whose prerequisites include ``step``."""
+    graph, done = machine.graph, machine.done
+    return [
+        s
+        for s in graph.steps
+        if step in graph.prerequisites(s) and not graph.is_cancelled(s) and s not in done
+    ]
+
+
+def check_strands(machine: TaskMachine, revision: Revision) -> None:
+    """Raise :class:`PlanError` naming each step ``revision`` would newly leave waiting forever
+    on a cancelled prerequisite (a step whose call is running counts: it may fail)."""
+    stranded = _stranded(machine, revision)
+    if stranded:
+        them = "them" if len(stranded) > 1 else "it"
+        waits = "; ".join(f"{s} waiting forever on cancelled {', '.join(on)}" for s, on in stranded)
+        raise PlanError(
+            f"the revision would leave {waits}: rewire {them} in the same revision, or "
+            f"cancel {them} too"
+        )
+
+
+def _stranded(machine: TaskMachine, revision: Revision) -> list[tuple[str, list[str]]]:
+    """Steps the revision would newly leave waiting on a cancelled prerequisite, each with those
+    prerequisites."""
+    before = machine.graph
+    after = before.copy()
+    try:
+        after.apply(revision)
+    except TaskgateError:
+        return []  # the machine refuses it with its own error, changing nothing
+    done = machine.done
+
+    def stranded(graph: TaskGraph) -> set[str]:
+        return {
+            s
+            for s in graph.steps
+            if not graph.is_cancelled(s)
+            and s not in done  # a running call may still fail: it would be stranded too
+            and any(graph.is_cancelled(u) for u in graph.prerequisites(s))
+        }
+
+    return [
+        (s, sorted((u for u in after.prerequisites(s) if after.is_cancelled(u)), key=step_sort_key))
+        for s in sorted(stranded(after) - stranded(before), key=step_sort_key)
+    ]
+
+
+def steps_of(prerequisites: Sequence[str]) -> tuple[str, ...]:
+    """Step ids given as a list (a bare string is a mistake, not one id per character)."""
+    if isinstance(prerequisites, str):
+        raise UsageError(f"prerequisites are a list of step ids, not the string {prerequisites!r}")
+    return tuple(prerequisites)
