@@ -26,7 +26,7 @@ Every error taskgate raises on purpose derives from one root, so a caller can ca
     roles catch it and re-ask once, so it only reaches callers of ``parse_reply`` itself.
     Integrations add leaves of their own: tau2's ``MalformedArgumentsError`` (a WRITE call whose
     arguments do not fit its tool; the gate refuses such a call rather than raise it), and the
-    proxy's ``ProxyError`` (an OpenAI-style error answer), ``Conflict`` (a request that does not
+    proxy's ``HttpError`` (an OpenAI-style error answer), ``Conflict`` (a request that does not
     continue its conversation) and ``StaleJournal`` (another replica wrote first).
 
 The input errors also derive from ``ValueError``: they mean "this input was wrong", and the

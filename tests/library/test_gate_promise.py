@@ -155,8 +155,8 @@ def test_no_step_is_admitted_before_its_prerequisites_receipts(
     """Any plan, any batches in any order, any split across requests, any results: every call the
     proxy hands out is of a step whose prerequisites all had receipts when it was judged."""
     from taskgate.core.ledger import PlanEntry
+    from taskgate.journal.events import Conversation, LedgerEvent, ReplyEvent, TurnEvent
     from taskgate.proxy.gating import Judged, judge_calls, rung, settle
-    from taskgate.proxy.journal import Conversation, LedgerEvent, ReplyEvent, TurnEvent
 
     steps = {f"s{i}": {"tool": f"t{i}", "text": f"step {i}",
                        "deps": sorted({f"s{d}" for d in ds if d < i})}
@@ -183,7 +183,7 @@ def test_no_step_is_admitted_before_its_prerequisites_receipts(
             applied=True,
         )  # fmt: skip
         answered = frozenset(c["id"] for n, c in enumerate(kept) if results[n % 6])
-        from taskgate.proxy.journal import CommitEvent
+        from taskgate.journal.events import CommitEvent
 
         conv.apply(CommitEvent(keep=settle(conv.pending, answered)))  # type: ignore[arg-type]
 
@@ -649,8 +649,8 @@ def test_a_tampered_journal_row_is_a_500_naming_the_conversation(
 
 def test_an_unreachable_journal_database_is_a_503(proxy_for: Any) -> None:
     pytest.importorskip("psycopg", reason="needs the proxy extra")
+    from taskgate.journal.postgres import PostgresStore
     from taskgate.proxy import ProxyConfig
-    from taskgate.proxy.postgres import PostgresStore
     from taskgate.proxy.testing import ProxyServer
 
     with FakeServer(script([])) as upstream:
@@ -669,8 +669,8 @@ def test_a_client_gone_mid_upload_is_one_answer() -> None:
     pytest.importorskip("starlette", reason="needs the proxy extra")
     from starlette.requests import ClientDisconnect
 
-    from taskgate.proxy.errors import ProxyError
     from taskgate.proxy.server import read_body
+    from taskgate.serving.errors import HttpError
 
     class Gone:
         headers: ClassVar[dict[str, str]] = {}
@@ -679,7 +679,7 @@ def test_a_client_gone_mid_upload_is_one_answer() -> None:
             yield b"{"
             raise ClientDisconnect()
 
-    with pytest.raises(ProxyError, match="disconnected"):
+    with pytest.raises(HttpError, match="disconnected"):
         asyncio.run(read_body(Gone()))  # type: ignore[arg-type]
 
 
@@ -1027,8 +1027,8 @@ def test_a_tool_that_answers_with_a_command_carrying_an_error_books_nothing() ->
 
 
 def test_ungated_duplicates_in_one_batch_replay() -> None:
+    from taskgate.journal.events import Conversation, LedgerEvent
     from taskgate.proxy.gating import Judged, judge_calls, rung
-    from taskgate.proxy.journal import Conversation, LedgerEvent
 
     gate = ToolGate(PLAN, Policy.UNGATED)
     gate.open_request("s1")
@@ -1069,7 +1069,7 @@ def test_late_receipts_across_revisions_replay_as_the_live_gate_judged() -> None
 
 def test_a_journal_written_at_one_rung_folds_at_another() -> None:
     from taskgate.core.ledger import PlanEntry
-    from taskgate.proxy.journal import Conversation, LedgerEvent
+    from taskgate.journal.events import Conversation, LedgerEvent
 
     machine = TaskMachine(PLAN)
     request = machine.open_request("s2")

@@ -14,7 +14,7 @@ pytest.importorskip("mcp", reason="needs the mcp extra")
 from plans import tool_chain
 from taskgate.errors import UsageError
 from taskgate.integrations.mcp import McpGate, McpGateConfig
-from taskgate.proxy.store import MemoryStore, SQLiteStore, Store
+from taskgate.journal.store import MemoryStore, SQLiteStore, Store
 
 PLAN = tool_chain(3)
 
@@ -90,7 +90,7 @@ def test_a_restart_on_sqlite_continues_the_session(tmp_path: Path) -> None:
 
 
 def test_a_restart_on_postgresql_continues_the_session(postgres: str) -> None:
-    from taskgate.proxy.postgres import PostgresStore
+    from taskgate.journal.postgres import PostgresStore
 
     done, doubt = continued(PostgresStore(postgres), PostgresStore(postgres))
     assert done.refused and "already done" in done.text

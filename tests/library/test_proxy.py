@@ -161,7 +161,7 @@ def test_a_client_retry_replaces_the_reply_and_books_nothing_twice() -> None:
 
 def test_the_journal_fold_drops_a_retried_hops_attempts_and_commits_on_evidence() -> None:
     from taskgate.core.ledger import PlanEntry
-    from taskgate.proxy.journal import CommitEvent, LedgerEvent, ReplyEvent, TurnEvent
+    from taskgate.journal.events import CommitEvent, LedgerEvent, ReplyEvent, TurnEvent
 
     plan = Plan.model_validate({"steps": {"s1": {"code": "RC-1"}, "s2": {"code": "RC-2"}}})
     machine = TaskMachine(plan)

@@ -206,7 +206,7 @@ def test_sigkill_with_tool_bound_plans_runs_no_step_twice_and_books_every_one(
 
 # -- PostgreSQL -----------------------------------------------------------------------------------
 def test_two_replicas_on_one_postgresql_database_share_every_conversation(postgres: str) -> None:
-    from taskgate.proxy.postgres import PostgresStore
+    from taskgate.journal.postgres import PostgresStore
 
     eps = episodes(4, first=300)
     db = postgres
@@ -231,9 +231,9 @@ def test_two_replicas_on_one_postgresql_database_share_every_conversation(postgr
 def test_a_replica_that_wrote_second_answers_409_and_catches_up(postgres: str) -> None:
     import asyncio
 
-    from taskgate.proxy.journal import TurnEvent
-    from taskgate.proxy.postgres import PostgresStore
-    from taskgate.proxy.store import StaleJournal
+    from taskgate.journal.events import TurnEvent
+    from taskgate.journal.postgres import PostgresStore
+    from taskgate.journal.store import StaleJournal
 
     db = postgres
     key = f"race-{os.getpid()}-{time.monotonic_ns()}"

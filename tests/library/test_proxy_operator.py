@@ -152,7 +152,7 @@ def test_changes_need_the_status_token_and_name_a_conversation() -> None:
             Chat(proxy.base_url, client).say("hi")
             (row,) = client.get(f"{proxy.url}/taskgate/conversations").json()["conversations"]
             resp = change(proxy, client, row["id"], "revisions", {"cancel": "s3"}, headers=None)
-            assert resp.status_code == 403 and "--status-token" in resp.text
+            assert resp.status_code == 403 and "TASKGATE_STATUS_TOKEN" in resp.text
         with ProxyServer(config(upstream)) as proxy:
             Chat(proxy.base_url, client).say("hi")
             key = only_conversation(proxy, client)
@@ -164,7 +164,7 @@ def test_changes_need_the_status_token_and_name_a_conversation() -> None:
 
 
 def test_a_held_change_survives_a_restart_on_the_sqlite_journal(tmp_path: Path) -> None:
-    from taskgate.proxy.store import SQLiteStore
+    from taskgate.journal.store import SQLiteStore
 
     db = tmp_path / "journal.db"
     replies = [Reply("Hello."), calls("draft_rfq")]

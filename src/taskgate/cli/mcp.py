@@ -118,7 +118,7 @@ def mcp(
 
         from taskgate.integrations.mcp import McpGate, McpGateConfig, build_server, http_app
         from taskgate.integrations.mcp import serve_stdio as serve
-        from taskgate.proxy import open_store
+        from taskgate.journal import open_store
     except MissingExtraError:
         raise
     except ModuleNotFoundError as exc:

@@ -171,7 +171,7 @@ def proxy(
 async def _reachable(db: str) -> None:
     """Open the journal once and read it, on a store of its own (the served one connects in
     the server's event loop): an unreachable database is one line, before serving."""
-    from taskgate.proxy import open_store
+    from taskgate.journal import open_store
 
     store = open_store(db)
     try:

@@ -8,10 +8,10 @@ conversation state as a fold of its journal, :mod:`.gating` the pure request and
 from __future__ import annotations
 
 import taskgate.proxy._extra  # noqa: F401  (first: without the proxy's extra, one clear error)
+from taskgate.journal.events import Conversation
+from taskgate.journal.store import MemoryStore, SQLiteStore
+from taskgate.journal.stores import open_store
 from taskgate.proxy.app import create_app
-from taskgate.proxy.journal import Conversation
 from taskgate.proxy.session import ProxyConfig
-from taskgate.proxy.store import MemoryStore, SQLiteStore
-from taskgate.proxy.stores import open_store
 
 __all__ = ["Conversation", "MemoryStore", "ProxyConfig", "SQLiteStore", "create_app", "open_store"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import hmac
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import httpx
@@ -25,13 +24,16 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from taskgate.errors import TaskgateError
-from taskgate.proxy.errors import ProxyError
-from taskgate.proxy.journal import Conversation
-from taskgate.proxy.operator import ApprovalBody, RevisionBody, _Body, hold
-from taskgate.proxy.server import chat, forwarded_headers, owner, read_body, relay
+from taskgate.journal.events import Conversation
+from taskgate.journal.store import Store
+from taskgate.proxy.operator import hold
+from taskgate.proxy.server import chat, forwarded_headers, relay
 from taskgate.proxy.session import Proxy, ProxyConfig, log
 from taskgate.proxy.status import conversation_json
-from taskgate.proxy.store import Store
+from taskgate.serving.errors import HttpError
+from taskgate.serving.http import read_body
+from taskgate.serving.operator import ApprovalBody, Body, RevisionBody, mine, resolve
+from taskgate.serving.operator import scope as operator_scope
 
 
 async def models(request: Request) -> Response:
@@ -39,55 +41,35 @@ async def models(request: Request) -> Response:
     try:
         headers = forwarded_headers(request.headers)
         upstream = await proxy.http.get(f"{proxy.upstream}/models", headers=headers)
-    except ProxyError as exc:
+    except HttpError as exc:
         return exc.response()
     except httpx.HTTPError as exc:
-        return ProxyError(502, f"the upstream failed: {exc!r}", "upstream_error").response()
+        return HttpError(502, f"the upstream failed: {exc!r}", "upstream_error").response()
     return relay(upstream)
-
-
-def _scope(request: Request) -> str | None:
-    """Whose conversations the caller may see: ``None`` for the operator (the status token),
-    else the caller's own owner (see :func:`taskgate.proxy.server.owner`)."""
-    token = request.app.state.proxy.config.status_token
-    if token is None:
-        return owner(request.headers)
-    given = request.headers.get("authorization", "")
-    if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-        raise ProxyError(
-            401, "the status endpoints need 'Authorization: Bearer <token>'", "auth_error"
-        )
-    return None
 
 
 Endpoint = Callable[[Request, Proxy, str | None], Awaitable[Response]]
 
 
-def _operators(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
-    """An operators' endpoint: the caller's scope checked first, a ProxyError answered as one,
+def _operators(endpoint: Endpoint, write: bool = False) -> Callable[[Request], Awaitable[Response]]:
+    """An operators' endpoint: the caller's scope checked first, a HttpError answered as one,
     and a journal that cannot be read a 503 (logged as one line)."""
 
     async def handle(request: Request) -> Response:
         try:
-            scope = _scope(request)
             proxy = request.app.state.proxy
+            scope = operator_scope(request.headers, proxy.config.status_token, write=write)
             try:
                 return await endpoint(request, proxy, scope)
-            except ProxyError:
+            except HttpError:
                 raise
             except TaskgateError as exc:
                 log.error("taskgate proxy: the journal cannot be read: %s", exc)
-                raise ProxyError(
-                    503, f"the journal cannot be read: {exc}", "server_error"
-                ) from None
-        except ProxyError as exc:
+                raise HttpError(503, f"the journal cannot be read: {exc}", "server_error") from None
+        except HttpError as exc:
             return exc.response()
 
     return handle
-
-
-def _mine(key: str, scope: str | None) -> bool:
-    return scope is None or key.endswith(f"~{scope}")
 
 
 @_operators
@@ -95,7 +77,7 @@ async def list_conversations(request: Request, proxy: Proxy, scope: str | None) 
     keys = sorted(set(proxy.conversations) | set(await proxy.store.keys()))
     rows = []
     for key in keys:
-        if _mine(key, scope):
+        if mine(key, scope):
             conv = await _written(proxy, key)
             rows.append({"id": key, "turns": len(conv.turns), "started": conv.started})
     return Response(orjson.dumps({"conversations": rows}), media_type="application/json")
@@ -109,21 +91,9 @@ async def show_conversation(request: Request, proxy: Proxy, scope: str | None) -
 
 
 async def _resolve(proxy: Proxy, key: str, scope: str | None) -> str:
-    """The conversation ``key`` names: a whole id (``name~owner``), or a name alone, which
-    means the caller's own conversation of that name (for the operator: the one owner's that
-    has it). Another owner's conversation reads as no conversation at all."""
+    """The conversation ``key`` names (see :func:`taskgate.serving.operator.resolve`)."""
     known = set(proxy.conversations) | set(await proxy.store.keys())
-    if "~" not in key:
-        found = sorted(k for k in known if k.rpartition("~")[0] == key and _mine(k, scope))
-        if len(found) > 1:
-            raise ProxyError(
-                400, f"several conversations are named {key!r}: give the whole id, one of "
-                f"{', '.join(found[:5])}"
-            )  # fmt: skip
-        key = found[0] if found else key
-    if key not in known or not _mine(key, scope):
-        raise ProxyError(404, f"no conversation {key!r}", "not_found")
-    return key
+    return resolve(key, known, scope, "conversation")
 
 
 async def _written(proxy: Proxy, key: str) -> Conversation:
@@ -142,20 +112,15 @@ async def metrics(request: Request, proxy: Proxy, scope: str | None) -> Response
     return Response(orjson.dumps(proxy.overheads.summary()), media_type="application/json")
 
 
-def _changes(model: type[_Body]) -> Callable[[Request], Awaitable[Response]]:
+def _changes(model: type[Body]) -> Callable[[Request], Awaitable[Response]]:
     """An operator's change to a conversation (see :mod:`taskgate.proxy.operator`): only with
     the status token."""
 
-    @_operators
     async def change(request: Request, proxy: Proxy, scope: str | None) -> Response:
-        if proxy.config.status_token is None:
-            raise ProxyError(
-                403, "operator changes need the proxy started with --status-token", "auth_error"
-            )
         key = await _resolve(proxy, request.path_params["key"], scope)
         return await hold(proxy, key, await read_body(request), model)
 
-    return change
+    return _operators(change, write=True)
 
 
 class Collector:

@@ -24,10 +24,10 @@ from taskgate.core.ledger import AttemptEntry
 from taskgate.core.machine import TaskMachine
 from taskgate.errors import TaskgateError, UsageError
 from taskgate.gate.session import Call, GateSession, Notices, Unbound
+from taskgate.journal.events import Conversation, ReplyEvent
 from taskgate.protocol.actions import from_arguments
 from taskgate.protocol.bookings import parse_bookings
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
-from taskgate.proxy.journal import Conversation, ReplyEvent
 from taskgate.rungs import RUNGS as _ALL_RUNGS
 from taskgate.rungs import Rung
 

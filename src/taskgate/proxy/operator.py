@@ -7,7 +7,7 @@
     POST /taskgate/conversations/{id}/approvals  {"step": "place_order", "by": "alice",
                                                   "reason": "the vendor is pre-approved"}
 
-Both need the proxy's status token (``--status-token``): a client cannot revise or approve its
+Both need the proxy's status token (``TASKGATE_STATUS_TOKEN``): a client cannot revise or approve its
 own conversation. A change is checked at once against the conversation's state (with the
 changes already held applied), so a revision naming no step, one that would strand a step, or
 an approval of nothing is refused with one line and nothing is written; an accepted change is
@@ -20,69 +20,26 @@ reason. Each one given is an entry of the receipts ledger.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
-
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.responses import Response
 
 from taskgate.core.graph import find_cycle
 from taskgate.core.ledger import PlanEntry
 from taskgate.core.machine import TaskMachine
-from taskgate.core.plan import Revision
-from taskgate.errors import CycleError, TaskgateError, UnknownStepError
-from taskgate.gate.tool_gate import cancelling, check_strands, step_named
-from taskgate.proxy.errors import ProxyError
-from taskgate.proxy.journal import Approval, Conversation, GivenEvent, HeldEvent, LedgerEvent
+from taskgate.errors import CycleError, TaskgateError
+from taskgate.gate.session import check_strands, step_named
+from taskgate.journal.events import Approval, Conversation, GivenEvent, HeldEvent, LedgerEvent
+from taskgate.journal.store import StaleJournal
 from taskgate.proxy.session import Call, Proxy, log
-from taskgate.proxy.store import StaleJournal
-
-_NAME = Field(min_length=1, max_length=200)
-
-
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Relax(_Body):
-    step: str = _NAME
-    prerequisite: str = _NAME
-
-
-class RevisionBody(_Body):
-    """A revision as an operator asks for it (see the module's examples)."""
-
-    cancel: str | None = Field(None, min_length=1, max_length=200)
-    rewire: dict[Annotated[str, _NAME], list[Annotated[str, _NAME]]] = Field(
-        default_factory=dict, max_length=1000
-    )
-    inherit: bool = False
-    relax: Relax | None = None
-
-
-class ApprovalBody(_Body):
-    step: str = _NAME
-    by: str = _NAME
-    reason: str = Field("", max_length=2000)
-
-    @field_validator("by")
-    @classmethod
-    def _named(cls, by: str) -> str:
-        if not by.strip():
-            raise ValueError("an approval names who gave it")
-        return by.strip()
-
-
-def parsed(raw: bytes, model: type[BaseModel]) -> Any:
-    """The body as ``model``, or a 400 naming the first thing wrong with it."""
-    try:
-        return model.model_validate(orjson.loads(raw))
-    except orjson.JSONDecodeError as exc:
-        raise ProxyError(400, f"the body is not JSON: {exc}") from None
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "the body"
-        raise ProxyError(400, f"{where}: {first['msg']}") from None
+from taskgate.serving.errors import HttpError
+from taskgate.serving.operator import (
+    ApprovalBody,
+    Body,
+    RevisionBody,
+    names_steps,
+    parsed,
+    revision_of,
+)
 
 
 def scratch(conv: Conversation) -> TaskMachine:
@@ -90,7 +47,7 @@ def scratch(conv: Conversation) -> TaskMachine:
     new change on; one held revision that no longer applies is skipped, as it will be)."""
     entries = list(conv.committed)
     if not entries or not isinstance(entries[0], PlanEntry):
-        raise ProxyError(409, f"conversation {conv.key} has no plan yet", "conversation_conflict")
+        raise HttpError(409, f"conversation {conv.key} has no plan yet", "conversation_conflict")
     machine = TaskMachine.from_ledger(entries)
     for held in conv.held:
         if held.revision is not None:
@@ -109,45 +66,35 @@ def checked(conv: Conversation, body: RevisionBody | ApprovalBody) -> HeldEvent:
     try:
         if isinstance(body, ApprovalBody):
             step = step_named(machine.graph, body.step)
+            waiting = [h.approval.step for h in conv.held if h.approval is not None]
+            live = [machine.approved] if machine.approved is not None else []
+            if waiting or live:  # one approval at a time: it is used, or lapses, first
+                raise HttpError(
+                    409,
+                    f"an approval of {(waiting or live)[0]} is already "
+                    f"{'held' if waiting else 'given'} in conversation {conv.key}: one approval "
+                    "at a time (post this one once that call has run or its request has ended)",
+                    "conversation_conflict",
+                )
             return HeldEvent(approval=Approval(step=step, by=body.by.strip(), reason=body.reason))
         revision = revision_of(machine, body)
-        _names_steps(machine, revision)
+        names_steps(machine, revision)
         check_strands(machine, revision)
         machine.revise(revision)  # on the copy
         graph = machine.graph
         cycle = find_cycle({s: graph.prerequisites(s) for s in graph.steps})
         if cycle:  # a compiled brief's graph is lenient; an operator's change is not
             raise CycleError(cycle, "the revision")
+    except HttpError as exc:
+        if exc.status != 400:
+            raise
+        raise HttpError(400, f"the change was refused: {exc}") from None
     except TaskgateError as exc:
-        raise ProxyError(400, f"the change was refused: {exc}") from None
+        raise HttpError(400, f"the change was refused: {exc}") from None
     return HeldEvent(revision=revision)
 
 
-def _names_steps(machine: TaskMachine, revision: Revision) -> None:
-    """Refuse a revision naming a step the plan lacks (a lenient graph would take it)."""
-    named = [*revision.rewires, *(p for ps in revision.rewires.values() for p in ps)]
-    named += [revision.cancel] if revision.cancel is not None else []
-    named += list(revision.relax or ())
-    unknown = sorted({n for n in named if n not in machine.graph})
-    if unknown:
-        raise UnknownStepError(unknown[0], "the revision", list(machine.graph.steps))
-
-
-def revision_of(machine: TaskMachine, body: RevisionBody) -> Revision:
-    """The revision ``body`` asks for, on ``machine``'s state (a cancel's inherited rewires)."""
-    given = [body.cancel is not None, bool(body.rewire) and body.cancel is None, bool(body.relax)]
-    if sum(given) != 1:
-        raise ProxyError(
-            400, "a revision is one of: cancel (with rewire or inherit), rewire, relax"
-        )
-    if body.cancel is not None:
-        return cancelling(machine, body.cancel, body.rewire, body.inherit)
-    if body.relax is not None:
-        return Revision(relax=(body.relax.step, body.relax.prerequisite))
-    return Revision(rewires={k: tuple(v) for k, v in body.rewire.items()})
-
-
-async def hold(proxy: Proxy, key: str, raw: bytes, model: type[_Body]) -> Response:
+async def hold(proxy: Proxy, key: str, raw: bytes, model: type[Body]) -> Response:
     """Check the change and write it to the conversation's journal, held (under its lock)."""
     body = parsed(raw, model)
     async with proxy.lock(key):
@@ -157,11 +104,11 @@ async def hold(proxy: Proxy, key: str, raw: bytes, model: type[_Body]) -> Respon
             await proxy.store.append(key, len(conv.events), [event])
         except StaleJournal:
             proxy.conversations.pop(key, None)
-            raise ProxyError(
+            raise HttpError(
                 409, f"conversation {key} moved on elsewhere; retry", "conversation_conflict"
             ) from None
         except TaskgateError as exc:
-            raise ProxyError(503, f"the proxy could not record the change: {exc}") from None
+            raise HttpError(503, f"the proxy could not record the change: {exc}") from None
         conv.apply(event)
         conv.written = len(conv.events)
     log.info("taskgate proxy: conversation %s: an operator's change is held: %s", key,

@@ -20,18 +20,23 @@ from typing import Any
 
 import httpx
 import orjson
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import Response
 
 from taskgate.core.ledger import PlanEntry
 from taskgate.core.plan import Plan, Revision
 from taskgate.errors import ModelError, TaskgateError, UsageError, WorkOrderError
 from taskgate.gate.session import GateSession, Opened
+from taskgate.journal.events import (
+    CommitEvent,
+    LedgerEvent,
+    ReplyEvent,
+    TurnEvent,
+)
 from taskgate.llm.plan_compiler import PlanCompiler
 from taskgate.matching import ask_back_question
 from taskgate.matching.wordings import wordings
 from taskgate.protocol.briefparse import brief_steps
-from taskgate.proxy.errors import ProxyError, dumps
 from taskgate.proxy.gating import (
     Conflict,
     Judged,
@@ -44,12 +49,6 @@ from taskgate.proxy.gating import (
     user_text,
     work_order_of,
 )
-from taskgate.proxy.journal import (
-    CommitEvent,
-    LedgerEvent,
-    ReplyEvent,
-    TurnEvent,
-)
 from taskgate.proxy.operator import give
 from taskgate.proxy.session import (
     HEADER,
@@ -58,6 +57,8 @@ from taskgate.proxy.session import (
     finish,
 )
 from taskgate.proxy.stream import relay_stream, stream
+from taskgate.serving.errors import HttpError, dumps
+from taskgate.serving.http import owner, read_body
 
 _FORWARD = ("authorization", "content-type", "accept", "openai-organization", "openai-project")
 
@@ -97,42 +98,22 @@ async def chat(request: Request) -> Response:
         if not call.owns_lock:  # a stream releases it when it ends
             lock.release()
         return response
-    except ProxyError as exc:
+    except HttpError as exc:
         return exc.response()
-
-
-#: the largest request body the proxy reads (a long agent history is a few MB)
-MAX_BODY = 64 << 20
-
-
-async def read_body(request: Request) -> bytes:
-    size = request.headers.get("content-length", "")
-    if size.isdigit() and int(size) > MAX_BODY:
-        raise ProxyError(413, f"the request body is over {MAX_BODY >> 20} MiB")
-    parts, total = [], 0
-    try:
-        async for part in request.stream():
-            total += len(part)
-            if total > MAX_BODY:
-                raise ProxyError(413, f"the request body is over {MAX_BODY >> 20} MiB")
-            parts.append(part)
-    except ClientDisconnect:
-        raise ProxyError(400, "the client disconnected before its request was read") from None
-    return b"".join(parts)
 
 
 def _body(raw: bytes) -> dict[str, Any]:
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise ProxyError(400, f"the request body is not JSON: {exc}") from None
+        raise HttpError(400, f"the request body is not JSON: {exc}") from None
     if not isinstance(body, dict):
-        raise ProxyError(400, "the request body must be a JSON object")
+        raise HttpError(400, "the request body must be a JSON object")
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
-        raise ProxyError(400, "'messages' must be a non-empty list of message objects")
+        raise HttpError(400, "'messages' must be a non-empty list of message objects")
     if not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages):
-        raise ProxyError(400, "every message must be an object with a string 'role'")
+        raise HttpError(400, "every message must be an object with a string 'role'")
     return body
 
 
@@ -177,7 +158,7 @@ def conversation_key(headers: Mapping[str, str], brief: str, messages: list[dict
     named = headers.get(HEADER)
     if named is not None:
         if not 0 < len(named) <= 200 or not named.isprintable() or "~" in named:
-            raise ProxyError(400, f"the {HEADER} header must be 1-200 printable characters, no '~'")
+            raise HttpError(400, f"the {HEADER} header must be 1-200 printable characters, no '~'")
         base = named
     else:
         first = next((m for m in messages if m.get("role") == "user"), {})
@@ -186,20 +167,13 @@ def conversation_key(headers: Mapping[str, str], brief: str, messages: list[dict
     return f"{base}~{owner(headers)}"
 
 
-def owner(headers: Mapping[str, str]) -> str:
-    """Whose conversations a request reaches: a hash of its ``Authorization`` header (128 bits),
-    or ``anon`` without one."""
-    auth = headers.get("authorization")
-    return hashlib.sha256(auth.encode()).hexdigest()[:32] if auth else "anon"
-
-
 def forwarded_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The client's headers the upstream gets; one that is not ASCII is a 400 (HTTP client
     libraries cannot send it on)."""
     out = {k: headers[k] for k in _FORWARD if k in headers}
     for name, value in out.items():
         if not value.isascii():
-            raise ProxyError(400, f"the {name} header must be ASCII text")
+            raise HttpError(400, f"the {name} header must be ASCII text")
     return out
 
 
@@ -222,19 +196,19 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
         return await _forward(call)
     model, key = str(body.get("model", "")), _api_key(call.headers)
     if body.get("n", 1) != 1:
-        raise ProxyError(400, "a gated conversation takes one choice per request (n=1)")
+        raise HttpError(400, "a gated conversation takes one choice per request (n=1)")
     if not conv.started:
         try:
             plan = proxy.config.plan or await call.waiting(_compiled(call, brief, model, key))
-        except ProxyError as exc:  # the brief could not be compiled: the operator's choice
+        except HttpError as exc:  # the brief could not be compiled: the operator's choice
             return await _uncompiled(call, exc)
         call.add(LedgerEvent(entry=PlanEntry(plan=plan, lenient=True)), applied=False)
     try:
         place = align(conv, body["messages"])
     except Conflict as exc:
-        raise ProxyError(409, str(exc), "conversation_conflict") from None
+        raise HttpError(409, str(exc), "conversation_conflict") from None
     except UsageError as exc:
-        raise ProxyError(400, str(exc)) from None
+        raise HttpError(400, str(exc)) from None
     call.place = place
     if place.kind == "retry":
         retried = conv.pending
@@ -274,13 +248,13 @@ async def _compiled(call: Call, brief: str, model: str, key: str) -> Plan:
     try:
         return await compiler.compile(task, tools if isinstance(tools, list) else [])
     except ModelError as exc:
-        raise ProxyError(502, f"the proxy's helper model failed: {exc}", "upstream_error") from None
+        raise HttpError(502, f"the proxy's helper model failed: {exc}", "upstream_error") from None
     except TaskgateError as exc:  # one line: the defects joined
         why = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-        raise ProxyError(400, why) from None
+        raise HttpError(400, why) from None
 
 
-async def _uncompiled(call: Call, exc: ProxyError) -> Response:
+async def _uncompiled(call: Call, exc: HttpError) -> Response:
     """A conversation whose brief could not be compiled: forwarded ungated, or refused with one
     clear error (``--on-compile-error``); either way said once in the log and counted. Only a
     brief the compiler cannot read is forwarded: a helper model that failed (a 502) is refused
@@ -295,7 +269,7 @@ async def _uncompiled(call: Call, exc: ProxyError) -> Response:
     proxy.overheads.refusing("compile-failed", note, key)
     if exc.status >= 500:  # the helper model failed: refused whatever the choice
         raise exc
-    raise ProxyError(
+    raise HttpError(
         exc.status,
         f"{why} (the proxy refuses a conversation it cannot compile; start it with "
         "--on-compile-error forward to pass such conversations on ungated)",
@@ -307,9 +281,9 @@ async def _helping(coro: Any) -> Any:
     try:
         return await coro
     except ModelError as exc:
-        raise ProxyError(502, f"the proxy's helper model failed: {exc}", "upstream_error") from None
+        raise HttpError(502, f"the proxy's helper model failed: {exc}", "upstream_error") from None
     except TaskgateError as exc:  # e.g. a brief the parser cannot read
-        raise ProxyError(400, f"the brief or message could not be read: {exc}") from None
+        raise HttpError(400, f"the brief or message could not be read: {exc}") from None
 
 
 async def _open_turn(call: Call, message: str, model: str, key: str) -> str | None:
@@ -384,7 +358,7 @@ def replayed(call: Call, reply: ReplyEvent, model: str, streamed: bool, started:
     same call ids (the idempotency key is the conversation and the hop), and nothing written:
     the client goes on with whichever copy it got, and its tool messages settle the calls."""
     if not reply.calls:  # written by a proxy that did not keep the calls
-        raise ProxyError(
+        raise HttpError(
             409,
             f"conversation {call.conv.key}: this hop's reply handed out tool calls the journal "
             "did not keep; go on with the reply you got instead of retrying",
@@ -459,9 +433,9 @@ def gate_message(
     raw, calls = message.get("content"), message.get("tool_calls")
     content = "" if raw is None else text_of(raw)
     if content is None:  # fail closed: text the gate cannot read is not passed on
-        raise ProxyError(502, "the upstream's reply content is neither text nor text parts")
+        raise HttpError(502, "the upstream's reply content is neither text nor text parts")
     if (calls is not None and not isinstance(calls, list)) or message.get("function_call"):
-        raise ProxyError(
+        raise HttpError(
             502, "the upstream's reply carries tool calls in a form the gate cannot read"
         )
     returned = content
@@ -493,9 +467,9 @@ def _completion(raw: bytes) -> dict[str, Any]:
     except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
         message, one = None, True
     if not isinstance(message, dict):
-        raise ProxyError(502, "the upstream's reply is not a chat completion", "upstream_error")
+        raise HttpError(502, "the upstream's reply is not a chat completion", "upstream_error")
     if not one:  # fail closed: the gate judges one choice
-        raise ProxyError(502, "the upstream answered with several choices; the gate judges one")
+        raise HttpError(502, "the upstream answered with several choices; the gate judges one")
     return data  # type: ignore[no-any-return]
 
 
@@ -507,7 +481,7 @@ async def _post(proxy: Proxy, headers: dict[str, str], body: dict[str, Any]) -> 
             headers=headers,
         )
     except httpx.HTTPError as exc:
-        raise ProxyError(502, f"the upstream failed: {exc!r}", "upstream_error") from None
+        raise HttpError(502, f"the upstream failed: {exc!r}", "upstream_error") from None
 
 
 def relay(upstream: httpx.Response) -> Response:

@@ -23,26 +23,27 @@ import httpx
 from taskgate.core.plan import Plan
 from taskgate.errors import LedgerFormatError, TaskgateError, UsageError
 from taskgate.gate.session import Notices
+from taskgate.journal.events import (
+    Conversation,
+    Event,
+    ReplyEvent,
+)
+from taskgate.journal.store import MemoryStore, StaleJournal, Store
 from taskgate.llm.client import ChatClient
 from taskgate.llm.endpoint import Endpoint
 from taskgate.llm.roles import LLMCompiler, LLMMatcher
 from taskgate.matching import CascadeMatcher, shared_matcher
 from taskgate.matching.lexical import LexicalMatcher
 from taskgate.protocol.briefparse import ParserCompiler
-from taskgate.proxy.errors import ProxyError
 from taskgate.proxy.gating import (
     Judged,
     Place,
     rung,
 )
-from taskgate.proxy.journal import (
-    Conversation,
-    Event,
-    ReplyEvent,
-)
-from taskgate.proxy.store import MemoryStore, StaleJournal, Store
 from taskgate.registry import Registry
 from taskgate.roles import Compiler, Matcher
+from taskgate.serving.errors import HttpError
+from taskgate.serving.operator import percentiles
 
 log = logging.getLogger("taskgate.proxy")
 
@@ -155,18 +156,9 @@ class Overheads:
             self.on_add()
 
     def summary(self) -> dict[str, object]:
-        xs = sorted(self.samples)
-        if not xs:
-            return {"requests": 0, "ungated": dict(self.ungated), "refused": dict(self.refused)}
-
-        def ms(q: float) -> float:
-            return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
-
         return {
-            "requests": len(xs),
-            "p50_ms": ms(0.5),
-            "p99_ms": ms(0.99),
-            "max_ms": ms(1.0),
+            "requests": len(self.samples),
+            **percentiles(self.samples),
             "ungated": dict(self.ungated),
             "refused": dict(self.refused),
         }
@@ -300,12 +292,12 @@ class Proxy:
         except LedgerFormatError as exc:
             self.conversations.pop(key, None)
             log.error("taskgate proxy: conversation %s: its journal does not fold: %s", key, exc)
-            raise ProxyError(
+            raise HttpError(
                 500, f"conversation {key}'s journal does not fold: {exc}", "server_error"
             ) from None
         except TaskgateError as exc:
             log.error("taskgate proxy: the journal cannot be read: %s", exc)
-            raise ProxyError(503, f"the journal cannot be read: {exc}", "server_error") from None
+            raise HttpError(503, f"the journal cannot be read: {exc}", "server_error") from None
 
     def _evict(self) -> None:
         """Keep at most ``max_conversations`` in memory: the least recently used ones that no
@@ -407,10 +399,10 @@ async def finish(
         call.conv.written = len(call.conv.events)
     except StaleJournal:
         call.proxy.conversations.pop(call.conv.key, None)  # read it afresh next time
-        raise ProxyError(
+        raise HttpError(
             409, f"conversation {call.conv.key} moved on elsewhere; retry", "conversation_conflict"
         ) from None
     except TaskgateError as exc:
-        raise ProxyError(
+        raise HttpError(
             503, f"the proxy could not record the turn: {exc}", "server_error"
         ) from None

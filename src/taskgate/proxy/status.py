@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from taskgate.core.ledger import AttemptEntry, sealed_rows
+from taskgate.journal.events import Conversation
 from taskgate.protocol.render import render_checklist
-from taskgate.proxy.journal import Conversation
 
 
 def conversation_json(conv: Conversation, rung: str) -> dict[str, Any]:

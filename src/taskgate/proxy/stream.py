@@ -20,9 +20,9 @@ import httpx
 import orjson
 from starlette.responses import Response, StreamingResponse
 
-from taskgate.proxy.errors import ProxyError, dumps
 from taskgate.proxy.gating import Judged, judge_calls, judge_text
 from taskgate.proxy.session import Call, finish
+from taskgate.serving.errors import HttpError, dumps
 
 _REF = re.compile("ref", re.IGNORECASE)
 _SP, _MD, _DASH = r"\s*", r"[\s*_~`]*", r"(?:[-\u2010-\u2013]\s*)?"
@@ -131,7 +131,7 @@ async def stream(call: Call, forward: dict[str, Any], started: float) -> Respons
     try:
         upstream = await proxy.http.send(request, stream=True)
     except httpx.HTTPError as exc:
-        raise ProxyError(502, f"the upstream failed: {exc!r}", "upstream_error") from None
+        raise HttpError(502, f"the upstream failed: {exc!r}", "upstream_error") from None
     if upstream.status_code != 200:
         content = await upstream.aread()
         await upstream.aclose()
@@ -157,7 +157,7 @@ async def _gated(call: Call, upstream: httpx.Response, started: float) -> AsyncI
             choices = chunk.get("choices") if isinstance(chunk, dict) else None
             if not isinstance(choices, list) or not choices:  # usage-only (or an error object)
                 if not isinstance(chunk, dict) or "error" in chunk:
-                    raise ProxyError(502, f"the upstream stream sent no reply: {data[:200]}")
+                    raise HttpError(502, f"the upstream stream sent no reply: {data[:200]}")
                 sent = time.perf_counter()
                 yield _event(chunk)
                 call.waited += time.perf_counter() - sent  # the client's reading
@@ -189,7 +189,7 @@ async def _gated(call: Call, upstream: httpx.Response, started: float) -> AsyncI
                     yield out
                     call.waited += time.perf_counter() - sent  # the client's reading
         if not call.written:
-            raise ProxyError(502, "the upstream stream ended before its reply finished")
+            raise HttpError(502, "the upstream stream ended before its reply finished")
         yield b"data: [DONE]\n\n"
         call.proxy.overheads.add(time.perf_counter() - started - call.waited)
     except Exception as exc:  # fail closed: nothing held is released
@@ -247,12 +247,12 @@ def _one_choice(choices: list[Any], tool_bound: bool) -> tuple[dict[str, Any], d
     choice = choices[0]
     delta = choice.get("delta") if isinstance(choice, dict) else None
     if len(choices) != 1 or not isinstance(delta, dict) or choice.get("index", 0) != 0:
-        raise ProxyError(502, "the upstream streamed a choice the gate cannot judge")
+        raise HttpError(502, "the upstream streamed a choice the gate cannot judge")
     content = delta.get("content")
     if content is not None and not isinstance(content, str):
-        raise ProxyError(502, "the upstream streamed content that is not text")
+        raise HttpError(502, "the upstream streamed content that is not text")
     if tool_bound and delta.get("function_call"):
-        raise ProxyError(502, "the upstream streamed a legacy function call the gate cannot judge")
+        raise HttpError(502, "the upstream streamed a legacy function call the gate cannot judge")
     return choice, delta
 
 
@@ -261,10 +261,10 @@ def _gather(calls: dict[int, dict[str, Any]], deltas: object) -> None:
     if deltas is None:
         return
     if not isinstance(deltas, list):
-        raise ProxyError(502, "the upstream streamed tool calls the gate cannot read")
+        raise HttpError(502, "the upstream streamed tool calls the gate cannot read")
     for d in deltas:
         if not isinstance(d, dict):
-            raise ProxyError(502, "the upstream streamed tool calls the gate cannot read")
+            raise HttpError(502, "the upstream streamed tool calls the gate cannot read")
         index = d.get("index", 0)
         call = calls.setdefault(
             index if isinstance(index, int) else 0, {"id": "", "name": [], "arguments": []}
@@ -314,7 +314,7 @@ async def relay_stream(proxy: Any, headers: dict[str, str], body: dict[str, Any]
     try:
         upstream = await proxy.http.send(request, stream=True)
     except httpx.HTTPError as exc:
-        raise ProxyError(502, f"the upstream failed: {exc!r}", "upstream_error") from None
+        raise HttpError(502, f"the upstream failed: {exc!r}", "upstream_error") from None
 
     async def relay() -> AsyncIterator[bytes]:
         try:

@@ -14,10 +14,10 @@ from types import TracebackType
 from typing import Any
 
 from taskgate.errors import UsageError
+from taskgate.journal.store import Store
 from taskgate.llm.fake import loopback_socket
 from taskgate.proxy.app import create_app
 from taskgate.proxy.session import ProxyConfig
-from taskgate.proxy.store import Store
 
 
 @dataclass

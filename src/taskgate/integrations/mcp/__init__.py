@@ -22,7 +22,7 @@ try:
     )
     from taskgate.integrations.mcp.sessions import Answer, McpGate, McpGateConfig
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without the extra
-    if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types", "starlette", "httpx"):
+    if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types", "starlette", "httpx", "aiohttp"):
         raise
     raise MissingExtraError("mcp", "the MCP gate", exc.name) from None
 

@@ -40,8 +40,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from taskgate._version import __version__
 from taskgate.errors import TaskgateError
-from taskgate.proxy.errors import ProxyError
-from taskgate.proxy.server import owner, read_body
+from taskgate.serving.errors import HttpError
+from taskgate.serving.http import owner, read_body
 
 log = logging.getLogger("taskgate.mcp")
 
@@ -133,7 +133,7 @@ class Front:
             return Response("Not Acceptable: the client must accept application/json", 406)
         try:
             raw = await read_body(request)
-        except ProxyError as exc:
+        except HttpError as exc:
             return exc.response()
         try:
             message = orjson.loads(raw)

@@ -16,12 +16,10 @@ the session's current request.
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -31,21 +29,19 @@ from taskgate.core.plan import Revision
 from taskgate.errors import TaskgateError
 from taskgate.gate.session import GateSession
 from taskgate.integrations.mcp.sessions import McpGate
-from taskgate.proxy.errors import ProxyError
-from taskgate.proxy.operator import ApprovalBody, RevisionBody, parsed, revision_of
-from taskgate.proxy.server import owner, read_body
-
-
-class RequestBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    message: str = Field(min_length=1, max_length=20_000)
-
-
-class SettleBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    step: str = Field(min_length=1, max_length=200)
-    ran: bool
-
+from taskgate.serving.errors import HttpError
+from taskgate.serving.http import read_body
+from taskgate.serving.operator import (
+    ApprovalBody,
+    MessageBody,
+    RevisionBody,
+    SettleBody,
+    mine,
+    parsed,
+    resolve,
+    revision_of,
+    scope,
+)
 
 Handler = Callable[[Request, McpGate, str | None], Awaitable[Response]]
 
@@ -56,12 +52,12 @@ def routes(gate: McpGate) -> list[Route]:
     def endpoint(handler: Handler, write: bool = False) -> Callable[[Request], Awaitable[Response]]:
         async def handle(request: Request) -> Response:
             try:
-                scope = _scope(request, gate, write)
-                return await handler(request, gate, scope)
-            except ProxyError as exc:
+                caller = scope(request.headers, gate.config.status_token, write=write)
+                return await handler(request, gate, caller)
+            except HttpError as exc:
                 return exc.response()
             except TaskgateError as exc:  # refused by the gate: one line, nothing written
-                return ProxyError(400, f"the change was refused: {exc}").response()
+                return HttpError(400, f"the change was refused: {exc}").response()
 
         return handle
 
@@ -78,45 +74,16 @@ def routes(gate: McpGate) -> list[Route]:
     ]
 
 
-def _scope(request: Request, gate: McpGate, write: bool) -> str | None:
-    """``None`` for the operator (the status token), else the caller's own owner; a change needs
-    the token."""
-    token = gate.config.status_token
-    if token is None:
-        if write:
-            raise ProxyError(403, "operator changes need the gate started with a status token",
-                             "auth_error")  # fmt: skip
-        return owner(request.headers)
-    given = request.headers.get("authorization", "")
-    if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-        raise ProxyError(401, "the operator endpoints need 'Authorization: Bearer <token>'",
-                         "auth_error")  # fmt: skip
-    return None
-
-
 def _json(data: Any) -> Response:
     return Response(orjson.dumps(data), media_type="application/json")
 
 
-def _mine(key: str, scope: str | None) -> bool:
-    return scope is None or key.endswith(f"~{scope}")
-
-
 async def _resolve(request: Request, gate: McpGate, scope: str | None) -> str:
-    key = str(request.path_params["key"])
-    known = [k for k in await gate.keys() if _mine(k, scope)]
-    if "~" not in key:
-        found = [k for k in known if k.rpartition("~")[0] == key]
-        if len(found) > 1:
-            raise ProxyError(400, f"several sessions are named {key!r}: give the whole id")
-        key = found[0] if found else key
-    if key not in known:
-        raise ProxyError(404, f"no session {key!r}", "not_found")
-    return key
+    return resolve(str(request.path_params["key"]), await gate.keys(), scope, "session")
 
 
 async def _list(request: Request, gate: McpGate, scope: str | None) -> Response:
-    return _json({"sessions": [k for k in await gate.keys() if _mine(k, scope)]})
+    return _json({"sessions": [k for k in await gate.keys() if mine(k, scope)]})
 
 
 async def _metrics(request: Request, gate: McpGate, scope: str | None) -> Response:
@@ -145,7 +112,7 @@ async def _show(request: Request, gate: McpGate, scope: str | None) -> Response:
 
 async def _request(request: Request, gate: McpGate, scope: str | None) -> Response:
     key = await _resolve(request, gate, scope)
-    body: RequestBody = parsed(await read_body(request), RequestBody)
+    body: MessageBody = parsed(await read_body(request), MessageBody)
     return _json({"session": key, "answer": await gate.request(key, body.message)})
 
 

@@ -1,6 +1,6 @@
 """The MCP gate's state: one tool gate per client session, durable in the proxy's journal.
 
-A session is a fold of its journal (:class:`~taskgate.proxy.journal.Conversation`): the plan, then
+A session is a fold of its journal (:class:`~taskgate.journal.events.Conversation`): the plan, then
 every receipts-ledger entry (requests, refusals, receipts, revisions, approvals), and a ``call``
 event when an admitted call is forwarded and when it ends. Each change is written before the
 gate acts on it: a refusal before its answer, a call's start before it reaches the upstream, its
@@ -34,10 +34,11 @@ from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason
 from taskgate.errors import UsageError
 from taskgate.gate.session import Call, GateSession, Notices
+from taskgate.journal.events import CallEvent, Conversation, LedgerEvent
+from taskgate.journal.store import MemoryStore, StaleJournal, Store
 from taskgate.matching.lexical import LexicalMatcher
-from taskgate.proxy.journal import CallEvent, Conversation, LedgerEvent
-from taskgate.proxy.store import MemoryStore, StaleJournal, Store
 from taskgate.roles import Matcher
+from taskgate.serving.operator import percentiles
 
 T = TypeVar("T")
 log = logging.getLogger("taskgate.mcp")
@@ -106,12 +107,7 @@ class Metrics:
     own: deque[float] = field(default_factory=lambda: deque(maxlen=100_000))
 
     def summary(self) -> dict[str, Any]:
-        ms = sorted(x * 1000 for x in self.own)
-
-        def at(q: float) -> float:
-            return round(ms[min(len(ms) - 1, int(len(ms) * q))], 3) if ms else 0.0
-
-        return {"calls": dict(self.calls), "gated": len(ms), "p50_ms": at(0.5), "p99_ms": at(0.99)}
+        return {"calls": dict(self.calls), "gated": len(self.own), **percentiles(self.own)}
 
 
 class McpGate:

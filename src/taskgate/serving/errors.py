@@ -1,4 +1,5 @@
-"""The proxy's error answer: one OpenAI-style JSON error, with the HTTP status that fits."""
+"""An error answer of the gate's HTTP surfaces (the proxy, the MCP gate's endpoints): one OpenAI-style
+JSON error, with the HTTP status that fits."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from starlette.responses import Response
 from taskgate.errors import TaskgateError
 
 
-class ProxyError(TaskgateError):
+class HttpError(TaskgateError):
     """One OpenAI-style error answer (``{"error": {"message", "type", "code"}}``)."""
 
     def __init__(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
@@ -28,4 +29,4 @@ def dumps(obj: Any, status: int, what: str) -> bytes:
         return orjson.dumps(obj)
     except orjson.JSONEncodeError as exc:
         kind = "upstream_error" if status >= 500 else "invalid_request_error"
-        raise ProxyError(status, f"{what} cannot be forwarded: {exc}", kind) from None
+        raise HttpError(status, f"{what} cannot be forwarded: {exc}", kind) from None

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from taskgate.proxy.postgres import PostgresStore
-from taskgate.proxy.store import MemoryStore, SQLiteStore, Store
+from taskgate.journal.postgres import PostgresStore
+from taskgate.journal.store import MemoryStore, SQLiteStore, Store
 
 
 def open_store(target: str | None) -> Store:

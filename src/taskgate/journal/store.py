@@ -1,4 +1,4 @@
-"""Where the proxy's journals live: SQLite (one proxy) or PostgreSQL (replicas sharing state).
+"""Where journals live: SQLite (one process) or PostgreSQL (replicas sharing state).
 
 A journal row is ``(conversation, seq, event)``; a request's events are appended in one
 transaction, at the sequence numbers that follow what the proxy folded, so a row is never written
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from taskgate.errors import LogFormatError, TaskgateError
-from taskgate.proxy.journal import Event, dump_event, load_event
+from taskgate.journal.events import Event, dump_event, load_event
 
 
 class StaleJournal(TaskgateError):

@@ -1,7 +1,9 @@
 """A gated conversation as an append-only journal, and the state folded from it.
 
-The proxy writes six kinds of event (a seventh, ``call``, is the MCP gate's), and a conversation is nothing but their fold (status is
-derived, never stored):
+The gating proxy writes six kinds of event and the MCP gate two of them (``ledger`` and ``call``);
+a conversation is nothing but their fold (status is derived, never stored), and every admission
+folded is judged again by the gate's core (under the surface's rule that nothing runs on a
+request that named no step, ``requested``):
 
 * ``ledger``: an entry of the receipts ledger (the plan first; then requests, revisions and the
   attempts that were committed), as :class:`~taskgate.TaskMachine` keeps it;

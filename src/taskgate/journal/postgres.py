@@ -1,8 +1,9 @@
-"""The proxy's journal in PostgreSQL (psycopg 3), shared by proxy replicas behind a load balancer.
+"""The journal in PostgreSQL (psycopg 3), shared by replicas (of the proxy or the MCP gate)
+behind a load balancer.
 
 The table is the SQLite store's: ``(conversation, seq)`` is the primary key, so two replicas that
 both try to append a conversation's next event cannot both win; the loser gets
-:class:`~taskgate.proxy.store.StaleJournal`, reads what the winner wrote and answers 409.
+:class:`~taskgate.journal.store.StaleJournal`, reads what the winner wrote and answers 409.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from taskgate.errors import LogFormatError, MissingExtraError
-from taskgate.proxy.journal import Event, dump_event, load_event
-from taskgate.proxy.store import StaleJournal
+from taskgate.journal.events import Event, dump_event, load_event
+from taskgate.journal.store import StaleJournal
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS taskgate_journal (
