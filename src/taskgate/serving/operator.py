@@ -23,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Revision
-from taskgate.errors import UnknownStepError
 from taskgate.gate.session import cancelling
 from taskgate.serving.errors import HttpError
 from taskgate.serving.http import owner
@@ -102,16 +101,6 @@ def revision_of(machine: TaskMachine, body: RevisionBody) -> Revision:
     if body.relax is not None:
         return Revision(relax=(body.relax.step, body.relax.prerequisite))
     return Revision(rewires={k: tuple(v) for k, v in body.rewire.items()})
-
-
-def names_steps(machine: TaskMachine, revision: Revision) -> None:
-    """Refuse a revision naming a step the plan lacks (a lenient graph would take it)."""
-    named = [*revision.rewires, *(p for ps in revision.rewires.values() for p in ps)]
-    named += [revision.cancel] if revision.cancel is not None else []
-    named += list(revision.relax or ())
-    unknown = sorted({n for n in named if n not in machine.graph})
-    if unknown:
-        raise UnknownStepError(unknown[0], "the revision", list(machine.graph.steps))
 
 
 def scope(headers: Mapping[str, str], token: str | None, *, write: bool = False) -> str | None:

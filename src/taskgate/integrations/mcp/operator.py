@@ -8,14 +8,17 @@
     POST /taskgate/sessions/{id}/approvals   {"step": ..., "by": ..., "reason": ...}
     POST /taskgate/sessions/{id}/settle      {"step": ..., "ran": true | false}: a call in doubt
 
-The ``POST`` endpoints need the status token (403 without one configured). A change is applied at
-once, as one receipts-ledger entry (a revision that would strand a step, one naming no step, an
-approval of nothing: a 400 with one line, nothing written). An approval lets one call run during
-the session's current request.
+The ``POST`` endpoints need the status token (403 without one configured). A revision or an
+approval is checked at once (a revision that would strand a step, one naming no step, an approval
+of nothing: a 400 with one line; a second approval while one waits: a 409; nothing written), held
+in the session's journal and given at its next exchange (its next call or user message), as on
+the proxy (:mod:`taskgate.journal.held`). A user's message may open a session's first request:
+name the session by its whole id (``stdio~local`` over stdio, ``NAME~OWNER`` over HTTP).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -25,10 +28,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from taskgate.core.ledger import sealed_rows
-from taskgate.core.plan import Revision
 from taskgate.errors import TaskgateError
-from taskgate.gate.session import GateSession
 from taskgate.integrations.mcp.sessions import McpGate
+from taskgate.journal.held import NoPlanYet, OneApprovalAtATime, held_approval, held_revision
 from taskgate.serving.errors import HttpError
 from taskgate.serving.http import read_body
 from taskgate.serving.operator import (
@@ -56,6 +58,8 @@ def routes(gate: McpGate) -> list[Route]:
                 return await handler(request, gate, caller)
             except HttpError as exc:
                 return exc.response()
+            except (OneApprovalAtATime, NoPlanYet) as exc:
+                return HttpError(409, str(exc), "conversation_conflict").response()
             except TaskgateError as exc:  # refused by the gate: one line, nothing written
                 return HttpError(400, f"the change was refused: {exc}").response()
 
@@ -72,6 +76,11 @@ def routes(gate: McpGate) -> list[Route]:
         Route("/taskgate/sessions/{key:path}/settle", endpoint(_settle, True), methods=["POST"]),
         Route("/taskgate/sessions/{key:path}", endpoint(_show), methods=["GET"]),
     ]
+
+
+#: a session's whole id: a name, then its owner (the stdio client's, the anonymous one, or a
+#: client key's hash); a message posted to one opens its first request if it has none yet
+_WHOLE_ID = re.compile(r"[^~\s]{1,200}~(?:local|anon|[0-9a-f]{32})")
 
 
 def _json(data: Any) -> Response:
@@ -103,6 +112,7 @@ async def _show(request: Request, gate: McpGate, scope: str | None) -> Response:
             "request": None if req is None else {"step": req.step, "redo": req.explicit_redo},
             "ledger": sealed_rows(machine.ledger, scope=key),
             "in_doubt": sorted({e.step for e in session.in_doubt().values()}),
+            "held": [h.model_dump(mode="json", exclude_none=True) for h in session.conv.held],
             "running": sorted(
                 {e.step for c, e in session.conv.in_flight.items() if c in session.live}
             ),
@@ -111,7 +121,9 @@ async def _show(request: Request, gate: McpGate, scope: str | None) -> Response:
 
 
 async def _request(request: Request, gate: McpGate, scope: str | None) -> Response:
-    key = await _resolve(request, gate, scope)
+    key = str(request.path_params["key"])
+    if not _WHOLE_ID.fullmatch(key):  # a session that exists, by name or whole id
+        key = await _resolve(request, gate, scope)
     body: MessageBody = parsed(await read_body(request), MessageBody)
     return _json({"session": key, "answer": await gate.request(key, body.message)})
 
@@ -119,21 +131,23 @@ async def _request(request: Request, gate: McpGate, scope: str | None) -> Respon
 async def _revise(request: Request, gate: McpGate, scope: str | None) -> Response:
     key = await _resolve(request, gate, scope)
     body: RevisionBody = parsed(await read_body(request), RevisionBody)
-
-    def apply(g: GateSession) -> Revision:
-        revision = revision_of(g.machine, body)
-        g.revise(revision)  # the strand check, then one ledger entry
-        return revision
-
-    revision = await gate.change(key, apply)
-    return _json({"session": key, "revision": revision.model_dump(mode="json")})
+    held = await gate.hold(key, lambda conv, m: held_revision(m, revision_of(m, body)))
+    return _held(key, held)
 
 
 async def _approve(request: Request, gate: McpGate, scope: str | None) -> Response:
     key = await _resolve(request, gate, scope)
     body: ApprovalBody = parsed(await read_body(request), ApprovalBody)
-    entry = await gate.change(key, lambda g: g.approve(body.step, by=body.by, reason=body.reason))
-    return _json({"session": key, "approval": entry.model_dump(mode="json")})
+    held = await gate.hold(
+        key, lambda conv, m: held_approval(conv, m, body.step, body.by, body.reason)
+    )
+    return _held(key, held)
+
+
+def _held(key: str, held: list[Any]) -> Response:
+    """What the session holds for its next exchange (the change just posted last)."""
+    return _json({"session": key, "held": [h.model_dump(mode="json", exclude_none=True)
+                                           for h in held]})  # fmt: skip
 
 
 async def _settle(request: Request, gate: McpGate, scope: str | None) -> Response:

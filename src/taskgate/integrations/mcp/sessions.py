@@ -34,7 +34,8 @@ from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason
 from taskgate.errors import UsageError
 from taskgate.gate.session import Call, GateSession, Notices
-from taskgate.journal.events import CallEvent, Conversation, LedgerEvent
+from taskgate.journal.events import CallEvent, Conversation, HeldEvent, LedgerEvent
+from taskgate.journal.held import give_held, scratch
 from taskgate.journal.store import MemoryStore, StaleJournal, Store
 from taskgate.matching.lexical import LexicalMatcher
 from taskgate.roles import Matcher
@@ -222,8 +223,10 @@ class McpGate:
         understood, or the question to ask the user)."""
         session = await self.session(key)
         async with session.lock:
+            self._give(session, approvals=False)  # an operator's revisions, before the message
             opened = await session.gate.open_message(message[:4000], self.matcher)
             self._record(session, [session.gate.machine.last_entry()])
+            self._give(session, approvals=True)  # and approvals, for the request now open
             await self._write(session)
         if opened.ask_back is not None:
             return opened.ask_back
@@ -265,6 +268,9 @@ class McpGate:
         session = await self.session(key)
         call_id = uuid.uuid4().hex
         async with session.lock:
+            if session.conv.held:  # an operator's changes, given at this exchange
+                self._give(session, approvals=False)
+                self._give(session, approvals=True)
             ticket = session.gate.begin(tool)
             if not ticket.admitted:
                 self._record(session, [ticket.entry])
@@ -305,6 +311,25 @@ class McpGate:
         return Answer(result=result)
 
     # -- an operator's changes ---------------------------------------------------------------------
+    async def hold(
+        self, key: str, make: Callable[[Conversation, TaskMachine], HeldEvent]
+    ) -> list[HeldEvent]:
+        """Hold an operator's revision or approval in the session's journal, checked at once
+        (``make`` builds the held event on the session's state with the changes already held,
+        or raises naming what is wrong; nothing is written then), and given at the session's
+        next exchange (its next call or user message), as on every journaling surface (see
+        :mod:`taskgate.journal.held`). Returns what is held now."""
+        session = await self.session(key)
+        async with session.lock:
+            event = make(session.conv, scratch(session.conv))
+            session.conv.apply(event)
+            await self._write(session)
+            return list(session.conv.held)
+
+    def _give(self, session: Session, *, approvals: bool) -> None:
+        for event in give_held(session.conv, session.gate, approvals=approvals):
+            session.conv.apply(event, applied=True)
+
     async def change(self, key: str, apply: Callable[[GateSession], T]) -> T:
         """Apply an operator's change to the session's gate and journal it (all or nothing)."""
         session = await self.session(key)

@@ -1,0 +1,458 @@
+"""One scripted conversation through every gating surface, which must agree turn for turn.
+
+The surfaces only translate their framework's events into the gate's core
+(:class:`taskgate.GateSession`), so the same user turns, the same model calls and the same
+operator's changes give the same verdicts, the same notices and the same receipts ledger on the
+tool gate (``guard`` and a batch through ``judge``), the LangGraph middleware, the proxy in plan
+mode, the MCP gate and the PydanticAI adapter: a blocked call, an unbound read, a batch holding a
+prerequisite and its dependent, a finished step called again, an authorized redo, a cancelled
+step, an unrequested side effect and an approved override. A new surface is one driver class here
+and one entry in ``SURFACES``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Iterator
+from itertools import count
+from typing import Any, Protocol
+
+import httpx
+import pytest
+
+pytest.importorskip("langgraph", reason="needs the langgraph extra")
+pytest.importorskip("langchain_openai", reason="needs langchain-openai (the dev extra)")
+
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
+
+from taskgate import FakeServer, Plan, Reply, ToolGate
+from taskgate.llm.fake import ToolCall
+
+PLAN = Plan.model_validate({"binding": "tool", "steps": {
+    "s1": {"tool": "collect_requirements", "text": "collect the requirements"},
+    "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]},
+    "s3": {"tool": "send_rfq", "text": "send the RFQ", "deps": ["s2"]},
+    "s4": {"tool": "select_vendor", "text": "select the vendor", "deps": ["s3"]},
+    "s5": {"tool": "place_order", "text": "place the order", "deps": ["s4"]},
+}})  # fmt: skip
+SYSTEM = "You are a procurement assistant for ACME Corp: buy equipment with the tools."
+
+#: the user's turns, and the calls the (careless) model makes on each, in one model turn
+TURNS: list[tuple[str, tuple[str, ...]]] = [
+    ("Please place the order for 40 laptops.", ("place_order",)),  # blocked
+    ("Search the catalog for laptops.", ("search_catalog",)),  # unbound read: runs
+    ("Collect the requirements: 40 laptops.", ("collect_requirements", "draft_rfq")),  # batch
+    ("Collect the requirements.", ("collect_requirements",)),  # done already
+    ("Redo the requirements, the count changed to 50.", ("collect_requirements",)),  # redo
+    ("Draft the RFQ.", ("draft_rfq",)),  # runs
+    ("Send the RFQ.", ("send_rfq",)),  # cancelled by the operator before this turn
+    ("Thanks!", ("select_vendor",)),  # asked for nothing: refused
+    ("Place the order now, it is approved.", ("place_order",)),  # approved before this turn
+]
+CANCEL_BEFORE, APPROVE_BEFORE = 6, 8
+RAN_EXPECTED = [
+    "search_catalog",
+    "collect_requirements",
+    "collect_requirements",
+    "draft_rfq",
+    "place_order",
+]
+#: what each turn's refused calls were told (the plain-words notices, by their first clause)
+REFUSED_EXPECTED = [
+    ["place_order was not run: it needs 'select the vendor' done first."],
+    [],
+    ["draft_rfq was not run: it needs 'collect the requirements' done first."],
+    [
+        "collect_requirements was not run: 'collect the requirements' is already done; it is done "
+        "again only when the user asks for that."
+    ],
+    [],
+    [],
+    ["send_rfq was not run: 'send the RFQ' was cancelled."],
+    ["select_vendor was not run: the user's last message asks for none of the task's steps."],
+    [],
+]
+RAN: list[str] = []
+_NOTICE = re.compile(r"[a-z_]+ was not run: [^\n]*?\.(?= Tell| |$|\n)")
+
+
+def _function(name: str) -> Callable[..., str]:
+    def run(note: str = "") -> str:
+        RAN.append(name)
+        return f"{name}: done"
+
+    run.__name__ = name
+    run.__doc__ = f"{name.replace('_', ' ').capitalize()}."
+    return run
+
+
+FUNCTIONS = {n: _function(n) for n in [*(s.tool for s in PLAN.steps.values()), "search_catalog"]}
+
+
+def notices(texts: list[str]) -> list[str]:
+    """The notices in what the model read, each cut to its first sentence (surfaces may add the
+    advice to tell the user why)."""
+    return sorted(m.group() for t in texts for m in _NOTICE.finditer(t))
+
+
+def ledger_shape(entries: list[Any]) -> list[list[tuple[Any, ...]]]:
+    """The receipts ledger, turn by turn (split at each request), each turn's entries sorted:
+    concurrent calls of one turn may be recorded in either order, and work orders are drawn."""
+    turns: list[list[tuple[Any, ...]]] = [[]]
+    for e in entries:
+        row = e if isinstance(e, dict) else e.model_dump(mode="json")
+        kind = row["kind"]
+        if kind == "request":
+            turns.append([])
+            turns[-1].append(("request", row.get("step"), row.get("explicit_redo", False)))
+        elif kind == "attempt":
+            turns[-1].append(("attempt", row["step"], row["decision"], row.get("reason")))
+        elif kind == "revision":
+            turns[-1].append(("revision", row["revision"].get("cancel")))
+        elif kind == "approval":
+            turns[-1].append(("approval", row["step"], row["by"]))
+        else:
+            turns[-1].append((kind,))
+    return [sorted(t, key=repr) for t in turns]
+
+
+class Surface(Protocol):
+    def cancel(self, step: str) -> None: ...  # between turns, with the dependents inherited
+
+    def approve(self, tool_name: str) -> None: ...  # between turns, for the next request
+
+    def turn(self, message: str, calls: tuple[str, ...]) -> list[str]: ...  # what the model read
+
+    def ledger(self) -> list[Any]: ...
+
+
+class ToolGateSurface:
+    """``guard`` around each tool; a model turn of several calls judged with ``judge``."""
+
+    def __init__(self) -> None:
+        self.gate = ToolGate(PLAN)
+        self.tools = {n: self.gate.guard(f) for n, f in FUNCTIONS.items()}
+        self.held: str | None = None
+
+    def cancel(self, step: str) -> None:
+        self.gate.cancel(step, inherit=True)
+
+    def approve(self, tool_name: str) -> None:
+        self.held = tool_name  # the engineer gives it when the next request opens
+
+    def turn(self, message: str, calls: tuple[str, ...]) -> list[str]:
+        self.gate.user_message(message)
+        if self.held is not None:
+            self.gate.approve(self.held, by="ops-lead")
+            self.held = None
+        if len(calls) == 1:
+            return [str(self.tools[calls[0]](note="x"))]
+        read = []
+        for name, ticket in zip(calls, self.gate.judge(calls), strict=True):
+            if not ticket.admitted:
+                read.append(ticket.notice)
+                continue
+            read.append(FUNCTIONS[name](note="x"))
+            self.gate.finish(ticket, "ok")
+        return read
+
+    def ledger(self) -> list[Any]:
+        return list(self.gate.ledger)
+
+
+def _script() -> list[AIMessage | str]:
+    ids = count()
+    out: list[AIMessage | str] = []
+    for _, calls in TURNS:
+        out.append(AIMessage(content="", tool_calls=[
+            {"name": n, "args": {"note": "x"}, "id": f"c{next(ids)}"} for n in calls]))  # fmt: skip
+        out.append("Done.")
+    return out
+
+
+class MiddlewareSurface:
+    """``create_agent`` with the middleware, a scripted chat model and a checkpointer."""
+
+    def __init__(self) -> None:
+        from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
+
+        tools = [tool(f) for f in FUNCTIONS.values()]
+        self.middleware = TaskGateMiddleware(PLAN, tools=tools)
+        self.agent = create_agent(ScriptedChatModel(_script()), tools, system_prompt=SYSTEM,
+                                  middleware=[self.middleware], checkpointer=InMemorySaver())  # fmt: skip
+        self.config: Any = {"configurable": {"thread_id": "parity"}}
+
+    def cancel(self, step: str) -> None:
+        self.middleware.cancel(self.agent, self.config, step, inherit=True)
+
+    def approve(self, tool_name: str) -> None:
+        self.middleware.approve(self.agent, self.config, tool_name, by="ops-lead")
+
+    def turn(self, message: str, calls: tuple[str, ...]) -> list[str]:
+        before = len(self.agent.get_state(self.config).values.get("messages", []))
+        out = self.agent.invoke({"messages": [HumanMessage(message)]}, self.config)
+        new = out["messages"][before:]
+        return [str(m.content) for m in new if isinstance(m, ToolMessage)]
+
+    def ledger(self) -> list[Any]:
+        from taskgate.integrations.langgraph import state_entries
+
+        rows = self.agent.get_state(self.config).values["taskgate_ledger"]
+        return list(state_entries(rows, "parity"))
+
+
+class ProxySurface:
+    """An ordinary LangGraph agent whose model is reached through the proxy in plan mode; the
+    operator's changes through its endpoints."""
+
+    def __init__(self, stack: list[Any]) -> None:
+        from taskgate.proxy import ProxyConfig
+        from taskgate.proxy.testing import ProxyServer
+
+        ids = count()
+        calls_for = dict(TURNS)
+
+        def respond(body: dict[str, Any]) -> Reply:
+            messages = body["messages"]
+            if messages[-1]["role"] == "tool":
+                return Reply("Done.")
+            last = next(m for m in reversed(messages) if m["role"] == "user")
+            names = calls_for[str(last["content"]).strip()]
+            return Reply("", tool_calls=tuple(
+                ToolCall(n, {"note": "x"}, id=f"call_{next(ids)}") for n in names))  # fmt: skip
+
+        upstream = FakeServer(respond).__enter__()
+        stack.append(upstream)
+        self.proxy = ProxyServer(ProxyConfig(upstream.base_url, plan=PLAN, status_token="ops"))
+        stack.append(self.proxy.__enter__())
+        self.ops = httpx.Client(headers={"Authorization": "Bearer ops"})
+        model = ChatOpenAI(base_url=self.proxy.base_url, api_key="sk-test", model="fake",  # type: ignore[arg-type]
+                           max_retries=0)  # fmt: skip
+        tools = [tool(f) for f in FUNCTIONS.values()]
+        self.agent = create_agent(model, tools, system_prompt=SYSTEM, checkpointer=InMemorySaver())
+        self.config: Any = {"configurable": {"thread_id": "parity"}}
+        self.key = ""
+
+    def _post(self, what: str, body: dict[str, Any]) -> None:
+        url = f"{self.proxy.url}/taskgate/conversations/{self.key}/{what}"
+        self.ops.post(url, json=body).raise_for_status()
+
+    def cancel(self, step: str) -> None:
+        self._post("revisions", {"cancel": step, "inherit": True})
+
+    def approve(self, tool_name: str) -> None:
+        self._post("approvals", {"step": tool_name, "by": "ops-lead"})
+
+    def turn(self, message: str, calls: tuple[str, ...]) -> list[str]:
+        before = len(self.agent.get_state(self.config).values.get("messages", []))
+        out = self.agent.invoke({"messages": [HumanMessage(message)]}, self.config)
+        if not self.key:
+            listed = self.ops.get(f"{self.proxy.url}/taskgate/conversations").json()
+            self.key = listed["conversations"][0]["id"]
+        new = out["messages"][before:]
+        return [str(m.content) for m in new if isinstance(m, AIMessage | ToolMessage)]
+
+    def ledger(self) -> list[Any]:
+        shown = self.ops.get(f"{self.proxy.url}/taskgate/conversations/{self.key}").json()
+        return list(shown["ledger"])
+
+
+class McpSurface:
+    """The MCP gate in process: the application posts the user's messages, the client's calls
+    are forwarded to the tools; a model turn's calls arrive while the first still runs."""
+
+    def __init__(self) -> None:
+        from taskgate.integrations.mcp import McpGate, McpGateConfig
+
+        self.gate = McpGate(McpGateConfig(plan=PLAN, requests="application"))
+        self.loop = asyncio.new_event_loop()
+        self.key = "parity~local"
+
+    def _run(self, coro: Any) -> Any:
+        return self.loop.run_until_complete(coro)
+
+    def cancel(self, step: str) -> None:
+        from taskgate.gate.session import cancelling
+        from taskgate.journal.held import held_revision
+
+        self._run(self.gate.hold(self.key, lambda conv, m: held_revision(
+            m, cancelling(m, step, None, True))))  # fmt: skip
+
+    def approve(self, tool_name: str) -> None:
+        from taskgate.journal.held import held_approval
+
+        self._run(self.gate.hold(self.key, lambda conv, m: held_approval(
+            conv, m, tool_name, "ops-lead", "")))  # fmt: skip
+
+    def turn(self, message: str, calls: tuple[str, ...]) -> list[str]:
+        return list(self._run(self._turn(message, calls)))
+
+    async def _turn(self, message: str, calls: tuple[str, ...]) -> list[str]:
+        await self.gate.request(self.key, message)
+        started, release = asyncio.Event(), asyncio.Event()
+
+        def forward(name: str, first: bool) -> Callable[[], Any]:
+            async def run() -> str:
+                if first and len(calls) > 1:  # the batch's other calls arrive while it runs
+                    started.set()
+                    await release.wait()
+                return FUNCTIONS[name](note="x")
+
+            return run
+
+        first = asyncio.create_task(
+            self.gate.call(self.key, calls[0], {}, forward(calls[0], True), lambda r: True)
+        )
+        answers = []
+        if len(calls) > 1:
+            await started.wait()
+            for name in calls[1:]:
+                answers.append(await self.gate.call(self.key, name, {}, forward(name, False),
+                                                    lambda r: True))  # fmt: skip
+            release.set()
+        answers.insert(0, await first)
+        return [a.text if a.refused else str(a.result) for a in answers]
+
+    def ledger(self) -> list[Any]:
+        session = self._run(self.gate.session(self.key))
+        return list(session.gate.ledger)
+
+
+class PydanticAiSurface:
+    """A PydanticAI agent whose tools the ``TaskGate`` capability gates (a model turn's calls run
+    concurrently, each judged as it arrives)."""
+
+    def __init__(self) -> None:
+        pytest.importorskip("pydantic_ai", reason="needs the pydantic-ai extra")
+        self.gate = ToolGate(PLAN)
+        self.held: str | None = None
+
+    def cancel(self, step: str) -> None:
+        self.gate.cancel(step, inherit=True)
+
+    def approve(self, tool_name: str) -> None:
+        self.held = tool_name
+
+    def turn(self, message: str, calls: tuple[str, ...]) -> list[str]:
+        from pydantic_ai import Agent
+        from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+        from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+        from taskgate.integrations.pydantic_ai import TaskGate
+
+        self.gate.user_message(message)
+        if self.held is not None:
+            self.gate.approve(self.held, by="ops-lead")
+            self.held = None
+        read: list[str] = []
+
+        def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+            if len(messages) > 1:
+                read.extend(str(getattr(p, "content", "")) for p in messages[-1].parts)
+                return ModelResponse(parts=[TextPart("Done.")])
+            return ModelResponse(parts=[ToolCallPart(n, {"note": "x"}, tool_call_id=f"c{i}")
+                                        for i, n in enumerate(calls)])  # fmt: skip
+
+        agent = Agent(FunctionModel(model), tools=list(FUNCTIONS.values()),
+                      capabilities=[TaskGate(self.gate)])  # fmt: skip
+        asyncio.run(agent.run(message))
+        return read
+
+    def ledger(self) -> list[Any]:
+        return list(self.gate.ledger)
+
+
+SURFACES: dict[str, Callable[[list[Any]], Surface]] = {
+    "tool gate": lambda stack: ToolGateSurface(),
+    "langgraph middleware": lambda stack: MiddlewareSurface(),
+    "proxy (plan mode)": ProxySurface,
+    "mcp gate": lambda stack: McpSurface(),
+    "pydantic-ai adapter": lambda stack: PydanticAiSurface(),
+}
+
+
+def play(surface: Surface) -> tuple[list[list[str]], list[str]]:
+    """The conversation on one surface: what each turn's refused calls were told, and what ran."""
+    RAN.clear()
+    told = []
+    for i, (message, calls) in enumerate(TURNS):
+        if i == CANCEL_BEFORE:
+            surface.cancel("s3")
+        if i == APPROVE_BEFORE:
+            surface.approve("place_order")
+        told.append(notices(surface.turn(message, calls)))
+    return told, list(RAN)
+
+
+@pytest.fixture
+def stack() -> Iterator[list[Any]]:
+    held: list[Any] = []
+    yield held
+    for thing in reversed(held):
+        thing.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("name", list(SURFACES))
+def test_every_surface_gives_the_same_verdicts_notices_and_ledger(
+    name: str, stack: list[Any]
+) -> None:
+    reference = ToolGateSurface()
+    want_told, want_ran = play(reference)
+    assert want_told == [sorted(t) for t in REFUSED_EXPECTED]
+    assert want_ran == RAN_EXPECTED
+    want_ledger = ledger_shape(reference.ledger())
+    surface = SURFACES[name](stack)
+    told, ran = play(surface)
+    assert told == want_told, name
+    assert ran == want_ran, name
+    assert ledger_shape(surface.ledger()) == want_ledger, name
+
+
+def test_a_call_that_never_answered_holds_its_step_on_every_surface_until_settled() -> None:
+    """A crash mid-call (a cancelled tool, an upstream gone): the step is in doubt, not free, on
+    the tool gate and the MCP gate alike, until a person settles it."""
+    from taskgate.integrations.mcp import McpGate, McpGateConfig
+
+    async def hang(note: str = "") -> str:
+        await asyncio.Event().wait()  # never answers
+        return "unreachable"
+
+    async def via_tool_gate() -> list[str]:
+        gate = ToolGate(PLAN)
+        gate.open_request("s1")
+        task = asyncio.create_task(gate.acall("collect_requirements", hang))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        again = gate.begin("collect_requirements")
+        gate.settle("s1", ran=True)
+        return [str(again.verdict.reason), sorted(gate.in_doubt()).__repr__(),
+                str(gate.machine.status("s1"))]  # fmt: skip
+
+    async def via_mcp_gate() -> list[str]:
+        gate = McpGate(McpGateConfig(plan=PLAN, requests="application"))
+        await gate.request("k~local", "Collect the requirements.")
+
+        async def gone() -> str:
+            raise ConnectionError("the upstream went away")
+
+        with pytest.raises(ConnectionError):
+            await gate.call("k~local", "collect_requirements", {}, gone, lambda r: True)
+        again = await gate.call("k~local", "collect_requirements", {}, hang, lambda r: True)
+        session = await gate.session("k~local")
+        await gate.settle("k~local", "s1", ran=True)
+        reason = next(e.reason for e in reversed(session.gate.ledger) if e.kind == "attempt"
+                      and e.decision == "refuse")  # fmt: skip
+        assert again.refused
+        return [str(reason), sorted(session.gate.in_doubt()).__repr__(),
+                str(session.gate.machine.status("s1"))]  # fmt: skip
+
+    want = ["in-progress", "[]", "DONE"]
+    assert asyncio.run(via_tool_gate()) == want
+    assert asyncio.run(via_mcp_gate()) == want
