@@ -456,3 +456,37 @@ def test_a_call_that_never_answered_holds_its_step_on_every_surface_until_settle
     want = ["in-progress", "[]", "DONE"]
     assert asyncio.run(via_tool_gate()) == want
     assert asyncio.run(via_mcp_gate()) == want
+
+
+def test_every_fold_of_stored_state_holds_the_unrequested_rule() -> None:
+    """An admission made while the request named no step (edited into a refusal's place) is
+    refused by every fold of stored state, as ``ToolGate.from_ledger`` refuses it: the proxy's and
+    the MCP gate's journal fold, the MCP gate's default path, and the middleware's rebuild."""
+    from taskgate import LedgerFormatError, sealed_rows
+    from taskgate.integrations.langgraph import TaskGateMiddleware
+    from taskgate.integrations.mcp import McpGate, McpGateConfig
+    from taskgate.journal import Conversation, MemoryStore
+    from taskgate.journal.events import LedgerEvent
+
+    gate = ToolGate(PLAN)
+    gate.open_request(None)  # "thanks!"
+    assert not gate.begin("collect_requirements").admitted
+    forged = list(gate.ledger)
+    forged[-1] = forged[-1].model_copy(update={"decision": "admit", "reason": None})
+    events: list[Any] = [LedgerEvent(entry=e) for e in forged]
+    with pytest.raises(LedgerFormatError, match="asked for no step"):
+        ToolGate.from_ledger(forged)
+    with pytest.raises(LedgerFormatError, match="asked for no step"):
+        Conversation("k~anon", events, requested=True)  # the proxy's plan mode and the MCP gate
+    assert Conversation("k~anon", events).machine.status("s1").value == "DONE"  # the paper's rule
+
+    async def mcp_session() -> None:
+        store = MemoryStore()
+        await store.append("k~local", 0, events)
+        await McpGate(McpGateConfig(plan=PLAN, requests="application"), store).session("k~local")
+
+    with pytest.raises(LedgerFormatError, match="asked for no step"):
+        asyncio.run(mcp_session())
+    rows = sealed_rows(forged, scope="t")
+    with pytest.raises(LedgerFormatError, match="asked for no step"):
+        TaskGateMiddleware(PLAN).gate({"taskgate_ledger": rows}, sync=True, thread="t")

@@ -112,6 +112,26 @@ def test_an_operators_approval_lets_the_next_request_run_one_blocked_call() -> N
     assert (approval["step"], approval["by"]) == ("s3", "ops-lead")
 
 
+def test_two_approvals_posted_at_once_get_one_200_and_one_409() -> None:
+    """One approval at a time is enforced when an approval is posted: of two posted together,
+    one is held and the other is refused with a 409 naming the first; nothing is dropped later."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with FakeServer(script([calls("send_rfq")])) as upstream, \
+            ProxyServer(config(upstream)) as proxy, httpx.Client() as client:  # fmt: skip
+        Chat(proxy.base_url, client).say("send the RFQ")
+        key = only_conversation(proxy, client)
+        bodies = [{"step": "send_rfq", "by": "alice"}, {"step": "draft_rfq", "by": "bob"}]
+        with ThreadPoolExecutor(2) as pool:
+            answers = list(pool.map(
+                lambda b: change(proxy, client, key, "approvals", b), bodies))  # fmt: skip
+        assert sorted(a.status_code for a in answers) == [200, 409]
+        (refused,) = [a for a in answers if a.status_code == 409]
+        assert "one approval at a time" in refused.json()["error"]["message"]
+        shown = client.get(f"{proxy.url}/taskgate/conversations/{key}", headers=TOKEN).json()
+    assert len(shown["held"]) == 1
+
+
 @pytest.mark.parametrize(
     ("what", "body", "status", "says"),
     [
