@@ -87,7 +87,10 @@ def test_a_dead_endpoint_fails_over_at_once_and_stays_out_of_rotation() -> None:
     assert all(i.attempts == 1 and i.endpoint == live.base_url for i in later)
 
 
-def test_an_endpoint_that_recovers_comes_back_into_rotation() -> None:
+def test_an_endpoint_that_recovers_comes_back_into_rotation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = clock(monkeypatch)
     port = free_port()
     back = f"http://127.0.0.1:{port}/v1"
     with FakeServer(echo) as other:
@@ -95,9 +98,9 @@ def test_an_endpoint_that_recovers_comes_back_into_rotation() -> None:
         client.routes[1].in_flight = 1
         assert calls_of(client, 1)[0].endpoint == other.base_url  # failed over
         client.routes[1].in_flight = 0
-        assert client.routes[0].down_until > time.monotonic()
+        assert client.routes[0].down_until > now[0]  # cooling down
         with FakeServer(echo, port=port) as revived:
-            time.sleep(0.1)  # past the cool-down (0.05 s after one failure)
+            now[0] += 0.1  # past the cool-down (0.05 s after one failure)
             infos = calls_of(client, 4)
     assert revived.requests and any(i.endpoint == back for i in infos)
     assert client.routes[0].failures == 0
@@ -180,13 +183,31 @@ def test_a_server_killed_mid_run_loses_nothing_and_changes_no_table(tmp_path: Pa
     assert tables[0] == tables[1]
 
 
-def test_failures_of_calls_in_flight_count_once_and_one_call_tests_recovery() -> None:
+def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """A clock the test moves by hand, as the client's cool-downs read it (no test here waits
+    on the machine's speed)."""
+    import types
+
+    from taskgate.llm import client as client_module
+    from taskgate.llm import http as http_module
+
+    now = [1000.0]
+    fake = types.SimpleNamespace(monotonic=lambda: now[0], perf_counter=time.perf_counter)
+    monkeypatch.setattr(http_module, "time", fake)
+    monkeypatch.setattr(client_module, "time", fake)
+    return now
+
+
+def test_failures_of_calls_in_flight_count_once_and_one_call_tests_recovery(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = clock(monkeypatch)
     route = ChatClient([endpoint("http://127.0.0.1:1/v1"), endpoint("http://127.0.0.1:2/v1")])
     first, second = route.routes
     for _ in range(40):  # forty calls in flight fail together: one cool-down, not forty
         first.failed(0.05)
-    assert first.failures == 1 and not first.up(time.monotonic())
-    time.sleep(0.06)
+    assert first.failures == 1 and not first.up(now[0] + 0.049)
+    now[0] += 0.06  # past the cool-down
     second.in_flight = 5  # busier: the recovered endpoint would be everyone's choice
     assert route._pick() is first and first.probing  # the one test call
     assert route._pick() is second  # the others wait for its answer

@@ -20,3 +20,14 @@ def test_normalizing_hostile_identifiers_is_linear(run: str) -> None:
     for prefix, normalize in [("RC", normalize_code), ("#", normalize_work_order)]:
         assert_linear(normalize, lambda size, p=prefix: hostile(p, run, size))
         assert normalize(hostile(prefix, run, 100_000)) is None
+
+
+def test_the_linear_check_fails_a_quadratic_pattern() -> None:
+    """The linear-time check is not vacuous: a pattern that restarts at every position of a run
+    of spaces costs far past its bound (and far from a linear parser's ratio)."""
+    import re
+
+    from timing import BOUND, cost_ratio
+
+    pattern = re.compile(r"\s+y")
+    assert cost_ratio(pattern.search, lambda size: hostile("", " ", size)) > BOUND

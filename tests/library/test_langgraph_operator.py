@@ -177,6 +177,22 @@ def test_a_refused_call_is_put_to_a_person_and_runs_once_approved(mode: str) -> 
     assert (approval.by, approval.reason, approval.step) == ("alice", "urgent", "s3")
 
 
+def test_an_interrupt_resumed_twice_from_its_checkpoint_runs_the_approved_call_once() -> None:
+    """A fork: the interrupt's checkpoint resumed a second time with the same yes. The approval
+    was given once; the second branch keeps the refusal, so the call runs once."""
+    gate = TaskGateMiddleware(PLAN, tools=TOOLS, approvals="ask")
+    config = {"configurable": {"thread_id": "fork"}}
+    agent = graph([call("send_rfq", "b", to="v"), "sent it", "sent it"], gate)
+    agent.invoke({"messages": [HumanMessage("send the RFQ")]}, config)
+    at_interrupt = agent.get_state(config).config
+    yes = Command(resume={"approve": True, "by": "alice", "reason": "urgent"})
+    statuses = []
+    for _ in range(2):
+        out = agent.invoke(yes, at_interrupt)
+        statuses += [m.status for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert statuses == ["success", "error"] and RAN == ["send_rfq"]
+
+
 @pytest.mark.parametrize("answer", [False, {"approve": False}, {"approve": True}, "yes"])
 def test_a_no_or_an_unnamed_approval_keeps_the_refusal(answer: object) -> None:
     gate = TaskGateMiddleware(PLAN, tools=TOOLS, approvals="ask")

@@ -238,6 +238,30 @@ def test_the_transport_refuses_what_it_does_not_serve(servers: tuple[str, Path])
         assert "Traceback" not in resp.text
 
 
+def test_an_ended_session_id_is_refused_and_every_endpoint_guards_host_and_origin(
+    servers: tuple[str, Path],
+) -> None:
+    """A session id its client ended (DELETE) is refused from then on, as the transport's spec
+    asks; the operators' endpoints refuse a foreign Host or Origin as /mcp does."""
+    base, _ = servers
+    hello = rpc(base, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})  # fmt: skip
+    session = hello.headers["mcp-session-id"]
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    assert rpc(base, ping, session).status_code == 200
+    assert httpx.delete(f"{base}/mcp", headers={"Mcp-Session-Id": session}).status_code == 200
+    gone = rpc(base, ping, session)
+    assert gone.status_code == 404 and "Session not found" in gone.text
+    assert httpx.delete(f"{base}/mcp", headers={"Mcp-Session-Id": session}).status_code == 404
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    for path in ("/taskgate/metrics", "/taskgate/sessions"):
+        assert httpx.get(f"{base}{path}", headers=auth).status_code == 200
+        host = httpx.get(f"{base}{path}", headers={**auth, "Host": "evil.example"})
+        origin = httpx.get(f"{base}{path}", headers={**auth, "Origin": "http://evil.example"})
+        assert (host.status_code, origin.status_code) == (421, 403), path
+
+
 def restart(argv: list[str], env: dict[str, str], err: Path) -> tuple[Any, str]:
     """The gate started again on a fresh port (another one, if a parallel test took the port
     first); its stderr in ``err``, shown if it never answers."""

@@ -214,3 +214,88 @@ def test_requests_from_the_application_hide_the_request_tool_and_bind_calls() ->
     assert before.is_error and "no request from the user" in before.content[0].text
     assert not asked.is_error
     assert other.is_error and "has not asked for" in other.content[0].text
+
+
+@pytest.mark.parametrize(
+    ("code", "doubt"),
+    [(-32000, ["s1"]), (-32001, ["s1"]), (-32603, ["s1"]), (-32602, []), (-32601, [])],
+)
+def test_an_upstream_error_frees_the_step_only_when_it_says_the_call_never_ran(
+    code: int, doubt: list[str]
+) -> None:
+    """The SDK's client raises its own "connection closed" (-32000) or timeout (-32001) when a
+    stdio upstream dies mid-call, and a server may answer an internal error (-32603) after doing
+    the work: the call is in doubt, its step not run again until settled. Only an error that says
+    the request was refused before it ran (invalid params, unknown method) frees the step."""
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+
+    from taskgate.integrations.mcp.server import GateState, call
+
+    ran: list[str] = []
+
+    class Dying:
+        async def call_tool(self, name: str, args: Any, meta: Any = None) -> Any:
+            ran.append(name)
+            raise MCPError(code=code, message="gone")
+
+    gate = McpGate(McpGateConfig(plan=PLAN, requests="application"))
+    state = GateState(gate, [], {"collect_requirements": Dying()}, "stdio")  # type: ignore[dict-item]
+    params = types.CallToolRequestParams(name="collect_requirements", arguments={})
+
+    async def go() -> tuple[list[str], str]:
+        await gate.request("stdio~local", "Collect the requirements.")
+        try:
+            first = await call(state, "stdio~local", params)
+            said = first.content[0].text  # type: ignore[union-attr]
+        except MCPError as exc:
+            said = exc.error.message
+        session = await gate.session("stdio~local")
+        return sorted(session.gate.in_doubt()), said
+
+    in_doubt, said = asyncio.run(go())
+    assert in_doubt == doubt and ran == ["collect_requirements"]
+    assert ("no answer that says whether it ran" in said) == bool(doubt)
+
+
+def test_a_call_in_doubt_over_stdio_is_settled_from_the_command_line(tmp_path: Path) -> None:
+    """A stdio gate without --status-port still has a way to settle: ``taskgate mcp --settle STEP
+    --ran|--not-run`` on its --db, with no upstream started."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from taskgate.cli import app
+
+    db, plan_file = tmp_path / "gate.db", tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(PLAN.model_dump(mode="json")))
+
+    async def crash() -> None:
+        store = SQLiteStore(db)
+        gate = McpGate(McpGateConfig(PLAN, requests="application"), store)
+        await gate.request("stdio~local", "Collect the requirements.")
+
+        async def gone() -> str:
+            raise ConnectionError("the upstream exited")
+
+        with pytest.raises(ConnectionError):
+            await gate.call("stdio~local", "collect_requirements", {}, gone, lambda r: True)
+        await store.close()
+
+    async def state() -> tuple[list[str], str]:
+        store = SQLiteStore(db)
+        session = await McpGate(McpGateConfig(PLAN, requests="application"), store).session(
+            "stdio~local"
+        )
+        await store.close()
+        return sorted(session.gate.in_doubt()), session.gate.machine.status("s1").value
+
+    asyncio.run(crash())
+    assert asyncio.run(state()) == (["s1"], "TODO")
+    argv = ["mcp", "--plan", str(plan_file), "--db", str(db), "--settle", "collect_requirements"]
+    missing = CliRunner().invoke(app, argv)
+    assert missing.exit_code != 0 and "--ran or --not-run" in missing.output
+    done = CliRunner().invoke(app, [*argv, "--ran"])
+    assert done.exit_code == 0, done.output
+    assert "settled" in done.output
+    assert asyncio.run(state()) == ([], "DONE")

@@ -113,18 +113,20 @@ def test_an_answer_after_a_request_to_the_client_declines_the_request() -> None:
     assert declined and declined[0]["error"]["code"] == -32601
 
 
-def test_a_session_the_server_lost_is_opened_again_and_the_call_sent_once_more() -> None:
+def test_a_session_the_server_lost_is_opened_again_and_the_call_left_in_doubt() -> None:
+    """A 404 to a tool call: the server lost the session, perhaps after doing the call's work,
+    so the call is in doubt (never sent twice) and the session is opened again for the next."""
+
     async def on_call(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
         if request.headers.get("mcp-session-id") == "A":  # restarted: it forgot session A
             return web.Response(status=404, text="Session not found")
         return web.json_response(answer(message["id"], RESULT))
 
     result, seen = call_against(on_call)
-    assert not isinstance(result, Exception)
+    assert isinstance(result, UpstreamError) and "not sent again" in str(result)
     assert [m.get("method") for m in seen if m.get("method") in ("initialize", "tools/call")] == [
-        "initialize", "tools/call", "initialize", "tools/call"
+        "initialize", "tools/call", "initialize"
     ]  # fmt: skip
-    assert seen[-1]["session"] == "B"
 
 
 @pytest.mark.parametrize(

@@ -62,6 +62,16 @@ def test_a_defective_reply_is_asked_again_with_its_defects_one_line_each() -> No
     assert "s1 requires unknown s9" in retry
 
 
+def test_a_step_id_given_twice_is_asked_again_not_lost() -> None:
+    twice = (
+        '{"steps": {"s1": {"tool": "collect_requirements"}, "s2": {"tool": "draft_rfq", '
+        '"deps": ["s1"]}, "s2": {"tool": "search_catalog", "deps": ["s1"]}}}'
+    )
+    plan, sent = compile_with([twice, json.dumps(GOOD)])
+    assert list(plan.steps) == ["s1", "s2"] and len(sent) == 2
+    assert "the key 's2' is given twice" in sent[1]["messages"][-1]["content"]
+
+
 @pytest.mark.parametrize(
     ("replies", "says"),
     [

@@ -95,6 +95,16 @@ def test_a_plan_with_defects_names_each_on_its_own_line(tmp_path: Path) -> None:
     ]
 
 
+def test_name_variants_of_one_tool_bound_to_two_steps_are_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "plan.toml"
+    path.write_text('[steps.a]\ntool = "draft_rfq"\n\n[steps.b]\ntool = "DRAFT-RFQ"\n')
+    with pytest.raises(PlanError) as caught:
+        load_plan(path)
+    assert "DRAFT-RFQ and draft_rfq name one tool: a, b" in str(caught.value)
+    result = CliRunner().invoke(app, ["plan", "check", str(path)])
+    assert result.exit_code != 0 and "name one tool" in result.output
+
+
 def test_an_oversized_or_missing_file_is_refused(tmp_path: Path) -> None:
     big = tmp_path / "big.json"
     big.write_bytes(b" " * (MAX_BYTES + 1))

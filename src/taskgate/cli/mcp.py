@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from taskgate.core.graph import TaskGraph
 from taskgate.core.plan import Plan
 from taskgate.core.verdict import Policy
 from taskgate.errors import MissingExtraError, TaskgateError, UsageError
@@ -109,6 +110,22 @@ def mcp(
     helper_model: Annotated[
         str | None, typer.Option(help="With --plan compile: its model name.", show_default=False)
     ] = None,
+    settle: Annotated[
+        str | None,
+        typer.Option(
+            help="Instead of serving: settle the call of this step (or its tool) held in doubt "
+            "in --session's journal (--db), saying with --ran or --not-run whether it ran; "
+            "then exit. Safe while a gate serves the same journal.",
+            metavar="STEP",
+            show_default=False,
+        ),
+    ] = None,
+    ran: Annotated[
+        bool | None,
+        typer.Option(
+            "--ran/--not-run", help="With --settle: whether the call ran.", show_default=False
+        ),
+    ] = None,
 ) -> None:
     """Serve an MCP gate: the upstream servers' tools, each call judged on the session's task
     state before it reaches them. TASKGATE_STATUS_TOKEN enables the operators' changes;
@@ -123,6 +140,9 @@ def mcp(
         raise
     except ModuleNotFoundError as exc:
         raise MissingExtraError("mcp", "taskgate mcp", exc.name) from None
+    if settle is not None:  # no upstream is started: the journal alone is settled
+        _settle(plan_file, db, session, settle, ran)
+        return
     targets = _upstreams(upstream or [], upstream_url or [], list(ctx.args))
     _choice("--requests", requests, ("tool", "application", "plan"))
     _choice("--arm", arm, ("enforcement", "enforcement-request"))
@@ -150,6 +170,37 @@ def mcp(
         return
     server = build_server(gate, targets, session=session)
     asyncio.run(_unwrapped(_stdio(gate, server, serve, status_port)))
+
+
+def _settle(plan_file: str, db: str | None, session: str, what: str, ran: bool | None) -> None:
+    """``taskgate mcp --settle STEP --ran|--not-run --db FILE --plan FILE``: settle the stdio
+    session's call in doubt on its journal, as the operators' endpoint does."""
+    from taskgate.gate.session import step_named
+    from taskgate.integrations.mcp import McpGate, McpGateConfig
+    from taskgate.journal import open_store
+
+    if ran is None:
+        raise UsageError("--settle needs --ran or --not-run: say whether the call ran")
+    if not db:
+        raise UsageError("--settle needs the gate's journal: --db FILE (or a postgresql:// URL)")
+    if plan_file == "compile":
+        raise UsageError("--settle needs the plan file the gate was started with: --plan FILE")
+    plan = load_plan(plan_file)
+    step = step_named(TaskGraph(plan), what)
+    key = f"{session}~local"
+
+    async def go() -> None:
+        gate = McpGate(McpGateConfig(plan), open_store(db))
+        try:
+            if key not in await gate.store.keys():
+                raise UsageError(f"the journal {db} has no session {session!r}")
+            await gate.settle(key, step, ran)
+        finally:
+            await gate.store.close()
+
+    asyncio.run(go())
+    print(f"taskgate mcp: the call of {step} in session {session} is settled: "
+          f"{'it ran (its receipt is booked)' if ran else 'it did not run (the step is free)'}")  # fmt: skip
 
 
 async def _unwrapped(coro: Any) -> Any:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from taskgate.core.graph import find_cycle, step_sort_key
-from taskgate.core.ids import normalize_code, normalize_tool
+from taskgate.core.ids import normalize_code, normalize_tool, tool_key
 from taskgate.core.plan import Plan, Revision
 
 DefectKind = Literal[
@@ -105,10 +105,15 @@ def _key_defects(plan: Plan) -> list[Defect]:
                 detail += " (only ASCII digits 0-9 make a completion code)"
             out.append(Defect(f"malformed-{kind}", (sid,), detail))  # type: ignore[arg-type]
             continue
-        owners.setdefault(key, []).append(sid)
+        owners.setdefault(tool_key(key) if tools else key, []).append(sid)
     for key, sids in owners.items():
         if len(sids) > 1:
-            out.append(
-                Defect(f"duplicate-{kind}", tuple(sids), f"{key} is given to {', '.join(sids)}")  # type: ignore[arg-type]
+            names = sorted({plan.key(s).strip() for s in sids}) if tools else [key]
+            given = ", ".join(sids)
+            detail = (
+                f"{' and '.join(names)} name one tool: {given}"
+                if len(names) > 1
+                else f"{names[0]} is given to {given}"
             )
+            out.append(Defect(f"duplicate-{kind}", tuple(sids), detail))  # type: ignore[arg-type]
     return out

@@ -14,24 +14,37 @@ T = TypeVar("T", bound=BaseModel)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
-def extract_json(text: str) -> Any:
-    """The first JSON object in ``text`` (code fences and prose around it tolerated)."""
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ReplyFormatError(f"the key {key!r} is given twice in one object")
+        out[key] = value
+    return out
+
+
+def extract_json(text: str, *, unique: bool = False) -> Any:
+    """The first JSON object in ``text`` (code fences and prose around it tolerated); with
+    ``unique``, an object that gives one key twice is a :class:`ReplyFormatError` (a JSON
+    decoder would keep the last and lose the first silently)."""
     fenced = _FENCE.search(text)
     body = fenced.group(1) if fenced else text
     start = body.find("{")
     if start == -1:
         raise ReplyFormatError("no JSON object in the reply")
     try:
-        obj, _ = json.JSONDecoder().raw_decode(body[start:])
+        decoder = json.JSONDecoder(object_pairs_hook=_unique if unique else None)
+        obj, _ = decoder.raw_decode(body[start:])
     except RecursionError:  # a model looping on '[' nests deeper than the decoder can follow
         raise ReplyFormatError("the JSON nests too deeply") from None
     return obj
 
 
-def parse_reply(text: str, model: type[T]) -> T:
-    """Validate the reply against ``model``; raise :class:`ReplyFormatError` saying what was wrong."""
+def parse_reply(text: str, model: type[T], *, unique: bool = False) -> T:
+    """Validate the reply against ``model``; raise :class:`ReplyFormatError` saying what was
+    wrong (with ``unique``, a key given twice in one object is wrong too)."""
     try:
-        return model.model_validate(extract_json(text))
+        return model.model_validate(extract_json(text, unique=unique))
     except json.JSONDecodeError as exc:
         raise ReplyFormatError(f"the JSON is malformed ({exc.msg} at character {exc.pos})") from exc
     except ValidationError as exc:

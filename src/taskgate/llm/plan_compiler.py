@@ -127,7 +127,9 @@ class PlanCompiler:
         for _ in range(self._attempts):
             reply = await self._client.complete(messages, "compiler", self._on_call)
             try:
-                plan, defects = plan_defects(parse_reply(reply.text, _PlanReply), infos)
+                plan, defects = plan_defects(
+                    parse_reply(reply.text, _PlanReply, unique=True), infos
+                )
             except ReplyFormatError as exc:
                 plan, defects = None, [f"the reply is not a plan: {exc}"]
             if plan is not None:

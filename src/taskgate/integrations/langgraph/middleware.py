@@ -147,6 +147,9 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             weakref.WeakKeyDictionary()
         )
         self._max_threads = max_threads
+        #: (thread, call id) of the interrupts whose approval was given: a fork that resumes one
+        #: again gets the refusal (in this process; a fork resumed in another is not seen)
+        self._spent: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._lock = threading.Lock()
         self._judging = threading.Lock()  # one model turn's calls are judged once
         self._operating: dict[str, threading.Lock] = {}  # per thread: one operator's change
@@ -340,6 +343,15 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         by, reason = _approval(answer)
         if by is None:
             return ticket, rows
+        spent = (_thread_of(request.state), call_id)
+        with self._lock:  # one interrupt, one approval: a fork resumed again gets none
+            if spent in self._spent:
+                log.warning("taskgate: the approval of call %s was given already (its interrupt "
+                            "was resumed again, a fork): the refusal stands", call_id)  # fmt: skip
+                return ticket, rows
+            self._spent[spent] = None
+            while len(self._spent) > self._max_threads * 16:
+                self._spent.popitem(last=False)
         try:
             entry = gate.approve(call["name"], by=by, reason=reason)
         except TaskgateError as exc:  # e.g. a request that moved on: the refusal stands

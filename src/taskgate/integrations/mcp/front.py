@@ -23,6 +23,7 @@ import hashlib
 import hmac
 import logging
 import secrets
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,8 @@ from taskgate.serving.http import owner, read_body
 log = logging.getLogger("taskgate.mcp")
 
 SESSION_HEADER = "x-taskgate-session"
+#: how many ended session ids the endpoint remembers
+MAX_ENDED = 100_000
 _JSON = "application/json"
 
 
@@ -91,6 +94,9 @@ class Front:
         self.modern = modern
         self.guard = TransportSecurityMiddleware(security(host))
         self.secret = secret or secrets.token_bytes(32)
+        #: session ids their clients ended (DELETE): refused from then on (the most recent
+        #: ``MAX_ENDED``; a restart forgets them, as it forgets ids without a session secret)
+        self.ended: OrderedDict[str, None] = OrderedDict()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers: dict[bytes, bytes] = {}
@@ -113,7 +119,14 @@ class Front:
         token, _, mac = session.partition(".")
         if len(token) != 32 or not session.isascii():  # a header may carry any latin-1 byte
             return False
+        if session in self.ended:
+            return False
         return hmac.compare_digest(mac.encode(), self._mac(token).encode())
+
+    def end(self, session: str) -> None:
+        self.ended[session] = None
+        while len(self.ended) > MAX_ENDED:
+            self.ended.popitem(last=False)
 
     def _mac(self, token: str) -> str:
         return hmac.new(self.secret, token.encode(), hashlib.sha256).hexdigest()[:32]
@@ -123,9 +136,12 @@ class Front:
         rejected = await self.guard.validate_request(request, is_post=request.method == "POST")
         if rejected is not None:
             return rejected
-        if request.method == "DELETE":  # the client ends its session: nothing is kept per id
+        if request.method == "DELETE":  # the client ends its session: its id is refused after
             session = request.headers.get("mcp-session-id", "")
-            return Response(status_code=200 if self.known(session) else 404)
+            if not self.known(session):
+                return Response(status_code=404)
+            self.end(session)
+            return Response(status_code=200)
         if request.method != "POST":
             return Response("this gate sends no server-sent stream", 405, {"Allow": "POST, DELETE"})
         accept = request.headers.get("accept", "")

@@ -23,12 +23,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
+from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from taskgate.core.ledger import sealed_rows
 from taskgate.errors import TaskgateError
+from taskgate.integrations.mcp.front import security
 from taskgate.integrations.mcp.sessions import McpGate
 from taskgate.journal.held import NoPlanYet, OneApprovalAtATime, held_approval, held_revision
 from taskgate.serving.errors import HttpError
@@ -48,11 +50,16 @@ from taskgate.serving.operator import (
 Handler = Callable[[Request, McpGate, str | None], Awaitable[Response]]
 
 
-def routes(gate: McpGate) -> list[Route]:
-    """The operators' routes over ``gate``."""
+def routes(gate: McpGate, host: str = "127.0.0.1") -> list[Route]:
+    """The operators' routes over ``gate``, behind the same Host and Origin guard as the MCP
+    endpoint of a gate served on ``host`` (the SDK's DNS-rebinding guard, on loopback)."""
+    guard = TransportSecurityMiddleware(security(host))
 
     def endpoint(handler: Handler, write: bool = False) -> Callable[[Request], Awaitable[Response]]:
         async def handle(request: Request) -> Response:
+            rejected = await guard.validate_request(request, is_post=False)
+            if rejected is not None:
+                return rejected
             try:
                 caller = scope(request.headers, gate.config.status_token, write=write)
                 return await handler(request, gate, caller)

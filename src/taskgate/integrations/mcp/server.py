@@ -32,7 +32,7 @@ from taskgate.errors import PlanError, TaskgateError
 from taskgate.gate.tool_gate import check_tools
 from taskgate.integrations.mcp.front import Front, Holder, session_key
 from taskgate.integrations.mcp.sessions import McpGate
-from taskgate.integrations.mcp.upstream import HttpUpstream
+from taskgate.integrations.mcp.upstream import HttpUpstream, UpstreamError
 from taskgate.matching.wordings import wordings
 
 log = logging.getLogger("taskgate.mcp")
@@ -185,8 +185,15 @@ async def call(
         async def forward() -> types.CallToolResult:
             try:
                 return await client.call_tool(name, args, meta=_meta(params.meta))
-            except MCPError as exc:  # the upstream answered, with an error: the call failed
-                return _error(f"{name[:80]} failed at its server: {exc.error.message}")
+            except MCPError as exc:
+                if exc.error.code in NOT_RUN:  # refused before it ran: the call failed
+                    return _error(f"{name[:80]} failed at its server: {exc.error.message}")
+                # any other error (the SDK's own "connection closed" or timeout, the server's
+                # internal error) may come after the work was done: the call is in doubt
+                raise UpstreamError(
+                    f"{name[:80]}: its server gave no answer that says whether it ran "
+                    f"({exc.error.code}: {exc.error.message[:200]})"
+                ) from None
 
         answer = await gate.call(key or "", name, args, forward, lambda r: not r.is_error)
     except TaskgateError as exc:  # a journal that cannot be read or written, a stale session
@@ -196,6 +203,12 @@ async def call(
         return _error(answer.text)
     return answer.result  # type: ignore[no-any-return]
 
+
+#: JSON-RPC errors that say a request was refused before it ran (it cannot have done anything):
+#: only these end a forwarded call as failed; any other error leaves it in doubt
+NOT_RUN = frozenset(
+    {types.PARSE_ERROR, types.INVALID_REQUEST, types.METHOD_NOT_FOUND, types.INVALID_PARAMS}
+)
 
 _NO_SESSION = (
     "The call was not run: the gate tells sessions apart by the X-Taskgate-Session header or the "
@@ -245,7 +258,7 @@ def http_app(
     sdk = server.streamable_http_app(
         streamable_http_path=path,
         host=host,
-        custom_starlette_routes=routes(gate),
+        custom_starlette_routes=routes(gate, host),
         json_response=True,
     )
     front = Front(holder, call, sdk, host=host, secret=secret)

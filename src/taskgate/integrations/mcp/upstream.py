@@ -118,8 +118,10 @@ class HttpUpstream:
         await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"}, None)
 
     async def request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        """The result of one request (re-sent once after the server lost the session: a 404 to
-        the request's own POST means it was not processed)."""
+        """The result of one request. After the server lost the session (a 404), the session is
+        opened again and the request re-sent, except a ``tools/call``: a server may lose a
+        session after doing a call's work, so that call is in doubt (an :class:`UpstreamError`),
+        never sent twice."""
         generation = self._generation
         try:
             return await self._exchange(method, params)
@@ -128,6 +130,11 @@ class HttpUpstream:
                 if self._generation == generation:
                     await self._initialize()
                     self._generation += 1
+            if method == "tools/call":
+                raise UpstreamError(
+                    f"{self.url} lost the session while answering a tool call (HTTP 404): the "
+                    "call may have run, so it is not sent again"
+                ) from None
         try:
             return await self._exchange(method, params)
         except _SessionLost:
