@@ -217,3 +217,29 @@ def test_the_plan_compiled_at_start_from_the_task_and_the_upstreams_tools(tmp_pa
     assert (
         "Buy 40 laptops" in prompts[0] and "- place_order: Place the purchase order" in prompts[0]
     )
+
+
+def test_the_applications_first_message_opens_the_sessions_first_request(tmp_path: Path) -> None:
+    """``--requests application`` from nothing: the application posts the user's first message
+    before the client has made any call (by the session's name, over stdio), and the client's
+    first call runs on it."""
+    port = free_port()
+
+    async def go() -> tuple[int, str, bool, str]:
+        args = ("--requests", "application", "--status-port", str(port))
+        async with gate(tmp_path, *args) as client:
+            posted = await anyio.to_thread.run_sync(
+                lambda: operator(port, "requests", {"message": "Collect the requirements."})
+            )
+            result = await client.call_tool("collect_requirements", {"note": "first"})
+            return (
+                posted.status_code,
+                posted.json().get("session", ""),
+                bool(result.is_error),
+                text(result),
+            )
+
+    status, session, failed, said = anyio.run(go)
+    assert (status, session) == (200, "stdio~local")
+    assert not failed and said == "collect_requirements: done (first)"
+    assert calls(tmp_path / "upstream.log") == [{"tool": "collect_requirements", "note": "first"}]

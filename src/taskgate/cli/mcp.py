@@ -268,7 +268,7 @@ async def _stdio(gate: Any, server: Any, serve: Any, status_port: int | None) ->
 
     from taskgate.integrations.mcp.operator import routes
 
-    config = uvicorn.Config(Starlette(routes=routes(gate)), host="127.0.0.1", port=status_port,
+    config = uvicorn.Config(Starlette(routes=routes(gate, local=True)), host="127.0.0.1", port=status_port,
                             log_level="warning")  # fmt: skip
     status = uvicorn.Server(config)
     status_task = asyncio.create_task(status.serve())

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import orjson
@@ -50,9 +51,11 @@ from taskgate.serving.operator import (
 Handler = Callable[[Request, McpGate, str | None], Awaitable[Response]]
 
 
-def routes(gate: McpGate, host: str = "127.0.0.1") -> list[Route]:
+def routes(gate: McpGate, host: str = "127.0.0.1", *, local: bool = False) -> list[Route]:
     """The operators' routes over ``gate``, behind the same Host and Origin guard as the MCP
-    endpoint of a gate served on ``host`` (the SDK's DNS-rebinding guard, on loopback)."""
+    endpoint of a gate served on ``host`` (the SDK's DNS-rebinding guard, on loopback). ``local``:
+    the gate serves one stdio client, whose sessions a name alone names (``stdio`` is
+    ``stdio~local``)."""
     guard = TransportSecurityMiddleware(security(host))
 
     def endpoint(handler: Handler, write: bool = False) -> Callable[[Request], Awaitable[Response]]:
@@ -75,7 +78,11 @@ def routes(gate: McpGate, host: str = "127.0.0.1") -> list[Route]:
     return [
         Route("/taskgate/sessions", endpoint(_list), methods=["GET"]),
         Route("/taskgate/metrics", endpoint(_metrics), methods=["GET"]),
-        Route("/taskgate/sessions/{key:path}/requests", endpoint(_request, True), methods=["POST"]),
+        Route(
+            "/taskgate/sessions/{key:path}/requests",
+            endpoint(partial(_request, local=local), True),
+            methods=["POST"],
+        ),
         Route("/taskgate/sessions/{key:path}/revisions", endpoint(_revise, True), methods=["POST"]),
         Route(
             "/taskgate/sessions/{key:path}/approvals", endpoint(_approve, True), methods=["POST"]
@@ -127,8 +134,12 @@ async def _show(request: Request, gate: McpGate, scope: str | None) -> Response:
     )
 
 
-async def _request(request: Request, gate: McpGate, scope: str | None) -> Response:
+async def _request(
+    request: Request, gate: McpGate, scope: str | None, *, local: bool = False
+) -> Response:
     key = str(request.path_params["key"])
+    if local and "~" not in key:  # the stdio client's session, by its name
+        key = f"{key}~local"
     if not _WHOLE_ID.fullmatch(key):  # a session that exists, by name or whole id
         key = await _resolve(request, gate, scope)
     body: MessageBody = parsed(await read_body(request), MessageBody)
