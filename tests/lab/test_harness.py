@@ -147,6 +147,34 @@ def test_a_stale_work_order_is_refused_in_every_arm(tmp_path: Path, arm: str) ->
 
 
 @dataclass
+class OffPlan:
+    """Calls, under each request's work order, a harness tool no step of the episode is bound to."""
+
+    tool: str = ""
+
+    async def reply(self, messages: list[ChatMessage]) -> str:
+        said = [m["content"] for m in messages if m["role"] == "user" and "(#W" in m["content"]]
+        if not said:
+            return "ok"
+        wo = said[-1].rsplit("(#W", 1)[1].split(")")[0]
+        return f'ACTION {{"tool": "{self.tool}", "work_order": "#W{wo}"}}'
+
+
+@pytest.mark.parametrize("arm", ["enforcement", "enforcement-request"])
+def test_a_tool_no_step_is_bound_to_is_refused_by_the_enforcement_arms(
+    tmp_path: Path, arm: str
+) -> None:
+    """The paper's gate refuses a call of a tool the episode binds to no step (unknown-tool), as
+    before the library's gate let such tools through by default: the lab keeps its own rule."""
+    bound = {s.tool for s in episode().plan.steps.values()}
+    off = sorted(t for t in TOOLS if t not in bound)[0]
+    records = asyncio.run(play(OffPlan(off), arm, tmp_path))
+    calls = [b for r in records if isinstance(r, TurnRecord) for b in r.bookings]
+    assert calls and all(b.decision == "refuse" and b.reason == "unknown-tool" for b in calls)
+    assert not Workspace(tmp_path / arm).receipts()
+
+
+@dataclass
 class Relentless:
     """Calls a tool on every hop, forever (under the newest work order it has seen)."""
 

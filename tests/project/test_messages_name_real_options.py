@@ -52,7 +52,9 @@ def _variables() -> set[str]:
     read: set[str] = set()
     for path in SRC.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        read |= set(re.findall(r"environ(?:\.get|\.setdefault)?\(?\[?\s*[\"'](TASKGATE_[A-Z0-9_]+)", text))
+        read |= set(
+            re.findall(r"environ(?:\.get|\.setdefault)?\(?\[?\s*[\"'](TASKGATE_[A-Z0-9_]+)", text)
+        )
         read |= set(re.findall(r"getenv\(\s*[\"'](TASKGATE_[A-Z0-9_]+)", text))
         read |= set(re.findall(r"(?:VARIABLE|_ENV)\s*=\s*[\"'](TASKGATE_[A-Z0-9_]+)", text))
     return read

@@ -52,8 +52,10 @@ class Dispatcher:
         on_execute: Callable[[Booking], None],
     ) -> None:
         self.workspace, self.module, self.policy = workspace, module, policy
-        self._gate = (  # the paper's policies as they are: an unrequested eligible step runs
-            ToolGate.around(module, policy, unrequested="run")
+        # the paper's policies as they are: an unrequested eligible step runs, and a tool no step
+        # of the episode is bound to is refused (unknown), never let through
+        self._gate = (
+            ToolGate.around(module, policy, unrequested="run", unbound="refuse")
             if policy is not Policy.UNGATED
             else None
         )
