@@ -258,9 +258,12 @@ def test_an_upstream_error_frees_the_step_only_when_it_says_the_call_never_ran(
     assert ("no answer that says whether it ran" in said) == bool(doubt)
 
 
-def test_a_call_in_doubt_over_stdio_is_settled_from_the_command_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("requests", ["application", "plan"])
+def test_a_call_in_doubt_over_stdio_is_settled_from_the_command_line(
+    tmp_path: Path, requests: str
+) -> None:
     """A stdio gate without --status-port still has a way to settle: ``taskgate mcp --settle STEP
-    --ran|--not-run`` on its --db, with no upstream started."""
+    --ran|--not-run`` on its --db (with the options the gate ran with), no upstream started."""
     import json
 
     from typer.testing import CliRunner
@@ -272,8 +275,9 @@ def test_a_call_in_doubt_over_stdio_is_settled_from_the_command_line(tmp_path: P
 
     async def crash() -> None:
         store = SQLiteStore(db)
-        gate = McpGate(McpGateConfig(PLAN, requests="application"), store)
-        await gate.request("stdio~local", "Collect the requirements.")
+        gate = McpGate(McpGateConfig(PLAN, requests=requests), store)  # type: ignore[arg-type]
+        if requests == "application":
+            await gate.request("stdio~local", "Collect the requirements.")
 
         async def gone() -> str:
             raise ConnectionError("the upstream exited")
@@ -284,18 +288,57 @@ def test_a_call_in_doubt_over_stdio_is_settled_from_the_command_line(tmp_path: P
 
     async def state() -> tuple[list[str], str]:
         store = SQLiteStore(db)
-        session = await McpGate(McpGateConfig(PLAN, requests="application"), store).session(
-            "stdio~local"
-        )
+        config = McpGateConfig(PLAN, requests=requests)  # type: ignore[arg-type]
+        session = await McpGate(config, store).session("stdio~local")
         await store.close()
         return sorted(session.gate.in_doubt()), session.gate.machine.status("s1").value
 
     asyncio.run(crash())
     assert asyncio.run(state()) == (["s1"], "TODO")
-    argv = ["mcp", "--plan", str(plan_file), "--db", str(db), "--settle", "collect_requirements"]
+    argv = ["mcp", "--plan", str(plan_file), "--db", str(db), "--requests", requests,
+            "--settle", "collect_requirements"]  # fmt: skip
     missing = CliRunner().invoke(app, argv)
     assert missing.exit_code != 0 and "--ran or --not-run" in missing.output
     done = CliRunner().invoke(app, [*argv, "--ran"])
     assert done.exit_code == 0, done.output
     assert "settled" in done.output
     assert asyncio.run(state()) == ([], "DONE")
+
+
+def test_an_approval_waits_for_a_request_and_is_refused_for_a_step_in_doubt() -> None:
+    """An operator's approval held before any request stays held until one opens (never dropped
+    for want of a request); one of a step whose call is in doubt is refused when it is posted."""
+    from taskgate.journal.held import held_approval
+
+    gate = McpGate(McpGateConfig(PLAN, requests="application"))
+    key = "k~local"
+
+    async def go() -> tuple[bool, int, bool, str]:
+        await gate.hold(key, lambda conv, m: held_approval(conv, m, "draft_rfq", "ops", ""))
+        early = await call_on(gate, key, "draft_rfq")  # no request yet: refused, still held
+        session = await gate.session(key)
+        still_held = len(session.conv.held)
+        await gate.request(key, "Thanks!")
+        approved = await call_on(gate, key, "draft_rfq")  # blocked, but approved: runs
+
+        async def gone() -> str:
+            raise ConnectionError("the upstream exited")
+
+        await gate.request(key, "Collect the requirements.")
+        with pytest.raises(ConnectionError):
+            await gate.call(key, "collect_requirements", {}, gone, lambda r: True)
+        with pytest.raises(UsageError, match="running or in doubt"):
+            await gate.hold(key, lambda conv, m: held_approval(
+                conv, m, "collect_requirements", "ops", ""))  # fmt: skip
+        return early.refused, still_held, approved.refused, approved.text
+
+    early, still_held, refused, said = asyncio.run(go())
+    assert early and still_held == 1
+    assert not refused, said
+
+
+async def call_on(gate: McpGate, key: str, tool: str) -> Any:
+    async def run() -> str:
+        return f"{tool}: done"
+
+    return await gate.call(key, tool, {}, run, lambda r: True)

@@ -490,3 +490,23 @@ def test_every_fold_of_stored_state_holds_the_unrequested_rule() -> None:
     rows = sealed_rows(forged, scope="t")
     with pytest.raises(LedgerFormatError, match="asked for no step"):
         TaskGateMiddleware(PLAN).gate({"taskgate_ledger": rows}, sync=True, thread="t")
+
+
+def test_the_proxy_refuses_an_unbound_tool_when_told_to() -> None:
+    """``unbound`` is one rule on every surface, the proxy's plan mode included."""
+    from taskgate import UsageError
+    from taskgate.proxy import ProxyConfig
+    from taskgate.proxy.gating import Judged, judge_calls, rung
+
+    gate = ToolGate(PLAN)
+    gate.open_request("s1")
+    native = [{"id": "c1", "type": "function",
+               "function": {"name": "search_catalog", "arguments": "{}"}}]  # fmt: skip
+    for unbound, passed in (("run", 1), ("refuse", 0)):
+        kept, refusals = judge_calls(gate.machine, rung("enforcement"), native, Judged(),
+                                     planned=True, unbound=unbound)  # type: ignore[arg-type]  # fmt: skip
+        assert len(kept) == passed
+        assert refusals == ([] if passed else
+                            ["search_catalog was not run: it is not one of this task's tools."])  # fmt: skip
+    with pytest.raises(UsageError, match="unbound must be"):
+        ProxyConfig("http://127.0.0.1:1/v1", plan=PLAN, unbound="maybe")  # type: ignore[arg-type]

@@ -115,7 +115,9 @@ def mcp(
         typer.Option(
             help="Instead of serving: settle the call of this step (or its tool) held in doubt "
             "in --session's journal (--db), saying with --ran or --not-run whether it ran; "
-            "then exit. Safe while a gate serves the same journal.",
+            "then exit. Give the options the gate was started with (--plan, --requests, --arm), "
+            "and stop that gate first: this process cannot see a call it is still forwarding "
+            "(a running gate settles through its --status-port).",
             metavar="STEP",
             show_default=False,
         ),
@@ -141,7 +143,10 @@ def mcp(
     except ModuleNotFoundError as exc:
         raise MissingExtraError("mcp", "taskgate mcp", exc.name) from None
     if settle is not None:  # no upstream is started: the journal alone is settled
-        _settle(plan_file, db, session, settle, ran)
+        _choice("--requests", requests, ("tool", "application", "plan"))
+        _choice("--arm", arm, ("enforcement", "enforcement-request"))
+        policy = Policy.STATE_BOUND if arm == "enforcement" else Policy.REQUEST_BOUND
+        _settle(plan_file, db, session, settle, ran, requests, policy)
         return
     targets = _upstreams(upstream or [], upstream_url or [], list(ctx.args))
     _choice("--requests", requests, ("tool", "application", "plan"))
@@ -172,7 +177,15 @@ def mcp(
     asyncio.run(_unwrapped(_stdio(gate, server, serve, status_port)))
 
 
-def _settle(plan_file: str, db: str | None, session: str, what: str, ran: bool | None) -> None:
+def _settle(
+    plan_file: str,
+    db: str | None,
+    session: str,
+    what: str,
+    ran: bool | None,
+    requests: str,
+    policy: Policy,
+) -> None:
     """``taskgate mcp --settle STEP --ran|--not-run --db FILE --plan FILE``: settle the stdio
     session's call in doubt on its journal, as the operators' endpoint does."""
     from taskgate.gate.session import step_named
@@ -183,6 +196,8 @@ def _settle(plan_file: str, db: str | None, session: str, what: str, ran: bool |
         raise UsageError("--settle needs --ran or --not-run: say whether the call ran")
     if not db:
         raise UsageError("--settle needs the gate's journal: --db FILE (or a postgresql:// URL)")
+    if "://" not in db and not Path(db).is_file():
+        raise UsageError(f"--db {db}: no such journal (settle reads the gate's own --db)")
     if plan_file == "compile":
         raise UsageError("--settle needs the plan file the gate was started with: --plan FILE")
     plan = load_plan(plan_file)
@@ -190,7 +205,8 @@ def _settle(plan_file: str, db: str | None, session: str, what: str, ran: bool |
     key = f"{session}~local"
 
     async def go() -> None:
-        gate = McpGate(McpGateConfig(plan), open_store(db))
+        config = McpGateConfig(plan, requests=requests, policy=policy)  # type: ignore[arg-type]
+        gate = McpGate(config, open_store(db))
         try:
             if key not in await gate.store.keys():
                 raise UsageError(f"the journal {db} has no session {session!r}")

@@ -73,6 +73,13 @@ def proxy(
             "step) or protocol (the paper's rejection notices).",
         ),
     ] = "plain",
+    unbound: Annotated[
+        str,
+        typer.Option(
+            help="A native tool call of a tool no plan step is bound to: run (passed ungated) or "
+            "refuse.",
+        ),
+    ] = "run",
     on_compile_error: Annotated[
         str,
         typer.Option(
@@ -122,6 +129,8 @@ def proxy(
         matcher = "lexical" if plan is not None or compiling else "llm"
     if on_compile_error not in ("refuse", "forward"):
         raise UsageError(f"--on-compile-error must be refuse or forward, not {on_compile_error!r}")
+    if unbound not in ("run", "refuse"):
+        raise UsageError(f"--unbound must be run or refuse, not {unbound!r}")
     if notices not in ("plain", "protocol"):
         raise UsageError(f"--notices must be plain or protocol, not {notices!r}")
     if compiler not in ("llm", "parser"):
@@ -147,6 +156,7 @@ def proxy(
         plan=plan,
         on_compile_error=on_compile_error,
         notices="protocol" if notices == "protocol" else "plain",
+        unbound="refuse" if unbound == "refuse" else "run",
         compile_plans=compiling,
     )
     store = open_store(db)

@@ -376,6 +376,8 @@ class GateSession:
         False) books nothing and frees its step, ``"unknown"`` holds the step in doubt (see
         :meth:`settle`). Returns the receipt (``None`` when nothing was recorded). Finishing a
         refused, ungated or already finished ticket does nothing."""
+        if not isinstance(outcome, str | bool):
+            raise UsageError(f"a call ends ok, failed or unknown, not {outcome!r}")
         ok = outcome if isinstance(outcome, str) else ("ok" if outcome else "failed")
         if ok not in ("ok", "failed", "unknown"):
             raise UsageError(f"a call ends ok, failed or unknown, not {outcome!r}")
@@ -501,7 +503,12 @@ class GateSession:
 
 
 def _as_call(call: Call | object) -> Call:
-    return call if isinstance(call, Call) else Call(call)
+    """A call as the core reads it (an id that is not text is no id: a keyed batch refuses it)."""
+    if not isinstance(call, Call):
+        return Call(call)
+    return (
+        call if call.id is None or isinstance(call.id, str) else dataclasses.replace(call, id=None)
+    )
 
 
 def _with(ticket: Ticket, **changes: object) -> Ticket:
@@ -510,6 +517,8 @@ def _with(ticket: Ticket, **changes: object) -> Ticket:
 
 def step_named(graph: TaskGraph, what: str) -> str:
     """The step ``what`` names: a step id, or the name of the tool a step is bound to."""
+    if not isinstance(what, str):
+        raise PlanError(f"a step is named by its id or its tool's name, not {what!r}")
     step = what if what in graph else graph.step_for_tool(normalize_tool(what) or what)
     if step is None:
         raise PlanError(f"nothing to approve: {what!r} is no step or tool of the plan")
@@ -523,6 +532,8 @@ def cancelling(
     inherit: bool = False,
 ) -> Revision:
     """The revision that cancels ``step`` on ``machine`` (see :meth:`GateSession.cancel`)."""
+    if not isinstance(step, str):
+        raise UsageError(f"a step is cancelled by its id, not {step!r}")
     rewires = {k: steps_of(v) for k, v in (rewire or {}).items()}
     graph = machine.graph
     if step in graph and graph.is_cancelled(step):

@@ -106,6 +106,8 @@ def give_held(conv: Conversation, gate: GateSession, *, approvals: bool) -> list
     taken: list[int] = []
     dropped: list[str] = []
     events: list[Event] = []
+    if approvals and gate.machine.request is None:  # kept for the next request that opens
+        return events
     for i, held in enumerate(conv.held):
         if (held.approval is not None) != approvals:
             continue

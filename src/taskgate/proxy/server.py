@@ -444,7 +444,13 @@ def gate_message(
     if calls and machine.graph.binding == "tool":
         planned = call.proxy.config.planned
         kept, refusals = judge_calls(
-            machine, arm, calls, judged, planned=planned, notices=call.proxy.config.notices
+            machine,
+            arm,
+            calls,
+            judged,
+            planned=planned,
+            notices=call.proxy.config.notices,
+            unbound=call.proxy.config.unbound,
         )
         if refusals:
             returned = "\n\n".join([returned, *refusals] if returned else refusals)

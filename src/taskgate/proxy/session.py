@@ -22,7 +22,7 @@ import httpx
 
 from taskgate.core.plan import Plan
 from taskgate.errors import LedgerFormatError, TaskgateError, UsageError
-from taskgate.gate.session import Notices
+from taskgate.gate.session import Notices, Unbound
 from taskgate.journal.events import (
     Conversation,
     Event,
@@ -87,6 +87,8 @@ class ProxyConfig:
     on_compile_error: str = "refuse"
     #: what a refused native tool call says: plain words, or the paper's rejection notice
     notices: Notices = "plain"
+    #: a native call of a tool no plan step is bound to: passed ungated, or refused
+    unbound: Unbound = "run"
     #: the most conversations kept in memory (the journal keeps every one)
     max_conversations: int = 100_000
     #: plan mode with each conversation's plan compiled (``--plan compile``): from its first
@@ -106,6 +108,8 @@ class ProxyConfig:
             raise UsageError("max_conversations must be at least 1")
         if self.notices not in ("plain", "protocol"):
             raise UsageError(f"notices must be plain or protocol, not {self.notices!r}")
+        if self.unbound not in ("run", "refuse"):
+            raise UsageError(f"unbound must be run or refuse, not {self.unbound!r}")
         if self.on_compile_error not in ("refuse", "forward"):
             raise UsageError(
                 f"on_compile_error must be refuse or forward, not {self.on_compile_error!r}"

@@ -229,7 +229,13 @@ async def _finish(
     if ordered and machine.graph.binding == "tool":
         planned = call.proxy.config.planned
         kept, refusals = judge_calls(
-            machine, arm, ordered, judged, planned=planned, notices=call.proxy.config.notices
+            machine,
+            arm,
+            ordered,
+            judged,
+            planned=planned,
+            notices=call.proxy.config.notices,
+            unbound=call.proxy.config.unbound,
         )
         if refusals:
             text = "\n\n".join([text, *refusals] if text else refusals)

@@ -149,7 +149,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         self._max_threads = max_threads
         #: (thread, call id) of the interrupts whose approval was given: a fork that resumes one
         #: again gets the refusal (in this process; a fork resumed in another is not seen)
-        self._spent: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._spent: OrderedDict[tuple[str, str, str, int], None] = OrderedDict()
         self._lock = threading.Lock()
         self._judging = threading.Lock()  # one model turn's calls are judged once
         self._operating: dict[str, threading.Lock] = {}  # per thread: one operator's change
@@ -199,6 +199,9 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             machine, self.policy, self.notices, self.unrequested, self.unbound
         )
         gate.wordings = self.wordings
+        if held is not None:  # calls in doubt are not in the rows: carried over, not forgotten
+            for doubt in held.gate.in_doubt().values():
+                gate.hold(doubt.step, doubt.work_order, doubt.at)
         adopted = frozenset(read.seals) | (held.adopted if held is not None else frozenset())
         new = self._threads[thread] = _Thread(gate, adopted, thread)
         self._sealers[gate] = self._own.sealer(thread)
@@ -343,7 +346,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         by, reason = _approval(answer)
         if by is None:
             return ticket, rows
-        spent = (_thread_of(request.state), call_id)
+        spent = (_thread_of(request.state), call_id, ticket.call.work_order, ticket.at)
         with self._lock:  # one interrupt, one approval: a fork resumed again gets none
             if spent in self._spent:
                 log.warning("taskgate: the approval of call %s was given already (its interrupt "

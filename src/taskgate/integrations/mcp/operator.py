@@ -30,9 +30,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from taskgate.core.ledger import sealed_rows
-from taskgate.errors import TaskgateError
+from taskgate.errors import LedgerFormatError, TaskgateError
 from taskgate.integrations.mcp.front import security
-from taskgate.integrations.mcp.sessions import McpGate
+from taskgate.integrations.mcp.sessions import McpGate, SessionMoved
 from taskgate.journal.held import NoPlanYet, OneApprovalAtATime, held_approval, held_revision
 from taskgate.serving.errors import HttpError
 from taskgate.serving.http import read_body
@@ -68,8 +68,11 @@ def routes(gate: McpGate, host: str = "127.0.0.1", *, local: bool = False) -> li
                 return await handler(request, gate, caller)
             except HttpError as exc:
                 return exc.response()
-            except (OneApprovalAtATime, NoPlanYet) as exc:
+            except (OneApprovalAtATime, NoPlanYet, SessionMoved) as exc:
                 return HttpError(409, str(exc), "conversation_conflict").response()
+            except LedgerFormatError as exc:  # the journal does not fold: the gate's fault
+                return HttpError(500, f"the session's journal does not fold: {exc}",
+                                 "server_error").response()  # fmt: skip
             except TaskgateError as exc:  # refused by the gate: one line, nothing written
                 return HttpError(400, f"the change was refused: {exc}").response()
 
@@ -171,5 +174,6 @@ def _held(key: str, held: list[Any]) -> Response:
 async def _settle(request: Request, gate: McpGate, scope: str | None) -> Response:
     key = await _resolve(request, gate, scope)
     body: SettleBody = parsed(await read_body(request), SettleBody)
-    await gate.settle(key, body.step, body.ran)
-    return _json({"session": key, "settled": body.step, "ran": body.ran})
+    step = gate.step(body.step)  # a step id or its tool's name
+    await gate.settle(key, step, body.ran)
+    return _json({"session": key, "settled": step, "ran": body.ran})

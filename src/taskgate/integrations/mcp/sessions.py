@@ -33,7 +33,7 @@ from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason
 from taskgate.errors import UsageError
-from taskgate.gate.session import Call, GateSession, Notices
+from taskgate.gate.session import Call, GateSession, Notices, step_named
 from taskgate.journal.events import CallEvent, Conversation, HeldEvent, LedgerEvent
 from taskgate.journal.held import give_held, scratch
 from taskgate.journal.store import MemoryStore, StaleJournal, Store
@@ -111,6 +111,10 @@ class Metrics:
         return {"calls": dict(self.calls), "gated": len(self.own), **percentiles(self.own)}
 
 
+class SessionMoved(UsageError):
+    """Another process wrote the session's journal first: read it afresh and retry."""
+
+
 class McpGate:
     """The sessions of one MCP gate, each a tool gate over the plan, kept in ``store``."""
 
@@ -127,6 +131,7 @@ class McpGate:
         self.sessions: OrderedDict[str, Session] = OrderedDict()
         self.metrics = Metrics()
         self._loading: dict[str, asyncio.Lock] = {}
+        self._live: dict[str, set[str]] = {}  # per session: the calls this process forwards now
         self._bound = {tool_key(s.tool) for s in config.plan.steps.values()}
         #: the plan alone, never recording: what the core says of a call before any session
         #: (a tool no step is bound to passes, or is refused, by the core's ``unbound`` rule)
@@ -158,7 +163,9 @@ class McpGate:
                     "or use a new journal"
                 )
             gate = self._gate(conv)
-            new = Session(key, conv, gate)
+            # the calls this process forwards are the gate's, not the session object's: a
+            # session read back after a failed write still knows them running, not in doubt
+            new = Session(key, conv, gate, live=self._live.setdefault(key, set()))
             if conv.written == 0:  # a new session: its plan (and standing request) first
                 if self.config.requests == "plan":
                     gate.open_request(None)
@@ -178,6 +185,7 @@ class McpGate:
             if not old.live and not old.lock.locked():
                 del self.sessions[key]
                 self._loading.pop(key, None)
+                self._live.pop(key, None)
 
     def _gate(self, conv: Conversation) -> GateSession:
         gate = self._session_gate(conv.machine)
@@ -204,7 +212,9 @@ class McpGate:
         except BaseException as exc:  # read afresh next time: memory never runs ahead of it
             self.sessions.pop(conv.key, None)
             if isinstance(exc, StaleJournal):
-                raise UsageError(f"session {conv.key} moved on in another process; retry") from None
+                raise SessionMoved(
+                    f"session {conv.key} moved on in another process; retry"
+                ) from None
             raise
         conv.written = len(conv.events)
 
@@ -212,6 +222,10 @@ class McpGate:
         for entry in entries:
             if entry is not None:
                 session.conv.apply(LedgerEvent(entry=entry), applied=True)
+
+    def step(self, what: str) -> str:
+        """The step ``what`` names: a step id, or its tool's name (a :class:`PlanError` else)."""
+        return step_named(self._template.machine.graph, what)
 
     def bound(self, tool: str) -> bool:
         """Whether a step of the plan is bound to ``tool`` (else it runs ungated, or not at all)."""
@@ -262,8 +276,8 @@ class McpGate:
         if not first.gated:  # a tool no step is bound to: the core lets it through
             self.metrics.calls["unbound"] += 1
             return Answer(result=await forward())
-        if first.verdict.reason is Reason.UNKNOWN_TOOL:  # unbound="refuse"
-            self.metrics.calls["refused"] += 1
+        if first.verdict.reason is Reason.UNKNOWN_TOOL and not key:  # unbound="refuse"
+            self.metrics.calls["refused"] += 1  # no session to record it in
             return Answer(text=first.notice, refused=True)
         session = await self.session(key)
         call_id = uuid.uuid4().hex
@@ -322,6 +336,12 @@ class McpGate:
         session = await self.session(key)
         async with session.lock:
             event = make(session.conv, scratch(session.conv))
+            busy = session.gate.running()
+            if event.approval is not None and event.approval.step in busy:
+                raise UsageError(
+                    f"step {event.approval.step} has a call running or in doubt now: approve its "
+                    "next call once that one has ended (or was settled)"
+                )
             session.conv.apply(event)
             await self._write(session)
             return list(session.conv.held)
