@@ -25,9 +25,10 @@ Every error taskgate raises on purpose derives from one root, so a caller can ca
     ReplyFormatError (a ValueError) is a model reply that is not the JSON asked for; the model
     roles catch it and re-ask once, so it only reaches callers of ``parse_reply`` itself.
     Integrations add leaves of their own: tau2's ``MalformedArgumentsError`` (a WRITE call whose
-    arguments do not fit its tool; the gate refuses such a call rather than raise it), and the
-    proxy's ``HttpError`` (an OpenAI-style error answer), ``Conflict`` (a request that does not
-    continue its conversation) and ``StaleJournal`` (another replica wrote first).
+    arguments do not fit its tool; the gate refuses such a call rather than raise it), the HTTP
+    surfaces' ``HttpError`` (an OpenAI-style error answer, ``taskgate.serving``), the proxy's
+    ``Conflict`` (a request that does not continue its conversation), the journal's
+    ``StaleJournal`` (another replica wrote first) and the MCP gate's ``SessionMoved``.
 
 The input errors also derive from ``ValueError``: they mean "this input was wrong", and the
 message names the bad value and what was expected. ``MissingExtraError`` is an ``ImportError``,
