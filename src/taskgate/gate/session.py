@@ -310,12 +310,17 @@ class GateSession:
         return self.judge([Call(t) for t in tools])
 
     def _decide(self, calls: Sequence[Call], keyed: bool) -> list[Ticket]:
-        ids = Counter(c.id for c in calls)
+        ids = Counter(c.id for c in calls) if keyed else None
         in_flight = set(self._running)
         tickets = []
         for call in calls:
             ticket = self._one(call, in_flight)
-            if ticket.gated and ticket.admitted and keyed and (not call.id or ids[call.id] > 1):
+            if (
+                ids is not None
+                and ticket.gated
+                and ticket.admitted
+                and (not call.id or ids[call.id] > 1)
+            ):
                 # its receipt could not be told from another call's: one answer would book both
                 ticket = self._refused(ticket.call, Verdict("refuse", ticket.step,
                                                            Reason.MALFORMED_CALL), call.id)  # fmt: skip
@@ -362,14 +367,18 @@ class GateSession:
         """Record a refusal; reserve an admitted call's step until it is finished."""
         if not ticket.gated:
             return ticket
-        if not ticket.admitted:
-            self._machine.record(ticket.call, ticket.verdict, self.policy)
-            return _with(ticket, entry=self._machine.last_entry(), key=next(self._keys))
-        assert ticket.step is not None
-        self._running.add(ticket.step)
-        ticket = _with(ticket, key=next(self._keys), at=self._machine.ledger_length)
-        self._open[ticket.key] = self._epoch
-        return ticket
+        key, verdict = next(self._keys), ticket.verdict
+        if not verdict.admitted:
+            self._machine.record(ticket.call, verdict, self.policy)
+            entry = self._machine.last_entry()
+            return Ticket(
+                ticket.call, verdict, entry, ticket.refusal, ticket.id, ticket.at, key=key
+            )
+        assert verdict.step is not None
+        self._running.add(verdict.step)
+        self._open[key] = self._epoch
+        at = self._machine.ledger_length
+        return Ticket(ticket.call, verdict, None, "", ticket.id, at, key=key)
 
     def finish(self, ticket: Ticket, outcome: Outcome | bool) -> LedgerEntry | None:
         """The admitted call ended: ``"ok"`` (or True) records its receipt, ``"failed"`` (or
@@ -509,10 +518,6 @@ def _as_call(call: Call | object) -> Call:
     return (
         call if call.id is None or isinstance(call.id, str) else dataclasses.replace(call, id=None)
     )
-
-
-def _with(ticket: Ticket, **changes: object) -> Ticket:
-    return dataclasses.replace(ticket, **changes)  # type: ignore[arg-type]
 
 
 def step_named(graph: TaskGraph, what: str) -> str:
