@@ -146,20 +146,6 @@ def test_a_stale_work_order_is_refused_in_every_arm(tmp_path: Path, arm: str) ->
     assert not Workspace(tmp_path / arm).receipts()  # nothing executed
 
 
-@dataclass
-class OffPlan:
-    """Calls, under each request's work order, a harness tool no step of the episode is bound to."""
-
-    tool: str = ""
-
-    async def reply(self, messages: list[ChatMessage]) -> str:
-        said = [m["content"] for m in messages if m["role"] == "user" and "(#W" in m["content"]]
-        if not said:
-            return "ok"
-        wo = said[-1].rsplit("(#W", 1)[1].split(")")[0]
-        return f'ACTION {{"tool": "{self.tool}", "work_order": "#W{wo}"}}'
-
-
 @pytest.mark.parametrize("arm", ["enforcement", "enforcement-request"])
 def test_a_tool_no_step_is_bound_to_is_refused_by_the_enforcement_arms(
     tmp_path: Path, arm: str
@@ -168,7 +154,7 @@ def test_a_tool_no_step_is_bound_to_is_refused_by_the_enforcement_arms(
     before the library's gate let such tools through by default: the lab keeps its own rule."""
     bound = {s.tool for s in episode().plan.steps.values()}
     off = sorted(t for t in TOOLS if t not in bound)[0]
-    records = asyncio.run(play(OffPlan(off), arm, tmp_path))
+    records = asyncio.run(play(Relentless(off), arm, tmp_path))  # a call of it on every hop
     calls = [b for r in records if isinstance(r, TurnRecord) for b in r.bookings]
     assert calls and all(b.decision == "refuse" and b.reason == "unknown-tool" for b in calls)
     assert not Workspace(tmp_path / arm).receipts()
