@@ -565,7 +565,7 @@ def test_the_status_list_does_not_wait_for_a_streamed_reply() -> None:
         streaming.start()
         state = proxy.app.state.proxy
         for _ in range(3000):  # a hang guard only: until the stream holds its conversation
-            if any(lock.locked() for lock in list(state._locks.values())):
+            if any(state.conversations.held(k) for k in state.conversations):
                 break
             time.sleep(0.01)
         listed = keys(proxy.url)

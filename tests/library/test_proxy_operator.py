@@ -227,6 +227,6 @@ def test_conversations_beyond_the_cap_leave_memory_and_come_back_from_the_journa
             Chat(proxy.base_url, client).say("hello from the second")
             Chat(proxy.base_url, client).say("hello from the third")
             state = proxy.app.state.proxy
-            assert len(state.conversations) <= 2 and len(state._locks) <= 2
+            assert len(state.conversations) <= 2 and state.conversations.locks <= 2
             drafted = first.say("Draft the RFQ.")  # the first, read back: s1 has its receipt
     assert [c["function"]["name"] for c in drafted["tool_calls"]] == ["draft_rfq"]

@@ -100,8 +100,8 @@ async def _written(proxy: Proxy, key: str) -> Conversation:
     """The conversation as its journal has it: never half a request's state, and without waiting
     for a request in flight (a streamed reply holds its conversation until it ends)."""
     lock = proxy.lock(key)
-    if lock.locked() and key in proxy.conversations:
-        conv = proxy.conversations[key]
+    conv = proxy.conversations.peek(key)
+    if lock.locked() and conv is not None:
         return Conversation(key, conv.events[: conv.written], requested=proxy.requested)
     async with lock:
         return await proxy.readable(key)

@@ -68,7 +68,7 @@ async def hold(proxy: Proxy, key: str, raw: bytes, model: type[Body]) -> Respons
         try:
             await proxy.store.append(key, len(conv.events), [event])
         except StaleJournal:
-            proxy.conversations.pop(key, None)
+            proxy.conversations.pop(key)
             raise HttpError(
                 409, f"conversation {key} moved on elsewhere; retry", "conversation_conflict"
             ) from None

@@ -22,6 +22,7 @@ import httpx
 
 from taskgate.core.plan import Plan
 from taskgate.errors import LedgerFormatError, TaskgateError, UsageError
+from taskgate.gate.registry import SessionRegistry
 from taskgate.gate.session import Notices, Unbound
 from taskgate.journal.events import (
     Conversation,
@@ -202,8 +203,10 @@ class Proxy:
         self.requested = config.planned and self.arm.gating
         self.upstream = config.upstream.rstrip("/")
         self.store: Store = store or MemoryStore()
-        self.conversations: dict[str, Conversation] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        #: the conversations in memory (at most ``max_conversations`` idle ones), a lock each
+        self.conversations: SessionRegistry[Conversation, asyncio.Lock] = SessionRegistry(
+            config.max_conversations, asyncio.Lock
+        )
         self._http: httpx.AsyncClient | None = None
         self._helpers: dict[tuple[str, str], ChatClient] = {}
         self.overheads = Overheads()
@@ -271,17 +274,14 @@ class Proxy:
     # -- conversations -------------------------------------------------------------------------------
     async def conversation(self, key: str) -> Conversation:
         """The conversation ``key`` (call it holding :meth:`lock` of ``key``)."""
-        conv = self.conversations.pop(key, None)
-        if conv is not None:
-            self.conversations[key] = conv  # the most recently used, last
+        conv = self.conversations.get(key)
         if conv is None:  # callers hold the key's lock, so no one else is loading it
             new = self._stored is not None and key not in self._stored
             events = [] if new else await self.store.load(key)
             conv = Conversation(key, events, requested=self.requested)
-            self.conversations[key] = conv
             if self._stored is not None:  # from now on, read it back if it is ever dropped
                 self._stored.add(key)
-            self._evict()
+            self.conversations.put(key, conv)
         elif self.store.shared:  # another replica may have gone on with it
             for event in await self.store.load(key, len(conv.events)):
                 conv.apply(event)
@@ -294,7 +294,7 @@ class Proxy:
         try:
             return await self.conversation(key)
         except LedgerFormatError as exc:
-            self.conversations.pop(key, None)
+            self.conversations.pop(key)
             log.error("taskgate proxy: conversation %s: its journal does not fold: %s", key, exc)
             raise HttpError(
                 500, f"conversation {key}'s journal does not fold: {exc}", "server_error"
@@ -303,28 +303,8 @@ class Proxy:
             log.error("taskgate proxy: the journal cannot be read: %s", exc)
             raise HttpError(503, f"the journal cannot be read: {exc}", "server_error") from None
 
-    def _evict(self) -> None:
-        """Keep at most ``max_conversations`` in memory: the least recently used ones that no
-        request holds or waits on go, with their locks (the journal keeps them; they are read
-        back when next used)."""
-        extra = len(self.conversations) - self.config.max_conversations
-        if extra <= 0:
-            return
-        for key in list(self.conversations)[: extra + 16]:
-            lock = self._locks.get(key)
-            if lock is not None and (lock.locked() or getattr(lock, "_waiters", None)):
-                continue
-            del self.conversations[key]
-            self._locks.pop(key, None)
-            extra -= 1
-            if extra <= 0:
-                return
-
     def lock(self, key: str) -> asyncio.Lock:
-        lock = self._locks.get(key)
-        if lock is None:
-            lock = self._locks[key] = asyncio.Lock()
-        return lock
+        return self.conversations.lock(key)
 
 
 # -- the chat endpoint ---------------------------------------------------------------------------
@@ -402,7 +382,7 @@ async def finish(
         call.written = True
         call.conv.written = len(call.conv.events)
     except StaleJournal:
-        call.proxy.conversations.pop(call.conv.key, None)  # read it afresh next time
+        call.proxy.conversations.pop(call.conv.key)  # read it afresh next time
         raise HttpError(
             409, f"conversation {call.conv.key} moved on elsewhere; retry", "conversation_conflict"
         ) from None

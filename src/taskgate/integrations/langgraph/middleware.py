@@ -47,6 +47,7 @@ from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason
 from taskgate.errors import PlanError, TaskgateError, UsageError
 from taskgate.gate.notices import why_refused
+from taskgate.gate.registry import SessionRegistry
 from taskgate.gate.session import Call, GateSession, Notices, Outcome, Ticket, check_tools
 from taskgate.integrations.langgraph.rows import Read, Rows
 from taskgate.matching.lexical import LexicalMatcher
@@ -138,7 +139,11 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             weakref.WeakKeyDictionary()
         )
         self.matcher: Matcher = matcher or LexicalMatcher()
-        self._threads: OrderedDict[str, _Thread] = OrderedDict()
+        #: the threads' gates in memory (at most ``max_threads`` of them, rebuilt from the state
+        #: when next used), and per thread the lock of an operator's change
+        self._threads: SessionRegistry[_Thread, threading.Lock] = SessionRegistry(
+            max_threads, threading.Lock
+        )
         self._own = Rows(secret)
         #: each gate's sealer (the seals of its rows, each computed once); gone with the gate
         self._sealers: weakref.WeakKeyDictionary[GateSession, Sealer] = weakref.WeakKeyDictionary()
@@ -152,7 +157,6 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         self._spent: OrderedDict[tuple[str, str, str, int], None] = OrderedDict()
         self._lock = threading.Lock()
         self._judging = threading.Lock()  # one model turn's calls are judged once
-        self._operating: dict[str, threading.Lock] = {}  # per thread: one operator's change
 
     # -- the gate of a thread, in step with the graph state --------------------------------------
     def gate(self, state: Any, *, sync: bool = False, thread: str | None = None) -> GateSession:
@@ -175,7 +179,6 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
                 if held is None or read.entries != list(held.gate.ledger):
                     held = self._adopt(thread, read, held)
                 held.stored = len(read.entries)
-            self._threads.move_to_end(thread)
             return held.gate
 
     def _stored(self, state: Any, gate: GateSession) -> int:
@@ -203,10 +206,9 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             for doubt in held.gate.in_doubt().values():
                 gate.hold(doubt.step, doubt.work_order, doubt.at)
         adopted = frozenset(read.seals) | (held.adopted if held is not None else frozenset())
-        new = self._threads[thread] = _Thread(gate, adopted, thread)
+        new = _Thread(gate, adopted, thread)
         self._sealers[gate] = self._own.sealer(thread)
-        while len(self._threads) > self._max_threads:
-            self._threads.popitem(last=False)
+        self._threads.put(thread, new)
         return new
 
     # -- a request per user message --------------------------------------------------------------
@@ -425,7 +427,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
 
     def _operator_lock(self, thread: str) -> threading.Lock:
         with self._lock:
-            return self._operating.setdefault(thread, threading.Lock())
+            return self._threads.lock(thread)
 
     def _changed(
         self,
@@ -475,7 +477,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
     def _forget(self, thread: str) -> None:
         """Drop the thread's gate from memory: it is rebuilt from the state when next used."""
         with self._lock:
-            self._threads.pop(thread, None)
+            self._threads.pop(thread)
 
     def _ticket(self, request: ToolCallRequest) -> tuple[GateSession, Ticket]:
         """This call's gate and ticket. The gated calls of the model turn it came in are judged

@@ -20,7 +20,7 @@ import json
 import logging
 import time
 import uuid
-from collections import Counter, OrderedDict, deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -33,6 +33,7 @@ from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason
 from taskgate.errors import UsageError
+from taskgate.gate.registry import SessionRegistry
 from taskgate.gate.session import Call, GateSession, Notices, step_named
 from taskgate.journal.events import CallEvent, Conversation, HeldEvent, LedgerEvent
 from taskgate.journal.held import give_held, scratch
@@ -128,15 +129,20 @@ class McpGate:
         self.config = config
         self.store: Store = store or MemoryStore()
         self.matcher: Matcher = matcher or LexicalMatcher()
-        self.sessions: OrderedDict[str, Session] = OrderedDict()
+        #: the sessions in memory (at most ``max_sessions`` idle ones); a key's registry lock is
+        #: held while its session is folded from the journal, the session's own while it changes
+        self.sessions: SessionRegistry[Session, asyncio.Lock] = SessionRegistry(
+            max_sessions,
+            asyncio.Lock,
+            busy=lambda key, s: bool(s.live) or s.lock.locked(),
+            gone=lambda key, s: self._live.pop(key, None),
+        )
         self.metrics = Metrics()
-        self._loading: dict[str, asyncio.Lock] = {}
         self._live: dict[str, set[str]] = {}  # per session: the calls this process forwards now
         self._bound = {tool_key(s.tool) for s in config.plan.steps.values()}
         #: the plan alone, never recording: what the core says of a call before any session
         #: (a tool no step is bound to passes, or is refused, by the core's ``unbound`` rule)
         self._template = self._session_gate(TaskMachine(config.plan))
-        self.max_sessions = max_sessions
         #: steps with no text are matched by their tools' descriptions (set when tools are known)
         self.wordings: dict[str, str] = {}
 
@@ -145,10 +151,9 @@ class McpGate:
         """The session ``key``: in memory, else folded from its journal, else new."""
         held = self.sessions.get(key)
         if held is not None:
-            self.sessions.move_to_end(key)
             return held
-        async with self._loading.setdefault(key, asyncio.Lock()):
-            held = self.sessions.get(key)
+        async with self.sessions.lock(key):
+            held = self.sessions.peek(key)
             if held is not None:
                 return held
             conv = Conversation(
@@ -173,19 +178,10 @@ class McpGate:
                 await self._write(new)
             for call in conv.in_flight.values():  # in doubt: not run again until settled
                 gate.hold(call.step, call.work_order or "", call.at or 0)
-            self.sessions[key] = new
-            self._evict()
+            # the least recently used idle ones go (their journal keeps them; a memory-only
+            # gate forgets them)
+            self.sessions.put(key, new)
             return new
-
-    def _evict(self) -> None:
-        """Keep at most ``max_sessions`` in memory: the least recently used idle ones go (their
-        journal keeps them; a memory-only gate forgets them)."""
-        for key in list(self.sessions)[: max(0, len(self.sessions) - self.max_sessions)]:
-            old = self.sessions[key]
-            if not old.live and not old.lock.locked():
-                del self.sessions[key]
-                self._loading.pop(key, None)
-                self._live.pop(key, None)
 
     def _gate(self, conv: Conversation) -> GateSession:
         gate = self._session_gate(conv.machine)
@@ -210,7 +206,7 @@ class McpGate:
         try:
             await self.store.append(conv.key, conv.written, events)
         except BaseException as exc:  # read afresh next time: memory never runs ahead of it
-            self.sessions.pop(conv.key, None)
+            self.sessions.pop(conv.key)
             if isinstance(exc, StaleJournal):
                 raise SessionMoved(
                     f"session {conv.key} moved on in another process; retry"
