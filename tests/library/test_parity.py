@@ -4,7 +4,7 @@ The surfaces only translate their framework's events into the gate's core
 (:class:`taskgate.GateSession`), so the same user turns, the same model calls and the same
 operator's changes give the same verdicts, the same notices and the same receipts ledger on the
 tool gate (``guard`` and a batch through ``judge``), the LangGraph middleware, the proxy in plan
-mode, the MCP gate and the PydanticAI adapter: a blocked call, an unbound read, a batch holding a
+mode, the MCP gate, the PydanticAI adapter and the OpenAI Agents SDK adapter: a blocked call, an unbound read, a batch holding a
 prerequisite and its dependent, a finished step called again, an authorized redo, a cancelled
 step, an unrequested side effect and an approved override. A new surface is one driver class here
 and one entry in ``SURFACES``.
@@ -367,12 +367,51 @@ class PydanticAiSurface:
         return list(self.gate.ledger)
 
 
+class OpenAiAgentsSurface:
+    """An OpenAI Agents SDK agent (its real ``Runner``, a ``ScriptedModel``) whose function tools
+    ``gated`` wraps; a model turn's calls run concurrently, each judged as it arrives."""
+
+    def __init__(self) -> None:
+        pytest.importorskip("agents", reason="needs the openai-agents extra")
+        self.gate = ToolGate(PLAN)
+        self.held: str | None = None
+
+    def cancel(self, step: str) -> None:
+        self.gate.cancel(step, inherit=True)
+
+    def approve(self, tool_name: str) -> None:
+        self.held = tool_name
+
+    def turn(self, message: str, calls: tuple[str, ...]) -> list[str]:
+        from agents import Agent, Runner, function_tool
+        from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
+        from taskgate.integrations.openai_agents import gated
+
+        self.gate.user_message(message)
+        if self.held is not None:
+            self.gate.approve(self.held, by="ops-lead")
+            self.held = None
+        model = ScriptedModel([
+            [function_call(n, {"note": "x"}, call_id=f"c{i}") for i, n in enumerate(calls)],
+            ModelStep.respond(lambda call: [assistant_message("Done.")]),
+        ])  # fmt: skip
+        agent = Agent(name="buyer", instructions=SYSTEM, model=model,
+                      tools=[function_tool(f) for f in FUNCTIONS.values()])  # fmt: skip
+        result = asyncio.run(Runner.run(gated(agent, self.gate), message))
+        return [str(it.output) for it in result.new_items if it.type == "tool_call_output_item"]
+
+    def ledger(self) -> list[Any]:
+        return list(self.gate.ledger)
+
+
 SURFACES: dict[str, Callable[[list[Any]], Surface]] = {
     "tool gate": lambda stack: ToolGateSurface(),
     "langgraph middleware": lambda stack: MiddlewareSurface(),
     "proxy (plan mode)": ProxySurface,
     "mcp gate": lambda stack: McpSurface(),
     "pydantic-ai adapter": lambda stack: PydanticAiSurface(),
+    "openai agents sdk adapter": lambda stack: OpenAiAgentsSurface(),
 }
 
 
@@ -399,8 +438,9 @@ def stack() -> Iterator[list[Any]]:
 
 @pytest.mark.parametrize("name", list(SURFACES))
 def test_every_surface_gives_the_same_verdicts_notices_and_ledger(
-    name: str, stack: list[Any]
+    name: str, stack: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
     reference = ToolGateSurface()
     want_told, want_ran = play(reference)
     assert want_told == [sorted(t) for t in REFUSED_EXPECTED]
@@ -510,3 +550,24 @@ def test_the_proxy_refuses_an_unbound_tool_when_told_to() -> None:
                             ["search_catalog was not run: it is not one of this task's tools."])  # fmt: skip
     with pytest.raises(UsageError, match="unbound must be"):
         ProxyConfig("http://127.0.0.1:1/v1", plan=PLAN, unbound="maybe")  # type: ignore[arg-type]
+
+
+def test_the_proxy_and_the_mcp_gate_show_a_conversation_in_one_status_json(
+    stack: list[Any],
+) -> None:
+    """One operators' router and one status JSON: after the same conversation, the proxy's
+    ``GET /taskgate/conversations/{id}`` and the MCP gate's ``/taskgate/sessions/{id}`` have the
+    same keys (the proxy's rung aside) and the same plan, statuses, request and refusals."""
+    from taskgate.integrations.mcp.operator import Operated
+
+    proxy, mcp = ProxySurface(stack), McpSurface()
+    play(proxy)
+    play(mcp)
+    via_proxy = proxy.ops.get(f"{proxy.proxy.url}/taskgate/conversations/{proxy.key}").json()
+    via_mcp = mcp._run(Operated(mcp.gate).status(mcp.key))
+    assert via_proxy.pop("rung") == "enforcement"
+    assert set(via_proxy) == set(via_mcp)
+    for key in ("plan", "statuses", "in_doubt", "running", "held"):
+        assert via_proxy[key] == via_mcp[key], key
+    assert via_proxy["request"]["step"] == via_mcp["request"]["step"] == "s5"
+    assert [r["step"] for r in via_proxy["refusals"]] == [r["step"] for r in via_mcp["refusals"]]

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from taskgate.errors import UsageError
 from taskgate.gate.registry import SessionRegistry
 
 
@@ -78,5 +79,5 @@ def test_an_awaited_asyncio_lock_counts_as_in_use() -> None:
 
 
 def test_a_registry_holds_at_least_one_entry() -> None:
-    with pytest.raises(ValueError, match="at least one"):
+    with pytest.raises(UsageError, match="at least one"):
         SessionRegistry(0, threading.Lock)

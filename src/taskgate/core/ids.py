@@ -11,6 +11,7 @@ The patterns are possessive, so a long run of spaces is rejected in linear time.
 
 from __future__ import annotations
 
+import functools
 import re
 
 _DASH_SP = r"\s*+(?:[-\u2010-\u2013]\s*+)?"  # spaces, then an optional hyphen or dash and spaces
@@ -44,6 +45,7 @@ def normalize_tool(text: str) -> str | None:
 _PREFIXES = ("functions.", "function.", "tools.")
 
 
+@functools.lru_cache(maxsize=4096)  # a gate sees few tool names, each judged many times
 def tool_key(name: str) -> str:
     """What a tool name is matched by: case folded, ``-`` and ``.`` read as ``_``, and a
     framework's namespace prefix (``functions.``) dropped. So ``Draft_RFQ``, ``DRAFT-RFQ`` and

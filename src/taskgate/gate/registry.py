@@ -19,6 +19,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Generic, Protocol, TypeVar
 
+from taskgate.errors import UsageError
+
 T = TypeVar("T")
 
 
@@ -44,7 +46,7 @@ class SessionRegistry(Generic[T, L]):
         gone: Callable[[str, T], object] | None = None,
     ) -> None:
         if size < 1:
-            raise ValueError(f"a registry holds at least one entry, not {size}")
+            raise UsageError(f"a registry holds at least one entry, not {size}")
         self.size = size
         self._entries: OrderedDict[str, T] = OrderedDict()
         self._locks: dict[str, L] = {}

@@ -303,7 +303,9 @@ class GateSession:
 
     def begin(self, tool: object, work_order: object = None) -> Ticket:
         """Judge one call of ``tool`` (a batch of one): see :meth:`judge`."""
-        return self.judge([Call(tool, work_order=work_order)])[0]
+        call = Call(tool, work_order=work_order)
+        with self._lock:  # the batch of one, without the batch's bookkeeping
+            return self._reserve(self._one(call, self._running))
 
     def begin_all(self, tools: Sequence[object]) -> list[Ticket]:
         """Judge the calls of one model turn, given by their tools' names: see :meth:`judge`."""
@@ -332,7 +334,7 @@ class GateSession:
     def _one(self, call: Call, in_flight: set[str]) -> Ticket:
         current = self._current()
         tool, wo = call.tool, call.work_order
-        if not isinstance(tool, str) or not isinstance(wo, str | None):
+        if not isinstance(tool, str) or not (wo is None or isinstance(wo, str)):
             shown = tool if isinstance(tool, str) else type(tool).__name__
             garbled = Booking("", (wo if isinstance(wo, str) else current)[:80], tool=shown[:80])
             return self._refused(garbled, Verdict("refuse", None, Reason.MALFORMED_CALL), call.id)

@@ -14,26 +14,25 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
 import httpx
-import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from taskgate.errors import TaskgateError
-from taskgate.journal.events import Conversation
+from taskgate.journal.events import Conversation, HeldEvent
 from taskgate.journal.store import Store
 from taskgate.proxy.operator import hold
 from taskgate.proxy.server import chat, forwarded_headers, relay
 from taskgate.proxy.session import Proxy, ProxyConfig, log
-from taskgate.proxy.status import conversation_json
 from taskgate.serving.errors import HttpError
-from taskgate.serving.http import read_body
-from taskgate.serving.operator import ApprovalBody, Body, RevisionBody, mine, resolve
-from taskgate.serving.operator import scope as operator_scope
+from taskgate.serving.operator import ApprovalBody, RevisionBody
+from taskgate.serving.router import operator_routes
+from taskgate.serving.status import listing_row, status_json
 
 
 async def models(request: Request) -> Response:
@@ -48,79 +47,56 @@ async def models(request: Request) -> Response:
     return relay(upstream)
 
 
-Endpoint = Callable[[Request, Proxy, str | None], Awaitable[Response]]
+class Operated:
+    """The proxy's conversations as the shared operators' router sees them
+    (:mod:`taskgate.serving.router`); changes are held as :mod:`taskgate.proxy.operator` says."""
 
+    noun = "conversation"
+    settles = False  # a call the proxy handed out is settled by the client's next request
+    messages = False  # the user's messages come in the client's requests
 
-def _operators(endpoint: Endpoint, write: bool = False) -> Callable[[Request], Awaitable[Response]]:
-    """An operators' endpoint: the caller's scope checked first, a HttpError answered as one,
-    and a journal that cannot be read a 503 (logged as one line)."""
+    def __init__(self, proxy: Proxy) -> None:
+        self.proxy = proxy
+        self.status_token = proxy.config.status_token
 
-    async def handle(request: Request) -> Response:
+    async def keys(self) -> list[str]:
         try:
-            proxy = request.app.state.proxy
-            scope = operator_scope(request.headers, proxy.config.status_token, write=write)
-            try:
-                return await endpoint(request, proxy, scope)
-            except HttpError:
-                raise
-            except TaskgateError as exc:
-                log.error("taskgate proxy: the journal cannot be read: %s", exc)
-                raise HttpError(503, f"the journal cannot be read: {exc}", "server_error") from None
-        except HttpError as exc:
-            return exc.response()
+            return sorted(set(self.proxy.conversations) | set(await self.proxy.store.keys()))
+        except TaskgateError as exc:
+            log.error("taskgate proxy: the journal cannot be read: %s", exc)
+            raise HttpError(503, f"the journal cannot be read: {exc}", "server_error") from None
 
-    return handle
+    async def row(self, key: str) -> dict[str, Any]:
+        return listing_row(await self._written(key))
 
+    async def status(self, key: str) -> dict[str, Any]:
+        return status_json(await self._written(key), rung=self.proxy.config.rung)
 
-@_operators
-async def list_conversations(request: Request, proxy: Proxy, scope: str | None) -> Response:
-    keys = sorted(set(proxy.conversations) | set(await proxy.store.keys()))
-    rows = []
-    for key in keys:
-        if mine(key, scope):
-            conv = await _written(proxy, key)
-            rows.append({"id": key, "turns": len(conv.turns), "started": conv.started})
-    return Response(orjson.dumps({"conversations": rows}), media_type="application/json")
+    def metrics(self) -> dict[str, Any]:
+        return self.proxy.overheads.summary()
 
+    async def hold(self, key: str, body: RevisionBody | ApprovalBody) -> list[HeldEvent]:
+        return await hold(self.proxy, key, body)
 
-@_operators
-async def show_conversation(request: Request, proxy: Proxy, scope: str | None) -> Response:
-    key = await _resolve(proxy, request.path_params["key"], scope)
-    data = conversation_json(await _written(proxy, key), proxy.config.rung)
-    return Response(orjson.dumps(data), media_type="application/json")
+    async def settle(self, key: str, step: str, ran: bool) -> str:
+        raise HttpError(404, "the proxy holds no call in doubt: nothing to settle")
 
+    async def message(self, key: str, message: str) -> dict[str, Any]:
+        raise HttpError(404, "the proxy reads the user's messages from the client's requests")
 
-async def _resolve(proxy: Proxy, key: str, scope: str | None) -> str:
-    """The conversation ``key`` names (see :func:`taskgate.serving.operator.resolve`)."""
-    known = set(proxy.conversations) | set(await proxy.store.keys())
-    return resolve(key, known, scope, "conversation")
+    def message_key(self, key: str) -> str | None:
+        return None
 
-
-async def _written(proxy: Proxy, key: str) -> Conversation:
-    """The conversation as its journal has it: never half a request's state, and without waiting
-    for a request in flight (a streamed reply holds its conversation until it ends)."""
-    lock = proxy.lock(key)
-    conv = proxy.conversations.peek(key)
-    if lock.locked() and conv is not None:
-        return Conversation(key, conv.events[: conv.written], requested=proxy.requested)
-    async with lock:
-        return await proxy.readable(key)
-
-
-@_operators
-async def metrics(request: Request, proxy: Proxy, scope: str | None) -> Response:
-    return Response(orjson.dumps(proxy.overheads.summary()), media_type="application/json")
-
-
-def _changes(model: type[Body]) -> Callable[[Request], Awaitable[Response]]:
-    """An operator's change to a conversation (see :mod:`taskgate.proxy.operator`): only with
-    the status token."""
-
-    async def change(request: Request, proxy: Proxy, scope: str | None) -> Response:
-        key = await _resolve(proxy, request.path_params["key"], scope)
-        return await hold(proxy, key, await read_body(request), model)
-
-    return _operators(change, write=True)
+    async def _written(self, key: str) -> Conversation:
+        """The conversation as its journal has it: never half a request's state, and without
+        waiting for a request in flight (a streamed reply holds its conversation until it ends)."""
+        proxy = self.proxy
+        lock = proxy.lock(key)
+        conv = proxy.conversations.peek(key)
+        if lock.locked() and conv is not None:
+            return Conversation(key, conv.events[: conv.written], requested=proxy.requested)
+        async with lock:
+            return await proxy.readable(key)
 
 
 class Collector:
@@ -182,19 +158,7 @@ def create_app(
     routes = [
         Route("/v1/chat/completions", chat, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
-        Route("/taskgate/conversations", list_conversations, methods=["GET"]),
-        Route(
-            "/taskgate/conversations/{key:path}/revisions",
-            _changes(RevisionBody),
-            methods=["POST"],
-        ),
-        Route(
-            "/taskgate/conversations/{key:path}/approvals",
-            _changes(ApprovalBody),
-            methods=["POST"],
-        ),
-        Route("/taskgate/conversations/{key:path}", show_conversation, methods=["GET"]),
-        Route("/taskgate/metrics", metrics, methods=["GET"]),
+        *operator_routes(Operated(proxy)),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.proxy = proxy

@@ -20,9 +20,6 @@ reason. Each one given is an entry of the receipts ledger.
 
 from __future__ import annotations
 
-import orjson
-from starlette.responses import Response
-
 from taskgate.errors import TaskgateError
 from taskgate.gate.session import GateSession
 from taskgate.journal.events import Conversation, HeldEvent
@@ -37,7 +34,7 @@ from taskgate.journal.held import (
 from taskgate.journal.store import StaleJournal
 from taskgate.proxy.session import Call, Proxy, log
 from taskgate.serving.errors import HttpError
-from taskgate.serving.operator import ApprovalBody, Body, RevisionBody, parsed, revision_of
+from taskgate.serving.operator import ApprovalBody, RevisionBody, revision_of
 
 
 def checked(conv: Conversation, body: RevisionBody | ApprovalBody) -> HeldEvent:
@@ -59,9 +56,9 @@ def checked(conv: Conversation, body: RevisionBody | ApprovalBody) -> HeldEvent:
         raise HttpError(400, f"the change was refused: {exc}") from None
 
 
-async def hold(proxy: Proxy, key: str, raw: bytes, model: type[Body]) -> Response:
-    """Check the change and write it to the conversation's journal, held (under its lock)."""
-    body = parsed(raw, model)
+async def hold(proxy: Proxy, key: str, body: RevisionBody | ApprovalBody) -> list[HeldEvent]:
+    """Check the change and write it to the conversation's journal, held (under its lock); the
+    conversation's held changes, this one last."""
     async with proxy.lock(key):
         conv = await proxy.readable(key)
         event = checked(conv, body)
@@ -78,9 +75,7 @@ async def hold(proxy: Proxy, key: str, raw: bytes, model: type[Body]) -> Respons
         conv.written = len(conv.events)
     log.info("taskgate proxy: conversation %s: an operator's change is held: %s", key,
              event.model_dump_json(exclude_none=True))  # fmt: skip
-    data = {"conversation": key, "held": [h.model_dump(mode="json", exclude_none=True)
-                                          for h in conv.held]}  # fmt: skip
-    return Response(orjson.dumps(data), media_type="application/json")
+    return list(conv.held)
 
 
 def give(call: Call, *, approvals: bool) -> None:

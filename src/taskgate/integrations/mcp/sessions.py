@@ -41,6 +41,7 @@ from taskgate.journal.store import MemoryStore, StaleJournal, Store
 from taskgate.matching.lexical import LexicalMatcher
 from taskgate.roles import Matcher
 from taskgate.serving.operator import percentiles
+from taskgate.serving.router import Conflict
 
 T = TypeVar("T")
 log = logging.getLogger("taskgate.mcp")
@@ -112,7 +113,7 @@ class Metrics:
         return {"calls": dict(self.calls), "gated": len(self.own), **percentiles(self.own)}
 
 
-class SessionMoved(UsageError):
+class SessionMoved(Conflict, UsageError):
     """Another process wrote the session's journal first: read it afresh and retry."""
 
 

@@ -1,0 +1,70 @@
+"""What an operator sees of a gated conversation: one status JSON for the proxy's conversations
+and the MCP gate's sessions (``GET /taskgate/{conversations|sessions}/{id}``, ``taskgate
+proxy-status``, the console).
+
+    id, turns            the conversation's key; how many user turns it has had
+    rung                 the proxy's rung (absent on the MCP gate)
+    plan, statuses       the plan as the revisions left it; each step's status
+    request              the current request: work_order, step, explicit_redo (or null)
+    checklist            the checklist as the model is shown it at the text-checklist rung
+    ledger               the receipts ledger, sealed rows
+    refusals             the refused attempts
+    pending              the last reply's attempts, not yet settled by a tool message (proxy)
+    in_doubt, running    steps whose calls began and never ended: no one waits on them (settle
+                         them), or they are being forwarded now (MCP gate)
+    held                 an operator's changes waiting for the next request
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from taskgate.core.ledger import AttemptEntry, sealed_rows
+from taskgate.journal.events import Conversation
+from taskgate.protocol.render import render_checklist
+
+
+def listing_row(conv: Conversation) -> dict[str, Any]:
+    """One conversation in a list: its key, turns, whether it has a plan, calls in doubt."""
+    return {
+        "id": conv.key,
+        "turns": len(conv.turns),
+        "started": conv.started,
+        "held": len(conv.held),
+        "in_flight": len(conv.in_flight),
+    }
+
+
+def status_json(
+    conv: Conversation, *, rung: str | None = None, live: Collection[str] = ()
+) -> dict[str, Any]:
+    """The conversation's status (see the module); ``live``: the call ids being forwarded now."""
+    out: dict[str, Any] = {"id": conv.key, "turns": len(conv.turns)}
+    if rung is not None:
+        out["rung"] = rung
+    if not conv.started:
+        return out
+    machine = conv.machine
+    req = machine.request
+    pending = conv.pending.attempts if conv.pending is not None else ()
+    flying = conv.in_flight
+    out.update(
+        plan=machine.graph.to_plan().model_dump(mode="json"),
+        statuses={s: str(v) for s, v in machine.statuses().items()},
+        request=None
+        if req is None
+        else {"work_order": req.work_order, "step": req.step, "explicit_redo": req.explicit_redo},
+        checklist=render_checklist(machine),
+        ledger=sealed_rows(conv.committed, scope=conv.key),
+        refusals=[
+            e.model_dump(mode="json")
+            for e in conv.committed
+            if isinstance(e, AttemptEntry) and e.decision == "refuse"
+        ],
+        pending=[e.model_dump(mode="json") for e in pending],
+        in_doubt=sorted({e.step for c, e in flying.items() if c not in live}),
+        running=sorted({e.step for c, e in flying.items() if c in live}),
+        held=[h.model_dump(mode="json", exclude_none=True) for h in conv.held],
+    )
+    return out
