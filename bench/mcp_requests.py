@@ -85,7 +85,7 @@ class Turn:
 
 def script(rng: random.Random) -> list[Turn]:
     """One episode's user turns."""
-    turns = [Turn("Hi! We need twenty laptops for the new team; I will tell you what to do.", None)]
+    turns = [Turn("Hi! I will tell you what to do, one step at a time.", None)]
     for i, step in enumerate(STEPS):
         if i + 1 < len(STEPS) and rng.random() < 0.3:  # the next step, before this one is done
             turns.append(Turn(ASK[STEPS[i + 1]], STEPS[i + 1]))

@@ -74,7 +74,7 @@ REFUSED_EXPECTED = [
     [],
     [],
     ["send_rfq was not run: 'send the RFQ' was cancelled."],
-    ["select_vendor was not run: the user's last message asks for none of the task's steps."],
+    ["select_vendor was not run: the user said thanks or goodbye and asked for nothing more."],
     [],
 ]
 RAN: list[str] = []

@@ -53,7 +53,7 @@ def test_the_middleware_words_steps_by_the_agents_tools() -> None:
     gate = TaskGateMiddleware(PLAN, tools=tools)
     model = ScriptedChatModel(["ok"])
     agent = create_agent(model, tools, middleware=[gate])
-    result = agent.invoke({"messages": [("user", "what are the budget and quantities?")]},
+    result = agent.invoke({"messages": [("user", "note the budget and quantities")]},
                           {"configurable": {"thread_id": "w"}})  # fmt: skip
     request = [r for r in result[LEDGER_KEY] if r.get("kind") == "request"][-1]
     assert request["step"] == "s1"
@@ -70,7 +70,7 @@ def test_the_proxy_words_steps_by_the_requests_tools() -> None:
     ]
     call = Reply("", tool_calls=(ToolCall("collect_requirements", {}, id="c1"),))
     messages = [{"role": "system", "content": "You buy equipment."},
-                {"role": "user", "content": "what are the budget and quantities?"}]  # fmt: skip
+                {"role": "user", "content": "note the budget and quantities"}]  # fmt: skip
     with FakeServer(script([call])) as upstream, httpx.Client() as client, ProxyServer(
         ProxyConfig(upstream.base_url, plan=PLAN)
     ) as proxy:  # fmt: skip

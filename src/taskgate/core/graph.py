@@ -31,6 +31,7 @@ class TaskGraph:
         "_code",
         "_order",
         "_prereqs",
+        "_repeatable",
         "_text",
         "_tool",
         "binding",
@@ -44,6 +45,7 @@ class TaskGraph:
         self._text = {sid: spec.text for sid, spec in plan.steps.items()}
         self._code = {sid: spec.code.strip() for sid, spec in plan.steps.items()}
         self._tool = {sid: spec.tool.strip() for sid, spec in plan.steps.items()}
+        self._repeatable = frozenset(sid for sid, spec in plan.steps.items() if spec.repeatable)
         self._by_code: dict[str, str] = {}
         self._by_tool: dict[str, str] = {}
         keys, by_key, norm = (
@@ -77,6 +79,7 @@ class TaskGraph:
         new = TaskGraph.__new__(TaskGraph)
         new.lenient, new.binding, new._order = self.lenient, self.binding, self._order
         new._text, new._code, new._tool = self._text, dict(self._code), dict(self._tool)
+        new._repeatable = self._repeatable
         new._by_code, new._by_tool = dict(self._by_code), dict(self._by_tool)
         new._prereqs, new._cancelled = dict(self._prereqs), set(self._cancelled)
         return new
@@ -114,6 +117,11 @@ class TaskGraph:
         ``None``."""
         return self._by_tool.get(tool_key(tool))
 
+    def repeatable(self, step: str) -> bool:
+        """Whether ``step`` runs again on each new request for it (a booking, a message, a
+        payment); a one-shot step runs again only on an explicit redo."""
+        return step in self._repeatable
+
     def is_cancelled(self, step: str) -> bool:
         return step in self._cancelled
 
@@ -135,6 +143,7 @@ class TaskGraph:
                     code=self._code[sid],
                     tool=self._tool[sid],
                     text=self._text[sid],
+                    repeatable=sid in self._repeatable,
                 )
                 for sid in self._order
             },

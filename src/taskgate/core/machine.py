@@ -278,7 +278,9 @@ class TaskMachine:
         status = self.status(step)
         if status is Status.CANCELLED:
             return Verdict("refuse", step, Reason.CANCELLED)
-        if status is Status.DONE and not (req.explicit_redo and req.step == step):
+        if status is Status.DONE and not (
+            (req.explicit_redo or self._graph.repeatable(step)) and req.step == step
+        ):  # a repeatable step again on a new request for it; a one-shot one on a redo
             return Verdict("refuse", step, Reason.ALREADY_DONE)
         if status is Status.BLOCKED:
             return Verdict("refuse", step, Reason.BLOCKED, self.missing(step))

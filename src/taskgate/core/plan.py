@@ -32,13 +32,19 @@ class StepSpec(BaseModel):
     code: str = ""
     tool: str = ""
     text: str = ""
+    #: runs again on each new request for it (a booking, a message, a payment); a one-shot
+    #: step (the default) runs again only on an explicit redo
+    repeatable: bool = False
 
     @model_serializer(mode="wrap")
     def _code_bound_as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A code-bound step serializes exactly as before tools existed (no ``tool`` key)."""
+        """A code-bound step serializes exactly as before tools existed (no ``tool`` key), and a
+        one-shot step as before repeatable steps existed (no ``repeatable`` key)."""
         data: dict[str, Any] = handler(self)
         if not self.tool:
             data.pop("tool", None)
+        if not self.repeatable:
+            data.pop("repeatable", None)
         return data
 
 

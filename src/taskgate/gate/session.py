@@ -42,11 +42,12 @@ from taskgate.core.machine import Request, TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason, Verdict
 from taskgate.errors import PlanError, TaskgateError, UsageError
-from taskgate.gate.notices import plain_refusal
+from taskgate.gate.notices import plain_refusal, quoted
 from taskgate.matching.askback import ask_back_question
 from taskgate.matching.wordings import worded
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 from taskgate.roles import Match, Matcher
+from taskgate.understanding.reader import Reading
 
 #: what a refused call's notice says: plain words (the default), or the paper's rejection notice
 Notices = Literal["plain", "protocol"]
@@ -73,6 +74,9 @@ class Call:
     id: str | None = None
     work_order: object = None
     readable: bool = True
+    #: the call's arguments, where the surface has them: a confirmed proposal that names no step
+    #: authorizes the call whose arguments it stated (see :class:`taskgate.Reading`)
+    arguments: Mapping[str, object] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +117,7 @@ class Opened:
     request: Request | None
     match: Match
     ask_back: str | None = None
+    reading: Reading | None = None  # what the gate understood of the message
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +225,7 @@ class GateSession:
         self.unbound: Unbound = unbound
         self._machine = machine
         self._lock = threading.Lock()
+        self._reading: Reading | None = None  # what the gate understood of the last message
         self._running: set[str] = set()  # steps with an admitted call not finished (or in doubt)
         self._open: dict[int, int] = {}  # admitted tickets not yet finished -> epoch judged at
         self._doubt: dict[str, Doubt] = {}  # steps held in doubt, by step
@@ -260,27 +266,44 @@ class GateSession:
                 step, explicit_redo=explicit_redo, work_order=work_order
             )
             self._epoch += 1
+            self._reading = None
             return req
 
     def close_request(self) -> None:
         with self._lock:
+            self._reading = None
             self._machine.close_request()
             self._epoch += 1
 
-    async def open_message(self, message: str, matcher: Matcher, ask_back: bool = True) -> Opened:
-        """Resolve a user message with ``matcher`` and open its request; or, when the matcher
-        could not tell which step it means (no step, some candidates) and ``ask_back`` is set,
-        close the request and return the ask-back question to put to the user instead of running
-        the agent (without ``ask_back`` the request opens on no step)."""
+    async def open_message(
+        self, message: str, matcher: Matcher, ask_back: bool = True, *, agent: str = ""
+    ) -> Opened:
+        """Read a user message with ``matcher`` and open its request; or, when it could not tell
+        which step the message means (no step, some candidates) and ``ask_back`` is set, close
+        the request and return the ask-back question to put to the user instead of running the
+        agent (without ``ask_back`` the request opens on no step).
+
+        ``agent`` is the agent's message before it (what it proposed or asked): a matcher that
+        reads conversations (a :class:`~taskgate.understanding.Reader`, such as the default
+        :class:`~taskgate.ConversationReader`) reads the two together, so a "yes" confirms what the
+        agent proposed and a "no" declines it; a plain matcher reads the message alone."""
         with self._lock:
             plan = worded(self._machine.graph.to_plan(), self.wordings)
-        match = await matcher.match(plan, message)
+        aread = getattr(matcher, "aread", None)
+        if callable(aread):
+            reading: Reading = await aread(plan, message, agent)
+        else:
+            reading = Reading.of(await matcher.match(plan, message))
+        match = reading.match
         step = match.step if match.step in plan.steps else None  # never a step it lacks
         asked = [c for c in match.candidates if c in plan.steps]
+        self._reading = reading
         if step is None and asked and ask_back:
             self.close_request()
-            return Opened(None, match, ask_back_question(plan, asked))
-        return Opened(self.open_request(step, explicit_redo=match.explicit_redo), match)
+            return Opened(None, match, ask_back_question(plan, asked), reading)
+        req = self.open_request(step, explicit_redo=match.explicit_redo)
+        self._reading = reading  # (opening a request forgets the last reading)
+        return Opened(req, match, None, reading)
 
     # -- judging calls ---------------------------------------------------------------------------
     def judge(self, calls: Sequence[Call | object], *, keyed: bool = False) -> list[Ticket]:
@@ -301,9 +324,12 @@ class GateSession:
         with self._lock:
             return self._decide([_as_call(c) for c in calls], keyed)
 
-    def begin(self, tool: object, work_order: object = None) -> Ticket:
-        """Judge one call of ``tool`` (a batch of one): see :meth:`judge`."""
-        call = Call(tool, work_order=work_order)
+    def begin(
+        self, tool: object, work_order: object = None, arguments: Mapping[str, object] | None = None
+    ) -> Ticket:
+        """Judge one call of ``tool`` (a batch of one; ``arguments`` as the agent gave them, where
+        known): see :meth:`judge`."""
+        call = Call(tool, work_order=work_order, arguments=arguments)
         with self._lock:  # the batch of one, without the batch's bookkeeping
             return self._reserve(self._one(call, self._running))
 
@@ -349,6 +375,12 @@ class GateSession:
         if name is None or not call.readable:  # not a tool name, or arguments unreadable
             return self._refused(booking, Verdict("refuse", step, Reason.MALFORMED_CALL), call.id)
         verdict = self._machine.judge(booking, self.policy, in_flight, requested=self.requested)
+        if step is not None and verdict.reason is Reason.NO_RESOLVED_STEP and self._confirmed(call):
+            # the user confirmed the agent's proposal of this very call: its request, resolved
+            self._machine.open_request(step, work_order=None)
+            self._epoch += 1
+            booking = Booking("", self._current(), tool=name)
+            verdict = self._machine.judge(booking, self.policy, in_flight, requested=self.requested)
         if verdict.reason is Reason.REPEATED_RECEIPT:  # the same call again under its request
             verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)  # would run it again
         if not verdict.admitted:
@@ -359,8 +391,46 @@ class GateSession:
         return Ticket(call, verdict, refusal=self.notice(verdict, call), id=call_id,
                       at=self._machine.ledger_length)  # fmt: skip
 
+    @property
+    def reading(self) -> Reading | None:
+        """What the gate understood of the current request's user message (None: not read)."""
+        return self._reading
+
+    @reading.setter
+    def reading(self, reading: Reading | None) -> None:
+        with self._lock:
+            self._reading = reading
+
+    def _confirmed(self, call: Call) -> bool:
+        """Whether the user's last message confirmed the agent's proposal of this call (a
+        proposal naming no step, matched by the call's arguments), under a request for nothing."""
+        reading = self._reading
+        req = self._machine.request
+        return (
+            reading is not None
+            and reading.kind == "confirm"
+            and req is not None
+            and req.step is None
+            and reading.confirms(call.arguments)
+        )
+
     def notice(self, verdict: Verdict, call: Booking) -> str:
-        """What the agent reads for a refused call: plain words, or the paper's notice."""
+        """What the agent reads for a refused call: plain words, or the paper's notice. A call
+        refused because the request named no step says what the gate understood of the message
+        (a decline, a change not yet confirmed, a question, ...)."""
+        reading = self._reading
+        if (
+            self.notices == "plain"
+            and verdict.reason is Reason.NO_RESOLVED_STEP
+            and reading is not None
+            and reading.kind != "other"
+        ):
+            plan = worded(self._machine.graph.to_plan(), self.wordings)
+            tool = quoted(call.tool or "") or "The call"
+            return (
+                f"{tool} was not run: {reading.understood(plan)}. Do only what the user asks; "
+                "ask them if unsure."
+            )
         if self.notices == "plain":
             return plain_refusal(verdict, call, self._machine.graph)
         return render_rejection(verdict, call)

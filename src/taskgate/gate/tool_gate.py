@@ -37,8 +37,8 @@ from taskgate.gate.session import (
     check_tools,
     step_named,
 )
-from taskgate.matching.lexical import LexicalMatcher
 from taskgate.roles import Matcher
+from taskgate.understanding.reader import ConversationReader
 
 T = TypeVar("T")
 
@@ -66,11 +66,19 @@ class ToolGate(GateSession):
     :meth:`call`, :meth:`acall` and :meth:`guard`, which run a tool behind it."""
 
     def user_message(
-        self, message: str, matcher: Matcher | None = None, ask_back: bool = True
+        self,
+        message: str,
+        matcher: Matcher | None = None,
+        ask_back: bool = True,
+        *,
+        agent: str = "",
     ) -> Opened:
-        """:meth:`open_message` from sync code; the matcher defaults to the lexical one (no
-        model call). Call it with each new user message, before the agent runs on it."""
-        return run_sync(self.open_message(message, matcher or LexicalMatcher(), ask_back))
+        """:meth:`open_message` from sync code; the reading defaults to the gate's own
+        (:class:`~taskgate.ConversationReader`, no model call). Call it with each new user
+        message, before the agent runs on it, with the agent's message before it as ``agent``
+        (so a "yes" confirms what the agent proposed)."""
+        reader = matcher or ConversationReader()
+        return run_sync(self.open_message(message, reader, ask_back, agent=agent))
 
     def guard(self, fn: Callable[..., Any], tool: str | None = None) -> Callable[..., Any]:
         """``fn`` behind the gate, ready to hand to an agent framework as a tool: the same name
@@ -110,7 +118,7 @@ class ToolGate(GateSession):
         books nothing and propagates; an interrupt (``KeyboardInterrupt``, a cancellation) holds
         the step in doubt: the call may have run.
         """
-        ticket = self.begin(tool)
+        ticket = self.begin(tool, arguments=kwargs or None)
         if not ticket.admitted:
             raise ToolRefused(ticket)
         outcome: Outcome = "unknown"
@@ -134,7 +142,7 @@ class ToolGate(GateSession):
         self, tool: str, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any
     ) -> T:
         """:meth:`call` for a coroutine function (a cancelled call is held in doubt)."""
-        ticket = self.begin(tool)
+        ticket = self.begin(tool, arguments=kwargs or None)
         if not ticket.admitted:
             raise ToolRefused(ticket)
         outcome: Outcome = "unknown"

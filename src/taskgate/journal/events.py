@@ -38,6 +38,7 @@ from taskgate.core.ledger import AttemptEntry, LedgerEntry, PlanEntry
 from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Revision
 from taskgate.errors import LedgerFormatError
+from taskgate.understanding.reader import Reading
 
 
 class _Event(BaseModel):
@@ -171,6 +172,9 @@ class Conversation:
         self.held: list[HeldEvent] = []  # an operator's changes, for the next request
         #: the MCP gate's calls begun and not ended, by id
         self.in_flight: dict[str, CallEvent] = {}
+        #: what the gate understood of the current turn's user message (in memory only: after a
+        #: restart a refusal's notice says less, and the verdicts are the journal's)
+        self.reading: Reading | None = None
         self._machine: TaskMachine | None = None
         for event in events or ():
             self.apply(event)

@@ -30,6 +30,7 @@ from taskgate.protocol.bookings import parse_bookings
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 from taskgate.rungs import RUNGS as _ALL_RUNGS
 from taskgate.rungs import Rung
+from taskgate.understanding.reader import Reading
 
 #: the rungs a proxy can run (raw tracks the state and couples nothing)
 RUNGS = tuple(_ALL_RUNGS)
@@ -225,6 +226,7 @@ def judge_calls(
     planned: bool = False,
     notices: Notices = "plain",
     unbound: Unbound = "run",
+    reading: Reading | None = None,
 ) -> tuple[list[Mapping[str, Any]], list[str]]:
     """Judge a reply's tool calls as one batch: the calls the client may get, and the refusals.
 
@@ -246,6 +248,7 @@ def judge_calls(
         unrequested="refuse" if planned and gating(arm) else "run",
         unbound=unbound,
     )
+    session.reading = reading  # what the gate understood of the turn's user message
     tickets = session.decide([_native(c, planned) for c in calls], keyed=True)
     kept: list[Mapping[str, Any]] = []
     refusals: list[str] = []
@@ -279,4 +282,5 @@ def _native(call: object, planned: bool) -> Call:
     work_order = None
     if not planned and isinstance(args, dict):  # plan mode: the proxy's work order only
         work_order = from_arguments(name, args).work_order or None
-    return Call(name, _call_id(call) or None, work_order, readable=isinstance(args, dict))
+    arguments = args if isinstance(args, dict) else None
+    return Call(name, _call_id(call) or None, work_order, isinstance(args, dict), arguments)

@@ -337,10 +337,28 @@ async def _open_planned(call: Call, message: str, model: str, key: str) -> str |
     tools = call.body.get("tools")  # steps with no text are matched by their tools' descriptions
     session.wordings = wordings(machine.graph.to_plan(), tools if isinstance(tools, list) else [])
     matcher = proxy.matcher(model, key)
-    opened: Opened = await call.waiting(_helping(session.open_message(message, matcher)))
+    agent = _last_agent_text(call.body.get("messages"))
+    opening = session.open_message(message, matcher, agent=agent)
+    opened: Opened = await call.waiting(_helping(opening))
+    call.conv.reading = opened.reading  # what the gate understood, for this turn's calls
     call.add(LedgerEvent(entry=machine.last_entry()))
     call.add(TurnEvent(client=message, forwarded=message))
     return opened.ask_back
+
+
+def _last_agent_text(messages: object) -> str:
+    """The text of the assistant's last message before the new user message (what it proposed
+    or asked), or empty."""
+    if not isinstance(messages, list):
+        return ""
+    for m in reversed(messages[:-1]):
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            text = text_of(m.get("content"))
+            if text:
+                return text
+        if isinstance(m, dict) and m.get("role") == "user":
+            return ""
+    return ""
 
 
 async def ask_back(
@@ -451,6 +469,7 @@ def gate_message(
             planned=planned,
             notices=call.proxy.config.notices,
             unbound=call.proxy.config.unbound,
+            reading=call.conv.reading,
         )
         if refusals:
             returned = "\n\n".join([returned, *refusals] if returned else refusals)

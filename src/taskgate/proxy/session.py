@@ -45,6 +45,7 @@ from taskgate.registry import Registry
 from taskgate.roles import Compiler, Matcher
 from taskgate.serving.errors import HttpError
 from taskgate.serving.operator import percentiles
+from taskgate.understanding.reader import ConversationReader
 
 log = logging.getLogger("taskgate.proxy")
 
@@ -57,6 +58,7 @@ MATCHERS: Registry[str] = Registry(
     "matcher",
     (
         ("llm", "the helper model"),
+        ("conversation", "the message read with the agent's before it, no model call"),
         ("lexical", "word overlap, no model call"),
         ("embedding", "MiniLM, no model call"),
         ("cascade", "embedding, then llm where it is unsure"),
@@ -104,7 +106,7 @@ class ProxyConfig:
     def __post_init__(self) -> None:
         """A configuration the proxy cannot serve is one clear error, here as on the CLI."""
         if not self.matcher:
-            self.matcher = "lexical" if self.planned else "llm"
+            self.matcher = "conversation" if self.planned else "llm"
         if self.max_conversations < 1:
             raise UsageError("max_conversations must be at least 1")
         if self.notices not in ("plain", "protocol"):
@@ -265,6 +267,8 @@ class Proxy:
         name = self.config.matcher
         if name == "lexical":
             return LexicalMatcher()
+        if name == "conversation":
+            return ConversationReader()
         if name.startswith("embedding"):
             return shared_matcher(fake=name == "embedding:hash")
         if name == "cascade":

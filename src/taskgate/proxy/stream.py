@@ -236,6 +236,7 @@ async def _finish(
             planned=planned,
             notices=call.proxy.config.notices,
             unbound=call.proxy.config.unbound,
+            reading=call.conv.reading,
         )
         if refusals:
             text = "\n\n".join([text, *refusals] if text else refusals)

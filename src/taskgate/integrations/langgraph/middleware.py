@@ -50,9 +50,9 @@ from taskgate.gate.notices import why_refused
 from taskgate.gate.registry import SessionRegistry
 from taskgate.gate.session import Call, GateSession, Notices, Outcome, Ticket, check_tools
 from taskgate.integrations.langgraph.rows import Read, Rows
-from taskgate.matching.lexical import LexicalMatcher
 from taskgate.matching.wordings import wordings
 from taskgate.roles import Matcher
+from taskgate.understanding.reader import ConversationReader
 
 LEDGER_KEY = "taskgate_ledger"
 HELD_KEY = "taskgate_approvals"
@@ -138,7 +138,8 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         self._asked: weakref.WeakKeyDictionary[GateSession, dict[str, Ticket]] = (
             weakref.WeakKeyDictionary()
         )
-        self.matcher: Matcher = matcher or LexicalMatcher()
+        #: reads each user message with the agent's message before it (no model call by default)
+        self.matcher: Matcher = matcher or ConversationReader()
         #: the threads' gates in memory (at most ``max_threads`` of them, rebuilt from the state
         #: when next used), and per thread the lock of an operator's change
         self._threads: SessionRegistry[_Thread, threading.Lock] = SessionRegistry(
@@ -243,10 +244,16 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         ``create_agent``), a message the matcher cannot resolve to one step ends the run with
         the ask-back question as the agent's reply; a hand-built graph opens no step instead."""
         self._release(gate)
-        human = [m for m in state.get("messages", []) if isinstance(m, HumanMessage)]
+        messages = list(state.get("messages", []))
+        human = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
         update: dict[str, Any] = {}
         if human:
-            opened = await gate.open_message(str(human[-1].content), self.matcher, ask_back)
+            last = human[-1]
+            agent = next((str(m.content) for m in reversed(messages[:last])
+                          if isinstance(m, AIMessage) and m.content), "")  # fmt: skip
+            opened = await gate.open_message(
+                str(messages[last].content), self.matcher, ask_back, agent=agent
+            )
             if opened.request is None:
                 assert opened.ask_back is not None
                 update = {"messages": [AIMessage(opened.ask_back)], "jump_to": "end"}
@@ -505,7 +512,9 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
                 if key not in judged:
                     for earlier in list(judged):  # a new model turn: the last one's unrun calls
                         left += judged.pop(earlier).values()
-                    tickets = gate.judge([Call(c.get("name"), c["id"]) for c in calls])
+                    tickets = gate.judge(
+                        [Call(c.get("name"), c["id"], arguments=c.get("args")) for c in calls]
+                    )
                     judged[key] = {c["id"]: t for c, t in zip(calls, tickets, strict=True)}
             judged = self._batches[gate]
             ticket = judged[key].pop(call_id, None)

@@ -38,10 +38,10 @@ from taskgate.gate.session import Call, GateSession, Notices, step_named
 from taskgate.journal.events import CallEvent, Conversation, HeldEvent, LedgerEvent
 from taskgate.journal.held import give_held, scratch
 from taskgate.journal.store import MemoryStore, StaleJournal, Store
-from taskgate.matching.lexical import LexicalMatcher
 from taskgate.roles import Matcher
 from taskgate.serving.operator import percentiles
 from taskgate.serving.router import Conflict
+from taskgate.understanding.reader import ConversationReader
 
 T = TypeVar("T")
 log = logging.getLogger("taskgate.mcp")
@@ -129,7 +129,7 @@ class McpGate:
     ) -> None:
         self.config = config
         self.store: Store = store or MemoryStore()
-        self.matcher: Matcher = matcher or LexicalMatcher()
+        self.matcher: Matcher = matcher or ConversationReader()
         #: the sessions in memory (at most ``max_sessions`` idle ones); a key's registry lock is
         #: held while its session is folded from the journal, the session's own while it changes
         self.sessions: SessionRegistry[Session, asyncio.Lock] = SessionRegistry(
@@ -282,7 +282,7 @@ class McpGate:
             if session.conv.held:  # an operator's changes, given at this exchange
                 self._give(session, approvals=False)
                 self._give(session, approvals=True)
-            ticket = session.gate.begin(tool)
+            ticket = session.gate.begin(tool, arguments=arguments)
             if not ticket.admitted:
                 self._record(session, [ticket.entry])
                 await self._write(session)

@@ -1,0 +1,248 @@
+"""Conversations nobody here wrote, replayed through the gate's core: does a call run when the
+user asked for it, and stop when they did not?
+
+Corpus: the Schema-Guided Dialogue dataset (Rastogi et al., AAAI 2020; CC BY-SA 4.0), its train
+and dev splits as stripped in ``../shared/data/sgd/`` (``--sgd DIR``); never its test split. Each
+service's transactional intents (booking, buying, reserving, transferring, ...) are the steps of a
+plan, worded by the schema's descriptions and marked repeatable (a user books a second table).
+At every user turn the case is labelled from SGD's own dialogue acts (the rule is
+:func:`cases`), then replayed: a fresh :class:`taskgate.GateSession` (with the step already done
+when an earlier call of it succeeded), ``open_message(user turn, the reader, agent=the system
+turn before it)``, then the call judged with its arguments.
+
+* **asked**: the next system turn makes a transactional call (SGD's agents call only after the
+  user says yes to a confirmation or a counter-offer). It should run.
+* **unasked**: the user declined, changed the details, asked a question, asked for alternatives,
+  closed, or searched; the call is the next transactional call of the turn's service (or the one
+  already made). It should be stopped.
+* **apart** (in neither target): the user asked for the transaction with details not yet
+  confirmed (SGD's INFORM_INTENT, or AFFIRM_INTENT to an offer), and turns that fill details
+  while such a request is open; SGD's agents confirm first, the words ask for it.
+
+Prints the two shares overall, per user act and per service, and the decision's cost (p50, p99).
+Run: .venv/bin/python bench/bench_conversations.py [--split dev|train] [--sgd DIR] [--show N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import random
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from taskgate.core.plan import Plan
+from taskgate.gate.session import Call, GateSession
+from taskgate.understanding import ConversationReader
+
+SGD = Path(__file__).resolve().parents[2] / "shared" / "data" / "sgd"
+
+
+@dataclass(frozen=True)
+class Case:
+    label: str  # asked | unasked | apart
+    context: str  # why: confirm, offer, done, details, browsing (see cases)
+    act: str  # the user's act, from SGD's: confirm, decline, change, request, question, ...
+    service: str
+    agent: str  # the system turn before the user's
+    user: str
+    method: str  # the call
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+def _acts(turn: dict[str, Any]) -> list[tuple[str, str, tuple[str, ...]]]:
+    return [(f["service"], a[0], tuple(a[1])) for f in turn["frames"] for a in f["acts"]]
+
+
+def _names(turn: dict[str, Any] | None) -> set[str]:
+    return {a[1] for a in _acts(turn)} if turn else set()
+
+
+def user_act(names: set[str]) -> str:
+    """The user's act, from SGD's acts."""
+    if "AFFIRM" in names or "AFFIRM_INTENT" in names:
+        return "confirm"
+    if "NEGATE" in names and "INFORM" in names:
+        return "change"
+    if "NEGATE_INTENT" in names and "INFORM_INTENT" in names:
+        return "request"
+    if "NEGATE_INTENT" in names and "GOODBYE" not in names or "NEGATE" in names:
+        return "decline"
+    if "THANK_YOU" in names or "GOODBYE" in names:
+        return "request" if "INFORM_INTENT" in names else "closing"
+    for act, name in (("REQUEST_ALTS", "alternatives"), ("INFORM_INTENT", "request"),
+                      ("SELECT", "select")):  # fmt: skip
+        if act in names:
+            return name
+    if names == {"REQUEST"}:
+        return "question"
+    return "change" if names == {"INFORM"} else "other"
+
+
+def load(split: str, root: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    if split not in ("train", "dev"):
+        raise SystemExit("only the train and dev splits are read (the test split is kept apart)")
+    with gzip.open(root / f"{split}.json.gz", "rt", encoding="utf-8") as fh:
+        dialogues = json.load(fh)["dialogues"]
+    schema = json.loads((root / f"{split}-schema.json").read_text(encoding="utf-8"))
+    return dialogues, schema
+
+
+def plans(schema: list[dict[str, Any]]) -> dict[str, Plan]:
+    """Each service's transactional intents as a plan of repeatable steps."""
+    out = {}
+    for service in schema:
+        steps = {
+            it["name"]: {"tool": it["name"], "text": it["description"], "repeatable": True}
+            for it in service["intents"]
+            if it["is_transactional"]
+        }
+        if steps:
+            out[service["service_name"]] = Plan.model_validate({"binding": "tool", "steps": steps})
+    return out
+
+
+def cases(dialogues: list[dict[str, Any]], schema: list[dict[str, Any]]) -> Iterator[Case]:
+    """The replay cases of every user turn that has a transactional call in view."""
+    transactional = {(s["service_name"], i["name"]) for s in schema for i in s["intents"]
+                     if i["is_transactional"]}  # fmt: skip
+
+    def calls(turn: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        return [(f["service"], f["call"]) for f in turn["frames"]
+                if f.get("call") and (f["service"], f["call"]["method"]) in transactional]  # fmt: skip
+
+    for dialogue in dialogues:
+        turns, done = dialogue["turns"], {}
+        for i, user in enumerate(turns):
+            if user["speaker"] != "USER":
+                continue
+            before = turns[i - 1] if i else None
+            after = turns[i + 1] if i + 1 < len(turns) else None
+            said, names = _names(before), _names(user)
+            asked_for = [(a[0], a[2][0]) for a in _acts(user)
+                         if a[1] == "INFORM_INTENT" and (a[0], a[2][0]) in transactional]  # fmt: skip
+            base = {"agent": before["text"] if before else "", "user": user["text"],
+                    "act": user_act(names)}  # fmt: skip
+            proposal = "CONFIRM" in said or {"NOTIFY_FAILURE", "OFFER"} <= said
+            offer = "OFFER_INTENT" in said and any(
+                (a[0], a[2][0]) in transactional for a in _acts(before) if a[1] == "OFFER_INTENT"
+            )  # fmt: skip
+            services = {f["service"] for f in user["frames"]}
+            later = [(s, c) for t in turns[i + 1 :] for s, c in calls(t) if s in services]
+            now = calls(after) if after else []
+            case = None
+            if now:
+                s, c = now[0]
+                case = Case("asked", "confirm", service=s, method=c["method"], args=c["args"],
+                            **base)  # fmt: skip
+            else:
+                label = "apart" if asked_for or ("AFFIRM_INTENT" in names and offer) else "unasked"
+                context, pending = None, None
+                if proposal:
+                    context = "confirm"
+                elif offer:
+                    context = "offer"
+                if context and later:
+                    pending = later[0]
+                if not context:
+                    previous = [s for s in services if s in done]
+                    if previous and not asked_for:
+                        context, pending = "done", (previous[0], done[previous[0]])
+                    elif later:
+                        pending = later[0]
+                        active = {f.get("active_intent") for f in user["frames"]}
+                        context = "details" if pending[1]["method"] in active else "browsing"
+                        label = "apart" if context == "details" else label
+                if pending:
+                    s, c = pending
+                    case = Case(label, context or "", service=s, method=c["method"],
+                                args=c.get("args", {}), **base)  # fmt: skip
+            if case is not None:
+                yield case
+            for s, c in now:
+                if c.get("ok", True):
+                    done[s] = c
+            for s, _ in asked_for:
+                done.pop(s, None)
+
+
+async def replay(case: Case, plan: Plan, reader: ConversationReader) -> tuple[bool, float]:
+    """Whether the gate runs the case's call, and the decision's cost in seconds (reading the
+    turn and judging the call)."""
+    gate = GateSession(plan)
+    if case.context == "done":  # an earlier call of the step succeeded
+        gate.open_request(case.method)
+        gate.finish(gate.begin(case.method), "ok")
+    start = time.perf_counter()
+    await gate.open_message(case.user, reader, ask_back=False, agent=case.agent)
+    ticket = gate.judge([Call(case.method, arguments=case.args)])[0]
+    return ticket.admitted, time.perf_counter() - start
+
+
+async def measure(
+    split: str, root: Path, show: int = 0
+) -> tuple[dict[tuple[str, str, str], Counter[bool]], list[float]]:
+    dialogues, schema = load(split, root)
+    by_service, reader = plans(schema), ConversationReader()
+    results: dict[tuple[str, str, str], Counter[bool]] = defaultdict(Counter)
+    wrong: dict[tuple[str, str], list[Case]] = defaultdict(list)
+    costs = []
+    for case in cases(dialogues, schema):
+        ran, cost = await replay(case, by_service[case.service], reader)
+        costs.append(cost)
+        results[(case.label, case.act, case.service)][ran] += 1
+        if case.label != "apart" and ran != (case.label == "asked"):
+            wrong[(case.label, case.act)].append(case)
+    if show:
+        rng = random.Random(0)
+        for key, bad in sorted(wrong.items(), key=lambda kv: -len(kv[1])):
+            print(f"-- {key}: {len(bad)} wrong")
+            for case in rng.sample(bad, min(show, len(bad))):
+                print(f"   agent: {case.agent[:150]!r}\n   user:  {case.user[:150]!r}")
+    return results, costs
+
+
+def share(results: dict[tuple[str, str, str], Counter[bool]], label: str, **where: str) -> str:
+    want = label != "unasked"
+    keep = [v for k, v in results.items() if k[0] == label
+            and all(k[{"act": 1, "service": 2}[f]] == x for f, x in where.items())]  # fmt: skip
+    n = sum(sum(v.values()) for v in keep)
+    good = sum(v[want] for v in keep)
+    return f"{good / n:.3f} ({good}/{n})" if n else "-"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--split", default="dev", choices=("dev", "train"))
+    ap.add_argument("--sgd", type=Path, default=SGD, help="the stripped SGD splits' folder")
+    ap.add_argument("--show", type=int, default=0, help="print N wrong cases of each kind")
+    args = ap.parse_args()
+    if not (args.sgd / f"{args.split}.json.gz").exists():
+        raise SystemExit(f"no SGD {args.split} split in {args.sgd} (pass --sgd DIR)")
+    results, costs = asyncio.run(measure(args.split, args.sgd, args.show))
+    costs.sort()
+    print(f"SGD {args.split} replayed through the gate's core (ConversationReader, no model call)")
+    print(f"  asked-for calls that ran      {share(results, 'asked')}   (target >= 0.98)")
+    print(f"  unasked calls stopped         {share(results, 'unasked')}   (target >= 0.98)")
+    print(f"  apart: asked with details unconfirmed, run {share(results, 'apart')}")
+    print(f"  decision p50 {costs[len(costs) // 2] * 1e3:.2f} ms, p99 "
+          f"{costs[int(len(costs) * 0.99)] * 1e3:.2f} ms   (target <= 20 / 50 ms)")  # fmt: skip
+    acts = sorted({k[1] for k in results})
+    print("  per user act (asked ran | unasked stopped):")
+    for act in acts:
+        print(f"    {act:<13} {share(results, 'asked', act=act):>22} | "
+              f"{share(results, 'unasked', act=act):>22}")  # fmt: skip
+    print("  per service (asked ran | unasked stopped):")
+    for service in sorted({k[2] for k in results}):
+        print(f"    {service:<16} {share(results, 'asked', service=service):>22} | "
+              f"{share(results, 'unasked', service=service):>22}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

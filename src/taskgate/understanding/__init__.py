@@ -1,0 +1,17 @@
+"""What the user's words authorize, read in the conversation's context (see :mod:`.reader`)."""
+
+from __future__ import annotations
+
+from taskgate.understanding.acts import AgentAct, UserAct, read_agent, read_user
+from taskgate.understanding.reader import ConversationReader, Kind, Reader, Reading
+
+__all__ = [
+    "AgentAct",
+    "ConversationReader",
+    "Kind",
+    "Reader",
+    "Reading",
+    "UserAct",
+    "read_agent",
+    "read_user",
+]

@@ -1,0 +1,336 @@
+"""What a message does in a conversation, read from its words: the agent's last message (does it
+propose a call for the user to confirm, offer an action, ask for a detail, report work done?)
+and the user's reply (a yes, a no, a question, a request for alternatives, a closing, a change of
+details). Rules only, no model; each reader sees a bounded prefix (the user's) or suffix (the
+agent's) of its text, so a megabyte message costs what its first kilobytes cost.
+
+The patterns are ordinary English dialogue, written from the Schema-Guided Dialogue train split's
+conversations (and checked on its dev split; see ``bench/bench_conversations.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+IC = re.IGNORECASE
+#: how much of a message is read: the user's first characters, the agent's last ones
+USER_CHARS = 2_000
+AGENT_CHARS = 2_000
+
+# -- the agent's message -----------------------------------------------------------------------
+_ASK_CONFIRM = re.compile(
+    r"\b(?:please (?:confirm|verify|check)|kindly (?:ensure|confirm|verify)|can you (?:please )?"
+    r"confirm|(?:need|want|require) your (?:confirmation|approval|permission|go-ahead|ok)|"
+    r"do i have (?:that|this|it|everything) right|confirm (?:the|these|this|that|your|for|to|a|an|"
+    r"\d)|confirming|is (?:that|this|everything|it|all (?:of )?(?:that|this)) (?:correct|right|ok|"
+    r"okay)|with your permission|(?:may|can|shall) i (?:go ahead|proceed))",
+    IC,
+)
+_CONFIRM_CUE = re.compile(
+    r"\b(?:confirm(?:ing|ation)?\b(?!ed)|verify|to review|review (?:the|these)|recap|to make sure|"
+    r"make sure|double[- ]check|just to clarify|to be clear|ensure that|with your approval|"
+    r"approve|if (?:that'?s|that is|this is) (?:fine|ok|okay|alright|correct|right)|"
+    r"is (?:that|this) what you want|(?:is|are) (?:that|this|these|it|everything|the details?) "
+    r"(?:correct|right|ok|okay|accurate|good|fine)|(?:correct|right|ok|okay|accurate)\s*\?|"
+    r"sound (?:good|right|ok|okay)\s*\?|did i get that right|got (?:this|that|everything) right)",
+    IC,
+)
+_ACTION = (
+    r"(?:book|booking|reserve|reserving|reservation|purchase|purchasing|buy|buying|get you|"
+    r"schedule|scheduling|set up|make (?:the|a|an|your)|play|playing|cast|casting|start|rent|"
+    r"renting|transfer|transferring|send|sending|add|adding|set|setting|order|place|call (?:a|you)|"
+    r"try (?:to|again|booking|reserving|that|it|for|with)|rebook|proceed|go ahead|submit|create|"
+    r"draft|file|pay|cancel|delete|update|issue|process|sign|register|request)"
+)
+_PROPOSE = re.compile(
+    r"\b(?:shall|should|can|may|could) (?:i|we) (?:go ahead and |now |then |also )?"
+    + _ACTION
+    + r"|\b(?:would|do|did|will) you (?:like|want|wish|need) (?:me )?(?:to )?(?:go ahead and |now "
+    r"|then )?"
+    + _ACTION
+    + r"|\bi(?:'ll| will| am going to|'m going to) (?:go ahead and |now )?"
+    + _ACTION
+    + r"|\bhow about (?:i|we|trying|booking|a|an|the|\d)|\bwould .{0,60}\bwork\b",
+    IC,
+)
+_FAILED = re.compile(
+    r"\b(?:couldn'?t|could not|cannot|can'?t|was(?:n'?t| not) able|unable|failed|"
+    r"did(?:n'?t| not) go through|unfortunately|no longer|not available|isn'?t available)\b",
+    IC,
+)
+_DETAIL = re.compile(
+    r"\b(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|today|tomorrow|tonight|monday|"
+    r"tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|"
+    r"july|august|september|october|november|december|am|pm|people|persons?|tickets?|seats?|"
+    r"rooms?|nights?|days?)\b",
+    IC,
+)
+_OFFER = re.compile(
+    r"\b(?:would|do|did|will) you (?:like|want|wish|wanna|need|be interested)|\bwanna\b|"
+    r"\b(?:shall|should|can|may) i\b|\binterested in\b|\bwant (?:me )?to\b|"
+    r"\b(?:are you|r u) (?:interested|looking to|ready)",
+    IC,
+)
+_DONE = re.compile(
+    r"\b(?:is|are|was|were|has been|have been|'s been|now) (?:now |all |successfully )?(?:confirmed|"
+    r"booked|reserved|made|scheduled|set|added|completed|successful|done|placed|purchased|bought|"
+    r"sent|started|playing|on (?:the|its|their) way|effective|finalized|complete)\b|"
+    r"\bi(?:'ve| have) (?:\w+ )?(?:booked|reserved|made|confirmed|scheduled|added|set|purchased|"
+    r"bought|sent|started|transferred|played|put|arranged|got|placed|drafted|filed|created)\b|"
+    r"\bsuccessful(?:ly)?\b|\bnow playing\b|\b(?:enjoy|have fun)\b",
+    IC,
+)
+_WH_QUESTION = re.compile(
+    r"(?:^|[.!?]\s+)(?:(?:ok(?:ay)?|sure|alright|great|and|so|also)[, ]+)?(?:how many|how much|"
+    r"how long|what|when|where|which|who|at what|for how|from where|for which|for what|for when|"
+    r"on which|on what|in which|in what|until when|(?:can|could) you (?:tell|give|let)|please "
+    r"(?:tell|give|let|provide)|tell me|let me know)\b[^.!?]{0,300}\?",
+    IC,
+)
+_LISTING = re.compile(
+    r"\b(?:there(?: is| are|'s| was)|i (?:found|have found|see|got)|i've found|found \d|"
+    r"\d+ (?:results|options|matches)|rated|rating|costs?|price|priced|available|options?|"
+    r"located|address|phone|number is|would you like to hear|interested in)\b",
+    IC,
+)
+
+
+@dataclass(frozen=True)
+class AgentAct:
+    """What the agent's last message did."""
+
+    proposes: bool = False  # it asks the user to confirm a concrete call (or a counter-offer)
+    offers: bool = False  # it offers an action without its details ("Would you like to book?")
+    asks: bool = False  # it asks the user for a detail (a wh-question)
+    done: bool = False  # it reports work done
+    failed: bool = False  # it reports a failure
+    lists: bool = False  # it lists what it found (an offer to choose from, not a proposal)
+
+
+def read_agent(message: str) -> AgentAct:
+    """What the agent's last message did (its last :data:`AGENT_CHARS` characters read)."""
+    m = message[-AGENT_CHARS:].strip()
+    if not m:
+        return AgentAct()
+    details = len(_DETAIL.findall(m))
+    done = bool(_DONE.search(m))
+    asks = bool(_WH_QUESTION.search(m))
+    failed = bool(_FAILED.search(m))
+    proposes = False
+    offers = False
+    if _ASK_CONFIRM.search(m) or (
+        _CONFIRM_CUE.search(m) and not (done and "?" not in m) and not (asks and details < 2)
+    ):
+        proposes = True
+    elif failed and not done and (_PROPOSE.search(m) or _OFFER.search(m) or "?" in m):
+        proposes = True  # a failure with a counter-offer
+    elif _OFFER.search(m) and re.search(r"\b" + _ACTION, m, IC) and not asks:
+        proposes, offers = details >= 3, details < 3
+    elif not (done or asks) and _PROPOSE.search(m) and details >= 2:
+        proposes = not re.search(r"\b(?:how|what) about\b", m, IC) or "?" in m
+    lists = bool(_LISTING.search(m)) and not proposes
+    return AgentAct(proposes, offers, asks and not proposes, done, failed, lists)
+
+
+# -- the user's message ------------------------------------------------------------------------
+_YES_START = re.compile(
+    r"^(?:(?:oh|ok|okay|well|great|alright|all right|awesome|perfect|cool|wonderful|excellent|"
+    r"good|terrific|nice|fine|sweet|fantastic|lovely|hi|hey|so|and|then)[,.! ]+){0,3}"
+    r"(?:yes|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|absolutely|definitely|"
+    r"of course|certainly|correct|right|exactly|perfect|great|good|fine|cool|awesome|excellent|"
+    r"wonderful|terrific|fantastic|sounds|that(?:'s| is| would be| will be| will| would| should|"
+    r" seems| sounds| works)|this (?:is|works|sounds|would|will)|it(?:'s| is| does| works| sounds|"
+    r" would| will)|works|please do|do it|go ahead|go for it|proceed|confirm(?:ed)?|affirmative|"
+    r"indeed|i do|i am|i would|i'd like that|i agree|i confirm|agreed|sure thing|by all means|"
+    r"yes please|let'?s do it|let'?s go|i(?:'ll| will) (?:take|try)|i like|this one|"
+    r"that one|you got it|you bet|ye[sp])\b",
+    IC,
+)
+_YES_ANY = re.compile(
+    r"\b(?:yes|yeah|yep|yup|sure|ok|okay|alright|absolutely|definitely|certainly|correct|"
+    r"exactly|perfect|great|good|fine|works|suits|go ahead|please do|do it|do that|proceed|"
+    r"confirm(?:ed)?|agreed?|by all means|go for it|sounds like a plan|that'?s (?:it|the one|right"
+    r"|correct|fine)|let'?s do)\b",
+    IC,
+)
+_SHORT_YES = re.compile(
+    r"^\s*(?:it|that|this|they|both|all|everything)(?: (?:all|both))? (?:is|are|does|do|will|"
+    r"would|has|was|looks?|seems?)(?: it| so| to me| indeed)?\s*[.!]*\s*$",
+    IC,
+)
+_NO_START = re.compile(
+    r"^(?:(?:oh|um|uh|hmm|well|actually|sorry|wait|hold on|oops|hi|hey)[,.! ]+){0,3}"
+    r"(?:no|nope|nah|not|negative|never ?mind|don'?t|do not|i don'?t|i do not|i'?m not|"
+    r"i am not|maybe (?:later|another time|not)|perhaps (?:later|not|another)|i'?ll pass|pass|"
+    r"(?:that|it)(?:'s| is)? not|that (?:won'?t|will not|doesn'?t|does not)|wrong|incorrect|"
+    r"i(?:'d| would) rather not|i changed my mind|leave it|skip it|hold off|stop)\b",
+    IC,
+)
+_NO_ANY = re.compile(
+    r"\b(?:not (?:now|yet|right now|at (?:the|this) (?:moment|time)|today|really|interested)|"
+    r"don'?t (?:want|need|wanna|bother)|do not (?:want|need)|no need|maybe later|"
+    r"not looking to|rather not|i'?m not (?:ready|sure|interested)|hold off|not ready|"
+    r"some other time|another time|won'?t work|doesn'?t work|not (?:correct|right)|incorrect|"
+    r"wrong|(?:a|the) mistake)\b",
+    IC,
+)
+_CHANGE = re.compile(
+    r"\b(?:instead|change|changed|switch|rather|actually|make (?:it|that|the|them|this) (?:\d|for|"
+    r"on|at|a|an|the|in|to|\w+ people)|only need|i meant|correction|(?:should|needs to) be|"
+    r"not \w+ but|different (?:time|date|day)|move (?:it|that))\b",
+    IC,
+)
+_ALTERNATIVES = re.compile(
+    r"\b(?:what else|something else|any ?(?:other|others|more)\b(?! help| questions?)|other "
+    r"(?:options?|choices?|ones?)|(?:find|show|give|suggest|recommend|get|search|look for) (?:me )?"
+    r"(?:some(?:thing)? )?(?:an)?other|different (?:one|options?)|more options|(?:are|is) there "
+    r"(?:any )?(?:other|more|another)|(?:got|have you got|do you have) any(?:thing)? (?:other|else|"
+    r"more)|(?:find|show|get|suggest|recommend) me (?:another|a different|something))",
+    IC,
+)
+_THANKS = re.compile(r"\b(?:thanks?|thank you|thx|appreciate (?:it|that|your)|cheers)\b", IC)
+_BYE = re.compile(
+    r"\b(?:that'?s (?:all|it|everything)|that is (?:all|it|everything)|that(?:'ll| will) be all|"
+    r"that(?:'s| is| will be| would be) (?:all|everything)|nothing (?:else|more|further)|"
+    r"no more|i'?m (?:all )?(?:set|done|good)|i am (?:all )?(?:set|done|good)|all (?:set|good)|"
+    r"good ?bye|bye|see you|have a (?:good|great|nice)|take care|all for (?:now|today)|"
+    r"don'?t need (?:anything|any more|any other|more|further)|need nothing)\b",
+    IC,
+)
+_QUESTION_START = re.compile(
+    r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|am|was|were|do|does|did|can|"
+    r"could|will|would|should|shall|may|might|has|have|had|any idea|what'?s|where'?s|how'?s|"
+    r"when'?s|who'?s)\b",
+    IC,
+)
+_ASKS_FOR = re.compile(
+    r"\b(?:i (?:want|need|would like|'d like|wanna|wish|will need|'ll need|'ll take|will take)|"
+    r"i'd (?:like|love|want)|we (?:want|need|would like|'d like)|(?:can|could|would|will) (?:you|u) "
+    r"(?:please )?\w+|please|let'?s|help me|go ahead|^\s*(?:\w+[,.!]\s+)?[a-z]+ (?:it|that|this|"
+    r"them|the|a|an|my|our|me|us)\b)",
+    IC,
+)
+_NEED = re.compile(
+    r"\b(?:i|we) (?:need|require|want|are looking for|'re looking for|am looking for|'m looking "
+    r"for|would like|'d like)\b|\b(?:our|my) (?:budget|requirement|deadline)\b|\bbudget (?:is|of)\b",
+    IC,
+)
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}  # fmt: skip
+_VALUE = re.compile(
+    r"\b(?:\d+(?::\d+)?(?:st|nd|rd|th)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+    r"twelve|half|quarter|noon|midnight|morning|afternoon|evening|tonight|today|tomorrow|monday|"
+    r"tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|june|july|"
+    r"august|september|october|november|december)\b",
+    IC,
+)
+
+
+def values(text: str) -> set[str]:
+    """The numbers, dates and times a text states, normalized ("two" is "2", "6th" is "6")."""
+    out = set()
+    for v in _VALUE.findall(text.lower()):
+        v = _NUMBER_WORDS.get(v, v)
+        out.add(re.sub(r"(?:st|nd|rd|th)$", "", v) if v[:1].isdigit() else v)
+    return out
+
+
+@dataclass(frozen=True)
+class UserAct:
+    """What the user's message does, as flags (several may hold)."""
+
+    yes: bool = False
+    no: bool = False
+    question: bool = False
+    alternatives: bool = False
+    closing: bool = False
+    change: bool = False  # details that differ from what the agent said
+    asks: bool = False  # a request form ("I want", "can you", an imperative)
+    need: bool = False  # a statement of need ("we need 40 laptops")
+
+
+def _sentences(text: str) -> list[str]:
+    return [p for p in re.split(r"(?<=[.!?])\s+", text) if p.strip()]
+
+
+def read_user(message: str, agent: str = "") -> UserAct:
+    """What the user's message does, read against the agent's message before it."""
+    t = message[:USER_CHARS].strip()
+    low = t.lower()
+    first = re.split(r"[.!?;]|\s-\s|,\s*but\b|\bbut\b", low, maxsplit=1)[0]
+    no = bool(_NO_START.search(low)) or bool(_NO_ANY.search(first))
+    sentences = _sentences(low)
+    yes = not no and (
+        bool(_YES_START.match(low))
+        or bool(_SHORT_YES.match(low))
+        or bool(_YES_ANY.search(first))
+        or any(_YES_ANY.search(s) and not s.rstrip().endswith("?") for s in sentences)
+    )
+    stated = " ".join(s for s in _sentences(t) if not s.rstrip().endswith("?"))
+    new = values(stated) - values(agent[-AGENT_CHARS:]) - {"1"} if stated else set()
+    first_new = values(first) - values(agent[-AGENT_CHARS:]) - {"1"}
+    change = bool(_CHANGE.search(low)) or bool(first_new) or (bool(new) and not yes)
+    alternatives = bool(_ALTERNATIVES.search(low)) and not re.search(
+        r"\b(?:need|want) (?:anything|something) else\b|\b(?:anything|something) else\s*(?:\?|$)",
+        low,
+    )
+    asks = bool(_ASKS_FOR.search(low))
+    closing = bool(_BYE.search(low)) or (
+        bool(_THANKS.search(low)) and not values(low) and not _ASKS_FOR.search(
+            low.replace("please", ""))
+    )  # fmt: skip
+    question = "?" in t or bool(_QUESTION_START.search(low))
+    return UserAct(
+        yes=yes,
+        no=no,
+        question=question,
+        alternatives=alternatives,
+        closing=closing,
+        change=change,
+        asks=asks,
+        need=bool(_NEED.search(low)),
+    )
+
+
+_MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
+
+
+def spoken_forms(value: str) -> list[re.Pattern[str]]:
+    """How an argument value may be said in a message: an ISO date as "March 2nd" or "2nd of
+    March", a 24-hour time as "6:30 pm", a count as a digit or a word, any other text as itself."""
+    v = value.strip().lower()[:200]
+    if v in ("", "true", "false", "dontcare", "none", "null"):
+        return []
+    if m := _ISO_DATE.fullmatch(v):
+        month, day = int(m.group(2)), int(m.group(3))
+        if not (1 <= month <= 12):
+            return [re.compile(re.escape(v))]
+        name = _MONTHS[month - 1]
+        return [re.compile(rf"\b{name} {day}(?:st|nd|rd|th)?\b|\b{day}(?:st|nd|rd|th)? of {name}\b"
+                           rf"|\b{re.escape(v)}\b")]  # fmt: skip
+    if m := _CLOCK.fullmatch(v):
+        hour, minute = int(m.group(1)), m.group(2)
+        h12 = hour % 12 or 12
+        said = f"{h12}:{minute}" if minute != "00" else f"{h12}(?::00)?"
+        return [re.compile(rf"\b{said}\s*(?:am|pm|a\.m|p\.m|o'?clock|in the)|\b{hour}:{minute}\b")]
+    if v.isdigit():
+        n = int(v)
+        word = [k for k, d in _NUMBER_WORDS.items() if d == str(n)]
+        return [re.compile(rf"\b(?:{n}{'|' + word[0] if word else ''})\b")]
+    return [re.compile(re.escape(v))]

@@ -1,0 +1,348 @@
+"""What the user's latest message authorizes, read with the agent's message before it.
+
+:class:`ConversationReader` is the gate's default reading, with no model call. It answers a
+:class:`Reading`: the kind of message (a request naming steps, a statement of need, a confirmation
+of the agent's proposal, a decline, a change of details, a question, a request for alternatives,
+a closing), the steps it authorizes, the explicit-redo flag, the candidates to ask back about when
+the gate cannot tell, and the steps it is about without authorizing them (declined, changed).
+
+* **A request** names steps by their words (each step's text, else its tool's description or
+  name): a step counts as named when the message has a word of the step that no other step
+  matched shares, so "Draft and send the RFQ." names both steps and "the RFQ" alone names neither
+  (it is unclear between them: ask back).
+* **A statement of need** ("we need 40 laptops, budget about $50k") authorizes the steps that
+  record what is needed (a step worded with requirements, needs, details, collect, record, ...).
+* **A confirmation** ("yes", "sounds good -- is it expensive?") authorizes what the agent's message
+  proposed: the step it names, or, when it names none, the call whose arguments the proposal
+  states (judged when the call comes, :meth:`Reading.confirms`).
+* **A change of details** ("no, make it 3 people") authorizes nothing until confirmed; **a decline,
+  a question, a request for alternatives, a closing or thanks** authorize nothing, even when they
+  name the action ("no, I don't want to buy the tickets yet").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from taskgate.core.plan import Plan
+from taskgate.matching.askback import step_wording
+from taskgate.matching.redo import explicit_redo
+from taskgate.roles import Match
+from taskgate.understanding.acts import (
+    AGENT_CHARS,
+    USER_CHARS,
+    read_agent,
+    read_user,
+    spoken_forms,
+)
+
+Kind = Literal[
+    "request",
+    "need",
+    "confirm",
+    "change",
+    "decline",
+    "question",
+    "alternatives",
+    "closing",
+    "unclear",
+    "other",
+]
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "for",
+        "from",
+        "get",
+        "go",
+        "have",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "let",
+        "me",
+        "my",
+        "now",
+        "of",
+        "off",
+        "on",
+        "or",
+        "our",
+        "out",
+        "please",
+        "put",
+        "so",
+        "that",
+        "the",
+        "this",
+        "to",
+        "up",
+        "us",
+        "we",
+        "what",
+        "where",
+        "with",
+        "you",
+        "your",
+        "i",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "want",
+        "need",
+        "like",
+        "some",
+        "any",
+        "all",
+        "just",
+        "also",
+        "then",
+        "them",
+        "they",
+        "there",
+        "their",
+    ]
+)
+#: ordinary verbs that name the same action
+_SAME = {
+    "book": "reserve", "booking": "reserve", "reservation": "reserve", "reserve": "reserve",
+    "reserving": "reserve", "schedule": "reserve", "appointment": "reserve",
+    "buy": "purchase", "purchase": "purchase", "buying": "purchase", "order": "purchase",
+    "send": "send", "sending": "send", "email": "send", "mail": "send", "transfer": "send",
+    "pay": "pay", "payment": "pay", "create": "make", "make": "make", "add": "make",
+    "requirements": "requirement", "requirement": "requirement", "needs": "requirement",
+    "specs": "requirement", "specifications": "requirement",
+}  # fmt: skip
+_VERBS = frozenset(_SAME.values()) - {"requirement"}
+#: a step that records what the user needs: a statement of need authorizes it
+_RECORDS = frozenset(
+    [
+        "requirement",
+        "collect",
+        "gather",
+        "record",
+        "capture",
+        "intake",
+        "note",
+        "log",
+        "details",
+        "information",
+        "info",
+    ]
+)
+_NEGATION = re.compile(
+    r"\b(?:don'?t|do not|doesn'?t|not|never|no need to|without|won'?t|wouldn'?t|shouldn'?t|"
+    r"can'?t|cannot|no)\b[^.!?;,]{0,40}$",
+    re.IGNORECASE,
+)
+_SEARCH = re.compile(
+    r"\b(?:find|search|look(?:ing)? (?:for|up|into)|show me|recommend|suggest|browse|"
+    r"what (?:are|is)|is there|are there)\b",
+    re.IGNORECASE,
+)
+_ANOTHER = re.compile(r"\b(?:another|one more|a second|an additional|also|as well|too)\b", re.I)
+
+
+def _words(text: str) -> list[str]:
+    return [_SAME.get(w, w) for w in _WORD.findall(text.lower()) if w not in _STOP]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the gate understood of the user's latest message."""
+
+    kind: Kind
+    steps: tuple[str, ...] = ()  # the steps it authorizes, in the plan's order
+    explicit_redo: bool = False
+    candidates: tuple[str, ...] = ()  # unclear between these: ask the user
+    about: tuple[str, ...] = ()  # steps it speaks of without authorizing (declined, changed)
+    proposal: str = ""  # a confirmed proposal naming no step: its text, for the call's arguments
+    another: bool = False  # "another", "one more", "also": a new one of a repeatable step
+    meta: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def of(cls, match: Match) -> Reading:
+        """A plain matcher's answer as a reading (the message read alone)."""
+        if match.step is not None:
+            return cls("request", (match.step,), match.explicit_redo)
+        if match.candidates:
+            return cls("unclear", candidates=tuple(match.candidates))
+        return cls("other")
+
+    @property
+    def match(self) -> Match:
+        """The reading as a matcher's answer (the first step authorized)."""
+        return Match(self.steps[0] if self.steps else None, self.explicit_redo, self.candidates)
+
+    def confirms(self, arguments: Mapping[str, object] | None) -> bool:
+        """Whether a call with ``arguments`` is the one the confirmed proposal described: at
+        least half of its countable argument values are stated in the proposal."""
+        if not self.proposal or not arguments:
+            return False
+        said, stated, hit = self.proposal.lower(), 0, 0
+        for value in arguments.values():
+            if not isinstance(value, str | int | float) or isinstance(value, bool):
+                continue
+            forms = spoken_forms(str(value))
+            if not forms:
+                continue
+            stated += 1
+            hit += any(f.search(said) for f in forms)
+        if self.meta.get("cue"):  # the agent asked to confirm: the call it stated details of
+            return hit > 0
+        return stated > 0 and hit >= 0.6 * stated
+
+    def understood(self, plan: Plan) -> str:
+        """What the gate understood, in plain words, for a refusal's notice."""
+        about = " and ".join(f"'{step_wording(plan, s)}'" for s in self.about if s in plan.steps)
+        match self.kind:
+            case "decline":
+                return f"the user declined {about}" if about else "the user said no"
+            case "change":
+                return "the user changed the details and has not confirmed the new ones yet"
+            case "question":
+                return "the user asked a question and asked for nothing to be done"
+            case "alternatives":
+                return "the user asked for other options"
+            case "closing":
+                return "the user said thanks or goodbye and asked for nothing more"
+            case "unclear":
+                names = " or ".join(
+                    f"'{step_wording(plan, s)}'" for s in self.candidates if s in plan.steps
+                )
+                return f"the gate could not tell which step the user wants ({names})"
+            case _:
+                return "the user's last message does not ask for this"
+
+
+class Reader(Protocol):
+    """Reads a user's message with the agent's message before it (the gate's interface for the
+    decision; a plain :class:`~taskgate.roles.Matcher` reads the message alone)."""
+
+    async def match(self, plan: Plan, message: str) -> Match: ...
+
+    async def aread(self, plan: Plan, message: str, agent: str = "") -> Reading: ...
+
+
+class ConversationReader:
+    """The gate's reading of a user's message in its context, with no model call (see the
+    module). It is also a :class:`~taskgate.roles.Matcher` (the message alone)."""
+
+    async def match(self, plan: Plan, message: str) -> Match:
+        return self.read(plan, message).match
+
+    async def aread(self, plan: Plan, message: str, agent: str = "") -> Reading:
+        return self.read(plan, message, agent)
+
+    def read(self, plan: Plan, message: str, agent: str = "") -> Reading:
+        user = message[:USER_CHARS]
+        said = agent[-AGENT_CHARS:]
+        u, a = read_user(user, said), read_agent(said)
+        named, unclear = _named(plan, user, loose=explicit_redo(user))
+        negated = tuple(s for s in named if _negated(plan, s, user))
+        named = tuple(s for s in named if s not in negated)
+        proposed, _ = _named(plan, said) if (a.proposes or a.offers) else ((), ())
+        redo = explicit_redo(user) or (bool(named) and bool(_ANOTHER.search(user)))
+        another = bool(_ANOTHER.search(user))
+        if a.proposes or a.offers:
+            if u.yes and not u.change and not u.no and not negated:
+                if len(proposed) > 1:
+                    return Reading("unclear", candidates=proposed)
+                if proposed:
+                    return Reading("confirm", proposed, redo, another=True)
+                return Reading("confirm", proposal=said, another=True, meta={"cue": "1"})
+            if a.proposes and (u.change or u.no or u.asks or named) and not u.closing:
+                return Reading("change", about=proposed)  # new details, to be proposed again
+        if u.no or negated:
+            if named and u.asks and not u.question:  # "no, send it instead"
+                return Reading("request", named, redo, another=another)
+            if u.closing:
+                return Reading("closing")
+            if u.alternatives:
+                return Reading("alternatives", about=proposed)
+            return Reading("decline", about=negated or proposed)
+        if u.alternatives:
+            return Reading("alternatives", about=proposed)
+        if u.yes and not (a.asks or a.done or a.lists) and not named and said:
+            # a yes to details the agent stated without asking: the call they describe
+            return Reading("confirm", proposal=said, another=True)
+        if named and (u.asks or not u.question) and not (u.closing and not u.asks):
+            return Reading("request", named, redo, another=another)
+        if unclear and (u.asks or u.need) and not u.question:
+            return Reading("unclear", candidates=unclear)
+        if u.need and not u.question:
+            records = _records(plan)
+            if records:
+                return Reading("need", records)
+        if u.closing:
+            return Reading("closing")
+        if u.question:
+            return Reading("question")
+        return Reading("other")
+
+
+def _step_words(plan: Plan) -> dict[str, set[str]]:
+    return {sid: set(_words(step_wording(plan, sid))) for sid in plan.steps}
+
+
+def _actions(plan: Plan) -> dict[str, set[str]]:
+    """Each step's action words: its wording's first word and the verbs of :data:`_SAME`."""
+    out = {}
+    for sid in plan.steps:
+        words = _words(step_wording(plan, sid))
+        out[sid] = {w for w in words if w in _VERBS} | set(words[:1])
+    return out
+
+
+def _named(
+    plan: Plan, text: str, *, loose: bool = False
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The steps ``text`` names (a word of the step no other matched step shares, and at least a
+    fifth of the step's words, its action among them unless ``loose``: "redo the requirements"
+    names the action by "redo"), and the steps it matches only through shared words."""
+    said = set(_words(text))
+    words, actions = _step_words(plan), _actions(plan)
+    matched = {s: w & said for s, w in words.items() if w and len(w & said) * 5 >= len(w)}
+    loose = loose or not _SEARCH.search(text)  # a search names the object, not the step
+    matched = {
+        s: hit
+        for s, hit in matched.items()
+        if hit
+        and (hit & actions[s] or (loose and (len(hit) >= 2 or len(hit) * 2 >= len(words[s]))))
+    }
+    named: list[str] = []
+    shared: list[str] = []
+    for sid, hit in matched.items():
+        others = set().union(*(words[o] for o in matched if o != sid))
+        (named if hit - others else shared).append(sid)
+    return tuple(named), tuple(shared) if len(shared) > 1 else ()
+
+
+def _negated(plan: Plan, step: str, text: str) -> bool:
+    """Whether the step's words come, in ``text``, right after a negation in the same clause."""
+    low = text.lower()
+    for word in _step_words(plan)[step]:
+        for hit in re.finditer(r"\b" + re.escape(word), low):
+            if _NEGATION.search(low[max(0, hit.start() - 60) : hit.start()]):
+                return True
+    return False
+
+
+def _records(plan: Plan) -> tuple[str, ...]:
+    return tuple(s for s, w in _step_words(plan).items() if w & _RECORDS)
