@@ -72,10 +72,12 @@ def user_act(names: set[str]) -> str:
         return "change"
     if "NEGATE_INTENT" in names and "INFORM_INTENT" in names:
         return "request"
-    if "NEGATE_INTENT" in names and "GOODBYE" not in names or "NEGATE" in names:
+    if "NEGATE_INTENT" in names and "GOODBYE" not in names:
         return "decline"
     if "THANK_YOU" in names or "GOODBYE" in names:
         return "request" if "INFORM_INTENT" in names else "closing"
+    if "NEGATE" in names:
+        return "decline"
     for act, name in (("REQUEST_ALTS", "alternatives"), ("INFORM_INTENT", "request"),
                       ("SELECT", "select")):  # fmt: skip
         if act in names:
