@@ -16,8 +16,10 @@ turn before it)``, then the call judged with its arguments.
   closed, or searched; the call is the next transactional call of the turn's service (or the one
   already made). It should be stopped.
 * **apart** (in neither target): the user asked for the transaction with details not yet
-  confirmed (SGD's INFORM_INTENT, or AFFIRM_INTENT to an offer), and turns that fill details
-  while such a request is open; SGD's agents confirm first, the words ask for it.
+  confirmed (SGD's INFORM_INTENT, or AFFIRM_INTENT to an offer), turns that fill details while
+  such a request is open, and requests SGD files under a search intent although their words ask
+  for the transaction ("I want to book a rental car", "Can you book me a hotel?"); SGD's agents
+  search and confirm first, the words ask for it, and the gate follows the words.
 
 Prints the two shares overall, per user act and per service, and the decision's cost (p50, p99).
 Run: .venv/bin/python bench/bench_conversations.py [--split dev|train] [--sgd DIR] [--show N]
@@ -160,7 +162,8 @@ def cases(dialogues: list[dict[str, Any]], schema: list[dict[str, Any]]) -> Iter
                         pending = later[0]
                         active = {f.get("active_intent") for f in user["frames"]}
                         context = "details" if pending[1]["method"] in active else "browsing"
-                        label = "apart" if context == "details" else label
+                        if context == "details" or base["act"] == "request":
+                            label = "apart"  # asked, in words SGD files under a search
                 if pending:
                     s, c = pending
                     case = Case(label, context or "", service=s, method=c["method"],

@@ -24,7 +24,8 @@ _ASK_CONFIRM = re.compile(
     r"confirm|(?:need|want|require) your (?:confirmation|approval|permission|go-ahead|ok)|"
     r"do i have (?:that|this|it|everything) right|confirm (?:the|these|this|that|your|for|to|a|an|"
     r"\d)|confirming|is (?:that|this|everything|it|all (?:of )?(?:that|this)) (?:correct|right|ok|"
-    r"okay)|with your permission|(?:may|can|shall) i (?:go ahead|proceed))",
+    r"okay)|with your permission|(?:may|can|shall) i (?:go ahead|proceed)|(?:does|would|will) "
+    r"(?:that|this|it) (?:work|suit|be (?:ok|okay|fine|alright))(?: for you)?\s*\?)",
     IC,
 )
 _CONFIRM_CUE = re.compile(
@@ -33,7 +34,8 @@ _CONFIRM_CUE = re.compile(
     r"approve|if (?:that'?s|that is|this is) (?:fine|ok|okay|alright|correct|right)|"
     r"is (?:that|this) what you want|(?:is|are) (?:that|this|these|it|everything|the details?) "
     r"(?:correct|right|ok|okay|accurate|good|fine)|(?:correct|right|ok|okay|accurate)\s*\?|"
-    r"sound (?:good|right|ok|okay)\s*\?|did i get that right|got (?:this|that|everything) right)",
+    r"sound (?:good|right|ok|okay)\s*\?|did i get that right|(?:got|have) (?:this|that|everything|"
+    r"it|all) (?:right|correct(?:ly)?)|let me know if)",
     IC,
 )
 _ACTION = (
@@ -52,6 +54,22 @@ _PROPOSE = re.compile(
     + r"|\bi(?:'ll| will| am going to|'m going to) (?:go ahead and |now )?"
     + _ACTION
     + r"|\bhow about (?:i|we|trying|booking|a|an|the|\d)|\bwould .{0,60}\bwork\b",
+    IC,
+)
+_ACTS = re.compile(r"\b" + _ACTION, IC)
+#: the agent restating what the user asked for, to be confirmed ("So a cab for 2 to ...?")
+_RESTATE = re.compile(
+    r"\b(?:you(?:'d| would)? (?:like|want|wish|need)|you(?:'re| are) (?:to|going|booking|"
+    r"looking to|getting)|so (?:a|an|the|you|that|\d)|that'?s (?:a|an|\d)|i(?:'ve| have) "
+    r"(?:changed|updated|got you down)|let me make sure|the (?:following )?details|you have \d|"
+    r"i have (?:a|an|\d+) (?:\w+ ){0,3}(?:for|on|at)\b)",
+    IC,
+)
+#: the agent offering an item to choose, not an action ("How about Cirice?")
+_ITEM = re.compile(
+    r"\b(?:how about|what about|perhaps|do you like|sounds? (?:good|great)\s*\?|is a (?:good|"
+    r"nice|great) (?:choice|one)|you could go with|have you seen|would you (?:like|prefer) "
+    r"(?!to\b)|i (?:found|have found)|there (?:is|are))\b",
     IC,
 )
 _FAILED = re.compile(
@@ -77,7 +95,7 @@ _DONE = re.compile(
     r"booked|reserved|made|scheduled|set|added|completed|successful|done|placed|purchased|bought|"
     r"sent|started|playing|on (?:the|its|their) way|effective|finalized|complete)\b|"
     r"\bi(?:'ve| have) (?:\w+ )?(?:booked|reserved|made|confirmed|scheduled|added|set|purchased|"
-    r"bought|sent|started|transferred|played|put|arranged|got|placed|drafted|filed|created)\b|"
+    r"bought|sent|started|transferred|played|put|arranged|placed|drafted|filed|created)\b|"
     r"\bsuccessful(?:ly)?\b|\bnow playing\b|\b(?:enjoy|have fun)\b",
     IC,
 )
@@ -86,6 +104,13 @@ _WH_QUESTION = re.compile(
     r"how long|what|when|where|which|who|at what|for how|from where|for which|for what|for when|"
     r"on which|on what|in which|in what|until when|(?:can|could) you (?:tell|give|let)|please "
     r"(?:tell|give|let|provide)|tell me|let me know)\b[^.!?]{0,300}\?",
+    IC,
+)
+#: the agent presenting what it found, to choose from
+_FOUND = re.compile(
+    r"\b(?:there(?:'s| is| are| was)|i (?:found|have found|see)|i've found|found \d|\d+ (?:results|"
+    r"options|matches)|one of the|you (?:will|might|may) (?:like|enjoy)|featuring|is playing|"
+    r"what do you think|how'?s that|(?:is|are) (?:available|rated|located)|rating)\b",
     IC,
 )
 _LISTING = re.compile(
@@ -106,6 +131,12 @@ class AgentAct:
     done: bool = False  # it reports work done
     failed: bool = False  # it reports a failure
     lists: bool = False  # it lists what it found (an offer to choose from, not a proposal)
+    action: bool = False  # it names an action (book, play, send, ...), not only an item
+
+
+def _last_sentence(text: str) -> str:
+    parts = re.split(r"(?<=[.!?])\s+", text)
+    return parts[-1] if parts else text
 
 
 def read_agent(message: str) -> AgentAct:
@@ -114,6 +145,8 @@ def read_agent(message: str) -> AgentAct:
     if not m:
         return AgentAct()
     details = len(_DETAIL.findall(m))
+    item = bool(_ITEM.search(m))
+    action = bool(_ACTS.search(m)) or (not item and (bool(_RESTATE.search(m)) or details >= 2))
     done = bool(_DONE.search(m))
     asks = bool(_WH_QUESTION.search(m))
     failed = bool(_FAILED.search(m))
@@ -123,14 +156,17 @@ def read_agent(message: str) -> AgentAct:
         _CONFIRM_CUE.search(m) and not (done and "?" not in m) and not (asks and details < 2)
     ):
         proposes = True
-    elif failed and not done and (_PROPOSE.search(m) or _OFFER.search(m) or "?" in m):
+    elif failed and not done and (_PROPOSE.search(m) or _OFFER.search(m) or "?" in m
+                                  or details >= 2):  # fmt: skip
         proposes = True  # a failure with a counter-offer
+    elif m.endswith("?") and action and not _WH_QUESTION.search(_last_sentence(m)):
+        proposes = details >= 2 or bool(_ACTS.search(_last_sentence(m)))  # "Shall I book it?"
     elif _OFFER.search(m) and re.search(r"\b" + _ACTION, m, IC) and not asks:
         proposes, offers = details >= 3, details < 3
-    elif not (done or asks) and _PROPOSE.search(m) and details >= 2:
-        proposes = not re.search(r"\b(?:how|what) about\b", m, IC) or "?" in m
-    lists = bool(_LISTING.search(m)) and not proposes
-    return AgentAct(proposes, offers, asks and not proposes, done, failed, lists)
+    elif not (done or asks) and _PROPOSE.search(m) and details >= 2 and action:
+        proposes = True
+    lists = bool(_FOUND.search(m)) and not proposes
+    return AgentAct(proposes, offers, asks and not proposes, done, failed, lists, action)
 
 
 # -- the user's message ------------------------------------------------------------------------
@@ -151,7 +187,9 @@ _YES_ANY = re.compile(
     r"\b(?:yes|yeah|yep|yup|sure|ok|okay|alright|absolutely|definitely|certainly|correct|"
     r"exactly|perfect|great|good|fine|works|suits|go ahead|please do|do it|do that|proceed|"
     r"confirm(?:ed)?|agreed?|by all means|go for it|sounds like a plan|that'?s (?:it|the one|right"
-    r"|correct|fine)|let'?s do)\b",
+    r"|correct|fine)|let'?s do|accept(?:ed)?|that'?s what i (?:need|want|wanted|said)|"
+    r"(?:will|would|should) work|(?:you|i) got (?:it|that|this) right|ideal|"
+    r"i'?m (?:good|fine|ok|okay|happy) with (?:that|it|this)|granted|assent|approved?)\b",
     IC,
 )
 _SHORT_YES = re.compile(
@@ -269,7 +307,8 @@ def read_user(message: str, agent: str = "") -> UserAct:
     )
     stated = " ".join(s for s in _sentences(t) if not s.rstrip().endswith("?"))
     new = values(stated) - values(agent[-AGENT_CHARS:]) - {"1"} if stated else set()
-    first_new = values(first) - values(agent[-AGENT_CHARS:]) - {"1"}
+    first_new = set() if first.strip() not in stated.lower() else (
+        values(first) - values(agent[-AGENT_CHARS:]) - {"1"})  # fmt: skip
     change = bool(_CHANGE.search(low)) or bool(first_new) or (bool(new) and not yes)
     alternatives = bool(_ALTERNATIVES.search(low)) and not re.search(
         r"\b(?:need|want) (?:anything|something) else\b|\b(?:anything|something) else\s*(?:\?|$)",

@@ -206,7 +206,7 @@ class Reading:
             hit += any(f.search(said) for f in forms)
         if self.meta.get("cue"):  # the agent asked to confirm: the call it stated details of
             return hit > 0
-        return stated > 0 and hit >= 0.6 * stated
+        return hit >= 2 or (stated > 0 and hit * 2 >= stated)
 
     def understood(self, plan: Plan) -> str:
         """What the gate understood, in plain words, for a refusal's notice."""
@@ -267,6 +267,9 @@ class ConversationReader:
                 if proposed:
                     return Reading("confirm", proposed, redo, another=True)
                 return Reading("confirm", proposal=said, another=True, meta={"cue": "1"})
+            if a.proposes and named and u.asks and not (u.change or u.no or u.question):
+                if not proposed or set(named) & set(proposed):  # "book it, please"
+                    return Reading("confirm", named, redo, another=True)
             if a.proposes and (u.change or u.no or u.asks or named) and not u.closing:
                 return Reading("change", about=proposed)  # new details, to be proposed again
         if u.no or negated:
@@ -279,7 +282,7 @@ class ConversationReader:
             return Reading("decline", about=negated or proposed)
         if u.alternatives:
             return Reading("alternatives", about=proposed)
-        if u.yes and not (a.asks or a.done or a.lists) and not named and said:
+        if u.yes and a.action and not (a.asks or a.done or a.lists) and not named and said:
             # a yes to details the agent stated without asking: the call they describe
             return Reading("confirm", proposal=said, another=True)
         if named and (u.asks or not u.question) and not (u.closing and not u.asks):
