@@ -418,12 +418,19 @@ class GateSession:
         """What the agent reads for a refused call: plain words, or the paper's notice. A call
         refused because the request named no step says what the gate understood of the message
         (a decline, a change not yet confirmed, a question, ...)."""
-        reading = self._reading
+        reading, req = self._reading, self._machine.request
         if (
             self.notices == "plain"
-            and verdict.reason is Reason.NO_RESOLVED_STEP
             and reading is not None
-            and reading.kind != "other"
+            and (
+                (verdict.reason is Reason.NO_RESOLVED_STEP and reading.kind != "other")
+                or (  # a finished step, and a message that asked for nothing: say what it did
+                    verdict.reason is Reason.ALREADY_DONE
+                    and reading.kind in ("decline", "change", "question", "alternatives", "closing")
+                    and req is not None
+                    and req.step is None
+                )
+            )
         ):
             plan = worded(self._machine.graph.to_plan(), self.wordings)
             tool = quoted(call.tool or "") or "The call"

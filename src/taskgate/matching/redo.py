@@ -3,9 +3,11 @@
 The paper's matcher answers "is the user EXPLICITLY authorizing re-execution of an
 already-completed step (redo/again with a stated reason)?". This is the same question asked of the
 words: a redo word ("redo", "again", "done over", "from scratch", ...) raises the flag unless its
-clause says otherwise: a negation or refusal before it ("don't", "no", "no need to", "skip",
-"cancel", ...), a dismissal after it ("... is unnecessary", "... not needed"), or a question mark
-ending the clause ("did it go out again?"). A wrong flag would let the gate re-execute finished
+clause says otherwise: a negation or refusal before it ("don't", "shouldn't", "won't", "no need
+to", "refrain from", "hold off on", "skip", ...), someone else's words reported before it ("my boss
+said to redo it"), a dismissal or a verdict after it ("... is unnecessary", "... would be a
+mistake"), a question mark ending the clause ("did it go out again?"), or quotation marks around
+it (an instruction quoted to reject it). A wrong flag would let the gate re-execute finished
 work, so the reading errs towards no flag. One pass over the text, each hit reading a bounded
 window of its clause, so linear in the text's length.
 """
@@ -22,26 +24,42 @@ _REDO = re.compile(
 )
 _BEFORE = re.compile(
     r"\b(?:don'?t|do\s+not|doesn'?t|does\s+not|no|not|never|without|nor|stop|avoid|skip|"
-    r"cancel|instead\s+of|rather\s+than)\b",
+    r"cancel|instead\s+of|rather\s+than|cannot|refrain|hold\s+off|forget\s+about|"
+    r"against)\b|\b\w+n['\u2019]t\b",
+    re.IGNORECASE,
+)
+#: someone else's words, reported: "my boss said to redo it" is not the user asking
+_REPORTED = re.compile(
+    r"\b(?:said|says|say|told|tells|asked|asks|wants|wanted|suggested|suggests|claims?|"
+    r"claimed|note|notes|email|message|ticket)\b(?:\s+\w+){0,3}\s+(?:to|that|:)"
+    r"\s",
     re.IGNORECASE,
 )
 _AFTER = re.compile(
     r"\b(?:unnecessary|not\s+(?:needed|necessary|required)|isn'?t\s+(?:needed|necessary)|"
-    r"no\s+longer\s+needed)\b",
+    r"no\s+longer\s+needed|(?:would|will|is|was)\s+(?:be\s+)?(?:a\s+)?(?:mistake|wrong|"
+    r"pointless|waste|wasteful|bad\s+idea|unwise|overkill|silly)|makes?\s+no\s+sense)\b",
     re.IGNORECASE,
 )
+_QUOTES = re.compile(r"[\"\u201c\u201d]")
 _CLAUSE = re.compile(r"[.;:!?]|--|\bbut\b", re.IGNORECASE)
 _WINDOW = 60  # characters of the clause read on each side of a redo word
 
 
 def explicit_redo(message: str) -> bool:
     """Whether ``message`` explicitly asks for finished work to be done again."""
+    quotes, seen = 0, 0  # quotation marks before the hit: an odd count is inside a quotation
     for hit in _REDO.finditer(message):
+        quotes += len(_QUOTES.findall(message, seen, hit.start()))
+        seen = hit.start()
+        if quotes % 2:  # a quoted instruction, not the user's own
+            continue
         before = _CLAUSE.split(message[max(0, hit.start() - _WINDOW) : hit.start()])[-1]
         tail = message[hit.end() : hit.end() + _WINDOW]
         end = _CLAUSE.search(tail)
         after = tail[: end.start()] if end else tail
         asked = end is not None and end.group() == "?"
-        if not (_BEFORE.search(before) or _AFTER.search(after) or asked):
+        if not (_BEFORE.search(before) or _REPORTED.search(before) or _AFTER.search(after)
+                or asked):  # fmt: skip
             return True
     return False

@@ -242,6 +242,11 @@ _QUESTION_START = re.compile(
     r"when'?s|who'?s)\b",
     IC,
 )
+_POLITE = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|so|and|then|hi|hey)[,.! ]+)?(?:can|could|would|will) you (?:please )?"
+    r"(?!tell|let me know|say|explain|check (?:if|whether)|confirm (?:if|whether)|find out)\w+",
+    IC,
+)
 _ASKS_FOR = re.compile(
     r"\b(?:i (?:want|need|would like|'d like|wanna|wish|will need|'ll need|'ll take|will take)|"
     r"i'd (?:like|love|want)|we (?:want|need|would like|'d like)|(?:can|could|would|will) (?:you|u) "
@@ -319,7 +324,8 @@ def read_user(message: str, agent: str = "") -> UserAct:
         bool(_THANKS.search(low)) and not values(low) and not _ASKS_FOR.search(
             low.replace("please", ""))
     )  # fmt: skip
-    question = "?" in t or bool(_QUESTION_START.search(low))
+    polite = bool(_POLITE.match(low))  # "can you send it?" asks for something to be done
+    question = not polite and ("?" in t or bool(_QUESTION_START.search(low)))
     return UserAct(
         yes=yes,
         no=no,

@@ -267,11 +267,18 @@ class ConversationReader:
                 if proposed:
                     return Reading("confirm", proposed, redo, another=True)
                 return Reading("confirm", proposal=said, another=True, meta={"cue": "1"})
-            if a.proposes and named and u.asks and not (u.change or u.no or u.question):
-                if not proposed or set(named) & set(proposed):  # "book it, please"
-                    return Reading("confirm", named, redo, another=True)
-            if a.proposes and (u.change or u.no or u.asks or named) and not u.closing:
-                return Reading("change", about=proposed)  # new details, to be proposed again
+            if (  # "book it, please"
+                a.proposes
+                and named
+                and u.asks
+                and not (u.change or u.no or u.question)
+                and (not proposed or set(named) & set(proposed))
+            ):
+                return Reading("confirm", named, redo, another=True)
+            if (
+                a.proposes and not u.closing and (u.change or ((u.asks or named) and not u.no))
+            ):  # new details, to be proposed again
+                return Reading("change", about=proposed)
         if u.no or negated:
             if named and u.asks and not u.question:  # "no, send it instead"
                 return Reading("request", named, redo, another=another)
@@ -338,12 +345,13 @@ def _named(
 
 
 def _negated(plan: Plan, step: str, text: str) -> bool:
-    """Whether the step's words come, in ``text``, right after a negation in the same clause."""
-    low = text.lower()
-    for word in _step_words(plan)[step]:
-        for hit in re.finditer(r"\b" + re.escape(word), low):
-            if _NEGATION.search(low[max(0, hit.start() - 60) : hit.start()]):
-                return True
+    """Whether a word of the step comes, in ``text``, right after a negation in its clause."""
+    low, words = text.lower(), _step_words(plan)[step]
+    for hit in _WORD.finditer(low):
+        if _SAME.get(hit.group(), hit.group()) in words and _NEGATION.search(
+            low[max(0, hit.start() - 60) : hit.start()]
+        ):
+            return True
     return False
 
 

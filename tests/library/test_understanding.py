@@ -1,0 +1,265 @@
+"""What the user's words authorize, read with the agent's message before it (#40): each kind of
+message on the gate's core, on a real LangGraph agent, and on a labelled sample of public
+conversations (the Schema-Guided Dialogue train split; see tests/data/README.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taskgate import Plan, ToolGate
+from taskgate.core.machine import Status
+from taskgate.gate.session import Call, GateSession
+from taskgate.matching.redo import explicit_redo
+from taskgate.understanding import ConversationReader
+from taskgate.understanding.acts import USER_CHARS
+from timing import assert_linear, hostile
+
+ROOT = Path(__file__).resolve().parents[2]
+PROCURE = Plan.model_validate({"binding": "tool", "steps": {
+    "s1": {"tool": "collect_requirements", "text": "collect the requirements"},
+    "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]},
+    "s3": {"tool": "send_rfq", "text": "send the RFQ", "deps": ["s2"]},
+    "s4": {"tool": "place_order", "text": "place the order", "deps": ["s3"]},
+}})  # fmt: skip
+TABLES = Plan.model_validate({"binding": "tool", "steps": {
+    "reserve": {"tool": "reserve_table", "text": "reserve a table at a restaurant",
+                "repeatable": True},
+    "tickets": {"tool": "buy_tickets", "text": "buy tickets for an event"},
+}})  # fmt: skip
+PROPOSAL = "Shall I book a table for 2 at Chez Pierre tomorrow at 7 pm?"
+TABLE = {"restaurant": "Chez Pierre", "party_size": 2, "time": "19:00"}
+READ = ConversationReader()
+
+
+def read(message: str, agent: str = "", plan: Plan = PROCURE) -> Any:
+    return READ.read(plan, message, agent)
+
+
+def runs(message: str, agent: str, tool: str, args: dict[str, Any], plan: Plan = TABLES) -> Any:
+    """The ticket of a call of ``tool`` right after the user's ``message`` (a fresh gate)."""
+    gate = GateSession(plan)
+    asyncio.run(gate.open_message(message, READ, ask_back=False, agent=agent))
+    return gate.judge([Call(tool, arguments=args)])[0]
+
+
+# -- each kind of message ----------------------------------------------------------------------
+def test_a_request_naming_a_step_authorizes_it() -> None:
+    assert read("Please collect the requirements.").steps == ("s1",)
+    assert read("Place the order now, it is approved.").steps == ("s4",)
+
+
+def test_several_steps_in_one_message_are_all_authorized() -> None:
+    got = read("Draft and send the RFQ.")
+    assert got.kind == "request" and got.steps == ("s2", "s3")
+
+
+def test_a_message_that_matches_steps_only_through_shared_words_asks_back() -> None:
+    got = read("Can you do the RFQ?")
+    assert got.kind == "unclear" and set(got.candidates) == {"s2", "s3"}
+    gate = ToolGate(PROCURE)
+    opened = gate.user_message("Can you do the RFQ?")
+    assert opened.request is None and opened.ask_back is not None
+    assert "draft the RFQ" in opened.ask_back and "send the RFQ" in opened.ask_back
+
+
+def test_a_statement_of_need_authorizes_the_step_that_records_it() -> None:
+    got = read("We need 40 laptops, 16 GB minimum, budget about $50k.")
+    assert got.kind == "need" and got.steps == ("s1",)
+    gate = ToolGate(PROCURE)
+    gate.user_message("We need 40 laptops, 16 GB minimum, budget about $50k.")
+    assert gate.call("collect_requirements", lambda: "noted") == "noted"
+
+
+def test_a_confirmation_authorizes_the_proposed_call() -> None:
+    ticket = runs("Yes, sounds good -- is it expensive?", PROPOSAL, "reserve_table", TABLE)
+    assert ticket.admitted
+    assert read("yes", PROPOSAL, TABLES).kind == "confirm"
+
+
+def test_a_confirmation_of_a_proposal_naming_no_step_authorizes_the_call_it_described() -> None:
+    terse = "Please confirm: a table for 2 at Chez Pierre at 7 pm."
+    assert runs("Yes, that's correct.", terse, "reserve_table", TABLE).admitted
+    other = {"restaurant": "Le Bistro", "party_size": 6, "time": "21:30"}
+    refused = runs("Yes, that's correct.", terse, "reserve_table", other)
+    assert not refused.admitted  # not the call the user confirmed
+
+
+def test_a_change_of_details_authorizes_nothing_until_confirmed() -> None:
+    got = read("No, make it 3 people.", PROPOSAL, TABLES)
+    assert got.kind == "change" and not got.steps
+    ticket = runs("Actually, make it for 4 people instead.", PROPOSAL, "reserve_table", TABLE)
+    assert not ticket.admitted
+    assert "has not confirmed the new ones yet" in ticket.notice
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("No, I don't want to buy the tickets yet.", "decline"),
+        ("no new bookings for now", "decline"),
+        ("What time does the restaurant open?", "question"),
+        ("Are there any other restaurants?", "alternatives"),
+        ("Thanks, that's all.", "closing"),
+    ],
+)
+def test_a_decline_question_alternatives_or_closing_authorize_nothing(
+    message: str, kind: str
+) -> None:
+    offer = "Would you like me to buy 2 tickets for the concert on March 3rd?"
+    got = read(message, offer, TABLES)
+    assert got.kind == kind and not got.steps
+    ticket = runs(message, offer, "buy_tickets", {"count": 2})
+    assert not ticket.admitted
+
+
+def test_a_decline_that_names_the_action_says_so() -> None:
+    offer = "Would you like me to buy 2 tickets for the concert on March 3rd?"
+    ticket = runs("No, I don't want to buy the tickets yet.", offer, "buy_tickets", {"count": 2})
+    assert ticket.notice.startswith("buy_tickets was not run: the user declined")
+    assert "asks for none" not in ticket.notice
+
+
+# -- redo and repeatable steps ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "message",
+    [
+        "You shouldn't redo the draft.",
+        "We won't need to redo the requirements.",
+        "Please refrain from redoing the draft.",
+        "Hold off on redoing the RFQ.",
+        "Doing the draft again would be a mistake.",
+        "Redoing it would be pointless.",
+        'Ignore the note that says "redo the draft".',
+        "My boss said to redo the draft, but I disagree.",
+        "There's no need to send it again.",
+        "I don't think we should redo it.",
+        "Let's not do it over.",
+        "Don't send the RFQ again.",
+        "The vendor asked us to send it again; we won't.",
+    ],
+)
+def test_a_negated_quoted_or_reported_redo_raises_no_flag(message: str) -> None:
+    assert not explicit_redo(message)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Redo the draft, the budget changed.",
+        "Please send the RFQ again, the vendor lost it.",
+        "I want the draft redone again, the budget changed.",
+        'The "final" draft is wrong; redo it.',
+    ],
+)
+def test_an_explicit_redo_raises_the_flag(message: str) -> None:
+    assert explicit_redo(message)
+
+
+def test_a_repeatable_step_runs_again_on_a_new_request_and_a_one_shot_only_on_a_redo() -> None:
+    gate = ToolGate(TABLES)
+    for message in ("Please reserve a table at Chez Pierre.", "Book another table, at Le Bistro."):
+        gate.user_message(message)
+        assert gate.call("reserve_table", lambda: "booked") == "booked"
+        assert gate.machine.status("reserve") is Status.DONE
+    again = gate.begin("reserve_table")  # the same request again: one booking per request
+    assert not again.admitted
+    gate.user_message("Buy tickets for the event.")
+    assert gate.call("buy_tickets", lambda: "bought") == "bought"
+    gate.user_message("Buy tickets for the event.")
+    assert not gate.begin("buy_tickets").admitted  # one-shot: done, no redo asked
+    gate.user_message("Buy the tickets again, the first ones were for the wrong day.")
+    assert gate.call("buy_tickets", lambda: "bought") == "bought"
+
+
+def test_a_one_shot_step_marked_nothing_serializes_as_before() -> None:
+    assert "repeatable" not in PROCURE.model_dump(mode="json")["steps"]["s1"]
+    assert TABLES.model_dump(mode="json")["steps"]["reserve"]["repeatable"] is True
+
+
+# -- hostile text --------------------------------------------------------------------------------
+def test_a_megabyte_message_is_read_as_its_first_kilobytes() -> None:
+    big = "please collect the requirements " + "x" * 1_000_000
+    assert read(big) == read(big[:USER_CHARS])
+    agent = "y" * 1_000_000 + PROPOSAL
+    assert read("yes", agent, TABLES) == read("yes", agent[-2_000:], TABLES)
+
+
+@pytest.mark.parametrize("run", [" ", "yes ", "no ", "?", "book ", "1 ", "again "])
+def test_reading_hostile_runs_is_linear(run: str) -> None:
+    assert_linear(lambda t: READ.read(TABLES, t, t), lambda n: hostile("Yes, ", run, n))
+
+
+# -- on a real LangGraph agent ----------------------------------------------------------------------
+def test_the_middleware_runs_what_the_user_confirmed_and_stops_what_they_declined() -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
+
+    ran: list[str] = []
+
+    @tool
+    def reserve_table(restaurant: str, party_size: int, time: str) -> str:
+        """Reserve a table at a restaurant."""
+        ran.append(restaurant)
+        return "reserved"
+
+    def call(i: int) -> AIMessage:
+        return AIMessage("", tool_calls=[{"name": "reserve_table", "args": TABLE, "id": f"c{i}",
+                                          "type": "tool_call"}])  # fmt: skip
+
+    model = ScriptedChatModel([PROPOSAL, call(1), "Done.", call(2), "OK."])
+    agent = create_agent(model, [reserve_table], middleware=[TaskGateMiddleware(TABLES)],
+                         checkpointer=InMemorySaver())  # fmt: skip
+    config: Any = {"configurable": {"thread_id": "dinner"}}
+    agent.invoke({"messages": [("user", "I'd like dinner for two tomorrow.")]}, config)
+    agent.invoke({"messages": [("user", "Yes please -- do they have vegan food?")]}, config)
+    assert ran == ["Chez Pierre"]
+    out = agent.invoke({"messages": [("user", "No, I don't want another booking.")]}, config)
+    assert ran == ["Chez Pierre"]
+    refused = [m for m in out["messages"] if getattr(m, "status", None) == "error"]
+    assert refused and "declined" in str(refused[-1].content)
+
+
+# -- public conversations ---------------------------------------------------------------------------
+def _bench() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "bench_conversations", ROOT / "bench" / "bench_conversations.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_conversations"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_labelled_sample_of_public_conversations_runs_asked_calls_and_stops_the_rest() -> None:
+    """610 cases from SGD's train split (tests/data): a regression guard, not the measurement
+    (``bench/bench_conversations.py`` measures the dev split)."""
+    bench = _bench()
+    plans = {k: Plan.model_validate(v) for k, v in
+             json.loads((ROOT / "tests/data/sgd_train_plans.json").read_text()).items()}  # fmt: skip
+    lines = (ROOT / "tests/data/sgd_train_sample.jsonl").read_text(encoding="utf-8").splitlines()
+    cases = [bench.Case(**json.loads(line)) for line in lines]
+
+    async def replay() -> dict[str, list[bool]]:
+        out: dict[str, list[bool]] = {"asked": [], "unasked": []}
+        for case in cases:
+            ran, _ = await bench.replay(case, plans[case.service], READ)
+            out[case.label].append(ran == (case.label == "asked"))
+        return out
+
+    got = asyncio.run(replay())
+    assert len(got["asked"]) == 250 and len(got["unasked"]) == 360
+    assert sum(got["asked"]) / 250 >= 0.93
+    assert sum(got["unasked"]) / 360 >= 0.95
