@@ -73,6 +73,7 @@ from taskgate.protocol.render import (
 from taskgate.protocol.tools import harness_brief
 from taskgate.roles import Agent, ChatMessage, Compiler, Match, Matcher
 from taskgate.rungs import RUNGS, Rung, get_rung
+from taskgate.understanding import ConversationReader, Reader, Reading
 
 if TYPE_CHECKING:
     from taskgate.llm.client import ChatClient, Completion
@@ -125,6 +126,7 @@ __all__ = [
     "ChatMessage",
     "Compiler",
     "Completion",
+    "ConversationReader",
     "CycleError",
     "Defect",
     "Embedder",
@@ -156,6 +158,8 @@ __all__ = [
     "PlanEntry",
     "PlanError",
     "Policy",
+    "Reader",
+    "Reading",
     "Reason",
     "Reply",
     "Request",
