@@ -73,7 +73,13 @@ from taskgate.protocol.render import (
 from taskgate.protocol.tools import harness_brief
 from taskgate.roles import Agent, ChatMessage, Compiler, Match, Matcher
 from taskgate.rungs import RUNGS, Rung, get_rung
-from taskgate.understanding import ConversationReader, Reader, Reading
+from taskgate.understanding import (
+    CascadeReader,
+    ConversationReader,
+    ModelReader,
+    Reader,
+    Reading,
+)
 
 if TYPE_CHECKING:
     from taskgate.llm.client import ChatClient, Completion
@@ -122,6 +128,7 @@ __all__ = [
     "Call",
     "CallInfo",
     "CascadeMatcher",
+    "CascadeReader",
     "ChatClient",
     "ChatMessage",
     "Compiler",
@@ -151,6 +158,7 @@ __all__ = [
     "MiniLMEmbedder",
     "MissingExtraError",
     "ModelError",
+    "ModelReader",
     "Opened",
     "ParserCompiler",
     "Plan",

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from taskgate import Plan, ToolGate
@@ -263,3 +264,91 @@ def test_a_labelled_sample_of_public_conversations_runs_asked_calls_and_stops_th
     assert len(got["asked"]) == 250 and len(got["unasked"]) == 360
     assert sum(got["asked"]) / 250 >= 0.93
     assert sum(got["unasked"]) / 360 >= 0.95
+
+
+# -- the judge on a model, and the cascade ------------------------------------------------------------
+class Judge:
+    """A scripted model: each call takes the next reply."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies: list[str] = list(replies)
+        self.prompts: list[str] = []
+
+    async def __call__(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        return self.replies.pop(0)
+
+
+def test_the_judge_reads_the_models_verdict_and_asks_once_per_turn() -> None:
+    from taskgate.understanding import ModelReader
+
+    judge = Judge('{"kind": "request", "steps": ["s2", "nope"], "redo": false}')
+    reader = ModelReader(judge)
+    got = asyncio.run(reader.aread(PROCURE, "get the RFQ written", "What next?"))
+    assert got.kind == "request" and got.steps == ("s2",)  # a step the plan lacks is dropped
+    again = asyncio.run(reader.aread(PROCURE, "get the RFQ written", "What next?"))
+    assert again == got and reader.calls == 1  # cached for the turn
+    assert "What next?" in judge.prompts[0] and "draft the RFQ" in judge.prompts[0]
+
+
+def test_a_malformed_verdict_is_asked_again_once_then_authorizes_nothing() -> None:
+    from taskgate.understanding import ModelReader
+
+    fixed = ModelReader(Judge("sure!", '```json\n{"kind": "closing"}\n```'))
+    assert asyncio.run(fixed.aread(PROCURE, "thanks")).kind == "closing" and fixed.calls == 2
+    broken = ModelReader(Judge('{"kind": "launch"}', "[1, 2"))
+    got = asyncio.run(broken.aread(PROCURE, "do it"))
+    assert got.kind == "other" and not got.steps and broken.calls == 2
+
+
+def test_the_judges_confirmation_of_a_proposal_naming_no_step_is_matched_by_arguments() -> None:
+    from taskgate.understanding import ModelReader
+
+    terse = "Please confirm: a table for 2 at Chez Pierre at 7 pm."
+    gate = GateSession(TABLES)
+    reader = ModelReader(Judge('{"kind": "confirm", "steps": []}'))
+    asyncio.run(gate.open_message("you heard right", reader, ask_back=False, agent=terse))
+    assert gate.judge([Call("reserve_table", arguments=TABLE)])[0].admitted
+
+
+def test_the_cascade_asks_the_judge_only_where_the_rules_are_unsure() -> None:
+    from taskgate.understanding import CascadeReader, ModelReader
+
+    judge = Judge('{"kind": "request", "steps": ["s1"]}')
+    cascade = CascadeReader(ModelReader(judge))
+    sure = asyncio.run(cascade.aread(PROCURE, "Please collect the requirements."))
+    assert sure.steps == ("s1",) and judge.prompts == []
+    unsure = asyncio.run(cascade.aread(PROCURE, "get the ball rolling on what we talked about"))
+    assert unsure.steps == ("s1",) and len(judge.prompts) == 1
+
+
+def test_the_proxy_asks_its_upstream_as_the_judge_where_the_rules_are_unsure() -> None:
+    """``--matcher conversation:cascade``: the rules cannot place the message, the upstream model
+    is asked with the judge's prompt, and the call its verdict authorizes runs."""
+    from proxy_helpers import post
+    from taskgate import FakeServer, Reply
+    from taskgate.llm.fake import ToolCall
+    from taskgate.proxy import ProxyConfig
+    from taskgate.proxy.testing import ProxyServer
+    from taskgate.understanding.model import PROMPT
+
+    asked: list[str] = []
+
+    def respond(body: dict[str, Any]) -> Reply:
+        text = str(body["messages"][-1]["content"])
+        if text.startswith(PROMPT.split("\n", 1)[0]):
+            asked.append(text)
+            return Reply('{"kind": "request", "steps": ["s1"]}')
+        if body["messages"][-1]["role"] == "tool":
+            return Reply("Done.")
+        call = ToolCall("collect_requirements", {"note": "x"}, id="call_1")
+        return Reply("", tool_calls=(call,))
+
+    message = "get the ball rolling on what we talked about"
+    with FakeServer(respond) as upstream, httpx.Client(timeout=60) as client:
+        config = ProxyConfig(upstream.base_url, plan=PROCURE, matcher="conversation:cascade")
+        with ProxyServer(config) as proxy:
+            reply = post(client, proxy.base_url, [{"role": "user", "content": message}])
+    calls = reply["choices"][0]["message"].get("tool_calls") or []
+    assert [c["function"]["name"] for c in calls] == ["collect_requirements"]
+    assert len(asked) == 1 and message in asked[0]

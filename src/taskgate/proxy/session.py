@@ -45,6 +45,7 @@ from taskgate.registry import Registry
 from taskgate.roles import Compiler, Matcher
 from taskgate.serving.errors import HttpError
 from taskgate.serving.operator import percentiles
+from taskgate.understanding.model import CascadeReader, ModelReader
 from taskgate.understanding.reader import ConversationReader
 
 log = logging.getLogger("taskgate.proxy")
@@ -59,6 +60,8 @@ MATCHERS: Registry[str] = Registry(
     (
         ("llm", "the helper model"),
         ("conversation", "the message read with the agent's before it, no model call"),
+        ("conversation:llm", "the same question put to the helper model (cached per turn)"),
+        ("conversation:cascade", "the rules, then the helper model where they are unsure"),
         ("lexical", "word overlap, no model call"),
         ("embedding", "MiniLM, no model call"),
         ("cascade", "embedding, then llm where it is unsure"),
@@ -211,6 +214,7 @@ class Proxy:
         )
         self._http: httpx.AsyncClient | None = None
         self._helpers: dict[tuple[str, str], ChatClient] = {}
+        self._judges: dict[tuple[str, str], ModelReader] = {}  # one cache of verdicts per model
         self.overheads = Overheads()
         self._stored: set[str] | None = None  # the journal's conversations at start (unshared)
 
@@ -269,6 +273,18 @@ class Proxy:
             return LexicalMatcher()
         if name == "conversation":
             return ConversationReader()
+        if name.startswith("conversation:"):
+            slot = (model, hashlib.sha256(key.encode()).hexdigest())
+            judge = self._judges.get(slot)
+            if judge is None:
+                helper = self.helper(model, key)
+
+                async def ask(prompt: str) -> str:
+                    reply = await helper.complete([{"role": "user", "content": prompt}], "matcher")
+                    return reply.text
+
+                judge = self._judges[slot] = ModelReader(ask)
+            return judge if name == "conversation:llm" else CascadeReader(judge)
         if name.startswith("embedding"):
             return shared_matcher(fake=name == "embedding:hash")
         if name == "cascade":

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from taskgate.understanding.acts import AgentAct, UserAct, read_agent, read_user
+from taskgate.understanding.model import CascadeReader, ModelReader
 from taskgate.understanding.reader import ConversationReader, Kind, Reader, Reading
 
 __all__ = [
     "AgentAct",
+    "CascadeReader",
     "ConversationReader",
     "Kind",
+    "ModelReader",
     "Reader",
     "Reading",
     "UserAct",
