@@ -1,7 +1,8 @@
 """Matcher speed: milliseconds per match of the embedding matcher (plan embeddings cached, each
 request new), against the LLM matcher's round trip on the embedded model; and the cascade matcher's share
 of requests that needed no model call. Then the agreement of the matchers that make no model call
-(lexical, embedding) with the scripted step, per wording tier (as ``taskgate matchers`` prints it),
+(lexical, embedding, and the library's default conversation reader, reading the message alone)
+with the scripted step, per wording tier (as ``taskgate matchers`` prints it),
 over every label and over the paper's core labels; the held-out tier is what no threshold saw.
 
 Run: make bench   (or .venv/bin/python bench/bench_matcher.py [--llm-calls N])
@@ -80,11 +81,16 @@ def llm(requests: list[tuple[object, str]], n: int) -> None:
 
 
 def agreement(seeds: range) -> None:
-    from taskgate import LexicalMatcher
+    from taskgate import ConversationReader, LexicalMatcher
     from taskgate.lab.scoring.agreement import LABELS, evaluate
 
     items = list(probes(["0", "1", "heldout"], ["procurement", "release"], seeds))
-    for name, matcher in (("lexical", LexicalMatcher()), ("embedding", EmbeddingMatcher())):
+    readers = (
+        ("lexical", LexicalMatcher()),
+        ("embedding", EmbeddingMatcher()),
+        ("conversation", ConversationReader()),  # the library's default reader, message alone
+    )
+    for name, matcher in readers:
         t = time.perf_counter()
         got = asyncio.run(evaluate(name, matcher, items))
         ms = (time.perf_counter() - t) / len(items) * 1000
