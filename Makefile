@@ -74,6 +74,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_mcp.py
 	$(BIN)/python bench/mcp_requests.py
 	$(BIN)/python bench/bench_matcher.py
+	$(BIN)/python bench/bench_conversations.py
 	$(BIN)/python bench/bench_report.py
 	$(BIN)/python bench/bench_memory.py
 	$(BIN)/python bench/bench_probe.py

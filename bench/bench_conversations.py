@@ -229,7 +229,9 @@ def main() -> None:
     ap.add_argument("--show", type=int, default=0, help="print N wrong cases of each kind")
     args = ap.parse_args()
     if not (args.sgd / f"{args.split}.json.gz").exists():
-        raise SystemExit(f"no SGD {args.split} split in {args.sgd} (pass --sgd DIR)")
+        print(f"bench_conversations: skipped: no SGD {args.split} split in {args.sgd} "
+              "(pass --sgd DIR)")  # fmt: skip
+        return
     results, costs = asyncio.run(measure(args.split, args.sgd, args.show))
     costs.sort()
     print(f"SGD {args.split} replayed through the gate's core (ConversationReader, no model call)")
