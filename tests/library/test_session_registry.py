@@ -81,3 +81,13 @@ def test_an_awaited_asyncio_lock_counts_as_in_use() -> None:
 def test_a_registry_holds_at_least_one_entry() -> None:
     with pytest.raises(UsageError, match="at least one"):
         SessionRegistry(0, threading.Lock)
+
+
+def test_locks_left_by_entries_that_went_while_held_are_swept() -> None:
+    reg: SessionRegistry[str, threading.Lock] = SessionRegistry(4, threading.Lock)
+    for i in range(500):
+        key = f"k{i}"
+        with reg.lock(key):
+            reg.pop(key)  # e.g. a journal conflict while the request held the key
+        reg.put("live", "L")
+    assert reg.locks <= 2 * len(reg) + 64

@@ -71,6 +71,8 @@ class SessionRegistry(Generic[T, L]):
         self._entries[key] = value
         self._entries.move_to_end(key)
         self.evict(keep=key)
+        if len(self._locks) > 2 * len(self._entries) + 64:
+            self._sweep()
 
     def pop(self, key: str) -> T | None:
         """Forget the in-memory entry of ``key`` (read afresh next time); its lock stays while
@@ -107,8 +109,16 @@ class SessionRegistry(Generic[T, L]):
 
     @property
     def locks(self) -> int:
-        """How many locks the registry holds (never more than its entries plus those in use)."""
+        """How many locks the registry holds: its entries' and those in use, plus, at most, as
+        many again left by keys whose entries went while their locks were held (swept when a
+        put finds more than twice as many locks as entries, and 64)."""
         return len(self._locks)
+
+    def _sweep(self) -> None:
+        """Drop the locks of keys with no entry that no one holds or waits on."""
+        for key in [k for k, lock in self._locks.items() if k not in self._entries]:
+            if not self._in_use(self._locks[key]):
+                del self._locks[key]
 
     def held(self, key: str) -> bool:
         """Whether ``key``'s lock is held or waited on now."""
@@ -133,6 +143,11 @@ class SessionRegistry(Generic[T, L]):
             self._locks.pop(key, None)
             if self._gone is not None:
                 self._gone(key, value)
+
+    @staticmethod
+    def in_use(lock: Lock) -> bool:
+        """Whether ``lock`` is held or, for an :class:`asyncio.Lock`, waited on."""
+        return lock.locked() or bool(getattr(lock, "_waiters", None))
 
     @staticmethod
     def _in_use(lock: Lock) -> bool:

@@ -38,7 +38,7 @@ from taskgate.core.booking import Booking
 from taskgate.core.graph import TaskGraph, step_sort_key
 from taskgate.core.ids import normalize_tool, normalize_work_order
 from taskgate.core.ledger import LedgerEntry
-from taskgate.core.machine import Request, TaskMachine
+from taskgate.core.machine import Request, Status, TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason, Verdict
 from taskgate.errors import PlanError, TaskgateError, UsageError
@@ -295,15 +295,23 @@ class GateSession:
         else:
             reading = Reading.of(await matcher.match(plan, message))
         match = reading.match
-        step = match.step if match.step in plan.steps else None  # never a step it lacks
+        steps = [s for s in reading.steps if s in plan.steps]  # never a step it lacks
+        with self._lock:  # the first step asked for that is not done (unless a redo): the
+            # others of the message are context ("draft the RFQ from the requirements too")
+            fresh = [s for s in steps if self._machine.status(s) is not Status.DONE]
+        pick = steps if match.explicit_redo else (fresh or steps)
+        step: str | None = pick[0] if pick else None
         asked = [c for c in match.candidates if c in plan.steps]
-        self._reading = reading
-        if step is None and asked and ask_back:
-            self.close_request()
-            return Opened(None, match, ask_back_question(plan, asked), reading)
-        req = self.open_request(step, explicit_redo=match.explicit_redo)
-        self._reading = reading  # (opening a request forgets the last reading)
-        return Opened(req, match, None, reading)
+        with self._lock:
+            if step is None and asked and ask_back:
+                self._machine.close_request()
+                self._epoch += 1
+                self._reading = reading
+                return Opened(None, match, ask_back_question(plan, asked), reading)
+            req = self._machine.open_request(step, explicit_redo=match.explicit_redo)
+            self._epoch += 1
+            self._reading = reading
+        return Opened(req, match._replace(step=step), None, reading)
 
     # -- judging calls ---------------------------------------------------------------------------
     def judge(self, calls: Sequence[Call | object], *, keyed: bool = False) -> list[Ticket]:
@@ -375,7 +383,7 @@ class GateSession:
         if name is None or not call.readable:  # not a tool name, or arguments unreadable
             return self._refused(booking, Verdict("refuse", step, Reason.MALFORMED_CALL), call.id)
         verdict = self._machine.judge(booking, self.policy, in_flight, requested=self.requested)
-        if step is not None and verdict.reason is Reason.NO_RESOLVED_STEP and self._confirmed(call):
+        if verdict.reason is Reason.NO_RESOLVED_STEP and self._confirmed(call, step):
             # the user confirmed the agent's proposal of this very call: its request, resolved
             self._machine.open_request(step, work_order=None)
             self._epoch += 1
@@ -401,7 +409,13 @@ class GateSession:
         with self._lock:
             self._reading = reading
 
-    def _confirmed(self, call: Call) -> bool:
+    def _words_of(self, step: str) -> str:
+        """Everything a step is called by: its text, its tool's description and name."""
+        graph = self._machine.graph
+        tool = graph.tool(step)
+        return f"{graph.text(step)} {self.wordings.get(step, '')} {tool.replace('_', ' ')}"
+
+    def _confirmed(self, call: Call, step: str | None) -> bool:
         """Whether the user's last message confirmed the agent's proposal of this call (a
         proposal naming no step, matched by the call's arguments), under a request for nothing."""
         reading = self._reading
@@ -411,7 +425,8 @@ class GateSession:
             and reading.kind == "confirm"
             and req is not None
             and req.step is None
-            and reading.confirms(call.arguments)
+            and step is not None
+            and reading.confirms(call.arguments, self._words_of(step))
         )
 
     def notice(self, verdict: Verdict, call: Booking) -> str:

@@ -198,6 +198,7 @@ class Conversation:
         elif isinstance(event, TurnEvent):
             self.turns.append(Turn(event.client, event.forwarded))
             self.notices = []
+            self.reading = None  # read anew for each turn (set after its TurnEvent)
         elif isinstance(event, ReplyEvent):
             self._reply(event, applied)
         elif isinstance(event, HeldEvent):
@@ -222,6 +223,7 @@ class Conversation:
         events, self.events = self.events[:keep], []
         self.committed, self.turns, self.pending, self.notices = [], [], None, []
         self.held, self.in_flight = [], {}
+        self.reading = None
         self._machine = None
         for event in events:
             self.apply(event)

@@ -31,28 +31,30 @@ _BEFORE = re.compile(
 #: someone else's words, reported: "my boss said to redo it" is not the user asking
 _REPORTED = re.compile(
     r"\b(?:said|says|say|told|tells|asked|asks|wants|wanted|suggested|suggests|claims?|"
-    r"claimed|note|notes|email|message|ticket)\b(?:\s+\w+){0,3}\s+(?:to|that|:)"
+    r"claimed)\b(?:\s+\w+){0,3}\s+(?:to|that|:)"
     r"\s",
     re.IGNORECASE,
 )
 _AFTER = re.compile(
     r"\b(?:unnecessary|not\s+(?:needed|necessary|required)|isn'?t\s+(?:needed|necessary)|"
-    r"no\s+longer\s+needed|(?:would|will|is|was)\s+(?:be\s+)?(?:a\s+)?(?:mistake|wrong|"
-    r"pointless|waste|wasteful|bad\s+idea|unwise|overkill|silly)|makes?\s+no\s+sense)\b",
+    r"no\s+longer\s+needed|would\s+be\s+(?:a\s+)?(?:mistake|wrong|pointless|waste|wasteful|"
+    r"bad\s+idea|unwise|overkill|silly)|is\s+(?:pointless|a\s+waste|a\s+bad\s+idea|overkill)|"
+    r"makes?\s+no\s+sense)\b",
     re.IGNORECASE,
 )
 _QUOTES = re.compile(r"[\"\u201c\u201d]")
-_CLAUSE = re.compile(r"[.;:!?]|--|\bbut\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[.;:!?,]|--|\bbut\b", re.IGNORECASE)
 _WINDOW = 60  # characters of the clause read on each side of a redo word
 
 
 def explicit_redo(message: str) -> bool:
     """Whether ``message`` explicitly asks for finished work to be done again."""
-    quotes, seen = 0, 0  # quotation marks before the hit: an odd count is inside a quotation
+    marks = [m.start() for m in _QUOTES.finditer(message)]  # an inch mark alone quotes nothing
+    quotes = 0  # quotation marks before the hit: an odd count, closed later, is a quotation
     for hit in _REDO.finditer(message):
-        quotes += len(_QUOTES.findall(message, seen, hit.start()))
-        seen = hit.start()
-        if quotes % 2:  # a quoted instruction, not the user's own
+        while quotes < len(marks) and marks[quotes] < hit.start():
+            quotes += 1
+        if quotes % 2 and quotes < len(marks):  # a quoted instruction, not the user's own
             continue
         before = _CLAUSE.split(message[max(0, hit.start() - _WINDOW) : hit.start()])[-1]
         tail = message[hit.end() : hit.end() + _WINDOW]

@@ -81,7 +81,7 @@ class Operated:
     async def settle(self, key: str, step: str, ran: bool) -> str:
         raise HttpError(404, "the proxy holds no call in doubt: nothing to settle")
 
-    async def message(self, key: str, message: str) -> dict[str, Any]:
+    async def message(self, key: str, message: str, agent: str = "") -> dict[str, Any]:
         raise HttpError(404, "the proxy reads the user's messages from the client's requests")
 
     def message_key(self, key: str) -> str | None:

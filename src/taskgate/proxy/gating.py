@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from taskgate.core.ledger import AttemptEntry
+from taskgate.core.ledger import AttemptEntry, LedgerEntry
 from taskgate.core.machine import TaskMachine
 from taskgate.errors import TaskgateError, UsageError
 from taskgate.gate.session import Call, GateSession, Notices, Unbound
@@ -193,6 +193,9 @@ class Judged:
     attempts: list[AttemptEntry] = field(default_factory=list)
     call_ids: list[str | None] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    #: requests the core opened while judging (a confirmed proposal matched by a call's
+    #: arguments): journaled before the reply, as they stand in the ledger
+    opened: list[LedgerEntry] = field(default_factory=list)
 
     def add(self, machine: TaskMachine, call_id: str | None) -> None:
         entry = machine.last_entry()
@@ -249,7 +252,10 @@ def judge_calls(
         unbound=unbound,
     )
     session.reading = reading  # what the gate understood of the turn's user message
+    before = machine.ledger_length
     tickets = session.decide([_native(c, planned) for c in calls], keyed=True)
+    if machine.ledger_length != before:  # a request resolved by a confirmed proposal
+        judged.opened += machine.ledger[before:]
     kept: list[Mapping[str, Any]] = []
     refusals: list[str] = []
     for call, ticket in zip(calls, tickets, strict=True):

@@ -340,9 +340,9 @@ async def _open_planned(call: Call, message: str, model: str, key: str) -> str |
     agent = _last_agent_text(call.body.get("messages"))
     opening = session.open_message(message, matcher, agent=agent)
     opened: Opened = await call.waiting(_helping(opening))
-    call.conv.reading = opened.reading  # what the gate understood, for this turn's calls
     call.add(LedgerEvent(entry=machine.last_entry()))
     call.add(TurnEvent(client=message, forwarded=message))
+    call.conv.reading = opened.reading  # what the gate understood, for this turn's calls
     return opened.ask_back
 
 
@@ -471,6 +471,8 @@ def gate_message(
             unbound=call.proxy.config.unbound,
             reading=call.conv.reading,
         )
+        for entry in judged.opened:  # before the reply's attempts, as in the ledger
+            call.add(LedgerEvent(entry=entry), applied=True)
         if refusals:
             returned = "\n\n".join([returned, *refusals] if returned else refusals)
         if kept:

@@ -20,6 +20,7 @@ import httpx
 import orjson
 from starlette.responses import Response, StreamingResponse
 
+from taskgate.journal.events import LedgerEvent
 from taskgate.proxy.gating import Judged, judge_calls, judge_text
 from taskgate.proxy.session import Call, finish
 from taskgate.serving.errors import HttpError, dumps
@@ -238,6 +239,8 @@ async def _finish(
             unbound=call.proxy.config.unbound,
             reading=call.conv.reading,
         )
+        for entry in judged.opened:  # before the reply's attempts, as in the ledger
+            call.add(LedgerEvent(entry=entry), applied=True)
         if refusals:
             text = "\n\n".join([text, *refusals] if text else refusals)
     out = [reply.chunk({"content": text[len(sent) :]})] if len(text) > len(sent) else []

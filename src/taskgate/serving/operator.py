@@ -70,6 +70,8 @@ class MessageBody(Body):
     """A user's message, posted by the application that has it (it opens a request)."""
 
     message: str = Field(min_length=1, max_length=20_000)
+    #: the agent's message before it (what it proposed or asked), so a "yes" confirms it
+    agent: str = Field(default="", max_length=20_000)
 
 
 class SettleBody(Body):

@@ -174,10 +174,14 @@ _YES_START = re.compile(
     r"^(?:(?:oh|ok|okay|well|great|alright|all right|awesome|perfect|cool|wonderful|excellent|"
     r"good|terrific|nice|fine|sweet|fantastic|lovely|hi|hey|so|and|then)[,.! ]+){0,3}"
     r"(?:yes|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|absolutely|definitely|"
-    r"of course|certainly|correct|right|exactly|perfect|great|good|fine|cool|awesome|excellent|"
-    r"wonderful|terrific|fantastic|sounds|that(?:'s| is| would be| will be| will| would| should|"
-    r" seems| sounds| works)|this (?:is|works|sounds|would|will)|it(?:'s| is| does| works| sounds|"
-    r" would| will)|works|please do|do it|go ahead|go for it|proceed|confirm(?:ed)?|affirmative|"
+    r"of course|certainly|correct|exactly|perfect|great|good|fine|cool|awesome|excellent|"
+    r"wonderful|terrific|fantastic|sounds (?:good|great|fine|perfect|right|nice|ok|okay|like a)|"
+    r"that(?:'s| is| would be| will be| will| would| should| seems| sounds| works)(?: \w+)? "
+    r"(?:right|correct|fine|good|great|perfect|it|ok|okay|work|works|what|all|exactly|ideal|"
+    r"nice|wonderful|awesome|excellent)|that works|this (?:is|works|sounds) (?:right|correct|fine|"
+    r"good|great|perfect|ok|okay)|it(?:'s| is| does| works| sounds| would| will)(?: \w+)? (?:fine|"
+    r"good|ok|okay|perfect|correct|right|great|work)|works|please do|do it|go ahead|go for it|"
+    r"proceed|confirm(?:ed)?|affirmative|"
     r"indeed|i do|i am|i would|i'd like that|i agree|i confirm|agreed|sure thing|by all means|"
     r"yes please|let'?s do it|let'?s go|i(?:'ll| will) (?:take|try)|i like|this one|"
     r"that one|you got it|you bet|ye[sp])\b",
@@ -211,6 +215,16 @@ _NO_ANY = re.compile(
     r"not looking to|rather not|i'?m not (?:ready|sure|interested)|hold off|not ready|"
     r"some other time|another time|won'?t work|doesn'?t work|not (?:correct|right)|incorrect|"
     r"wrong|(?:a|the) mistake)\b",
+    IC,
+)
+#: a decline wherever it stands: "Absolutely not.", "Fine, forget it.", "ok, cancel that"
+_NO_STRONG = re.compile(
+    r"\b(?:absolutely|definitely|certainly|of course|sure|yes|yeah)\s+not\b|\bno way\b|"
+    r"\b(?:cancel|forget|scrap|drop|stop|hold off on)\s+(?:it|that|this|them|everything|the)\b|"
+    r"\bforget (?:about )?it\b|\bdon'?t (?:do|book|buy|send|pay|order|go ahead|proceed|bother|"
+    r"reserve|schedule|place|submit)\b|\bdo not (?:do|book|buy|send|pay|order|proceed)\b|"
+    r"\b(?:too|very) (?:expensive|pricey|much|late|early|far)\b|\bbut not\b|\bnot (?:now|today|"
+    r"yet|this time)\b|\b(?:didn'?t|don'?t|do not) want\b|\bnever ?mind\b|\bi'?ll pass\b",
     IC,
 )
 _CHANGE = re.compile(
@@ -290,6 +304,7 @@ class UserAct:
     closing: bool = False
     change: bool = False  # details that differ from what the agent said
     asks: bool = False  # a request form ("I want", "can you", an imperative)
+    declines: bool = False  # an outright no ("absolutely not", "forget it", "not today")
     need: bool = False  # a statement of need ("we need 40 laptops")
 
 
@@ -302,13 +317,16 @@ def read_user(message: str, agent: str = "") -> UserAct:
     t = message[:USER_CHARS].strip()
     low = t.lower()
     first = re.split(r"[.!?;]|\s-\s|,\s*but\b|\bbut\b", low, maxsplit=1)[0]
-    no = bool(_NO_START.search(low)) or bool(_NO_ANY.search(first))
+    declines = bool(_NO_STRONG.search(low))
+    no = bool(_NO_START.search(low) or _NO_ANY.search(first)) or declines
     sentences = _sentences(low)
+    said = [s for s in sentences if not s.rstrip().endswith("?")]  # a question says no yes
+    head = re.split(r"[,;]|\s-+\s|\s\u2014\s", sentences[0])[0] if sentences else ""
+    opening = "" if head.rstrip().endswith("?") or _QUESTION_START.match(head) else head
     yes = not no and (
-        bool(_YES_START.match(low))
+        bool(opening and _YES_START.match(opening))
         or bool(_SHORT_YES.match(low))
-        or bool(_YES_ANY.search(first))
-        or any(_YES_ANY.search(s) and not s.rstrip().endswith("?") for s in sentences)
+        or any(_YES_ANY.search(s) for s in said)
     )
     stated = " ".join(s for s in _sentences(t) if not s.rstrip().endswith("?"))
     new = values(stated) - values(agent[-AGENT_CHARS:]) - {"1"} if stated else set()
@@ -335,6 +353,7 @@ def read_user(message: str, agent: str = "") -> UserAct:
         change=change,
         asks=asks,
         need=bool(_NEED.search(low)),
+        declines=declines,
     )
 
 
@@ -378,4 +397,6 @@ def spoken_forms(value: str) -> list[re.Pattern[str]]:
         n = int(v)
         word = [k for k, d in _NUMBER_WORDS.items() if d == str(n)]
         return [re.compile(rf"\b(?:{n}{'|' + word[0] if word else ''})\b")]
-    return [re.compile(re.escape(v))]
+    if len(v) < 2:  # a letter says nothing about which call was meant
+        return []
+    return [re.compile(r"(?<!\w)" + re.escape(v) + r"(?!\w)")]

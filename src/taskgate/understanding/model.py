@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import get_args
 
 from taskgate.core.plan import Plan
+from taskgate.errors import ReplyFormatError
 from taskgate.matching.askback import step_wording
 from taskgate.roles import Match
 from taskgate.understanding.acts import AGENT_CHARS, USER_CHARS
@@ -90,7 +91,7 @@ class ModelReader:
             try:
                 reading = parsed(reply, plan, said)
                 break
-            except ValueError as exc:
+            except ReplyFormatError as exc:
                 problem = str(exc)
         self._cache[key] = reading
         while len(self._cache) > self._size:
@@ -99,25 +100,25 @@ class ModelReader:
 
 
 def parsed(reply: str, plan: Plan, agent: str) -> Reading:
-    """The judge's reply as a reading; ValueError naming what is wrong with it."""
+    """The judge's reply as a reading; :class:`ReplyFormatError` naming what is wrong with it."""
     text = reply[:_REPLY_CHARS].strip()
     if text.startswith("```"):
         text = text.strip("`").removeprefix("json").strip()
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end < start:
-        raise ValueError("no JSON object")
+        raise ReplyFormatError("no JSON object")
     try:
         data = json.loads(text[start : end + 1])
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON: {exc.msg}") from None
+        raise ReplyFormatError(f"not JSON: {exc.msg}") from None
     if not isinstance(data, dict) or data.get("kind") not in _KINDS:
-        raise ValueError(f"kind must be one of {', '.join(sorted(_KINDS))}")
+        raise ReplyFormatError(f"kind must be one of {', '.join(sorted(_KINDS))}")
     kind = data["kind"]
 
     def ids(field: str) -> tuple[str, ...]:
         got = data.get(field) or []
         if not isinstance(got, list):
-            raise ValueError(f"{field} must be a list of step ids")
+            raise ReplyFormatError(f"{field} must be a list of step ids")
         return tuple(s for s in plan.steps if s in {str(x) for x in got})
 
     steps = ids("steps") if kind in ("request", "need", "confirm") else ()

@@ -156,6 +156,18 @@ _SEARCH = re.compile(
     r"what (?:are|is)|is there|are there)\b",
     re.IGNORECASE,
 )
+_NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I)
+_COUNT = re.compile(r"\d{1,6}(?:\.\d+)?")
+_CLOCK = re.compile(r"\d{1,2}:\d{2}")
+_TIME = re.compile(
+    r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.?|p\.m\.?|o'?clock)|\b\d{1,2}:\d{2}\b", re.I
+)
+_DATE = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?\b|"
+    r"\b\d{1,2}(?:st|nd|rd|th)?(?: of)? (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
+    r"|\b\d{4}-\d{2}-\d{2}\b",
+    re.I,
+)
 _ANOTHER = re.compile(r"\b(?:another|one more|a second|an additional|also|as well|too)\b", re.I)
 
 
@@ -190,23 +202,34 @@ class Reading:
         """The reading as a matcher's answer (the first step authorized)."""
         return Match(self.steps[0] if self.steps else None, self.explicit_redo, self.candidates)
 
-    def confirms(self, arguments: Mapping[str, object] | None) -> bool:
-        """Whether a call with ``arguments`` is the one the confirmed proposal described: at
-        least half of its countable argument values are stated in the proposal."""
+    def confirms(self, arguments: Mapping[str, object] | None, wording: str = "") -> bool:
+        """Whether a call with ``arguments`` (of the step worded ``wording``) is the one the
+        confirmed proposal described. No number or time among its arguments may differ from the
+        proposal's (a proposal "for 2 at 7 pm" is not a call for 40 at 21:30); then two of its
+        values must be stated in the proposal (each as a whole word or number, a date or a time as
+        it is said), or, when the agent asked to confirm, one value and a word of the step."""
         if not self.proposal or not arguments:
             return False
-        said, stated, hit = self.proposal.lower(), 0, 0
+        said, hit = self.proposal.lower(), 0
+        times = bool(_TIME.search(said))
+        counts = bool(_NUMBER.search(_DATE.sub(" ", _TIME.sub(" ", said))))
         for value in arguments.values():
             if not isinstance(value, str | int | float) or isinstance(value, bool):
                 continue
             forms = spoken_forms(str(value))
             if not forms:
                 continue
-            stated += 1
-            hit += any(f.search(said) for f in forms)
-        if self.meta.get("cue"):  # the agent asked to confirm: the call it stated details of
-            return hit > 0
-        return hit >= 2 or (stated > 0 and hit * 2 >= stated)
+            found = any(f.search(said) for f in forms)
+            text = str(value).strip()
+            if not found and (
+                (counts and _COUNT.fullmatch(text)) or (times and _CLOCK.fullmatch(text))
+            ):
+                return False  # a count or a time the proposal states otherwise
+            hit += found
+        if hit >= 2:
+            return True
+        named = bool(set(_words(wording)) & set(_words(said)))
+        return bool(self.meta.get("cue")) and hit >= 1 and named
 
     def understood(self, plan: Plan) -> str:
         """What the gate understood, in plain words, for a refusal's notice."""
@@ -258,8 +281,10 @@ class ConversationReader:
         negated = tuple(s for s in named if _negated(plan, s, user))
         named = tuple(s for s in named if s not in negated)
         proposed, _ = _named(plan, said) if (a.proposes or a.offers) else ((), ())
-        redo = explicit_redo(user) or (bool(named) and bool(_ANOTHER.search(user)))
+        redo = explicit_redo(user)  # "another" or "also" is a new request, not a redo
         another = bool(_ANOTHER.search(user))
+        if (a.proposes or a.offers) and u.declines:
+            return Reading("decline", about=negated or proposed)
         if a.proposes or a.offers:
             if u.yes and not u.change and not u.no and not negated:
                 if len(proposed) > 1:
@@ -276,7 +301,9 @@ class ConversationReader:
             ):
                 return Reading("confirm", named, redo, another=True)
             if (
-                a.proposes and not u.closing and (u.change or ((u.asks or named) and not u.no))
+                a.proposes
+                and not u.closing
+                and (u.change or ((u.asks or named) and not u.no and not u.question))
             ):  # new details, to be proposed again
                 return Reading("change", about=proposed)
         if u.no or negated:

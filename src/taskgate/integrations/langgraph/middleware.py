@@ -22,12 +22,13 @@ is refused.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import operator
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
@@ -141,7 +142,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         #: reads each user message with the agent's message before it (no model call by default)
         self.matcher: Matcher = matcher or ConversationReader()
         #: the threads' gates in memory (at most ``max_threads`` of them, rebuilt from the state
-        #: when next used), and per thread the lock of an operator's change
+        #: when next used)
         self._threads: SessionRegistry[_Thread, threading.Lock] = SessionRegistry(
             max_threads, threading.Lock
         )
@@ -157,6 +158,8 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         #: again gets the refusal (in this process; a fork resumed in another is not seen)
         self._spent: OrderedDict[tuple[str, str, str, int], None] = OrderedDict()
         self._lock = threading.Lock()
+        #: per thread with an operator's change under way: its lock and how many use it
+        self._operating: dict[str, tuple[threading.Lock, int]] = {}
         self._judging = threading.Lock()  # one model turn's calls are judged once
 
     # -- the gate of a thread, in step with the graph state --------------------------------------
@@ -249,8 +252,9 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         update: dict[str, Any] = {}
         if human:
             last = human[-1]
-            agent = next((str(m.content) for m in reversed(messages[:last])
-                          if isinstance(m, AIMessage) and m.content), "")  # fmt: skip
+            since = human[-2] + 1 if len(human) > 1 else 0  # the agent's turn before this one
+            agent = next((m.text for m in reversed(messages[since:last])
+                          if isinstance(m, AIMessage) and m.text), "")  # fmt: skip
             opened = await gate.open_message(
                 str(messages[last].content), self.matcher, ask_back, agent=agent
             )
@@ -432,9 +436,23 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         with self._operator_lock(str(thread)):  # one operator's change of a thread at a time
             return self._changed(agent, config, str(thread), change, approval)
 
-    def _operator_lock(self, thread: str) -> threading.Lock:
+    @contextlib.contextmanager
+    def _operator_lock(self, thread: str) -> Iterator[None]:
+        """One operator's change of ``thread`` at a time: a lock per thread, counted by its
+        users, so it is dropped only when no one holds or waits on it."""
         with self._lock:
-            return self._threads.lock(thread)
+            lock, users = self._operating.get(thread, (threading.Lock(), 0))
+            self._operating[thread] = (lock, users + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self._lock:
+                lock, users = self._operating[thread]
+                if users == 1:
+                    del self._operating[thread]
+                else:
+                    self._operating[thread] = (lock, users - 1)
 
     def _changed(
         self,

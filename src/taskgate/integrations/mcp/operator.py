@@ -68,7 +68,10 @@ class Operated:
         return await self.gate.keys()
 
     async def row(self, key: str) -> dict[str, Any]:
-        return listing_row((await self.gate.session(key)).conv)
+        """A session in memory with its counts; one only in the journal by its id (a listing
+        does not read every journal)."""
+        held = self.gate.sessions.peek(key)
+        return listing_row(held.conv) if held is not None else {"id": key}
 
     async def status(self, key: str) -> dict[str, Any]:
         session = await self.gate.session(key)
@@ -89,8 +92,8 @@ class Operated:
         await self.gate.settle(key, step, ran)
         return step
 
-    async def message(self, key: str, message: str) -> dict[str, Any]:
-        return {"answer": await self.gate.request(key, message)}
+    async def message(self, key: str, message: str, agent: str = "") -> dict[str, Any]:
+        return {"answer": await self.gate.request(key, message, agent)}
 
     def message_key(self, key: str) -> str | None:
         if self.local and "~" not in key:  # the stdio client's session, by its name

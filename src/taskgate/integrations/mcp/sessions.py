@@ -28,7 +28,7 @@ from typing import Any, Literal, TypeVar
 import orjson
 
 from taskgate.core.ids import tool_key
-from taskgate.core.ledger import LedgerEntry, PlanEntry
+from taskgate.core.ledger import LedgerEntry, PlanEntry, RequestEntry
 from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason
@@ -135,7 +135,7 @@ class McpGate:
         self.sessions: SessionRegistry[Session, asyncio.Lock] = SessionRegistry(
             max_sessions,
             asyncio.Lock,
-            busy=lambda key, s: bool(s.live) or s.lock.locked(),
+            busy=lambda key, s: bool(s.live) or SessionRegistry.in_use(s.lock),
             gone=lambda key, s: self._live.pop(key, None),
         )
         self.metrics = Metrics()
@@ -229,19 +229,27 @@ class McpGate:
         return tool_key(tool) in self._bound
 
     # -- requests ----------------------------------------------------------------------------------
-    async def request(self, key: str, message: str) -> str:
-        """Open the request of a user message; the answer for the client model (what the gate
-        understood, or the question to ask the user)."""
+    async def request(self, key: str, message: str, agent: str = "") -> str:
+        """Open the request of a user message (read with the agent's message before it, when the
+        application has it); the answer for the client model (what the gate understood, or the
+        question to ask the user)."""
         session = await self.session(key)
         async with session.lock:
             self._give(session, approvals=False)  # an operator's revisions, before the message
-            opened = await session.gate.open_message(message[:4000], self.matcher)
+            opened = await session.gate.open_message(
+                message[:4000], self.matcher, agent=agent[-4000:]
+            )
             self._record(session, [session.gate.machine.last_entry()])
             self._give(session, approvals=True)  # and approvals, for the request now open
             await self._write(session)
         if opened.ask_back is not None:
             return opened.ask_back
         step = opened.request.step if opened.request is not None else None
+        if step is None and opened.reading is not None and opened.reading.kind == "confirm":
+            return "Noted: the user confirmed your proposal; make the call you proposed."
+        if step is None and opened.reading is not None and opened.reading.kind != "other":
+            plan = session.gate.machine.graph.to_plan()
+            return f"Noted: {opened.reading.understood(plan)}; do not call the task's tools now."
         if step is None:
             return (
                 "Noted. This message asks for none of the task's steps: do not call its tools now."
@@ -282,7 +290,12 @@ class McpGate:
             if session.conv.held:  # an operator's changes, given at this exchange
                 self._give(session, approvals=False)
                 self._give(session, approvals=True)
+            before = session.gate.machine.ledger_length
             ticket = session.gate.begin(tool, arguments=arguments)
+            if session.gate.machine.ledger_length > before + (ticket.entry is not None):
+                # a request the core opened for a confirmed proposal: journaled before the call
+                ledger = session.gate.machine.ledger
+                self._record(session, [e for e in ledger[before:] if isinstance(e, RequestEntry)])
             if not ticket.admitted:
                 self._record(session, [ticket.entry])
                 await self._write(session)
