@@ -328,7 +328,9 @@ class GateSession:
 
     def decide(self, calls: Sequence[Call | object], *, keyed: bool = False) -> list[Ticket]:
         """The verdicts :meth:`judge` would give, recording and reserving nothing (for a surface
-        that journals a batch's attempts itself before they count, as the proxy's replies)."""
+        that journals a batch's attempts itself before they count, as the proxy's replies), except
+        the request a confirmed proposal opens for the call it described (the surface journals
+        it: see the proxy's ``Judged.opened``)."""
         with self._lock:
             return self._decide([_as_call(c) for c in calls], keyed)
 
