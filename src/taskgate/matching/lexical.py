@@ -18,7 +18,8 @@ from taskgate.matching.redo import explicit_redo
 from taskgate.roles import Match
 
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
+#: words that name no step (articles, pronouns, fillers); the reader shares them
+STOP_WORDS = frozenset(
     [
         "a",
         "an",
@@ -69,7 +70,7 @@ _STOP = frozenset(
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and not w.isdigit()}
+    return {w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and not w.isdigit()}
 
 
 class LexicalMatcher:

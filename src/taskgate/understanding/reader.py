@@ -29,6 +29,7 @@ from typing import Literal, Protocol
 
 from taskgate.core.plan import Plan
 from taskgate.matching.askback import step_wording
+from taskgate.matching.lexical import STOP_WORDS
 from taskgate.matching.redo import explicit_redo
 from taskgate.roles import Match
 from taskgate.understanding.acts import (
@@ -53,51 +54,8 @@ Kind = Literal[
 ]
 
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
+_STOP = STOP_WORDS | frozenset(
     [
-        "a",
-        "an",
-        "and",
-        "as",
-        "at",
-        "be",
-        "by",
-        "do",
-        "for",
-        "from",
-        "get",
-        "go",
-        "have",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "let",
-        "me",
-        "my",
-        "now",
-        "of",
-        "off",
-        "on",
-        "or",
-        "our",
-        "out",
-        "please",
-        "put",
-        "so",
-        "that",
-        "the",
-        "this",
-        "to",
-        "up",
-        "us",
-        "we",
-        "what",
-        "where",
-        "with",
-        "you",
-        "your",
         "i",
         "will",
         "would",
@@ -118,7 +76,7 @@ _STOP = frozenset(
         "there",
         "their",
     ]
-)
+)  # and the words of a request form
 #: ordinary verbs that name the same action
 _SAME = {
     "book": "reserve", "booking": "reserve", "reservation": "reserve", "reserve": "reserve",
