@@ -323,12 +323,14 @@ class McpSurface:
         return list(session.gate.ledger)
 
 
-class PydanticAiSurface:
-    """A PydanticAI agent whose tools the ``TaskGate`` capability gates (a model turn's calls run
-    concurrently, each judged as it arrives)."""
+class _SdkSurface:
+    """An SDK adapter's surface: a ``ToolGate`` the adapter wraps around the agent's tools; an
+    operator's approval is given when the next user message opens its request."""
+
+    EXTRA = ""  # the module the SDK's extra installs
 
     def __init__(self) -> None:
-        pytest.importorskip("pydantic_ai", reason="needs the pydantic-ai extra")
+        pytest.importorskip(self.EXTRA, reason=f"needs the {self.EXTRA} extra")
         self.gate = ToolGate(PLAN)
         self.held: str | None = None
 
@@ -338,6 +340,22 @@ class PydanticAiSurface:
     def approve(self, tool_name: str) -> None:
         self.held = tool_name
 
+    def _open(self, message: str) -> None:
+        self.gate.user_message(message)
+        if self.held is not None:
+            self.gate.approve(self.held, by="ops-lead")
+            self.held = None
+
+    def ledger(self) -> list[Any]:
+        return list(self.gate.ledger)
+
+
+class PydanticAiSurface(_SdkSurface):
+    """A PydanticAI agent whose tools the ``TaskGate`` capability gates (a model turn's calls run
+    concurrently, each judged as it arrives)."""
+
+    EXTRA = "pydantic_ai"
+
     def turn(self, message: str, calls: tuple[str, ...]) -> list[str]:
         from pydantic_ai import Agent
         from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
@@ -345,10 +363,7 @@ class PydanticAiSurface:
 
         from taskgate.integrations.pydantic_ai import TaskGate
 
-        self.gate.user_message(message)
-        if self.held is not None:
-            self.gate.approve(self.held, by="ops-lead")
-            self.held = None
+        self._open(message)
         read: list[str] = []
 
         def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
@@ -363,24 +378,12 @@ class PydanticAiSurface:
         asyncio.run(agent.run(message))
         return read
 
-    def ledger(self) -> list[Any]:
-        return list(self.gate.ledger)
 
-
-class OpenAiAgentsSurface:
+class OpenAiAgentsSurface(_SdkSurface):
     """An OpenAI Agents SDK agent (its real ``Runner``, a ``ScriptedModel``) whose function tools
     ``gated`` wraps; a model turn's calls run concurrently, each judged as it arrives."""
 
-    def __init__(self) -> None:
-        pytest.importorskip("agents", reason="needs the openai-agents extra")
-        self.gate = ToolGate(PLAN)
-        self.held: str | None = None
-
-    def cancel(self, step: str) -> None:
-        self.gate.cancel(step, inherit=True)
-
-    def approve(self, tool_name: str) -> None:
-        self.held = tool_name
+    EXTRA = "agents"
 
     def turn(self, message: str, calls: tuple[str, ...]) -> list[str]:
         from agents import Agent, Runner, function_tool
@@ -388,10 +391,7 @@ class OpenAiAgentsSurface:
 
         from taskgate.integrations.openai_agents import gated
 
-        self.gate.user_message(message)
-        if self.held is not None:
-            self.gate.approve(self.held, by="ops-lead")
-            self.held = None
+        self._open(message)
         model = ScriptedModel([
             [function_call(n, {"note": "x"}, call_id=f"c{i}") for i, n in enumerate(calls)],
             ModelStep.respond(lambda call: [assistant_message("Done.")]),
@@ -400,9 +400,6 @@ class OpenAiAgentsSurface:
                       tools=[function_tool(f) for f in FUNCTIONS.values()])  # fmt: skip
         result = asyncio.run(Runner.run(gated(agent, self.gate), message))
         return [str(it.output) for it in result.new_items if it.type == "tool_call_output_item"]
-
-    def ledger(self) -> list[Any]:
-        return list(self.gate.ledger)
 
 
 SURFACES: dict[str, Callable[[list[Any]], Surface]] = {

@@ -41,7 +41,6 @@ from taskgate.proxy.gating import (
     Conflict,
     Judged,
     align,
-    judge_calls,
     judge_text,
     settle,
     text_of,
@@ -460,19 +459,7 @@ def gate_message(
     if machine.graph.binding == "code":
         returned = judge_text(machine, arm, content, judged)
     if calls and machine.graph.binding == "tool":
-        planned = call.proxy.config.planned
-        kept, refusals = judge_calls(
-            machine,
-            arm,
-            calls,
-            judged,
-            planned=planned,
-            notices=call.proxy.config.notices,
-            unbound=call.proxy.config.unbound,
-            reading=call.conv.reading,
-        )
-        for entry in judged.opened:  # before the reply's attempts, as in the ledger
-            call.add(LedgerEvent(entry=entry), applied=True)
+        kept, refusals = call.judge_calls(calls, judged)
         if refusals:
             returned = "\n\n".join([returned, *refusals] if returned else refusals)
         if kept:

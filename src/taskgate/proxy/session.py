@@ -14,7 +14,7 @@ import hashlib
 import logging
 import time
 from collections import Counter, OrderedDict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ from taskgate.gate.session import Notices, Unbound
 from taskgate.journal.events import (
     Conversation,
     Event,
+    LedgerEvent,
     ReplyEvent,
 )
 from taskgate.journal.store import MemoryStore, StaleJournal, Store
@@ -39,6 +40,7 @@ from taskgate.protocol.briefparse import ParserCompiler
 from taskgate.proxy.gating import (
     Judged,
     Place,
+    judge_calls,
     rung,
 )
 from taskgate.registry import Registry
@@ -358,6 +360,27 @@ class Call:
     def add(self, event: Event, *, applied: bool = True) -> None:
         self.conv.apply(event, applied=applied)
         self.events.append(event)
+
+    def judge_calls(
+        self, calls: Sequence[Mapping[str, Any]], judged: Judged
+    ) -> tuple[list[Mapping[str, Any]], list[str]]:
+        """Judge a reply's native tool calls under the proxy's options and this turn's reading
+        (:func:`taskgate.proxy.gating.judge_calls`), journaling first any request the core
+        opened for a confirmed proposal, as it stands in the ledger."""
+        config = self.proxy.config
+        kept, refusals = judge_calls(
+            self.conv.machine,
+            self.proxy.arm,
+            calls,
+            judged,
+            planned=config.planned,
+            notices=config.notices,
+            unbound=config.unbound,
+            reading=self.conv.reading,
+        )
+        for entry in judged.opened:
+            self.add(LedgerEvent(entry=entry), applied=True)
+        return kept, refusals
 
     async def waiting(self, coro: Any) -> Any:
         start = time.perf_counter()

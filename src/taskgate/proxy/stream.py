@@ -20,8 +20,7 @@ import httpx
 import orjson
 from starlette.responses import Response, StreamingResponse
 
-from taskgate.journal.events import LedgerEvent
-from taskgate.proxy.gating import Judged, judge_calls, judge_text
+from taskgate.proxy.gating import Judged, judge_text
 from taskgate.proxy.session import Call, finish
 from taskgate.serving.errors import HttpError, dumps
 
@@ -222,25 +221,13 @@ async def _finish(
     call: Call, held: HeldText, reply: _Reply, judged: Judged, finish_reason: str
 ) -> list[bytes]:
     """The choice finished: judge what was held, write the turn, and release the rest."""
-    machine, arm = call.conv.machine, call.proxy.arm
+    machine = call.conv.machine
     sent = "".join(reply.returned)
     text = sent + held.end()
     ordered = [_assembled(reply.calls[i]) for i in sorted(reply.calls)]
     kept: list[Any] = ordered
     if ordered and machine.graph.binding == "tool":
-        planned = call.proxy.config.planned
-        kept, refusals = judge_calls(
-            machine,
-            arm,
-            ordered,
-            judged,
-            planned=planned,
-            notices=call.proxy.config.notices,
-            unbound=call.proxy.config.unbound,
-            reading=call.conv.reading,
-        )
-        for entry in judged.opened:  # before the reply's attempts, as in the ledger
-            call.add(LedgerEvent(entry=entry), applied=True)
+        kept, refusals = call.judge_calls(ordered, judged)
         if refusals:
             text = "\n\n".join([text, *refusals] if text else refusals)
     out = [reply.chunk({"content": text[len(sent) :]})] if len(text) > len(sent) else []
