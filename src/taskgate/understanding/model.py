@@ -124,7 +124,7 @@ def parsed(reply: str, plan: Plan, agent: str) -> Reading:
     steps = ids("steps") if kind in ("request", "need", "confirm") else ()
     redo = data.get("redo") is True
     if kind == "confirm" and not steps:  # a proposal naming no step: the call it described
-        return Reading("confirm", proposal=agent, another=True, meta={"cue": "1"})
+        return Reading("confirm", proposal=agent, cue=True)
     if kind in ("request", "need") and not steps:
         kind = "other"
     return Reading(kind, steps, redo, candidates=ids("candidates"))

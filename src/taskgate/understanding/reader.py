@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from taskgate.core.plan import Plan
@@ -126,7 +126,6 @@ _DATE = re.compile(
     r"|\b\d{4}-\d{2}-\d{2}\b",
     re.I,
 )
-_ANOTHER = re.compile(r"\b(?:another|one more|a second|an additional|also|as well|too)\b", re.I)
 
 
 def _words(text: str) -> list[str]:
@@ -143,8 +142,7 @@ class Reading:
     candidates: tuple[str, ...] = ()  # unclear between these: ask the user
     about: tuple[str, ...] = ()  # steps it speaks of without authorizing (declined, changed)
     proposal: str = ""  # a confirmed proposal naming no step: its text, for the call's arguments
-    another: bool = False  # "another", "one more", "also": a new one of a repeatable step
-    meta: dict[str, str] = field(default_factory=dict, compare=False)
+    cue: bool = False  # the confirmed proposal asked to be confirmed ("please confirm: ...")
 
     @classmethod
     def of(cls, match: Match) -> Reading:
@@ -187,7 +185,7 @@ class Reading:
         if hit >= 2:
             return True
         named = bool(set(_words(wording)) & set(_words(said)))
-        return bool(self.meta.get("cue")) and hit >= 1 and named
+        return self.cue and hit >= 1 and named
 
     def understood(self, plan: Plan) -> str:
         """What the gate understood, in plain words, for a refusal's notice."""
@@ -240,7 +238,6 @@ class ConversationReader:
         named = tuple(s for s in named if s not in negated)
         proposed, _ = _named(plan, said) if (a.proposes or a.offers) else ((), ())
         redo = explicit_redo(user)  # "another" or "also" is a new request, not a redo
-        another = bool(_ANOTHER.search(user))
         if (a.proposes or a.offers) and u.declines:
             return Reading("decline", about=negated or proposed)
         if a.proposes or a.offers:
@@ -248,8 +245,8 @@ class ConversationReader:
                 if len(proposed) > 1:
                     return Reading("unclear", candidates=proposed)
                 if proposed:
-                    return Reading("confirm", proposed, redo, another=True)
-                return Reading("confirm", proposal=said, another=True, meta={"cue": "1"})
+                    return Reading("confirm", proposed, redo)
+                return Reading("confirm", proposal=said, cue=True)
             if (  # "book it, please"
                 a.proposes
                 and named
@@ -257,7 +254,7 @@ class ConversationReader:
                 and not (u.change or u.no or u.question)
                 and (not proposed or set(named) & set(proposed))
             ):
-                return Reading("confirm", named, redo, another=True)
+                return Reading("confirm", named, redo)
             if (
                 a.proposes
                 and not u.closing
@@ -266,7 +263,7 @@ class ConversationReader:
                 return Reading("change", about=proposed)
         if u.no or negated:
             if named and u.asks and not u.question:  # "no, send it instead"
-                return Reading("request", named, redo, another=another)
+                return Reading("request", named, redo)
             if u.closing:
                 return Reading("closing")
             if u.alternatives:
@@ -276,9 +273,9 @@ class ConversationReader:
             return Reading("alternatives", about=proposed)
         if u.yes and a.action and not (a.asks or a.done or a.lists) and not named and said:
             # a yes to details the agent stated without asking: the call they describe
-            return Reading("confirm", proposal=said, another=True)
+            return Reading("confirm", proposal=said)
         if named and (u.asks or not u.question) and not (u.closing and not u.asks):
-            return Reading("request", named, redo, another=another)
+            return Reading("request", named, redo)
         if unclear and (u.asks or u.need) and not u.question:
             return Reading("unclear", candidates=unclear)
         if u.need and not u.question:
