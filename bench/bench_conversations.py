@@ -8,7 +8,7 @@ plan, worded by the schema's descriptions and marked repeatable (a user books a 
 At every user turn the case is labelled from SGD's own dialogue acts (the rule is
 :func:`cases`), then replayed: a fresh :class:`taskgate.GateSession` (with the step already done
 when an earlier call of it succeeded), ``open_message(user turn, the reader, agent=the system
-turn before it)``, then the call judged with its arguments.
+turn before it, earlier=the three turns before)``, then the call judged with its arguments.
 
 * **asked**: the next system turn makes a transactional call (SGD's agents call only after the
   user says yes to a confirmation or a counter-offer). It should run.
@@ -22,7 +22,8 @@ turn before it)``, then the call judged with its arguments.
   search and confirm first, the words ask for it, and the gate follows the words.
 
 Prints the two shares overall, per user act and per service, and the decision's cost (p50, p99).
-Run: .venv/bin/python bench/bench_conversations.py [--split dev|train] [--sgd DIR] [--show N]
+Run: .venv/bin/python bench/bench_conversations.py [--split dev|train] [--sgd DIR] [--star DIR]
+[--namer embedding] [--show N]
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ import asyncio
 import gzip
 import json
 import random
+import re
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +58,7 @@ class Case:
     user: str
     method: str  # the call
     args: dict[str, Any] = field(default_factory=dict)
+    earlier: tuple[tuple[str, str], ...] = ()  # the turns before: (system turn, user turn)
 
 
 def _acts(turn: dict[str, Any]) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -131,8 +134,13 @@ def cases(dialogues: list[dict[str, Any]], schema: list[dict[str, Any]]) -> Iter
             said, names = _names(before), _names(user)
             asked_for = [(a[0], a[2][0]) for a in _acts(user)
                          if a[1] == "INFORM_INTENT" and (a[0], a[2][0]) in transactional]  # fmt: skip
+            earlier = tuple(
+                (turns[j - 1]["text"] if j else "", turns[j]["text"])
+                for j in range(max(0, i - 6), i)
+                if turns[j]["speaker"] == "USER"
+            )
             base = {"agent": before["text"] if before else "", "user": user["text"],
-                    "act": user_act(names)}  # fmt: skip
+                    "act": user_act(names), "earlier": earlier}  # fmt: skip
             proposal = "CONFIRM" in said or {"NOTIFY_FAILURE", "OFFER"} <= said
             offer = "OFFER_INTENT" in said and any(
                 (a[0], a[2][0]) in transactional for a in _acts(before) if a[1] == "OFFER_INTENT"
@@ -177,6 +185,93 @@ def cases(dialogues: list[dict[str, Any]], schema: list[dict[str, Any]]) -> Iter
                 done.pop(s, None)
 
 
+# -- STAR (Mosig, Mehri, Kober 2020; MIT): Wizard-of-Oz dialogues, read from a clone's folder --
+STAR = Path(__file__).resolve().parents[2] / "shared" / "data" / "star"
+_PROPOSALS = ("ask_confirm_booking", "inform_booking_available")
+
+
+def _said(event: dict[str, Any]) -> bool:
+    return event["Agent"] == "Wizard" and event["Action"] in ("pick_suggestion", "utter")
+
+
+def _query(event: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
+    """A wizard's query as (its API, its request type, its arguments), else None."""
+    if event["Agent"] != "Wizard" or event["Action"] != "query":
+        return None
+    args: dict[str, Any] = {}
+    for constraint in event.get("Constraints") or []:
+        for name, raw in constraint.items():
+            quoted = re.findall(r'"([^"]*)"', str(raw))
+            args[name] = quoted[0] if quoted else str(raw)
+    return str(event.get("APIName") or ""), str(args.pop("RequestType", "")), args
+
+
+def _booking(event: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """A wizard's booking query as (its API, its arguments), else None."""
+    q = _query(event)
+    return (q[0], q[2]) if q and q[1] == "Book" else None
+
+
+def _changed(proposed: dict[str, Any], asked: dict[str, Any]) -> bool:
+    """Whether a query asks for other details than the proposal's (a person's name aside: a
+    second booking for the user's child is not a change)."""
+    return any(proposed.get(k) not in (None, v) for k, v in asked.items()
+               if not k.endswith("Name") or k == "Name")  # fmt: skip
+
+
+def star_cases(root: Path) -> tuple[list[Case], dict[str, Plan]]:
+    """STAR's replies to the wizard's booking proposals ("Can I book the appointment for you?"):
+    **asked** when the wizard's next action is the booking (its query is the call); **unasked**
+    when it is a query of the same API for other details (the user changed them or asked for
+    another option; the call is the booking of what was proposed). Replies the wizard answered
+    in words first are left out: STAR has no user acts to tell a yes from the rest."""
+    out: list[Case] = []
+    apis: set[str] = set()
+    for path in sorted((root / "dialogues").glob("*.json")):
+        events = json.loads(path.read_text(encoding="utf-8"))["Events"]
+        said: list[tuple[str, str]] = []  # (wizard's words, user's reply) so far
+        checked: dict[str, dict[str, Any]] = {}  # each API's last query: what was proposed
+        last_api = ""  # the API of the last query: the one a proposal proposes
+        wizard = None
+        for i, event in enumerate(events):
+            if _said(event):
+                wizard = event
+            if q := _query(event):
+                checked[q[0]] = q[2]
+                last_api = q[0]
+            if event["Agent"] != "User" or event["Action"] != "utter":
+                continue
+            agent = wizard["Text"] if wizard else ""
+            label = str(wizard.get("ActionLabel") or "") if wizard else ""
+            earlier = tuple(said[-3:])
+            said.append((agent, event["Text"]))
+            wizard = None
+            if not label.endswith(_PROPOSALS):
+                continue
+            after = [e for e in events[i + 1 :] if e["Agent"] == "Wizard"
+                     and (e["Action"] == "query" or _said(e))]  # fmt: skip
+            if not after:
+                continue
+            booked, query = _booking(after[0]), _query(after[0])
+            if booked is not None and booked[0] == last_api:
+                kind = "asked"
+            elif (
+                booked is None
+                and query
+                and query[0] == last_api
+                and _changed(checked[last_api], query[2])
+            ):
+                kind, booked = "unasked", (query[0], checked[query[0]])  # what was proposed
+            else:
+                continue  # the wizard answered in words first: STAR has no user acts to read
+            apis.add(booked[0])
+            out.append(Case(kind, "confirm", "reply", booked[0], agent, event["Text"], booked[0],
+                            booked[1], earlier))  # fmt: skip
+    plans = {api: Plan.model_validate({"binding": "tool", "steps": {api: {
+        "tool": api, "text": api.replace("_", " "), "repeatable": True}}}) for api in apis}  # fmt: skip
+    return out, plans
+
+
 async def replay(case: Case, plan: Plan, reader: ConversationReader) -> tuple[bool, float]:
     """Whether the gate runs the case's call, and the decision's cost in seconds (reading the
     turn and judging the call)."""
@@ -185,21 +280,21 @@ async def replay(case: Case, plan: Plan, reader: ConversationReader) -> tuple[bo
         gate.open_request(case.method)
         gate.finish(gate.begin(case.method), "ok")
     start = time.perf_counter()
-    await gate.open_message(case.user, reader, ask_back=False, agent=case.agent)
+    await gate.open_message(case.user, reader, ask_back=False, agent=case.agent,
+                            earlier=case.earlier)  # fmt: skip
     ticket = gate.judge([Call(case.method, arguments=case.args)])[0]
     return ticket.admitted, time.perf_counter() - start
 
 
 async def measure(
-    split: str, root: Path, show: int = 0
+    cases: Iterable[Case], plans: dict[str, Plan], show: int = 0, reader: Any = None
 ) -> tuple[dict[tuple[str, str, str], Counter[bool]], list[float]]:
-    dialogues, schema = load(split, root)
-    by_service, reader = plans(schema), ConversationReader()
+    reader = reader or ConversationReader()
     results: dict[tuple[str, str, str], Counter[bool]] = defaultdict(Counter)
     wrong: dict[tuple[str, str], list[Case]] = defaultdict(list)
     costs = []
-    for case in cases(dialogues, schema):
-        ran, cost = await replay(case, by_service[case.service], reader)
+    for case in cases:
+        ran, cost = await replay(case, plans[case.service], reader)
         costs.append(cost)
         results[(case.label, case.act, case.service)][ran] += 1
         if case.label != "apart" and ran != (case.label == "asked"):
@@ -222,33 +317,57 @@ def share(results: dict[tuple[str, str, str], Counter[bool]], label: str, **wher
     return f"{good / n:.3f} ({good}/{n})" if n else "-"
 
 
+def report(title: str, results: dict[tuple[str, str, str], Counter[bool]],
+           costs: list[float]) -> None:  # fmt: skip
+    costs.sort()
+    print(title)
+    print(f"  asked-for calls that ran      {share(results, 'asked')}   (target >= 0.98)")
+    print(f"  unasked calls stopped         {share(results, 'unasked')}   (target >= 0.98)")
+    print(f"  apart (in neither target), run {share(results, 'apart')}")
+    print(f"  decision p50 {costs[len(costs) // 2] * 1e3:.2f} ms, p99 "
+          f"{costs[int(len(costs) * 0.99)] * 1e3:.2f} ms   (target <= 20 / 50 ms)")  # fmt: skip
+    acts = sorted({k[1] for k in results})
+    if len(acts) > 1:
+        print("  per user act (asked ran | unasked stopped):")
+        for act in acts:
+            print(f"    {act:<13} {share(results, 'asked', act=act):>22} | "
+                  f"{share(results, 'unasked', act=act):>22}")  # fmt: skip
+    print("  per service (asked ran | unasked stopped):")
+    for service in sorted({k[2] for k in results}):
+        print(f"    {service:<20} {share(results, 'asked', service=service):>22} | "
+              f"{share(results, 'unasked', service=service):>22}")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", default="dev", choices=("dev", "train"))
     ap.add_argument("--sgd", type=Path, default=SGD, help="the stripped SGD splits' folder")
+    ap.add_argument("--star", type=Path, default=STAR, help="a clone of RasaHQ/STAR")
     ap.add_argument("--show", type=int, default=0, help="print N wrong cases of each kind")
+    ap.add_argument("--namer", choices=("none", "embedding"), default="none",
+                    help="the reader's namer: none (the default) or the bundled MiniLM")  # fmt: skip
     args = ap.parse_args()
-    if not (args.sgd / f"{args.split}.json.gz").exists():
-        print(f"bench_conversations: skipped: no SGD {args.split} split in {args.sgd} "
+    reader, how = ConversationReader(), "ConversationReader, no model call"
+    if args.namer == "embedding":
+        from taskgate.matching.embedding import EmbeddingMatcher
+
+        reader, how = ConversationReader(EmbeddingMatcher()), "ConversationReader + MiniLM namer"
+    if (args.sgd / f"{args.split}.json.gz").exists():
+        dialogues, schema = load(args.split, args.sgd)
+        results, costs = asyncio.run(measure(cases(dialogues, schema), plans(schema), args.show,
+                                             reader))  # fmt: skip
+        report(f"SGD {args.split} replayed through the gate's core ({how})", results, costs)
+    else:
+        print(f"bench_conversations: SGD skipped: no {args.split} split in {args.sgd} "
               "(pass --sgd DIR)")  # fmt: skip
-        return
-    results, costs = asyncio.run(measure(args.split, args.sgd, args.show))
-    costs.sort()
-    print(f"SGD {args.split} replayed through the gate's core (ConversationReader, no model call)")
-    print(f"  asked-for calls that ran      {share(results, 'asked')}   (target >= 0.98)")
-    print(f"  unasked calls stopped         {share(results, 'unasked')}   (target >= 0.98)")
-    print(f"  apart: asked with details unconfirmed, run {share(results, 'apart')}")
-    print(f"  decision p50 {costs[len(costs) // 2] * 1e3:.2f} ms, p99 "
-          f"{costs[int(len(costs) * 0.99)] * 1e3:.2f} ms   (target <= 20 / 50 ms)")  # fmt: skip
-    acts = sorted({k[1] for k in results})
-    print("  per user act (asked ran | unasked stopped):")
-    for act in acts:
-        print(f"    {act:<13} {share(results, 'asked', act=act):>22} | "
-              f"{share(results, 'unasked', act=act):>22}")  # fmt: skip
-    print("  per service (asked ran | unasked stopped):")
-    for service in sorted({k[2] for k in results}):
-        print(f"    {service:<16} {share(results, 'asked', service=service):>22} | "
-              f"{share(results, 'unasked', service=service):>22}")  # fmt: skip
+    if (args.star / "dialogues").is_dir():
+        star, by_api = star_cases(args.star)
+        results, costs = asyncio.run(measure(star, by_api, args.show, reader))
+        report("STAR (all dialogues; replies to a booking proposal) replayed the same way",
+               results, costs)  # fmt: skip
+    else:
+        print(f"bench_conversations: STAR skipped: no dialogues/ in {args.star} "
+              "(clone github.com/RasaHQ/STAR and pass --star DIR)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -89,6 +89,8 @@ def agreement(seeds: range) -> None:
         ("lexical", LexicalMatcher()),
         ("embedding", EmbeddingMatcher()),
         ("conversation", ConversationReader()),  # the library's default reader, message alone
+        # the reader with the bundled MiniLM naming the requests its rules cannot resolve
+        ("conversation+embedding", ConversationReader(EmbeddingMatcher())),
     )
     for name, matcher in readers:
         t = time.perf_counter()

@@ -262,8 +262,32 @@ def test_a_labelled_sample_of_public_conversations_runs_asked_calls_and_stops_th
 
     got = asyncio.run(replay())
     assert len(got["asked"]) == 250 and len(got["unasked"]) == 360
-    assert sum(got["asked"]) / 250 >= 0.88  # 0.92 when written
-    assert sum(got["unasked"]) / 360 >= 0.95  # 0.98 when written
+    assert sum(got["asked"]) / 250 >= 0.92  # 0.952 when last measured
+    assert sum(got["unasked"]) / 360 >= 0.96  # 0.981 when last measured
+
+
+def test_a_labelled_sample_of_a_second_corpus_runs_asked_calls_and_stops_the_rest() -> None:
+    """250 replies to a booking proposal from STAR (tests/data; MIT): the wizard booked next
+    (asked) or checked other details (unasked, the call is the booking of what was proposed)."""
+    bench = _bench()
+    plans = {k: Plan.model_validate(v) for k, v in
+             json.loads((ROOT / "tests/data/star_plans.json").read_text()).items()}  # fmt: skip
+    lines = (ROOT / "tests/data/star_sample.jsonl").read_text(encoding="utf-8").splitlines()
+    cases = [bench.Case(**json.loads(line)) for line in lines]
+    cases = [c.__class__(**{**c.__dict__, "earlier": tuple(map(tuple, c.earlier))})
+             for c in cases]  # fmt: skip
+
+    async def replay() -> dict[str, list[bool]]:
+        out: dict[str, list[bool]] = {"asked": [], "unasked": []}
+        for case in cases:
+            ran, _ = await bench.replay(case, plans[case.service], READ)
+            out[case.label].append(ran == (case.label == "asked"))
+        return out
+
+    got = asyncio.run(replay())
+    assert len(got["asked"]) == 150 and len(got["unasked"]) == 100
+    assert sum(got["asked"]) / 150 >= 0.90  # 0.947 when written
+    assert sum(got["unasked"]) / 100 >= 0.84  # 0.89 when written
 
 
 # -- the judge on a model, and the cascade ------------------------------------------------------------
@@ -449,3 +473,192 @@ def test_the_proxy_journals_the_request_a_confirmation_opened_so_it_loads_again(
     assert shown.status_code == 200, shown.text
     assert shown.json()["request"]["step"] == "reserve"
     assert [p["step"] for p in shown.json()["pending"]] == ["reserve"]
+
+
+# -- a proposal revised before it was confirmed, and other confirmations seen in public corpora --------
+TERSE = "Please confirm: a table for 2 at Chez Pierre at 7 pm."
+
+
+def test_a_confirmed_revision_carries_the_details_the_user_did_not_change() -> None:
+    """The agent proposed, the user changed one detail, the agent restated only that detail:
+    the "yes" confirms the whole call, the earlier proposal's other details included."""
+    gate = GateSession(TABLES)
+    asyncio.run(gate.open_message("No, make it next Friday.", READ, ask_back=False, agent=TERSE))
+    again = "Please confirm that the date is now next Friday."
+    asyncio.run(gate.open_message("Yes, sounds good.", READ, ask_back=False, agent=again))
+    assert gate.judge([Call("reserve_table", arguments=TABLE)])[0].admitted
+    # the same turns passed explicitly (a surface that rebuilds its session per message)
+    fresh = GateSession(TABLES)
+    asyncio.run(fresh.open_message("Yes, sounds good.", READ, ask_back=False, agent=again,
+                                   earlier=[(TERSE, "No, make it next Friday.")]))  # fmt: skip
+    assert fresh.judge([Call("reserve_table", arguments=TABLE)])[0].admitted
+    # without the earlier turns, "next Friday" alone describes no call
+    assert not runs("Yes, sounds good.", again, "reserve_table", TABLE).admitted
+
+
+def test_a_confirmed_revision_never_authorizes_the_detail_the_user_changed() -> None:
+    gate = GateSession(TABLES)
+    asyncio.run(gate.open_message("No, just 1 person.", READ, ask_back=False, agent=TERSE))
+    again = "Please confirm: the table is now for 1 person."
+    asyncio.run(gate.open_message("Yes.", READ, ask_back=False, agent=again))
+    assert not gate.judge([Call("reserve_table", arguments=TABLE)])[0].admitted  # still for 2
+    assert gate.judge([Call("reserve_table", arguments={**TABLE, "party_size": 1})])[0].admitted
+
+
+def test_a_counter_offer_after_a_failure_carries_the_details_confirmed_before() -> None:
+    gate = GateSession(TABLES)
+    asyncio.run(gate.open_message("Yes please.", READ, ask_back=False, agent=TERSE))
+    offer = "Sorry, I couldn't book it. How about 8:30 pm instead? It's $40 a head."
+    asyncio.run(gate.open_message("Yes, that is fine.", READ, ask_back=False, agent=offer))
+    later = {**TABLE, "time": "20:30"}
+    assert gate.judge([Call("reserve_table", arguments=later)])[0].admitted
+    assert not gate.judge([Call("reserve_table", arguments=TABLE)])[0].admitted  # the old time
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["Yes what is the address?", "Please!", "please", "Book it, please!", "Lock it in.",
+     "You can, thank you", "yes I can make that"],
+)  # fmt: skip
+def test_plain_confirmations_seen_in_public_dialogues_confirm(message: str) -> None:
+    assert runs(message, PROPOSAL, "reserve_table", TABLE).admitted
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["I would like a BMW please.", "Can you do it for 9pm please?",
+     "I would like to have any driver other than Dave."],
+)  # fmt: skip
+def test_a_new_wish_after_a_proposal_is_a_change_not_a_yes(message: str) -> None:
+    assert read(message, PROPOSAL, TABLES).kind == "change"
+    assert not runs(message, PROPOSAL, "reserve_table", TABLE).admitted
+
+
+def test_a_value_is_recognized_as_people_say_it_and_an_address_number_is_no_count() -> None:
+    send = Plan.model_validate({"binding": "tool", "steps": {"pay": {"tool": "transfer",
+                                "text": "transfer money", "repeatable": True}}})  # fmt: skip
+    said = "Please confirm: $1,290 from your checking account to Xiaoxue."
+    args = {"amount": "1290", "account": "checking", "to": "Xiaoxue"}
+    assert runs("Confirmed.", said, "transfer", args, plan=send).admitted
+    ride = Plan.model_validate({"binding": "tool", "steps": {"ride": {"tool": "get_ride",
+                                "text": "get a ride", "repeatable": True}}})  # fmt: skip
+    to = "Please confirm: a regular ride to 659 Merchant Street."
+    got = {"destination": "659 Merchant Street", "seats": "2", "ride_type": "Regular"}
+    assert runs("Yes, that is correct.", to, "get_ride", got, plan=ride).admitted
+
+
+def test_one_named_value_confirms_only_with_the_steps_action_or_most_of_the_call() -> None:
+    movies = Plan.model_validate({"binding": "tool", "steps": {"play": {"tool": "play_movie",
+                                  "text": "Play a movie", "repeatable": True}}})  # fmt: skip
+    film = {"title": "Green Book", "subtitles": "False"}
+    assert runs("Yes.", "Please confirm: playing Green Book.", "play_movie", film, movies).admitted
+    hotel = {"location": "Seattle", "hotel_name": "Ace Hotel", "rooms": "1", "date": "2019-03-01"}
+    asked_city = "Do you want a hotel in Seattle?"  # a search's detail, not the booking
+    assert not runs("Yes.", asked_city, "reserve_table", hotel).admitted
+
+
+def test_a_confirmation_opens_its_request_whatever_the_order_of_the_batch() -> None:
+    """A batch with the confirmed call and another gets the same verdicts in either order."""
+    verdicts = []
+    for order in (["reserve_table", "buy_tickets"], ["buy_tickets", "reserve_table"]):
+        gate = GateSession(TABLES)
+        asyncio.run(gate.open_message("Yes, that's correct.", READ, ask_back=False, agent=TERSE))
+        tickets = gate.judge([Call(t, arguments=TABLE) for t in order])
+        verdicts.append({t.call.tool: t.admitted for t in tickets})
+    assert verdicts[0] == verdicts[1] and verdicts[0]["reserve_table"]
+
+
+def test_a_run_with_no_new_user_message_asks_for_nothing_new() -> None:
+    """The middleware reads each user message once: invoking the agent again on the thread
+    without a new one does not run a repeatable step a second time."""
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
+
+    ran: list[str] = []
+
+    @tool
+    def reserve_table(restaurant: str, party_size: int, time: str) -> str:
+        """Reserve a table at a restaurant."""
+        ran.append(restaurant)
+        return "reserved"
+
+    def call(i: int) -> AIMessage:
+        return AIMessage("", tool_calls=[{"name": "reserve_table", "args": TABLE, "id": f"c{i}",
+                                          "type": "tool_call"}])  # fmt: skip
+
+    model = ScriptedChatModel([call(1), "Done.", call(2), "Done again.", call(3), "Booked."])
+    agent = create_agent(model, [reserve_table], middleware=[TaskGateMiddleware(TABLES)],
+                         checkpointer=InMemorySaver())  # fmt: skip
+    config: Any = {"configurable": {"thread_id": "again"}}
+    agent.invoke({"messages": [("user", "Reserve a table at Chez Pierre, please.")]}, config)
+    assert ran == ["Chez Pierre"]
+    agent.invoke({"messages": []}, config)  # no new user message
+    assert ran == ["Chez Pierre"]
+    agent.invoke({"messages": [("user", "Reserve another table there, please.")]}, config)
+    assert ran == ["Chez Pierre", "Chez Pierre"]  # a new request for a repeatable step
+
+
+def test_the_middleware_reads_a_revised_proposal_with_the_turns_before_it() -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
+
+    ran: list[str] = []
+
+    @tool
+    def reserve_table(restaurant: str, party_size: int, time: str) -> str:
+        """Reserve a table at a restaurant."""
+        ran.append(restaurant)
+        return "reserved"
+
+    booking = AIMessage("", tool_calls=[{"name": "reserve_table", "args": TABLE, "id": "c1",
+                                         "type": "tool_call"}])  # fmt: skip
+    model = ScriptedChatModel([TERSE, "Please confirm that the date is now next Friday.",
+                               booking, "Booked."])  # fmt: skip
+    # a new middleware per run: the turns come from the thread's messages, not its memory
+    config: Any = {"configurable": {"thread_id": "revised"}}
+    saver = InMemorySaver()
+    for message in ("Dinner for two, please.", "No, make it next Friday.", "Yes, sounds good."):
+        agent = create_agent(model, [reserve_table], middleware=[TaskGateMiddleware(TABLES)],
+                             checkpointer=saver)  # fmt: skip
+        agent.invoke({"messages": [("user", message)]}, config)
+    assert ran == ["Chez Pierre"]
+
+
+class _Namer:
+    """A matcher that names one step (a stand-in for the embedding matcher)."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def match(self, plan: Plan, message: str) -> Any:
+        from taskgate.roles import Match
+
+        self.asked.append(message)
+        return Match("s2", False, ())
+
+
+def test_a_namer_names_the_requests_the_rules_cannot_resolve_and_nothing_else() -> None:
+    namer = _Namer()
+    reader = ConversationReader(namer)
+    assert READ.read(PROCURE, "Get the ball rolling on the quotation paperwork.").kind == "other"
+    got = asyncio.run(reader.aread(PROCURE, "Get the ball rolling on the quotation paperwork."))
+    assert got.kind == "request" and got.steps == ("s2",)
+    for message, agent in [("What is the quotation paperwork?", ""), ("Thanks, that's all.", ""),
+                           ("No.", ""), ("Yes.", "Shall I draft the RFQ now?")]:  # fmt: skip
+        asyncio.run(reader.aread(PROCURE, message, agent))  # placed by the rules: not asked
+    assert namer.asked == ["Get the ball rolling on the quotation paperwork."]
+
+
+def test_steps_named_as_alternatives_ask_back() -> None:
+    got = read("Draft the RFQ or place the order, whichever you think.")
+    assert got.kind == "unclear" and set(got.candidates) == {"s2", "s4"}

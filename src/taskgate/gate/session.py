@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -47,7 +47,7 @@ from taskgate.matching.askback import ask_back_question
 from taskgate.matching.wordings import worded
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 from taskgate.roles import Match, Matcher
-from taskgate.understanding.reader import Reading
+from taskgate.understanding.reader import REVISIONS, Reading, Turn
 
 #: what a refused call's notice says: plain words (the default), or the paper's rejection notice
 Notices = Literal["plain", "protocol"]
@@ -226,6 +226,8 @@ class GateSession:
         self._machine = machine
         self._lock = threading.Lock()
         self._reading: Reading | None = None  # what the gate understood of the last message
+        #: the last turns read (the agent's message, the user's reply), for a revised proposal
+        self._said: deque[Turn] = deque(maxlen=REVISIONS)
         self._running: set[str] = set()  # steps with an admitted call not finished (or in doubt)
         self._open: dict[int, int] = {}  # admitted tickets not yet finished -> epoch judged at
         self._doubt: dict[str, Doubt] = {}  # steps held in doubt, by step
@@ -276,7 +278,13 @@ class GateSession:
             self._epoch += 1
 
     async def open_message(
-        self, message: str, matcher: Matcher, ask_back: bool = True, *, agent: str = ""
+        self,
+        message: str,
+        matcher: Matcher,
+        ask_back: bool = True,
+        *,
+        agent: str = "",
+        earlier: Sequence[Turn] | None = None,
     ) -> Opened:
         """Read a user message with ``matcher`` and open its request; or, when it could not tell
         which step the message means (no step, some candidates) and ``ask_back`` is set, close
@@ -286,12 +294,18 @@ class GateSession:
         ``agent`` is the agent's message before it (what it proposed or asked): a matcher that
         reads conversations (a :class:`~taskgate.understanding.Reader`, such as the default
         :class:`~taskgate.ConversationReader`) reads the two together, so a "yes" confirms what the
-        agent proposed and a "no" declines it; a plain matcher reads the message alone."""
+        agent proposed and a "no" declines it; a plain matcher reads the message alone.
+        ``earlier`` are the turns before, oldest first, each (the agent's message, the user's
+        reply), for a proposal the user had changed before confirming it; without it the session
+        uses the turns it was given before (a surface that keeps one session for a conversation
+        need not pass them)."""
         with self._lock:
             plan = worded(self._machine.graph.to_plan(), self.wordings)
+            before = tuple(self._said) if earlier is None else tuple(earlier)[-REVISIONS:]
+            self._said.append((agent, message))
         aread = getattr(matcher, "aread", None)
         if callable(aread):
-            reading: Reading = await aread(plan, message, agent)
+            reading: Reading = await aread(plan, message, agent, before)
         else:
             reading = Reading.of(await matcher.match(plan, message))
         match = reading.match
@@ -341,6 +355,7 @@ class GateSession:
         known): see :meth:`judge`."""
         call = Call(tool, work_order=work_order, arguments=arguments)
         with self._lock:  # the batch of one, without the batch's bookkeeping
+            self._open_confirmed([call])
             return self._reserve(self._one(call, self._running))
 
     def begin_all(self, tools: Sequence[object]) -> list[Ticket]:
@@ -349,6 +364,7 @@ class GateSession:
 
     def _decide(self, calls: Sequence[Call], keyed: bool) -> list[Ticket]:
         ids = Counter(c.id for c in calls) if keyed else None
+        self._open_confirmed(calls)
         in_flight = set(self._running)
         tickets = []
         for call in calls:
@@ -385,12 +401,6 @@ class GateSession:
         if name is None or not call.readable:  # not a tool name, or arguments unreadable
             return self._refused(booking, Verdict("refuse", step, Reason.MALFORMED_CALL), call.id)
         verdict = self._machine.judge(booking, self.policy, in_flight, requested=self.requested)
-        if verdict.reason is Reason.NO_RESOLVED_STEP and self._confirmed(call, step):
-            # the user confirmed the agent's proposal of this very call: its request, resolved
-            self._machine.open_request(step, work_order=None)
-            self._epoch += 1
-            booking = Booking("", self._current(), tool=name)
-            verdict = self._machine.judge(booking, self.policy, in_flight, requested=self.requested)
         if verdict.reason is Reason.REPEATED_RECEIPT:  # the same call again under its request
             verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)  # would run it again
         if not verdict.admitted:
@@ -416,6 +426,21 @@ class GateSession:
         graph = self._machine.graph
         tool = graph.tool(step)
         return f"{graph.text(step)} {self.wordings.get(step, '')} {tool.replace('_', ' ')}"
+
+    def _open_confirmed(self, calls: Sequence[Call]) -> None:
+        """When the user confirmed the agent's proposal of a call of ``calls`` (a proposal naming
+        no step, matched by the call's arguments), open its step's request, before any call of
+        the batch is judged: the batch's verdicts do not depend on the calls' order."""
+        req = self._machine.request
+        if req is None or req.step is not None or self._reading is None:
+            return
+        for call in calls:
+            name = normalize_tool(call.tool) if isinstance(call.tool, str) else None
+            step = self._machine.graph.step_for_tool(name) if name is not None else None
+            if step is not None and call.readable and self._confirmed(call, step):
+                self._machine.open_request(step, work_order=None)
+                self._epoch += 1
+                return
 
     def _confirmed(self, call: Call, step: str | None) -> bool:
         """Whether the user's last message confirmed the agent's proposal of this call (a

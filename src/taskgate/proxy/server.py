@@ -58,6 +58,7 @@ from taskgate.proxy.session import (
 from taskgate.proxy.stream import relay_stream, stream
 from taskgate.serving.errors import HttpError, dumps
 from taskgate.serving.http import owner, read_body
+from taskgate.understanding import Turn, turns
 
 _FORWARD = ("authorization", "content-type", "accept", "openai-organization", "openai-project")
 
@@ -336,13 +337,24 @@ async def _open_planned(call: Call, message: str, model: str, key: str) -> str |
     tools = call.body.get("tools")  # steps with no text are matched by their tools' descriptions
     session.wordings = wordings(machine.graph.to_plan(), tools if isinstance(tools, list) else [])
     matcher = proxy.matcher(model, key)
-    agent = _last_agent_text(call.body.get("messages"))
-    opening = session.open_message(message, matcher, agent=agent)
+    messages = call.body.get("messages")
+    agent = _last_agent_text(messages)
+    opening = session.open_message(message, matcher, agent=agent, earlier=_earlier(messages))
     opened: Opened = await call.waiting(_helping(opening))
     call.add(LedgerEvent(entry=machine.last_entry()))
     call.add(TurnEvent(client=message, forwarded=message))
     call.conv.reading = opened.reading  # what the gate understood, for this turn's calls
     return opened.ask_back
+
+
+def _earlier(messages: object) -> tuple[Turn, ...]:
+    """The conversation's earlier turns before the new user message (see
+    :func:`~taskgate.understanding.turns`), from its last 40 messages."""
+    if not isinstance(messages, list):
+        return ()
+    said = [(m["role"] == "user", text_of(m.get("content")) or "") for m in messages[-40:]
+            if isinstance(m, dict) and m.get("role") in ("user", "assistant")]  # fmt: skip
+    return turns(said)
 
 
 def _last_agent_text(messages: object) -> str:

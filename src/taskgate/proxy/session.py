@@ -64,6 +64,7 @@ MATCHERS: Registry[str] = Registry(
         ("conversation", "the message read with the agent's before it, no model call"),
         ("conversation:llm", "the same question put to the helper model (cached per turn)"),
         ("conversation:cascade", "the rules, then the helper model where they are unsure"),
+        ("conversation:embedding", "the rules, MiniLM naming the requests they cannot place"),
         ("lexical", "word overlap, no model call"),
         ("embedding", "MiniLM, no model call"),
         ("cascade", "embedding, then llm where it is unsure"),
@@ -275,6 +276,8 @@ class Proxy:
             return LexicalMatcher()
         if name == "conversation":
             return ConversationReader()
+        if name == "conversation:embedding":
+            return ConversationReader(shared_matcher())
         if name.startswith("conversation:"):
             slot = (model, hashlib.sha256(key.encode()).hexdigest())
             judge = self._judges.get(slot)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from taskgate.understanding.acts import AgentAct, UserAct, read_agent, read_user
 from taskgate.understanding.model import CascadeReader, ModelReader
-from taskgate.understanding.reader import ConversationReader, Kind, Reader, Reading
+from taskgate.understanding.reader import (
+    ConversationReader,
+    Kind,
+    Reader,
+    Reading,
+    Turn,
+    revised,
+    turns,
+)
 
 __all__ = [
     "AgentAct",
@@ -14,7 +22,10 @@ __all__ = [
     "ModelReader",
     "Reader",
     "Reading",
+    "Turn",
     "UserAct",
     "read_agent",
     "read_user",
+    "revised",
+    "turns",
 ]

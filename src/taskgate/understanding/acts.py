@@ -24,7 +24,7 @@ _ASK_CONFIRM = re.compile(
     r"confirm|(?:need|want|require) your (?:confirmation|approval|permission|go-ahead|ok)|"
     r"do i have (?:that|this|it|everything) right|confirm (?:the|these|this|that|your|for|to|a|an|"
     r"\d)|confirming|is (?:that|this|everything|it|all (?:of )?(?:that|this)) (?:correct|right|ok|"
-    r"okay)|with your permission|(?:may|can|shall) i (?:go ahead|proceed)|(?:does|would|will) "
+    r"okay|alright|all right|fine|good|acceptable)|with your permission|(?:may|can|shall) i (?:go ahead|proceed)|(?:does|would|will) "
     r"(?:that|this|it) (?:work|suit|be (?:ok|okay|fine|alright))(?: for you)?\s*\?)",
     IC,
 )
@@ -33,7 +33,7 @@ _CONFIRM_CUE = re.compile(
     r"make sure|double[- ]check|just to clarify|to be clear|ensure that|with your approval|"
     r"approve|if (?:that'?s|that is|this is) (?:fine|ok|okay|alright|correct|right)|"
     r"is (?:that|this) what you want|(?:is|are) (?:that|this|these|it|everything|the details?) "
-    r"(?:correct|right|ok|okay|accurate|good|fine)|(?:correct|right|ok|okay|accurate)\s*\?|"
+    r"(?:correct|right|ok|okay|accurate|good|fine)|(?:correct|right|ok|okay|accurate|alright|fine)\s*\?|"
     r"sound (?:good|right|ok|okay)\s*\?|did i get that right|(?:got|have) (?:this|that|everything|"
     r"it|all) (?:right|correct(?:ly)?)|let me know if)",
     IC,
@@ -74,7 +74,9 @@ _ITEM = re.compile(
 )
 _FAILED = re.compile(
     r"\b(?:couldn'?t|could not|cannot|can'?t|was(?:n'?t| not) able|unable|failed|"
-    r"did(?:n'?t| not) go through|unfortunately|no longer|not available|isn'?t available)\b",
+    r"did(?:n'?t| not) go through|unfortunately|no longer|not available|isn'?t available|"
+    r"no (?:more )?(?:openings?|availability|seats|tickets|rooms|slots|vacanc(?:y|ies))|"
+    r"(?:i'?m|i am) (?:so |very )?sorry)\b",
     IC,
 )
 _DETAIL = re.compile(
@@ -132,6 +134,9 @@ class AgentAct:
     failed: bool = False  # it reports a failure
     lists: bool = False  # it lists what it found (an offer to choose from, not a proposal)
     action: bool = False  # it names an action (book, play, send, ...), not only an item
+    item: bool = False  # it offers an item to choose ("How about Cirice?")
+    yes_no: bool = False  # it ends with a yes-or-no question ("Paris on the bedroom speaker?")
+    confirming: bool = False  # it asks to confirm or restates the user's wish ("You'd like ...")
 
 
 def _last_sentence(text: str) -> str:
@@ -166,7 +171,10 @@ def read_agent(message: str) -> AgentAct:
     elif not (done or asks) and _PROPOSE.search(m) and details >= 2 and action:
         proposes = True
     lists = bool(_FOUND.search(m)) and not proposes
-    return AgentAct(proposes, offers, asks and not proposes, done, failed, lists, action)
+    yes_no = m.endswith("?") and not _WH_QUESTION.search(_last_sentence(m))
+    confirming = bool(_ASK_CONFIRM.search(m) or _CONFIRM_CUE.search(m) or _RESTATE.search(m))
+    return AgentAct(proposes, offers, asks and not proposes, done, failed, lists, action, item,
+                    yes_no, confirming)  # fmt: skip
 
 
 # -- the user's message ------------------------------------------------------------------------
@@ -182,9 +190,10 @@ _YES_START = re.compile(
     r"good|great|perfect|ok|okay)|it(?:'s| is| does| works| sounds| would| will)(?: \w+)? (?:fine|"
     r"good|ok|okay|perfect|correct|right|great|work)|works|please do|do it|go ahead|go for it|"
     r"proceed|confirm(?:ed)?|affirmative|"
-    r"indeed|i do|i am|i would|i'd like that|i agree|i confirm|agreed|sure thing|by all means|"
-    r"yes please|let'?s do it|let'?s go|i(?:'ll| will) (?:take|try)|i like|this one|"
-    r"that one|you got it|you bet|ye[sp])\b",
+    r"indeed|i (?:do|am|would|will)(?= *(?:[.!,]|$))|i'd like that|i agree|i confirm|agreed|sure thing|by all means|"
+    r"yes please|let'?s do it|let'?s go|please(?= *(?:[.!,]|and\b|$))|you (?:can|may)(?= *(?:[.!,]|$))|"
+    r"i(?:'ll| will) (?:take|try)|i like|this one|"
+    r"that one|you got it|you bet|deal|(?:that'?s|that is) (?:just )?the ticket|ye[sp])\b",
     IC,
 )
 _YES_ANY = re.compile(
@@ -192,8 +201,17 @@ _YES_ANY = re.compile(
     r"exactly|perfect|great|good|fine|works|suits|go ahead|please do|do it|do that|proceed|"
     r"confirm(?:ed)?|agreed?|by all means|go for it|sounds like a plan|that'?s (?:it|the one|right"
     r"|correct|fine)|let'?s do|accept(?:ed)?|that'?s what i (?:need|want|wanted|said)|"
-    r"(?:will|would|should) work|(?:you|i) got (?:it|that|this) right|ideal|"
+    r"(?:will|would|should) work|(?:you|i) got (?:it|that|this) right|ideal|lock it in|"
+    r"(?:book|reserve|grab|schedule|confirm|buy|order|take|get) (?:it|that|this|them|the "
+    r"(?:reservation|booking|room|table|ride|appointment|tickets?))\b(?! for\b)|"
     r"i'?m (?:good|fine|ok|okay|happy) with (?:that|it|this)|granted|assent|approved?)\b",
+    IC,
+)
+#: a plain yes that leads a question ("Yes, what is the address?"): the yes still stands
+_YES_LEAD = re.compile(
+    r"^(?:(?:oh|well|wow)[,.! ]+)?(?:yes|yeah|yep|yup|yes please|sure|perfect|correct|"
+    r"sounds (?:good|great|perfect)|that(?:'s| is| sounds| would be| will be)? (?:great|good|perfect|"
+    r"fine|correct|right))\b[,.!]?\s+\w",
     IC,
 )
 _SHORT_YES = re.compile(
@@ -224,12 +242,14 @@ _NO_STRONG = re.compile(
     r"\bforget (?:about )?it\b|\bdon'?t (?:do|book|buy|send|pay|order|go ahead|proceed|bother|"
     r"reserve|schedule|place|submit)\b|\bdo not (?:do|book|buy|send|pay|order|proceed)\b|"
     r"\b(?:too|very) (?:expensive|pricey|much|late|early|far)\b|\bbut not\b|\bnot (?:now|today|"
-    r"yet|this time)\b|\b(?:didn'?t|don'?t|do not) want\b|\bnever ?mind\b|\bi'?ll pass\b",
+    r"yet|this time)\b|\b(?:didn'?t|don'?t|do not) want(?: (?:it|that|this|them|to (?:book|buy|reserve|"
+    r"go ahead|proceed|do (?:it|that)|pay|order|schedule|send|confirm))\b| *(?:[.!,;]|$))|\bnever ?mind\b|\bi'?ll pass\b",
     IC,
 )
 _CHANGE = re.compile(
     r"\b(?:instead|change|changed|switch|rather|actually|make (?:it|that|the|them|this) (?:\d|for|"
-    r"on|at|a|an|the|in|to|\w+ people)|only need|i meant|correction|(?:should|needs to) be|"
+    r"on|at|a|an|the|in|to|\w+ people)|only need|(?:just|only) (?:\d+|one|two|three|four|five|six) "
+    r"(?:people|persons?|of us|guests?|tickets?|seats?|rooms?|nights?)|i meant|correction|(?:should|needs to) be|"
     r"not \w+ but|different (?:time|date|day)|move (?:it|that))\b",
     IC,
 )
@@ -284,10 +304,14 @@ _VALUE = re.compile(
 )
 
 
+_GLUED = re.compile(r"(\d)(?=(?:am|pm|a\.m|p\.m)\b)")
+
+
 def values(text: str) -> set[str]:
-    """The numbers, dates and times a text states, normalized ("two" is "2", "6th" is "6")."""
+    """The numbers, dates and times a text states, normalized ("two" is "2", "6th" is "6",
+    "9pm" is "9")."""
     out = set()
-    for v in _VALUE.findall(text.lower()):
+    for v in _VALUE.findall(_GLUED.sub(r"\1 ", text.lower())):
         v = _NUMBER_WORDS.get(v, v)
         out.add(re.sub(r"(?:st|nd|rd|th)$", "", v) if v[:1].isdigit() else v)
     return out
@@ -326,6 +350,7 @@ def read_user(message: str, agent: str = "") -> UserAct:
     yes = not no and (
         bool(opening and _YES_START.match(opening))
         or bool(_SHORT_YES.match(low))
+        or bool(sentences and _YES_LEAD.match(sentences[0]))
         or any(_YES_ANY.search(s) for s in said)
     )
     stated = " ".join(s for s in _sentences(t) if not s.rstrip().endswith("?"))
@@ -396,7 +421,9 @@ def spoken_forms(value: str) -> list[re.Pattern[str]]:
     if v.isdigit():
         n = int(v)
         word = [k for k, d in _NUMBER_WORDS.items() if d == str(n)]
-        return [re.compile(rf"\b(?:{n}{'|' + word[0] if word else ''})\b")]
+        grouped = f"{n:,}"  # 1290 is said "1,290" too
+        said = f"{n}|{re.escape(grouped)}" if grouped != str(n) else str(n)
+        return [re.compile(rf"\b(?:{said}{'|' + word[0] if word else ''})\b")]
     if len(v) < 2:  # a letter says nothing about which call was meant
         return []
     return [re.compile(r"(?<!\w)" + re.escape(v) + r"(?!\w)")]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import get_args
 
 from taskgate.core.plan import Plan
@@ -22,7 +22,7 @@ from taskgate.errors import ReplyFormatError
 from taskgate.matching.askback import step_wording
 from taskgate.roles import Match
 from taskgate.understanding.acts import AGENT_CHARS, USER_CHARS
-from taskgate.understanding.reader import ConversationReader, Kind, Reading
+from taskgate.understanding.reader import ConversationReader, Kind, Reading, Turn, revised
 
 Ask = Callable[[str], Awaitable[str]]
 
@@ -72,11 +72,22 @@ class ModelReader:
         self._cache: OrderedDict[tuple[str, str, str], Reading] = OrderedDict()
         self._size = cache
         self.calls = 0  # model calls made (cache hits make none)
+        self._rules = ConversationReader()
 
     async def match(self, plan: Plan, message: str) -> Match:
         return (await self.aread(plan, message)).match
 
-    async def aread(self, plan: Plan, message: str, agent: str = "") -> Reading:
+    async def aread(
+        self, plan: Plan, message: str, agent: str = "", earlier: Sequence[Turn] = ()
+    ) -> Reading:
+        """The judge's reading (cached per turn); a confirmed proposal naming no step is read
+        with the proposals it revised, by the rules (:func:`~taskgate.understanding.revised`)."""
+        reading = await self._judged(plan, message, agent)
+        if reading.kind == "confirm" and reading.proposal and earlier:
+            return revised(self._rules, plan, reading, earlier)
+        return reading
+
+    async def _judged(self, plan: Plan, message: str, agent: str) -> Reading:
         steps = "\n".join(f"- {sid}: {step_wording(plan, sid)}" for sid in plan.steps)
         user, said = message[:USER_CHARS], agent[-AGENT_CHARS:]
         key = (steps, said, user)
@@ -142,8 +153,10 @@ class CascadeReader:
     async def match(self, plan: Plan, message: str) -> Match:
         return (await self.aread(plan, message)).match
 
-    async def aread(self, plan: Plan, message: str, agent: str = "") -> Reading:
-        first = self.rules.read(plan, message, agent)
+    async def aread(
+        self, plan: Plan, message: str, agent: str = "", earlier: Sequence[Turn] = ()
+    ) -> Reading:
+        first = self.rules.read(plan, message, agent, earlier)
         if first.kind not in self.ASK_ON:
             return first
-        return await self.judge.aread(plan, message, agent)
+        return await self.judge.aread(plan, message, agent, earlier)

@@ -23,15 +23,15 @@ the gate cannot tell, and the steps it is about without authorizing them (declin
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from taskgate.core.plan import Plan
 from taskgate.matching.askback import step_wording
 from taskgate.matching.lexical import STOP_WORDS
 from taskgate.matching.redo import explicit_redo
-from taskgate.roles import Match
+from taskgate.roles import Match, Matcher
 from taskgate.understanding.acts import (
     AGENT_CHARS,
     USER_CHARS,
@@ -109,12 +109,17 @@ _NEGATION = re.compile(
     r"can'?t|cannot|no)\b[^.!?;,]{0,40}$",
     re.IGNORECASE,
 )
+#: a choice left open between the steps named: ask which
+_EITHER = re.compile(r"\b(?:either|whichever|or)\b", re.IGNORECASE)
 _SEARCH = re.compile(
     r"\b(?:find|search|look(?:ing)? (?:for|up|into)|show me|recommend|suggest|browse|"
     r"what (?:are|is)|is there|are there)\b",
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I)
+_MONEY = re.compile(
+    r"[$\u00a3\u20ac]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)? (?:dollars|usd|euros?)\b", re.I
+)
 _COUNT = re.compile(r"\d{1,6}(?:\.\d+)?")
 _CLOCK = re.compile(r"\d{1,2}:\d{2}")
 _TIME = re.compile(
@@ -126,6 +131,18 @@ _DATE = re.compile(
     r"|\b\d{4}-\d{2}-\d{2}\b",
     re.I,
 )
+
+
+#: a value that is a number, a date or a clock time, not a name
+_PLAIN_VALUE = re.compile(r"[\d\s:.,$%/-]*", re.I)
+
+
+def _stem(word: str) -> str:
+    """A word without its -ing, -ed or -s ("playing" and "play" are one)."""
+    for end in ("ing", "ed", "s"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)]
+    return word
 
 
 def _words(text: str) -> list[str]:
@@ -143,6 +160,10 @@ class Reading:
     about: tuple[str, ...] = ()  # steps it speaks of without authorizing (declined, changed)
     proposal: str = ""  # a confirmed proposal naming no step: its text, for the call's arguments
     cue: bool = False  # the confirmed proposal asked to be confirmed ("please confirm: ...")
+    bare: bool = False  # the proposal names no action ("Paris on the bedroom speaker?")
+    #: the proposals this one revised, with the user's changes to them ("no, make it Friday"):
+    #: the details the new proposal did not repeat
+    earlier: str = ""
 
     @classmethod
     def of(cls, match: Match) -> Reading:
@@ -163,29 +184,46 @@ class Reading:
         confirmed proposal described. No number or time among its arguments may differ from the
         proposal's (a proposal "for 2 at 7 pm" is not a call for 40 at 21:30); then two of its
         values must be stated in the proposal (each as a whole word or number, a date or a time as
-        it is said), or, when the agent asked to confirm, one value and a word of the step."""
+        it is said), or, when the agent asked to confirm or restated the user's wish, one named
+        value (not a number, a date or a time) with the step's action ("playing" for "Play a
+        movie") or making half of the values the call states."""
         if not self.proposal or not arguments:
             return False
-        said, hit = self.proposal.lower(), 0
-        times = bool(_TIME.search(said))
-        counts = bool(_NUMBER.search(_DATE.sub(" ", _TIME.sub(" ", said))))
+        said, hit, named_value = self.proposal.lower(), 0, False
+        before = self.earlier.lower()
+        rest = said  # the proposal less the values the call states
+        plain: list[str] = []
+        stated = 0
         for value in arguments.values():
             if not isinstance(value, str | int | float) or isinstance(value, bool):
                 continue
             forms = spoken_forms(str(value))
             if not forms:
                 continue
-            found = any(f.search(said) for f in forms)
+            stated += 1
             text = str(value).strip()
-            if not found and (
-                (counts and _COUNT.fullmatch(text)) or (times and _CLOCK.fullmatch(text))
-            ):
+            if any(f.search(said) for f in forms):
+                hit += 1
+                named_value |= not _PLAIN_VALUE.fullmatch(text)
+                for f in forms:  # a value said is no count or time of its own ("659 Main St")
+                    rest = f.sub(" ", rest)
+            else:
+                plain.append(text)
+                if before and any(f.search(before) for f in forms):
+                    hit += 1  # stated in the proposal this one revised
+                    named_value |= not _PLAIN_VALUE.fullmatch(text)
+        times = bool(_TIME.search(rest))
+        counts = bool(_NUMBER.search(_DATE.sub(" ", _TIME.sub(" ", _MONEY.sub(" ", rest)))))
+        for text in plain:
+            if (counts and _COUNT.fullmatch(text)) or (times and _CLOCK.fullmatch(text)):
                 return False  # a count or a time the proposal states otherwise
-            hit += found
         if hit >= 2:
             return True
-        named = bool(set(_words(wording)) & set(_words(said)))
-        return self.cue and hit >= 1 and named
+        if self.bare or not (self.cue and hit == 1 and named_value):
+            return False  # one number alone says little about which call was meant
+        words = _words(wording)
+        action = {_stem(w) for w in words[:1] + [w for w in words if w in _VERBS]}
+        return hit * 2 >= stated or bool(action & {_stem(w) for w in _words(said)})
 
     def understood(self, plan: Plan) -> str:
         """What the gate understood, in plain words, for a refusal's notice."""
@@ -216,20 +254,57 @@ class Reader(Protocol):
 
     async def match(self, plan: Plan, message: str) -> Match: ...
 
-    async def aread(self, plan: Plan, message: str, agent: str = "") -> Reading: ...
+    async def aread(
+        self, plan: Plan, message: str, agent: str = "", earlier: Sequence[Turn] = ()
+    ) -> Reading: ...
 
 
 class ConversationReader:
     """The gate's reading of a user's message in its context, with no model call (see the
-    module). It is also a :class:`~taskgate.roles.Matcher` (the message alone)."""
+    module). It is also a :class:`~taskgate.roles.Matcher` (the message alone).
+
+    ``namer`` (optional) names the step of a request the rules could not resolve: a message that
+    names no step by its words, or several only through shared words ("get the RFQ written"),
+    and is no question, no, closing or reply to the agent's proposal, is put to it, and the step it names (or the candidates it offers) is
+    the reading's. The embedding matcher on the bundled MiniLM is the namer to use
+    (``ConversationReader(EmbeddingMatcher())``, the proxy's ``--matcher
+    conversation:embedding``): paraphrases of a step's wording are then named as a model would,
+    with no model call."""
+
+    def __init__(self, namer: Matcher | None = None) -> None:
+        self.namer = namer
 
     async def match(self, plan: Plan, message: str) -> Match:
-        return self.read(plan, message).match
+        return (await self.aread(plan, message)).match
 
-    async def aread(self, plan: Plan, message: str, agent: str = "") -> Reading:
-        return self.read(plan, message, agent)
+    async def aread(
+        self, plan: Plan, message: str, agent: str = "", earlier: Sequence[Turn] = ()
+    ) -> Reading:
+        reading = self.read(plan, message, agent, earlier)
+        if self.namer is None or reading.kind not in ("other", "unclear"):
+            return reading
+        said = agent[-AGENT_CHARS:]
+        u, a = read_user(message[:USER_CHARS], said), read_agent(said)
+        if u.question or u.closing or u.no or u.alternatives or a.proposes or a.offers:
+            return reading  # not a request in its own right: nothing to name
+        named = await self.namer.match(plan, message[:USER_CHARS])
+        if named.step is not None and named.step in plan.steps:
+            return Reading("request", (named.step,), reading.explicit_redo or named.explicit_redo)
+        asked = tuple(c for c in named.candidates if c in plan.steps)
+        return Reading("unclear", candidates=asked) if asked else reading
 
-    def read(self, plan: Plan, message: str, agent: str = "") -> Reading:
+    def read(
+        self, plan: Plan, message: str, agent: str = "", earlier: Sequence[Turn] = ()
+    ) -> Reading:
+        """The reading of ``message`` after the agent's ``agent``; ``earlier`` are the turns
+        before them, oldest first, each (the agent's message, the user's reply): a confirmed
+        proposal that revised an earlier one is read with it (see :func:`revised`)."""
+        reading = self._read(plan, message, agent)
+        if reading.kind == "confirm" and reading.proposal and earlier:
+            return revised(self, plan, reading, earlier)
+        return reading
+
+    def _read(self, plan: Plan, message: str, agent: str) -> Reading:
         user = message[:USER_CHARS]
         said = agent[-AGENT_CHARS:]
         u, a = read_user(user, said), read_agent(said)
@@ -246,7 +321,7 @@ class ConversationReader:
                     return Reading("unclear", candidates=proposed)
                 if proposed:
                     return Reading("confirm", proposed, redo)
-                return Reading("confirm", proposal=said, cue=True)
+                return Reading("confirm", proposal=said, cue=a.confirming)
             if (  # "book it, please"
                 a.proposes
                 and named
@@ -271,10 +346,18 @@ class ConversationReader:
             return Reading("decline", about=negated or proposed)
         if u.alternatives:
             return Reading("alternatives", about=proposed)
-        if u.yes and a.action and not (a.asks or a.done or a.lists) and not named and said:
-            # a yes to details the agent stated without asking: the call they describe
-            return Reading("confirm", proposal=said)
+        if (
+            u.yes
+            and (a.action or (a.yes_no and not a.item))
+            and not (a.asks or a.done or a.lists)
+            and not named
+            and said
+        ):
+            # a yes to details the agent stated: the call they describe
+            return Reading("confirm", proposal=said, cue=a.confirming, bare=not a.action)
         if named and (u.asks or not u.question) and not (u.closing and not u.asks):
+            if len(named) > 1 and _EITHER.search(user):  # "A or B, whichever you think"
+                return Reading("unclear", candidates=named)
             return Reading("request", named, redo)
         if unclear and (u.asks or u.need) and not u.question:
             return Reading("unclear", candidates=unclear)
@@ -287,6 +370,45 @@ class ConversationReader:
         if u.question:
             return Reading("question")
         return Reading("other")
+
+
+#: one earlier turn of the conversation: the agent's message and the user's reply to it
+Turn = tuple[str, str]
+#: how many earlier turns a revised proposal is read with
+REVISIONS = 3
+
+
+def turns(said: Sequence[tuple[bool, str]]) -> tuple[Turn, ...]:
+    """The earlier turns of a conversation whose messages, oldest first, are ``said`` (each: from
+    the user?, its text): for each user message before the last one, the agent's last words
+    before it and the message; the last :data:`REVISIONS` turns."""
+    users = [i for i, (user, _) in enumerate(said) if user]
+    out: list[Turn] = []
+    agent = ""
+    for user, text in said[: users[-1]] if users else ():
+        if user:
+            out.append((agent, text))
+            agent = ""
+        elif text:
+            agent = text
+    return tuple(out[-REVISIONS:])
+
+
+def revised(
+    rules: ConversationReader, plan: Plan, reading: Reading, earlier: Sequence[Turn]
+) -> Reading:
+    """``reading`` (a confirmed proposal) with the proposals it revised: the earlier turns, back
+    from the latest, in which the user changed the details of the agent's proposal ("no, make it
+    next Friday") and the agent proposed again, or, when the agent's new proposal follows a
+    failure ("I couldn't book it; how about 6:20 pm?"), confirmed the proposal that failed. Their details count for the call only where the
+    new proposal states nothing else of the kind (:meth:`Reading.confirms`)."""
+    parts: list[str] = []
+    kinds = {"change", "confirm"} if read_agent(reading.proposal).failed else {"change"}
+    for agent, user in list(earlier)[-REVISIONS:][::-1]:
+        if rules._read(plan, user, agent).kind not in kinds:
+            break
+        parts[:0] = [agent[-AGENT_CHARS:], user[:USER_CHARS]]
+    return replace(reading, earlier=" ".join(parts)) if parts else reading
 
 
 def _step_words(plan: Plan) -> dict[str, set[str]]:

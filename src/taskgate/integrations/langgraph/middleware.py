@@ -23,6 +23,7 @@ is refused.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import operator
 import threading
@@ -53,10 +54,12 @@ from taskgate.gate.session import Call, GateSession, Notices, Outcome, Ticket, c
 from taskgate.integrations.langgraph.rows import Read, Rows
 from taskgate.matching.wordings import wordings
 from taskgate.roles import Matcher
-from taskgate.understanding.reader import ConversationReader
+from taskgate.understanding.reader import ConversationReader, turns
 
 LEDGER_KEY = "taskgate_ledger"
 HELD_KEY = "taskgate_approvals"
+#: the user message the gate last read: a run with no new one opens no new request
+READ_KEY = "taskgate_read"
 log = logging.getLogger("taskgate.langgraph")
 
 
@@ -75,6 +78,15 @@ Handler = Callable[[ToolCallRequest], Any]
 AsyncHandler = Callable[[ToolCallRequest], Awaitable[Any]]
 
 
+def _message_key(messages: Sequence[Any], at: int) -> str:
+    """A user message's key: its id, else its place and a digest of its text."""
+    message = messages[at]
+    if getattr(message, "id", None):
+        return f"id:{message.id}"
+    digest = hashlib.sha256(str(message.content).encode("utf-8", "replace")).hexdigest()[:16]
+    return f"at:{at}:{digest}"
+
+
 class GateState(AgentState):
     """The agent's state plus the gate's receipts ledger (one sealed JSON object per entry; not
     part of the graph's input: only the gate writes it)."""
@@ -82,6 +94,8 @@ class GateState(AgentState):
     taskgate_ledger: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput, operator.add]]
     #: an operator's approvals, held for the thread's next request (see ``approve``)
     taskgate_approvals: NotRequired[Annotated[list[dict[str, str]], OmitFromInput]]
+    #: the user message the gate last read (its id, else its place), see ``READ_KEY``
+    taskgate_read: NotRequired[Annotated[str, OmitFromInput]]
 
 
 class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
@@ -250,14 +264,22 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         messages = list(state.get("messages", []))
         human = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
         update: dict[str, Any] = {}
+        read = _message_key(messages, human[-1]) if human else None
+        if human and read == state.get(READ_KEY):
+            human = []  # read already: a run with no new user message asks for nothing new
         if human:
             last = human[-1]
+            update[READ_KEY] = read
             since = human[-2] + 1 if len(human) > 1 else 0  # the agent's turn before this one
             agent = next((m.text for m in reversed(messages[since:last])
                           if isinstance(m, AIMessage) and m.text), "")  # fmt: skip
+            said = [(isinstance(m, HumanMessage), m.text)
+                    for m in messages[max(0, last - 40) : last + 1]
+                    if isinstance(m, HumanMessage | AIMessage)]  # fmt: skip
             opened = await gate.open_message(
-                str(messages[last].content), self.matcher, ask_back, agent=agent
-            )
+                str(messages[last].content), self.matcher, ask_back, agent=agent,
+                earlier=turns(said),
+            )  # fmt: skip
             if opened.request is None:
                 assert opened.ask_back is not None
                 update = {"messages": [AIMessage(opened.ask_back)], "jump_to": "end"}
@@ -266,7 +288,9 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
                 update[HELD_KEY] = []
         ledger = gate.ledger
         new = self._seal(gate, had, len(ledger))  # the plan first, then the request
-        return {LEDGER_KEY: new, **update} if new else None
+        if new:
+            update[LEDGER_KEY] = new
+        return update or None
 
     def _give(self, gate: GateSession, held: Sequence[Any], thread: str) -> None:
         """Give the held approvals on the request just opened. Only this middleware's (or its
