@@ -697,6 +697,22 @@ def test_a_variant_of_a_bound_tools_name_is_judged_as_that_tool(name: str) -> No
     assert gate.begin(name).verdict.reason is Reason.BLOCKED
 
 
+def test_a_steps_tool_is_checked_against_the_agents_by_the_same_variant_rule() -> None:
+    """A plan step bound to ``GIT-STATUS`` runs calls of ``git_status``, so the agent's tools
+    (or an MCP upstream's) offering ``git_status`` satisfy it at start; a tool none offers is
+    still one line naming the step."""
+    from taskgate import check_tools
+    from taskgate.errors import PlanError
+
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        "s1": {"tool": "GIT-STATUS", "text": "check the repository"},
+        "s2": {"tool": "git_commit", "text": "commit the change", "deps": ["s1"]},
+    }})  # fmt: skip
+    check_tools(plan, ["git_status", "Git.Commit"])
+    with pytest.raises(PlanError, match=r"s2 \(git_commit\)"):
+        check_tools(plan, ["git_status"])
+
+
 # -- 8. run directories: one kind each, and resumes that report what an uninterrupted run does ---------
 def test_tools_refuses_a_run_directory_of_the_testbed(tmp_path: Any) -> None:
     from typer.testing import CliRunner

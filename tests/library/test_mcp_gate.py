@@ -76,6 +76,22 @@ def operator(port: int, path: str, body: dict[str, Any]) -> httpx.Response:
             time.sleep(0.1)
 
 
+def _mcp_status(port: int) -> str:
+    """``taskgate mcp-status``, the proxy-status twin: the list, then the session."""
+    from typer.testing import CliRunner
+
+    from taskgate.cli import app
+
+    url = ["--url", f"http://127.0.0.1:{port}"]
+    env = {"TASKGATE_STATUS_TOKEN": TOKEN}
+    listed = CliRunner().invoke(app, ["mcp-status", *url], env=env)
+    shown = CliRunner().invoke(app, ["mcp-status", "stdio", *url], env=env)
+    nothing = CliRunner().invoke(app, ["mcp-status", "nobody", *url], env=env)
+    assert listed.exit_code == 0 and listed.stdout.startswith("stdio"), listed.output
+    assert nothing.exit_code == 2 and "TASKGATE_STATUS_TOKEN" in nothing.stderr
+    return shown.stdout
+
+
 def test_a_session_through_the_gate_does_what_the_state_says(tmp_path: Path) -> None:
     port = free_port()
 
@@ -122,9 +138,13 @@ def test_a_session_through_the_gate_does_what_the_state_says(tmp_path: Path) -> 
             out["reasons"] = ",".join(
                 r["reason"] for r in ledger if r["kind"] == "attempt" and r["decision"] == "refuse"
             )
+            out["mcp-status"] = await anyio.to_thread.run_sync(lambda: _mcp_status(port))
         return out
 
     out = anyio.run(go)
+    assert out["mcp-status"].startswith("session stdio~local (")
+    assert "Task steps, as the gate recorded them" in out["mcp-status"]  # plain words
+    assert "work order" not in out["mcp-status"] and "#W" not in out["mcp-status"]
     assert out["before any request"].startswith(
         "collect_requirements was not run: there is no request from the user"
     )

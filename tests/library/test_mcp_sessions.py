@@ -15,6 +15,7 @@ from plans import tool_chain
 from taskgate.errors import UsageError
 from taskgate.integrations.mcp import McpGate, McpGateConfig
 from taskgate.journal.store import MemoryStore, SQLiteStore, Store
+from taskgate.serving.router import Unavailable
 
 PLAN = tool_chain(3)
 
@@ -157,7 +158,7 @@ def test_a_failed_journal_write_leaves_no_phantom_state() -> None:
     async def go() -> Any:
         await gate.session("s~local")
         store.fail = True
-        with pytest.raises(OSError):
+        with pytest.raises(Unavailable, match="could not record it: disk full"):
             await call(gate, "collect_requirements")  # its start could not be journaled
         return await call(gate, "collect_requirements")  # read back: never begun, free
 
@@ -342,3 +343,25 @@ async def call_on(gate: McpGate, key: str, tool: str) -> Any:
         return f"{tool}: done"
 
     return await gate.call(key, tool, {}, run, lambda r: True)
+
+
+def test_a_journal_that_fails_under_an_operators_change_is_a_503_as_on_the_proxy() -> None:
+    """The operators' router answers a change the MCP gate could not record with 503, as the
+    proxy does (not a 400 saying the change itself was refused); nothing is held."""
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from taskgate.integrations.mcp.operator import routes
+
+    store = FailingOnce()
+    gate = McpGate(McpGateConfig(PLAN, requests="plan", status_token="ops"), store)
+    run(gate.session("s~local"))
+    store.fail = True
+    with TestClient(Starlette(routes=routes(gate, "testserver"))) as client:
+        answer = client.post("/taskgate/sessions/s~local/approvals",
+                             json={"step": "s1", "by": "dana", "reason": "checked"},
+                             headers={"Authorization": "Bearer ops"})  # fmt: skip
+        assert answer.status_code == 503, answer.text
+        assert "could not record" in answer.json()["error"]["message"]
+        shown = client.get("/taskgate/sessions/s~local", headers={"Authorization": "Bearer ops"})
+    assert shown.status_code == 200 and shown.json()["held"] == []

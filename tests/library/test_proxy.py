@@ -440,6 +440,10 @@ def test_bad_requests_and_upstream_failures_answer_one_error_and_write_nothing()
             skipped = [*start, {"role": "assistant", "content": "x"}, {"role": "user", "content": "y"}]  # fmt: skip
             resp = httpx.post(url, json={"model": "m", "messages": skipped})
             assert resp.status_code == 409 and "does not continue" in resp.text
+            assert "x-taskgate-conversation header" in resp.text  # what tells the two apart
+            named = httpx.post(url, json={"model": "m", "messages": skipped},
+                               headers={"x-taskgate-conversation": "other"})  # fmt: skip
+            assert named.status_code != 409 or "header" not in named.text
             missing = httpx.get(f"{proxy.url}/taskgate/conversations/nobody")
             assert missing.status_code == 404 and "nobody" in missing.text
             resp = httpx.post(url, json={"model": "m", "messages": start})
@@ -489,7 +493,35 @@ def test_proxy_status_prints_a_conversations_checklist(monkeypatch: pytest.Monke
     )
     assert "conversation demo~anon (enforcement, 4 turns)" in shown.output
     assert missing.exit_code == 2 and "no conversation 'nobody'" in missing.stderr
+    assert "TASKGATE_STATUS_TOKEN" in missing.stderr  # what to pass to see it
     assert refused.exit_code == 2 and "Bearer" in refused.stderr
+
+
+def test_proxy_status_says_why_it_shows_nothing_and_a_client_key_shows_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The docs' set-up: no status token, clients with an API key. Without the key the listing
+    says in one line what to pass; with it, the client's conversations are shown."""
+    from typer.testing import CliRunner
+
+    from taskgate.cli import app
+
+    ep = episodes(1)[0]
+    monkeypatch.delenv("TASKGATE_STATUS_TOKEN", raising=False)
+    with FakeServer(protocol_responder) as upstream, ProxyServer(
+        ProxyConfig(upstream.base_url)
+    ) as proxy:  # fmt: skip
+        talk(proxy.base_url, ep, turns=1, headers={"X-Taskgate-Conversation": "demo",
+                                                    "Authorization": "Bearer sk-client"})  # fmt: skip
+        nothing = CliRunner().invoke(app, ["proxy-status", "--url", proxy.url])
+        mine = CliRunner().invoke(app, ["proxy-status", "--url", proxy.url,
+                                        "--api-key", "sk-client"])  # fmt: skip
+        shown = CliRunner().invoke(app, ["proxy-status", "demo", "--url", proxy.url,
+                                         "--api-key", "sk-client"])  # fmt: skip
+    assert nothing.exit_code == 0 and "no conversations to show" in nothing.stderr
+    assert "--api-key" in nothing.stderr and nothing.stdout == ""
+    assert mine.exit_code == 0 and mine.stdout.startswith("demo~"), mine.output
+    assert shown.exit_code == 0 and "conversation demo~" in shown.stdout, shown.output
 
 
 # -- replies no well-behaved server sends ----------------------------------------------------------

@@ -483,17 +483,18 @@ def test_a_confirmed_revision_carries_the_details_the_user_did_not_change() -> N
     """The agent proposed, the user changed one detail, the agent restated only that detail:
     the "yes" confirms the whole call, the earlier proposal's other details included."""
     gate = GateSession(TABLES)
-    asyncio.run(gate.open_message("No, make it next Friday.", READ, ask_back=False, agent=TERSE))
-    again = "Please confirm that the date is now next Friday."
+    asyncio.run(gate.open_message("No, make it 3 people.", READ, ask_back=False, agent=TERSE))
+    again = "Please confirm that the party is now 3 people."
     asyncio.run(gate.open_message("Yes, sounds good.", READ, ask_back=False, agent=again))
-    assert gate.judge([Call("reserve_table", arguments=TABLE)])[0].admitted
+    three = {**TABLE, "party_size": 3}
+    assert gate.judge([Call("reserve_table", arguments=three)])[0].admitted
     # the same turns passed explicitly (a surface that rebuilds its session per message)
     fresh = GateSession(TABLES)
     asyncio.run(fresh.open_message("Yes, sounds good.", READ, ask_back=False, agent=again,
-                                   earlier=[(TERSE, "No, make it next Friday.")]))  # fmt: skip
-    assert fresh.judge([Call("reserve_table", arguments=TABLE)])[0].admitted
-    # without the earlier turns, "next Friday" alone describes no call
-    assert not runs("Yes, sounds good.", again, "reserve_table", TABLE).admitted
+                                   earlier=[(TERSE, "No, make it 3 people.")]))  # fmt: skip
+    assert fresh.judge([Call("reserve_table", arguments=three)])[0].admitted
+    # without the earlier turns, "3 people" alone describes no call
+    assert not runs("Yes, sounds good.", again, "reserve_table", three).admitted
 
 
 def test_a_confirmed_revision_never_authorizes_the_detail_the_user_changed() -> None:
@@ -518,7 +519,7 @@ def test_a_counter_offer_after_a_failure_carries_the_details_confirmed_before() 
 @pytest.mark.parametrize(
     "message",
     ["Yes what is the address?", "Please!", "please", "Book it, please!", "Lock it in.",
-     "You can, thank you", "yes I can make that"],
+     "You can.", "yes I can make that"],
 )  # fmt: skip
 def test_plain_confirmations_seen_in_public_dialogues_confirm(message: str) -> None:
     assert runs(message, PROPOSAL, "reserve_table", TABLE).admitted
@@ -620,14 +621,15 @@ def test_the_middleware_reads_a_revised_proposal_with_the_turns_before_it() -> N
         ran.append(restaurant)
         return "reserved"
 
-    booking = AIMessage("", tool_calls=[{"name": "reserve_table", "args": TABLE, "id": "c1",
+    three = {**TABLE, "party_size": 3}
+    booking = AIMessage("", tool_calls=[{"name": "reserve_table", "args": three, "id": "c1",
                                          "type": "tool_call"}])  # fmt: skip
-    model = ScriptedChatModel([TERSE, "Please confirm that the date is now next Friday.",
+    model = ScriptedChatModel([TERSE, "Please confirm that the party is now 3 people.",
                                booking, "Booked."])  # fmt: skip
     # a new middleware per run: the turns come from the thread's messages, not its memory
     config: Any = {"configurable": {"thread_id": "revised"}}
     saver = InMemorySaver()
-    for message in ("Dinner for two, please.", "No, make it next Friday.", "Yes, sounds good."):
+    for message in ("Dinner for two, please.", "No, make it 3 people.", "Yes, sounds good."):
         agent = create_agent(model, [reserve_table], middleware=[TaskGateMiddleware(TABLES)],
                              checkpointer=saver)  # fmt: skip
         agent.invoke({"messages": [("user", message)]}, config)
@@ -662,3 +664,142 @@ def test_a_namer_names_the_requests_the_rules_cannot_resolve_and_nothing_else() 
 def test_steps_named_as_alternatives_ask_back() -> None:
     got = read("Draft the RFQ or place the order, whichever you think.")
     assert got.kind == "unclear" and set(got.candidates) == {"s2", "s4"}
+
+
+# -- what an attack on the reading found (each was admitted once) -----------------------------------
+MONEY = Plan.model_validate({"binding": "tool", "steps": {
+    "reserve": {"tool": "reserve_table", "text": "reserve a table at a restaurant",
+                "repeatable": True},
+    "tickets": {"tool": "buy_tickets", "text": "buy tickets for an event"},
+    "pay": {"tool": "transfer_money", "text": "transfer money", "repeatable": True},
+    "hotel": {"tool": "reserve_hotel", "text": "book a hotel room", "repeatable": True},
+}})  # fmt: skip
+
+
+def _admitted(message: str, agent: str, tool: str, args: dict[str, Any],
+              earlier: list[tuple[str, str]] | None = None) -> bool:  # fmt: skip
+    gate = GateSession(MONEY)
+    asyncio.run(gate.open_message(message, READ, ask_back=False, agent=agent, earlier=earlier))
+    return gate.judge([Call(tool, arguments=args)])[0].admitted
+
+
+@pytest.mark.parametrize(
+    ("message", "agent", "tool", "args", "earlier"),
+    [
+        ("Yes.", "Please confirm: $50 to Xiaoxue.", "transfer_money",
+         {"to": "Xiaoxue", "amount": 5000}, None),
+        ("Yes.", "Do you want me to check the balance of your savings account?", "transfer_money",
+         {"from": "savings", "amount": 10000}, None),
+        ("Sure.", "You'd like to see your recent transactions with Xiaoxue?", "transfer_money",
+         {"to": "Xiaoxue", "amount": 10000}, None),
+        ("Yes.", "Do you want a hotel in Seattle?", "reserve_hotel",
+         {"location": "Seattle", "hotel": "Ace Hotel", "rooms": 1}, None),
+        ("Yes.", "Please confirm: the table is now at Le Bernardin.", "reserve_table", TABLE,
+         [(TERSE, "No, not Chez Pierre, make it Le Bernardin instead.")]),
+        ("Yes.", "Please confirm: a table at Chez Pierre.", "buy_tickets",
+         {"event": "Hamilton", "count": 4},
+         [("Please confirm: 4 tickets for Hamilton on Friday.", "No, make it 2 tickets.")]),
+        ("Yes.", "Sorry, that's not available. Would you like tickets for Hamilton instead?",
+         "reserve_table", TABLE, [(TERSE, "Yes please.")]),
+        ("Yes.", "I'm so sorry for the wait. Shall I also look up parking near it?",
+         "reserve_table", TABLE, [(TERSE, "Yes please.")]),
+        ("Yes.", "Have you been to Chez Pierre with 2 friends before?", "reserve_table",
+         {"restaurant": "Chez Pierre", "party_size": 2}, None),
+        ("Yep.", "Is Chez Pierre still your favourite spot at 7 pm?", "reserve_table",
+         {"restaurant": "Chez Pierre", "time": "19:00"}, None),
+    ],
+)  # fmt: skip
+def test_a_yes_authorizes_no_call_the_proposal_did_not_describe(
+    message: str, agent: str, tool: str, args: dict[str, Any],
+    earlier: list[tuple[str, str]] | None,
+) -> None:  # fmt: skip
+    assert not _admitted(message, agent, tool, args, earlier)
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["Please, no.", "Please, don't.", "Please, stop.", "Please, wait.", "Please, I said no.",
+     "Deal with it later.", "I never said to book it.", "Take it easy.",
+     "Sure you want to book that?", "You can, but let me check with my wife first.",
+     "Under no circumstances should a table be reserved."],
+)  # fmt: skip
+def test_a_refusal_or_a_question_in_a_yes_shaped_phrase_is_no_yes(message: str) -> None:
+    assert not runs(message, PROPOSAL, "reserve_table", TABLE).admitted
+
+
+@pytest.mark.parametrize("message", ["Yes, that's right, just 2 of us.", "Yes, only 2 guests."])
+def test_restating_the_proposed_number_is_still_a_yes(message: str) -> None:
+    assert runs(message, PROPOSAL, "reserve_table", TABLE).admitted
+
+
+def test_an_or_between_other_words_is_no_choice_between_steps() -> None:
+    got = read("Draft and send the RFQ to Acme or Globex.")
+    assert got.kind == "request" and got.steps == ("s2", "s3")
+
+
+def test_a_confirmation_authorizes_the_confirmed_call_not_every_eligible_one() -> None:
+    gate = GateSession(MONEY)
+    asyncio.run(gate.open_message("Yes.", READ, ask_back=False, agent=TERSE))
+    pay, table = (
+        Call("transfer_money", arguments={"to": "Mallory", "amount": 9999}),
+        Call("reserve_table", arguments=TABLE),
+    )
+    assert [t.admitted for t in gate.judge([pay, table])] == [False, True]
+
+
+def test_a_user_message_edited_in_place_is_read_again_and_a_removed_one_is_not() -> None:
+    pytest.importorskip("langgraph", reason="needs the langgraph extra")
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
+
+    ran: list[str] = []
+
+    @tool
+    def reserve_table(restaurant: str, party_size: int, time: str) -> str:
+        """Reserve a table at a restaurant."""
+        ran.append(restaurant)
+        return "reserved"
+
+    def call(i: int) -> AIMessage:
+        return AIMessage("", tool_calls=[{"name": "reserve_table", "args": TABLE, "id": f"c{i}",
+                                          "type": "tool_call"}])  # fmt: skip
+
+    model = ScriptedChatModel(["Any dietary needs first?", call(1), "Not booked.", call(2),
+                               "Booked.", "You're welcome.", call(3), "Booked again."])  # fmt: skip
+    agent = create_agent(model, [reserve_table], middleware=[TaskGateMiddleware(TABLES)],
+                         checkpointer=InMemorySaver())  # fmt: skip
+    config: Any = {"configurable": {"thread_id": "edited"}}
+    asking = "Reserve a table at Chez Pierre for 2 at 7 pm, please."
+    agent.invoke({"messages": [HumanMessage(asking, id="m1")]}, config)
+    edited = HumanMessage("Actually no, don't reserve anything. Forget it.", id="m1")
+    agent.invoke({"messages": [edited]}, config)  # replaces m1: a new message to read
+    assert ran == []
+    agent.invoke({"messages": [HumanMessage(asking, id="m2")]}, config)
+    assert ran == ["Chez Pierre"]
+    agent.invoke({"messages": [HumanMessage("Thanks, that's all.", id="m3")]}, config)
+    agent.invoke({"messages": [RemoveMessage("m3")]}, config)  # m2 is the last again: read once
+    assert ran == ["Chez Pierre"]
+
+
+@pytest.mark.parametrize("earlier", [[("a",)], "xy", [(None, None)], [(TERSE, b"No")]])
+def test_malformed_earlier_turns_are_one_clear_error(earlier: Any) -> None:
+    from taskgate.errors import UsageError
+
+    with pytest.raises(UsageError, match="earlier must be"):
+        asyncio.run(GateSession(TABLES).open_message("Yes.", READ, agent=TERSE, earlier=earlier))
+
+
+def test_a_call_with_a_million_arguments_is_judged_on_its_first_ones() -> None:
+    args = {f"a{i}": "1,1,1" for i in range(200_000)} | TABLE
+    assert_linear(lambda t: Reading_confirms(t), lambda n: "1," * n)
+    assert not runs("Yes.", TERSE, "reserve_table", args).admitted  # its named values come last
+
+
+def Reading_confirms(proposal: str) -> bool:
+    from taskgate.understanding import Reading
+
+    return Reading("confirm", proposal=proposal, cue=True).confirms({**TABLE, "amount": 5})

@@ -28,12 +28,22 @@ def test_help_lists_every_command_under_its_heading() -> None:
     assert {line.split()[0] for line in engineer.splitlines()[1:] if line.strip()} == {
         "proxy",
         "proxy-status",
+        "mcp-status",
         "demo",
         "plan",
         "mcp",
         "fake-server",
     }
-    assert listed == {"proxy", "proxy-status", "demo", "plan", "mcp", "fake-server", *LAB_COMMANDS}
+    assert listed == {
+        "proxy",
+        "proxy-status",
+        "mcp-status",
+        "demo",
+        "plan",
+        "mcp",
+        "fake-server",
+        *LAB_COMMANDS,
+    }
 
 
 def test_the_engineers_commands_do_not_load_the_lab() -> None:

@@ -137,6 +137,7 @@ def _root(
 
 app.command("proxy", rich_help_panel=ENGINEER)(guarded(proxy.proxy))
 app.command("proxy-status", rich_help_panel=ENGINEER)(guarded(proxy.proxy_status))
+app.command("mcp-status", rich_help_panel=ENGINEER)(guarded(proxy.mcp_status))
 app.command("demo", rich_help_panel=ENGINEER)(guarded(demo.demo))
 app.command(
     "mcp",

@@ -190,6 +190,15 @@ async def _reachable(db: str) -> None:
         await store.close()
 
 
+#: a client's API key for proxy-status and mcp-status (a gate started without a status token)
+CLIENT_KEY_VARIABLE = "TASKGATE_CLIENT_KEY"
+#: what to pass when a caller may see nothing
+_SEE = (
+    "a gate started with a status token shows every {noun} to it (set TASKGATE_STATUS_TOKEN); "
+    "one started without shows each client its own {noun}s (pass that client's --api-key)"
+)
+
+
 def proxy_status(
     conversation: Annotated[
         str | None,
@@ -198,16 +207,54 @@ def proxy_status(
     url: Annotated[
         str, typer.Option("--url", help="The proxy.", metavar="URL")
     ] = "http://127.0.0.1:8100",
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar=CLIENT_KEY_VARIABLE,
+            metavar="KEY",
+            help="A client's API key: see its conversations (no status token set).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="The whole state as JSON.")] = False,
 ) -> None:
     """Print a conversation's checklist (or list the conversations) from a running proxy."""
+    status(url, "conversation", conversation, api_key, as_json)
+
+
+def mcp_status(
+    session: Annotated[
+        str | None,
+        typer.Argument(help="A session id (none: list them).", metavar="ID"),
+    ] = None,
+    url: Annotated[
+        str, typer.Option("--url", help="The MCP gate's HTTP front.", metavar="URL")
+    ] = "http://127.0.0.1:8200",
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar=CLIENT_KEY_VARIABLE,
+            metavar="KEY",
+            help="A client's key: see its sessions (no status token set).",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The whole state as JSON.")] = False,
+) -> None:
+    """Print a session's checklist (or list the sessions) from a running MCP gate."""
+    status(url, "session", session, api_key, as_json)
+
+
+def status(url: str, noun: str, key: str | None, api_key: str | None, as_json: bool) -> None:
+    """The operators' status of a proxy's conversations or an MCP gate's sessions, or one line
+    saying why the caller sees none and what to pass."""
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"--url must be an http(s) URL, not {url!r}")
-    path = "/taskgate/conversations"
-    if conversation is not None:
-        path += "/" + urllib.parse.quote(conversation, safe="")
+    path = f"/taskgate/{noun}s"
+    if key is not None:
+        path += "/" + urllib.parse.quote(key, safe="")
     request = urllib.request.Request(url.rstrip("/") + path)
-    token = os.environ.get("TASKGATE_STATUS_TOKEN")
+    token = os.environ.get("TASKGATE_STATUS_TOKEN") or api_key
     if token:
         request.add_header("Authorization", f"Bearer {token}")
     try:
@@ -218,27 +265,35 @@ def proxy_status(
             message = json.loads(exc.read())["error"]["message"]
         except (ValueError, KeyError, TypeError):
             message = f"HTTP {exc.code}"
-        raise fail(f"{url}: {message}") from None
+        hint = f" ({_SEE.format(noun=noun)})" if exc.code == 404 and key is not None else ""
+        raise fail(f"{url}: {message}{hint}") from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise fail(f"no taskgate proxy answers at {url}: {exc}", 1) from None
+        gate = "proxy" if noun == "conversation" else "MCP gate"
+        raise fail(f"no taskgate {gate} answers at {url}: {exc}", 1) from None
     if as_json:
         typer.echo(json.dumps(data, indent=2))
-    elif conversation is None:
-        for row in data["conversations"]:
-            typer.echo(f"{row['id']}  {row['turns']} turns")
+    elif key is None:
+        rows = data.get(f"{noun}s") if isinstance(data, dict) else None
+        if not rows:
+            typer.echo(f"no {noun}s to show: {_SEE.format(noun=noun)}", err=True)
+        for row in rows or []:
+            turns = f"  {row['turns']} turns" if "turns" in row else ""
+            typer.echo(f"{row['id']}{turns}")
     else:
-        _print_state(data)
+        _print_state(data, noun)
 
 
-def _print_state(data: dict[str, object]) -> None:
-    typer.echo(f"conversation {data['id']} ({data['rung']}, {data['turns']} turns)")
+def _print_state(data: dict[str, object], noun: str = "conversation") -> None:
+    rung = f"{data['rung']}, " if data.get("rung") else ""
+    typer.echo(f"{noun} {data.get('id')} ({rung}{data.get('turns')} turns)")
     if "checklist" not in data:
         typer.echo("no plan yet")
         return
     typer.echo(str(data["checklist"]))
     req = data.get("request")
     if isinstance(req, dict):
-        typer.echo(f"current request: {req['work_order']} -> {req['step'] or 'no step'}")
+        order = f"{req['work_order']} -> " if str(data["checklist"]).startswith("[") else ""
+        typer.echo(f"current request: {order}{req['step'] or 'no step'}")  # plain: no work order
     refusals = data.get("refusals")
     if isinstance(refusals, list) and refusals:
         typer.echo(f"refused attempts: {len(refusals)}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from taskgate.core.booking import Booking
 from taskgate.core.graph import TaskGraph
+from taskgate.core.machine import Status, TaskMachine
 from taskgate.core.verdict import Reason, Verdict
 from taskgate.errors import UsageError
 
@@ -78,3 +79,23 @@ def plain_refusal(verdict: Verdict, call: Booking, graph: TaskGraph) -> str:
             return f"{tool} was not run: there is no request from the user to act on yet."
         case None:
             raise UsageError("an admitted call has no refusal notice")
+
+
+#: the plain checklist's first line (the paper's is :data:`taskgate.protocol.render.CHECKLIST_HEADER`)
+PLAIN_HEADER = "Task steps, as the gate recorded them from the tools' results:"
+
+
+def plain_checklist(machine: TaskMachine) -> str:
+    """The task's state in plain words, for an engineer's surfaces and their operators (the
+    paper's checklist, with its booking vocabulary, is the lab's: ``render_checklist``)."""
+    graph = machine.graph
+    lines = [PLAIN_HEADER]
+    for step in machine.steps:
+        status = machine.status(step)
+        if status is Status.BLOCKED:
+            waits = ", ".join(f"'{quoted(graph.text(m) or m)}'" for m in machine.missing(step))
+            state = f"waiting for {waits}"
+        else:
+            state = {Status.TODO: "ready", Status.DONE: "done"}.get(status, "cancelled")
+        lines.append(f"- {step} ('{quoted(graph.text(step) or step)}'): {state}")
+    return "\n".join(lines)

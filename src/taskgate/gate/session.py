@@ -36,7 +36,7 @@ from typing import Literal
 
 from taskgate.core.booking import Booking
 from taskgate.core.graph import TaskGraph, step_sort_key
-from taskgate.core.ids import normalize_tool, normalize_work_order
+from taskgate.core.ids import normalize_tool, normalize_work_order, tool_key
 from taskgate.core.ledger import LedgerEntry
 from taskgate.core.machine import Request, Status, TaskMachine
 from taskgate.core.plan import Plan, Revision
@@ -47,7 +47,7 @@ from taskgate.matching.askback import ask_back_question
 from taskgate.matching.wordings import worded
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 from taskgate.roles import Match, Matcher
-from taskgate.understanding.reader import REVISIONS, Reading, Turn
+from taskgate.understanding.reader import REVISIONS, Reading, Turn, proposed_steps
 
 #: what a refused call's notice says: plain words (the default), or the paper's rejection notice
 Notices = Literal["plain", "protocol"]
@@ -131,9 +131,12 @@ class Doubt:
 
 def check_tools(plan: Plan, tools: Iterable[str]) -> None:
     """Raise :class:`PlanError` naming every step bound to a tool that is not among ``tools`` (the
-    agent's): such a step could never be executed, and its dependents never unblocked."""
+    agent's): such a step could never be executed, and its dependents never unblocked. Names are
+    read as calls are (:func:`~taskgate.core.ids.tool_key`: ``GIT-STATUS`` is ``git_status``)."""
     have = set(tools)
-    missing = [f"{sid} ({spec.tool})" for sid, spec in plan.steps.items() if spec.tool not in have]
+    keys = {tool_key(t) for t in have}
+    missing = [f"{sid} ({spec.tool})" for sid, spec in plan.steps.items()
+               if spec.tool is None or tool_key(spec.tool) not in keys]  # fmt: skip
     if missing:
         raise PlanError(
             f"the plan binds steps to tools the agent does not have: {', '.join(missing)}; "
@@ -299,9 +302,11 @@ class GateSession:
         reply), for a proposal the user had changed before confirming it; without it the session
         uses the turns it was given before (a surface that keeps one session for a conversation
         need not pass them)."""
+        if not (isinstance(message, str) and isinstance(agent, str)):
+            raise UsageError("the user's message and the agent's must be text")
         with self._lock:
             plan = worded(self._machine.graph.to_plan(), self.wordings)
-            before = tuple(self._said) if earlier is None else tuple(earlier)[-REVISIONS:]
+            before = tuple(self._said) if earlier is None else _turns(earlier)
             self._said.append((agent, message))
         aread = getattr(matcher, "aread", None)
         if callable(aread):
@@ -401,6 +406,9 @@ class GateSession:
         if name is None or not call.readable:  # not a tool name, or arguments unreadable
             return self._refused(booking, Verdict("refuse", step, Reason.MALFORMED_CALL), call.id)
         verdict = self._machine.judge(booking, self.policy, in_flight, requested=self.requested)
+        if verdict.admitted and self._only_confirmed(step):
+            # a "yes" confirms the proposed call, not every step the state would admit
+            verdict = Verdict("refuse", step, Reason.NOT_REQUESTED)
         if verdict.reason is Reason.REPEATED_RECEIPT:  # the same call again under its request
             verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)  # would run it again
         if not verdict.admitted:
@@ -427,6 +435,18 @@ class GateSession:
         tool = graph.tool(step)
         return f"{graph.text(step)} {self.wordings.get(step, '')} {tool.replace('_', ' ')}"
 
+    def _only_confirmed(self, step: str | None) -> bool:
+        """Whether ``step`` is not the one the user's confirmation authorized (a confirmation of
+        the agent's proposal authorizes that call, whatever else the state would admit)."""
+        reading, req = self._reading, self._machine.request
+        return (
+            reading is not None
+            and reading.kind == "confirm"
+            and req is not None
+            and req.step is not None
+            and step != req.step
+        )
+
     def _open_confirmed(self, calls: Sequence[Call]) -> None:
         """When the user confirmed the agent's proposal of a call of ``calls`` (a proposal naming
         no step, matched by the call's arguments), open its step's request, before any call of
@@ -440,21 +460,27 @@ class GateSession:
             if step is not None and call.readable and self._confirmed(call, step):
                 self._machine.open_request(step, work_order=None)
                 self._epoch += 1
+                self._said.clear()  # the proposal is used: no later one revises it
                 return
 
     def _confirmed(self, call: Call, step: str | None) -> bool:
         """Whether the user's last message confirmed the agent's proposal of this call (a
-        proposal naming no step, matched by the call's arguments), under a request for nothing."""
+        proposal naming no step, matched by the call's arguments, and speaking of no other
+        step), under a request for nothing."""
         reading = self._reading
         req = self._machine.request
-        return (
+        if not (
             reading is not None
             and reading.kind == "confirm"
             and req is not None
             and req.step is None
             and step is not None
             and reading.confirms(call.arguments, self._words_of(step))
-        )
+        ):
+            return False
+        spoken = proposed_steps(worded(self._machine.graph.to_plan(), self.wordings),
+                                reading.proposal)  # fmt: skip
+        return not spoken or step in spoken  # "a table for 2 at 7" is no ticket purchase
 
     def notice(self, verdict: Verdict, call: Booking) -> str:
         """What the agent reads for a refused call: plain words, or the paper's notice. A call
@@ -630,6 +656,18 @@ class GateSession:
     def _current(self) -> str:
         req = self._machine.request
         return req.work_order if req is not None else "#W0"
+
+
+def _turns(earlier: object) -> tuple[Turn, ...]:
+    """The last turns of ``earlier``, each (the agent's message, the user's reply), checked."""
+    if isinstance(earlier, str | bytes) or not isinstance(earlier, Iterable):
+        raise UsageError("earlier must be a list of (agent message, user message) pairs")
+    turns = tuple(deque(earlier, maxlen=REVISIONS))
+    for turn in turns:
+        if not (isinstance(turn, tuple | list) and len(turn) == 2
+                and all(isinstance(t, str) for t in turn)):  # fmt: skip
+            raise UsageError("earlier must be a list of (agent message, user message) pairs")
+    return tuple((str(a), str(u)) for a, u in turns)
 
 
 def _as_call(call: Call | object) -> Call:

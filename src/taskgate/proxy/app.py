@@ -70,7 +70,8 @@ class Operated:
         return listing_row(await self._written(key))
 
     async def status(self, key: str) -> dict[str, Any]:
-        return status_json(await self._written(key), rung=self.proxy.config.rung)
+        config = self.proxy.config
+        return status_json(await self._written(key), rung=config.rung, plain=config.planned)
 
     def metrics(self) -> dict[str, Any]:
         return self.proxy.overheads.summary()

@@ -89,6 +89,7 @@ async def chat(request: Request) -> Response:
         try:
             conv = await proxy.readable(key)
             call = Call(proxy, conv, body, headers, len(conv.events), lock)
+            call.named = HEADER in request.headers
             response = await _gated(call, brief, started)
         except BaseException:
             if call is not None:
@@ -206,7 +207,10 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
     try:
         place = align(conv, body["messages"])
     except Conflict as exc:
-        raise HttpError(409, str(exc), "conversation_conflict") from None
+        hint = "" if call.named else (
+            f"; two conversations that open alike share one: send a {HEADER} header naming each"
+        )  # fmt: skip
+        raise HttpError(409, f"{exc}{hint}", "conversation_conflict") from None
     except UsageError as exc:
         raise HttpError(400, str(exc)) from None
     call.place = place

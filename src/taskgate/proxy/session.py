@@ -348,6 +348,7 @@ class Call:
     waited: float = 0.0  # seconds spent waiting on the upstream, the helpers, a streamed client
     owns_lock: bool = False  # a streamed reply holds the conversation's lock until it ends
     written: bool = False  # the events are in the journal: the turn stands, whatever follows
+    named: bool = False  # the client named the conversation (its header)
 
     def rollback(self) -> None:
         """Forget what this call changed (the conversation is its written journal again), unless

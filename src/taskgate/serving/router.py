@@ -49,6 +49,10 @@ class Conflict(TaskgateError):
     """A change that cannot be taken now (the surface's own: a session that moved on elsewhere)."""
 
 
+class Unavailable(TaskgateError):
+    """The surface could not record a change (its journal failed): a 503, as on the proxy."""
+
+
 class Operated(Protocol):
     """What a surface gives the router: its conversations, each change applied its own way."""
 
@@ -87,6 +91,8 @@ def operator_routes(target: Operated, guard: Guard | None = None) -> list[Route]
                 return exc.response()
             except (OneApprovalAtATime, NoPlanYet, Conflict) as exc:
                 return HttpError(409, str(exc), "conversation_conflict").response()
+            except Unavailable as exc:
+                return HttpError(503, str(exc), "server_error").response()
             except LedgerFormatError as exc:  # the journal does not fold: the gate's fault
                 return HttpError(
                     500, f"the {noun}'s journal does not fold: {exc}", "server_error"

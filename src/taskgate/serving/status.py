@@ -21,6 +21,7 @@ from collections.abc import Collection
 from typing import Any
 
 from taskgate.core.ledger import AttemptEntry, sealed_rows
+from taskgate.gate.notices import plain_checklist
 from taskgate.journal.events import Conversation
 from taskgate.protocol.render import render_checklist
 
@@ -37,9 +38,15 @@ def listing_row(conv: Conversation) -> dict[str, Any]:
 
 
 def status_json(
-    conv: Conversation, *, rung: str | None = None, live: Collection[str] = ()
+    conv: Conversation,
+    *,
+    rung: str | None = None,
+    live: Collection[str] = (),
+    plain: bool = False,
 ) -> dict[str, Any]:
-    """The conversation's status (see the module); ``live``: the call ids being forwarded now."""
+    """The conversation's status (see the module); ``live``: the call ids being forwarded now;
+    ``plain``: its checklist in plain words (an engineer's surface: the proxy's plan mode, the
+    MCP gate), else the paper's."""
     out: dict[str, Any] = {"id": conv.key, "turns": len(conv.turns)}
     if rung is not None:
         out["rung"] = rung
@@ -55,7 +62,7 @@ def status_json(
         request=None
         if req is None
         else {"work_order": req.work_order, "step": req.step, "explicit_redo": req.explicit_redo},
-        checklist=render_checklist(machine),
+        checklist=plain_checklist(machine) if plain else render_checklist(machine),
         ledger=sealed_rows(conv.committed, scope=conv.key),
         refusals=[
             e.model_dump(mode="json")

@@ -59,7 +59,7 @@ _PROPOSE = re.compile(
 _ACTS = re.compile(r"\b" + _ACTION, IC)
 #: the agent restating what the user asked for, to be confirmed ("So a cab for 2 to ...?")
 _RESTATE = re.compile(
-    r"\b(?:you(?:'d| would)? (?:like|want|wish|need)|you(?:'re| are) (?:to|going|booking|"
+    r"(?<!\bdo )(?<!\bdid )(?<!\bwould )\b(?:you(?:'d| would)? (?:like|want|wish|need)|you(?:'re| are) (?:to|going|booking|"
     r"looking to|getting)|so (?:a|an|the|you|that|\d)|that'?s (?:a|an|\d)|i(?:'ve| have) "
     r"(?:changed|updated|got you down)|let me make sure|the (?:following )?details|you have \d|"
     r"i have (?:a|an|\d+) (?:\w+ ){0,3}(?:for|on|at)\b)",
@@ -75,8 +75,8 @@ _ITEM = re.compile(
 _FAILED = re.compile(
     r"\b(?:couldn'?t|could not|cannot|can'?t|was(?:n'?t| not) able|unable|failed|"
     r"did(?:n'?t| not) go through|unfortunately|no longer|not available|isn'?t available|"
-    r"no (?:more )?(?:openings?|availability|seats|tickets|rooms|slots|vacanc(?:y|ies))|"
-    r"(?:i'?m|i am) (?:so |very )?sorry)\b",
+    r"fail(?:ed)? to|no (?:more )?(?:openings?|availability|seats|tickets|rooms|slots|vacanc(?:y|ies)))"
+    r"\b",
     IC,
 )
 _DETAIL = re.compile(
@@ -135,8 +135,20 @@ class AgentAct:
     lists: bool = False  # it lists what it found (an offer to choose from, not a proposal)
     action: bool = False  # it names an action (book, play, send, ...), not only an item
     item: bool = False  # it offers an item to choose ("How about Cirice?")
-    yes_no: bool = False  # it ends with a yes-or-no question ("Paris on the bedroom speaker?")
+    #: it ends with a question with no verb of its own ("Paris on the bedroom speaker?"), not
+    #: one about the user ("Have you been there before?")
+    yes_no: bool = False
     confirming: bool = False  # it asks to confirm or restates the user's wish ("You'd like ...")
+    acts: bool = False  # it names an action verb (book, play, send, ...)
+    #: it ends with a question that starts with a verb ("Is X still your favourite spot?")
+    verb_question: bool = False
+
+
+_AUX_FIRST = re.compile(
+    r"\s*(?:have|has|had|did|do|does|are|is|was|were|can|could|will|would|should|shall|may|"
+    r"might|am)\b",
+    IC,
+)
 
 
 def _last_sentence(text: str) -> str:
@@ -165,16 +177,20 @@ def read_agent(message: str) -> AgentAct:
                                   or details >= 2):  # fmt: skip
         proposes = True  # a failure with a counter-offer
     elif m.endswith("?") and action and not _WH_QUESTION.search(_last_sentence(m)):
-        proposes = details >= 2 or bool(_ACTS.search(_last_sentence(m)))  # "Shall I book it?"
+        # "Shall I book it?", "A table for 2 at 7 pm?"; not "Is X still your spot at 7 pm?"
+        last = _last_sentence(m)
+        proposes = (details >= 2 and not _AUX_FIRST.match(last)) or bool(_ACTS.search(last))
     elif _OFFER.search(m) and re.search(r"\b" + _ACTION, m, IC) and not asks:
         proposes, offers = details >= 3, details < 3
     elif not (done or asks) and _PROPOSE.search(m) and details >= 2 and action:
         proposes = True
     lists = bool(_FOUND.search(m)) and not proposes
-    yes_no = m.endswith("?") and not _WH_QUESTION.search(_last_sentence(m))
+    last = _last_sentence(m)
+    verb_question = m.endswith("?") and bool(_AUX_FIRST.match(last))
+    yes_no = m.endswith("?") and not (_WH_QUESTION.search(last) or verb_question)
     confirming = bool(_ASK_CONFIRM.search(m) or _CONFIRM_CUE.search(m) or _RESTATE.search(m))
     return AgentAct(proposes, offers, asks and not proposes, done, failed, lists, action, item,
-                    yes_no, confirming)  # fmt: skip
+                    yes_no, confirming, bool(_ACTS.search(m)), verb_question)  # fmt: skip
 
 
 # -- the user's message ------------------------------------------------------------------------
@@ -184,16 +200,20 @@ _YES_START = re.compile(
     r"(?:yes|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|absolutely|definitely|"
     r"of course|certainly|correct|exactly|perfect|great|good|fine|cool|awesome|excellent|"
     r"wonderful|terrific|fantastic|sounds (?:good|great|fine|perfect|right|nice|ok|okay|like a)|"
-    r"that(?:'s| is| would be| will be| will| would| should| seems| sounds| works)(?: \w+)? "
+    r"that(?:'?s| is| would be| will be| will| would| should| seems| sounds| works)(?: \w+){0,2} "
     r"(?:right|correct|fine|good|great|perfect|it|ok|okay|work|works|what|all|exactly|ideal|"
-    r"nice|wonderful|awesome|excellent)|that works|this (?:is|works|sounds) (?:right|correct|fine|"
+    r"nice|wonderful|awesome|excellent|amazing|lovely|brilliant)|that works|"
+    r"you(?:'ve| have)? (?:got |have )?(?:it|that|this|everything|all)(?: \w+){0,2} "
+    r"(?:right|correct)|this (?:is|works|sounds) (?:right|correct|fine|"
     r"good|great|perfect|ok|okay)|it(?:'s| is| does| works| sounds| would| will)(?: \w+)? (?:fine|"
     r"good|ok|okay|perfect|correct|right|great|work)|works|please do|do it|go ahead|go for it|"
     r"proceed|confirm(?:ed)?|affirmative|"
     r"indeed|i (?:do|am|would|will)(?= *(?:[.!,]|$))|i'd like that|i agree|i confirm|agreed|sure thing|by all means|"
-    r"yes please|let'?s do it|let'?s go|please(?= *(?:[.!,]|and\b|$))|you (?:can|may)(?= *(?:[.!,]|$))|"
+    r"yes please|let'?s do it|let'?s go|"
     r"i(?:'ll| will) (?:take|try)|i like|this one|"
-    r"that one|you got it|you bet|deal|(?:that'?s|that is) (?:just )?the ticket|ye[sp])\b",
+    r"that one|you got it|you bet|(?:that'?s|that is) (?:just )?the ticket|that(?:'ll| will) "
+    r"do|sounds about right|(?:that )?(?:will )?fits? the bill|on point|very much so|"
+    r"(?:permission )?(?:granted|allowed)|ye[sp])\b",
     IC,
 )
 _YES_ANY = re.compile(
@@ -202,25 +222,28 @@ _YES_ANY = re.compile(
     r"confirm(?:ed)?|agreed?|by all means|go for it|sounds like a plan|that'?s (?:it|the one|right"
     r"|correct|fine)|let'?s do|accept(?:ed)?|that'?s what i (?:need|want|wanted|said)|"
     r"(?:will|would|should) work|(?:you|i) got (?:it|that|this) right|ideal|lock it in|"
-    r"(?:book|reserve|grab|schedule|confirm|buy|order|take|get) (?:it|that|this|them|the "
-    r"(?:reservation|booking|room|table|ride|appointment|tickets?))\b(?! for\b)|"
+    r"(?:book|reserve|grab|schedule|confirm|buy|order) (?:it|that|this|them)\b(?! for\b)|"
+    r"(?:book|reserve|grab|schedule|confirm|buy|order|take|get) the (?:reservation|booking|room|"
+    r"table|ride|appointment|tickets?)\b(?! for\b)|"
     r"i'?m (?:good|fine|ok|okay|happy) with (?:that|it|this)|granted|assent|approved?)\b",
     IC,
 )
 #: a plain yes that leads a question ("Yes, what is the address?"): the yes still stands
 _YES_LEAD = re.compile(
-    r"^(?:(?:oh|well|wow)[,.! ]+)?(?:yes|yeah|yep|yup|yes please|sure|perfect|correct|"
-    r"sounds (?:good|great|perfect)|that(?:'s| is| sounds| would be| will be)? (?:great|good|perfect|"
-    r"fine|correct|right))\b[,.!]?\s+\w",
+    r"^(?:(?:oh|well|wow)[,.! ]+)?(?:(?:yes|yeah|yep|yup|yes please)\b\s*[,.!]?|(?:sure|perfect|"
+    r"correct|approved|confirmed|i accept|i agree|i confirm|sounds (?:good|great|perfect)|that(?:'?s| is| sounds| would be| will "
+    r"be)? (?:great|good|perfect|fine|correct|right))\s*[,.!])\s*\w",
     IC,
 )
+#: a yes only as the whole reply ("Please!", "You can.", "Deal.")
+_WHOLE_YES = re.compile(r"^\s*(?:please|you (?:can|may)|deal)\s*[.!]*\s*$", IC)
 _SHORT_YES = re.compile(
     r"^\s*(?:it|that|this|they|both|all|everything)(?: (?:all|both))? (?:is|are|does|do|will|"
     r"would|has|was|looks?|seems?)(?: it| so| to me| indeed)?\s*[.!]*\s*$",
     IC,
 )
 _NO_START = re.compile(
-    r"^(?:(?:oh|um|uh|hmm|well|actually|sorry|wait|hold on|oops|hi|hey)[,.! ]+){0,3}"
+    r"^(?:(?:oh|um|uh|hmm|well|actually|sorry|wait|hold on|oops|hi|hey|please)[,.! ]+){0,3}"
     r"(?:no|nope|nah|not|negative|never ?mind|don'?t|do not|i don'?t|i do not|i'?m not|"
     r"i am not|maybe (?:later|another time|not)|perhaps (?:later|not|another)|i'?ll pass|pass|"
     r"(?:that|it)(?:'s| is)? not|that (?:won'?t|will not|doesn'?t|does not)|wrong|incorrect|"
@@ -243,14 +266,22 @@ _NO_STRONG = re.compile(
     r"reserve|schedule|place|submit)\b|\bdo not (?:do|book|buy|send|pay|order|proceed)\b|"
     r"\b(?:too|very) (?:expensive|pricey|much|late|early|far)\b|\bbut not\b|\bnot (?:now|today|"
     r"yet|this time)\b|\b(?:didn'?t|don'?t|do not) want(?: (?:it|that|this|them|to (?:book|buy|reserve|"
-    r"go ahead|proceed|do (?:it|that)|pay|order|schedule|send|confirm))\b| *(?:[.!,;]|$))|\bnever ?mind\b|\bi'?ll pass\b",
+    r"go ahead|proceed|do (?:it|that)|pay|order|schedule|send|confirm))\b| *(?:[.!,;]|$))|\bnever ?mind\b|\bi'?ll pass\b|"
+    r"\bi (?:never|didn'?t|did not) (?:say|ask)|\bi said no\b|\bunder no circumstances\b|"
+    r"\bmust ?n(?:o|')t\b|\brefrain from\b|\bnot what i (?:said|asked)\b|"
+    r"\b(?:let me|i need to|i'?ll have to|i have to) (?:check|think|ask|talk|discuss)\b",
     IC,
 )
 _CHANGE = re.compile(
     r"\b(?:instead|change|changed|switch|rather|actually|make (?:it|that|the|them|this) (?:\d|for|"
-    r"on|at|a|an|the|in|to|\w+ people)|only need|(?:just|only) (?:\d+|one|two|three|four|five|six) "
-    r"(?:people|persons?|of us|guests?|tickets?|seats?|rooms?|nights?)|i meant|correction|(?:should|needs to) be|"
+    r"on|at|a|an|the|in|to|\w+ people)|only need|i meant|correction|(?:should|needs to) be|"
     r"not \w+ but|different (?:time|date|day)|move (?:it|that))\b",
+    IC,
+)
+#: "just 1 person": a change when the agent said another number
+_JUST = re.compile(
+    r"\b(?:just|only) (\d+|one|two|three|four|five|six|seven|eight|nine|ten) (?:people|persons?|"
+    r"of us|guests?|tickets?|seats?|rooms?|nights?)\b",
     IC,
 )
 _ALTERNATIVES = re.compile(
@@ -350,6 +381,7 @@ def read_user(message: str, agent: str = "") -> UserAct:
     yes = not no and (
         bool(opening and _YES_START.match(opening))
         or bool(_SHORT_YES.match(low))
+        or bool(_WHOLE_YES.match(low))
         or bool(sentences and _YES_LEAD.match(sentences[0]))
         or any(_YES_ANY.search(s) for s in said)
     )
@@ -357,7 +389,13 @@ def read_user(message: str, agent: str = "") -> UserAct:
     new = values(stated) - values(agent[-AGENT_CHARS:]) - {"1"} if stated else set()
     first_new = set() if first.strip() not in stated.lower() else (
         values(first) - values(agent[-AGENT_CHARS:]) - {"1"})  # fmt: skip
-    change = bool(_CHANGE.search(low)) or bool(first_new) or (bool(new) and not yes)
+    just = _JUST.search(low)
+    change = (
+        bool(_CHANGE.search(low))
+        or bool(first_new)
+        or (bool(new) and not yes)
+        or bool(just and values(just.group(1)) - values(agent[-AGENT_CHARS:]))
+    )
     alternatives = bool(_ALTERNATIVES.search(low)) and not re.search(
         r"\b(?:need|want) (?:anything|something) else\b|\b(?:anything|something) else\s*(?:\?|$)",
         low,
@@ -418,6 +456,8 @@ def spoken_forms(value: str) -> list[re.Pattern[str]]:
         h12 = hour % 12 or 12
         said = f"{h12}:{minute}" if minute != "00" else f"{h12}(?::00)?"
         return [re.compile(rf"\b{said}\s*(?:am|pm|a\.m|p\.m|o'?clock|in the)|\b{hour}:{minute}\b")]
+    if re.fullmatch(r"\d{1,12}\.0+", v):
+        v = v.split(".")[0]  # 50.00 is said "50"
     if v.isdigit():
         n = int(v)
         word = [k for k, d in _NUMBER_WORDS.items() if d == str(n)]

@@ -22,6 +22,7 @@ the gate cannot tell, and the steps it is about without authorizing them (declin
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -110,16 +111,25 @@ _NEGATION = re.compile(
     re.IGNORECASE,
 )
 #: a choice left open between the steps named: ask which
-_EITHER = re.compile(r"\b(?:either|whichever|or)\b", re.IGNORECASE)
+_EITHER = re.compile(r"\b(?:either|whichever)\b", re.IGNORECASE)
+_OR = re.compile(r"\bor (?:(?:the|to|just|else|maybe|perhaps|rather) )?([a-z]+)", re.IGNORECASE)
 _SEARCH = re.compile(
     r"\b(?:find|search|look(?:ing)? (?:for|up|into)|show me|recommend|suggest|browse|"
     r"what (?:are|is)|is there|are there)\b",
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I)
+#: an amount of money: "$1,290", "50 dollars" (a match starts only where a number does)
 _MONEY = re.compile(
-    r"[$\u00a3\u20ac]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)? (?:dollars|usd|euros?)\b", re.I
+    r"[$\u00a3\u20ac]\s?\d{1,3}(?:,\d{3})*(?:\.\d+)?|[$\u00a3\u20ac]\s?\d+(?:\.\d+)?|"
+    r"(?<![\d,.])\d+(?:,\d{3})*(?:\.\d+)? (?:dollars|usd|euros?|pounds)\b",
+    re.I,
 )
+#: how many of a call's arguments are compared with the proposal (a call of a million is read
+#: as its first ones)
+_ARGUMENTS = 64
+#: an argument that is an amount of money
+_MONEY_KEY = re.compile(r"amount|price|cost|fee|total|fare|sum|pay|balance|money", re.I)
 _COUNT = re.compile(r"\d{1,6}(?:\.\d+)?")
 _CLOCK = re.compile(r"\d{1,2}:\d{2}")
 _TIME = re.compile(
@@ -131,10 +141,27 @@ _DATE = re.compile(
     r"|\b\d{4}-\d{2}-\d{2}\b",
     re.I,
 )
-
-
 #: a value that is a number, a date or a clock time, not a name
 _PLAIN_VALUE = re.compile(r"[\d\s:.,$%/-]*", re.I)
+#: a proposal that looks something up rather than acting
+_LOOKUP = re.compile(
+    r"\b(?:check (?:the |your |on )?(?:balance|availability|status|weather)|look (?:up|into|for)|"
+    r"search|find|see (?:if|whether)|(?:see|view|check) your (?:balance|transactions|account|"
+    r"statement)|show (?:you|me)|recent transactions)\b",
+    re.I,
+)
+
+
+def _switch(value: object) -> bool:
+    """Whether an argument is a yes-or-no switch (True, "False")."""
+    return isinstance(value, bool) or (
+        isinstance(value, str) and value.lower() in ("true", "false")
+    )
+
+
+def _key_words(key: object) -> list[str]:
+    """The words of an argument's name a proposal says it by ("shared_ride": shared, ride)."""
+    return [w for w in re.split(r"[^a-z]+", str(key).lower()[:80]) if len(w) >= 4]
 
 
 def _stem(word: str) -> str:
@@ -181,49 +208,62 @@ class Reading:
 
     def confirms(self, arguments: Mapping[str, object] | None, wording: str = "") -> bool:
         """Whether a call with ``arguments`` (of the step worded ``wording``) is the one the
-        confirmed proposal described. No number or time among its arguments may differ from the
-        proposal's (a proposal "for 2 at 7 pm" is not a call for 40 at 21:30); then two of its
-        values must be stated in the proposal (each as a whole word or number, a date or a time as
-        it is said), or, when the agent asked to confirm or restated the user's wish, one named
-        value (not a number, a date or a time) with the step's action ("playing" for "Play a
-        movie") or making half of the values the call states."""
+        confirmed proposal described. No number, amount or time among its arguments may differ
+        from the proposal's (a proposal "for 2 at 7 pm" is not a call for 40 at 21:30, "$50" is
+        not 5000); then two of its values must be stated in the proposal (each as a whole word or
+        number, a date or a time as it is said), or, when the agent asked to confirm or restated
+        the user's wish, one named value (not a number, a date or a time) with the step's action
+        ("playing" for "Play a movie") or as the call's only value. A proposal that looks something up ("Do you want me to
+        check your balance?") confirms no call that it does not name the action of. Values of the
+        proposal this one revised (:attr:`earlier`) count only when the new one states one of
+        the call's own."""
         if not self.proposal or not arguments:
             return False
-        said, hit, named_value = self.proposal.lower(), 0, False
-        before = self.earlier.lower()
+        said, before = self.proposal.lower(), self.earlier.lower()
+        words = _words(wording)
+        action = {_stem(w) for w in words[:1] + [w for w in words if w in _VERBS]}
+        acted = bool(action & {_stem(w) for w in _words(said)})
+        if _LOOKUP.search(said) and not acted:
+            return False
+        hit, carried, stated, named_value = 0, 0, 0, False
         rest = said  # the proposal less the values the call states
-        plain: list[str] = []
-        stated = 0
-        for value in arguments.values():
-            if not isinstance(value, str | int | float) or isinstance(value, bool):
+        plain: list[tuple[str, str]] = []
+        for key, value in itertools.islice(arguments.items(), _ARGUMENTS):
+            if _switch(value):  # "without subtitles" states subtitles=False: a value said
+                hit += any(w in said for w in _key_words(key))
+                continue
+            if not isinstance(value, str | int | float):
                 continue
             forms = spoken_forms(str(value))
             if not forms:
                 continue
-            stated += 1
             text = str(value).strip()
+            stated += 1
             if any(f.search(said) for f in forms):
                 hit += 1
                 named_value |= not _PLAIN_VALUE.fullmatch(text)
                 for f in forms:  # a value said is no count or time of its own ("659 Main St")
                     rest = f.sub(" ", rest)
             else:
-                plain.append(text)
+                plain.append((str(key), text))
                 if before and any(f.search(before) for f in forms):
-                    hit += 1  # stated in the proposal this one revised
+                    carried += 1  # stated in the proposal this one revised
                     named_value |= not _PLAIN_VALUE.fullmatch(text)
+        if carried and not hit:
+            return False  # the new proposal states nothing of this call: another proposal's
+        money = bool(_MONEY.search(rest))
         times = bool(_TIME.search(rest))
         counts = bool(_NUMBER.search(_DATE.sub(" ", _TIME.sub(" ", _MONEY.sub(" ", rest)))))
-        for text in plain:
-            if (counts and _COUNT.fullmatch(text)) or (times and _CLOCK.fullmatch(text)):
-                return False  # a count or a time the proposal states otherwise
+        for key, text in plain:
+            if _COUNT.fullmatch(text) and (counts or (money and _MONEY_KEY.search(key))):
+                return False  # a count or an amount the proposal states otherwise
+            if times and _CLOCK.fullmatch(text):
+                return False  # a time the proposal states otherwise
+        hit += carried
         if hit >= 2:
             return True
-        if self.bare or not (self.cue and hit == 1 and named_value):
-            return False  # one number alone says little about which call was meant
-        words = _words(wording)
-        action = {_stem(w) for w in words[:1] + [w for w in words if w in _VERBS]}
-        return hit * 2 >= stated or bool(action & {_stem(w) for w in _words(said)})
+        one = hit == 1 and named_value and (acted or stated == 1)
+        return not self.bare and self.cue and one
 
     def understood(self, plan: Plan) -> str:
         """What the gate understood, in plain words, for a refusal's notice."""
@@ -348,7 +388,12 @@ class ConversationReader:
             return Reading("alternatives", about=proposed)
         if (
             u.yes
-            and (a.action or (a.yes_no and not a.item))
+            and (
+                a.acts
+                or a.confirming
+                or (a.action and not a.verb_question)  # not "Is X your favourite spot at 7?"
+                or (a.yes_no and not a.item)
+            )
             and not (a.asks or a.done or a.lists)
             and not named
             and said
@@ -356,7 +401,7 @@ class ConversationReader:
             # a yes to details the agent stated: the call they describe
             return Reading("confirm", proposal=said, cue=a.confirming, bare=not a.action)
         if named and (u.asks or not u.question) and not (u.closing and not u.asks):
-            if len(named) > 1 and _EITHER.search(user):  # "A or B, whichever you think"
+            if len(named) > 1 and _either(plan, named, user):  # "A or B, whichever you think"
                 return Reading("unclear", candidates=named)
             return Reading("request", named, redo)
         if unclear and (u.asks or u.need) and not u.question:
@@ -457,6 +502,26 @@ def _negated(plan: Plan, step: str, text: str) -> bool:
         ):
             return True
     return False
+
+
+def proposed_steps(plan: Plan, text: str) -> tuple[str, ...]:
+    """The steps an agent's proposal speaks of: those with a word of their wording in it."""
+    said = {_stem(w) for w in _words(text[-AGENT_CHARS:])}
+    return tuple(s for s, w in _step_words(plan).items() if {_stem(x) for x in w} & said)
+
+
+def _either(plan: Plan, named: tuple[str, ...], text: str) -> bool:
+    """Whether ``text`` leaves the choice between the ``named`` steps open: "either" or
+    "whichever", or an "or" right before a word of one of them ("draft it or place the order";
+    not "send it to Acme or Globex")."""
+    if _EITHER.search(text):
+        return True
+    words = _step_words(plan)
+    return any(
+        _SAME.get(m.group(1).lower(), m.group(1).lower()) in words[s]
+        for m in _OR.finditer(text)
+        for s in named
+    )
 
 
 def _records(plan: Plan) -> tuple[str, ...]:

@@ -58,8 +58,9 @@ from taskgate.understanding.reader import ConversationReader, turns
 
 LEDGER_KEY = "taskgate_ledger"
 HELD_KEY = "taskgate_approvals"
-#: the user message the gate last read: a run with no new one opens no new request
+#: the user messages the gate read (the last 64): a run with no new one opens no new request
 READ_KEY = "taskgate_read"
+_READ_KEPT = 64
 log = logging.getLogger("taskgate.langgraph")
 
 
@@ -79,12 +80,11 @@ AsyncHandler = Callable[[ToolCallRequest], Awaitable[Any]]
 
 
 def _message_key(messages: Sequence[Any], at: int) -> str:
-    """A user message's key: its id, else its place and a digest of its text."""
+    """A user message's key: its id (else its place) and a digest of its text, so a message
+    edited in place under its id is a new one."""
     message = messages[at]
-    if getattr(message, "id", None):
-        return f"id:{message.id}"
     digest = hashlib.sha256(str(message.content).encode("utf-8", "replace")).hexdigest()[:16]
-    return f"at:{at}:{digest}"
+    return f"{getattr(message, 'id', None) or f'at:{at}'}:{digest}"
 
 
 class GateState(AgentState):
@@ -94,8 +94,8 @@ class GateState(AgentState):
     taskgate_ledger: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput, operator.add]]
     #: an operator's approvals, held for the thread's next request (see ``approve``)
     taskgate_approvals: NotRequired[Annotated[list[dict[str, str]], OmitFromInput]]
-    #: the user message the gate last read (its id, else its place), see ``READ_KEY``
-    taskgate_read: NotRequired[Annotated[str, OmitFromInput]]
+    #: the user messages the gate read (their ids and texts' digests), see ``READ_KEY``
+    taskgate_read: NotRequired[Annotated[list[str], OmitFromInput]]
 
 
 class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
@@ -264,12 +264,14 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         messages = list(state.get("messages", []))
         human = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
         update: dict[str, Any] = {}
-        read = _message_key(messages, human[-1]) if human else None
-        if human and read == state.get(READ_KEY):
+        read = _message_key(messages, human[-1]) if human else ""
+        seen = state.get(READ_KEY)
+        seen = [k for k in seen if isinstance(k, str)] if isinstance(seen, list) else []
+        if human and read in seen:
             human = []  # read already: a run with no new user message asks for nothing new
         if human:
             last = human[-1]
-            update[READ_KEY] = read
+            update[READ_KEY] = [*seen, read][-_READ_KEPT:]
             since = human[-2] + 1 if len(human) > 1 else 0  # the agent's turn before this one
             agent = next((m.text for m in reversed(messages[since:last])
                           if isinstance(m, AIMessage) and m.text), "")  # fmt: skip

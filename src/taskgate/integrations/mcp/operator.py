@@ -75,7 +75,7 @@ class Operated:
 
     async def status(self, key: str) -> dict[str, Any]:
         session = await self.gate.session(key)
-        return status_json(session.conv, live=session.live)
+        return status_json(session.conv, live=session.live, plain=True)
 
     def metrics(self) -> dict[str, Any]:
         return self.gate.metrics.summary()
