@@ -711,6 +711,13 @@ def test_a_steps_tool_is_checked_against_the_agents_by_the_same_variant_rule() -
     check_tools(plan, ["git_status", "Git.Commit"])
     with pytest.raises(PlanError, match=r"s2 \(git_commit\)"):
         check_tools(plan, ["git_status"])
+    long_s = Plan.model_validate({"binding": "tool", "steps": {"s1": {"tool": "send_quote"}}})
+    with pytest.raises(PlanError, match="send_quote"):
+        check_tools(long_s, ["\u017fend_quote"])  # the long s casefolds to 's': no call carries it
+    from taskgate.matching.wordings import wordings
+
+    described = wordings(long_s, [("Send-Quote", "Send the customer a price quote.")])
+    assert described == {"s1": "Send the customer a price quote"}  # by the variant rule too
 
 
 # -- 8. run directories: one kind each, and resumes that report what an uninterrupted run does ---------

@@ -518,6 +518,15 @@ def test_proxy_status_says_why_it_shows_nothing_and_a_client_key_shows_its_own(
                                         "--api-key", "sk-client"])  # fmt: skip
         shown = CliRunner().invoke(app, ["proxy-status", "demo", "--url", proxy.url,
                                          "--api-key", "sk-client"])  # fmt: skip
+    monkeypatch.setenv("TASKGATE_STATUS_TOKEN", "a-token-this-proxy-does-not-have")
+    with FakeServer(protocol_responder) as upstream, ProxyServer(
+        ProxyConfig(upstream.base_url)
+    ) as proxy:  # fmt: skip
+        talk(proxy.base_url, ep, turns=1, headers={"X-Taskgate-Conversation": "demo",
+                                                    "Authorization": "Bearer sk-client"})  # fmt: skip
+        explicit = CliRunner().invoke(app, ["proxy-status", "--url", proxy.url,
+                                            "--api-key", "sk-client"])  # fmt: skip
+    assert explicit.stdout.startswith("demo~"), explicit.output  # --api-key wins over the env
     assert nothing.exit_code == 0 and "no conversations to show" in nothing.stderr
     assert "--api-key" in nothing.stderr and nothing.stdout == ""
     assert mine.exit_code == 0 and mine.stdout.startswith("demo~"), mine.output
@@ -683,3 +692,38 @@ def test_an_ambiguous_request_is_asked_back_without_calling_the_upstream(stream:
             assert (
                 conv["request"]["step"] == a and conv["request"]["work_order"] == probe.work_order
             )
+
+
+@pytest.mark.parametrize(
+    "body", [b"[]", b'"hello"', b"5", b'{"conversations": [1]}', b'{"id": "x", "request": {}}']
+)
+def test_proxy_status_answers_one_line_to_a_malformed_status(body: bytes) -> None:
+    """Whatever a server at --url answers, proxy-status prints what it can or one line."""
+    import http.server
+    import threading
+
+    from typer.testing import CliRunner
+
+    from taskgate.cli import app
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        for args in (["proxy-status", "--url", url], ["proxy-status", "x", "--url", url],
+                     ["mcp-status", "x", "--url", url]):  # fmt: skip
+            got = CliRunner().invoke(app, args)
+            assert got.exit_code in (0, 2), got.output
+            assert got.exception is None or isinstance(got.exception, SystemExit), got.exception
+    finally:
+        server.shutdown()

@@ -162,3 +162,21 @@ def test_a_call_repeated_under_its_request_is_already_done_even_after_a_redo() -
         gate.call("collect", ran.append, 3)  # a second run under the same request
     assert refused.value.ticket.verdict.reason is Reason.ALREADY_DONE
     assert not refused.value.ticket.verdict.redisplay and ran == [1, 2]
+
+
+def test_the_plain_checklist_names_steps_as_refusals_do_and_says_what_was_cancelled() -> None:
+    from taskgate import Plan, TaskMachine
+    from taskgate.core.plan import Revision
+    from taskgate.gate.notices import plain_checklist
+
+    machine = TaskMachine(Plan.model_validate({"binding": "tool", "steps": {
+        "S1": {"tool": "collect_reqs"},
+        "S2": {"tool": "send_quote", "text": "send the quote", "deps": ["S1"]},
+    }}))  # fmt: skip
+    shown = plain_checklist(machine)
+    assert "- S1 ('collect reqs'): ready" in shown
+    assert "- S2 ('send the quote'): waiting for 'collect reqs'" in shown
+    machine.revise(Revision(cancel="S1"))
+    shown = plain_checklist(machine)
+    assert "S2 ('send the quote'): blocked: 'collect reqs' was cancelled" in shown
+    assert "work order" not in shown and "#W" not in shown and "book" not in shown

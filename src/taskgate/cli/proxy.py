@@ -247,38 +247,50 @@ def mcp_status(
 
 def status(url: str, noun: str, key: str | None, api_key: str | None, as_json: bool) -> None:
     """The operators' status of a proxy's conversations or an MCP gate's sessions, or one line
-    saying why the caller sees none and what to pass."""
+    saying why the caller sees none and what to pass. An explicit ``--api-key`` is sent rather
+    than the status token."""
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"--url must be an http(s) URL, not {url!r}")
+    token = api_key or os.environ.get("TASKGATE_STATUS_TOKEN")
+    if token and not (token.isascii() and token.isprintable()):
+        raise UsageError("--api-key (or TASKGATE_STATUS_TOKEN) must be printable ASCII")
     path = f"/taskgate/{noun}s"
     if key is not None:
         path += "/" + urllib.parse.quote(key, safe="")
     request = urllib.request.Request(url.rstrip("/") + path)
-    token = os.environ.get("TASKGATE_STATUS_TOKEN") or api_key
     if token:
         request.add_header("Authorization", f"Bearer {token}")
+    gate = "proxy" if noun == "conversation" else "MCP gate"
     try:
         with urllib.request.urlopen(request, timeout=30) as resp:
             data = json.loads(resp.read())
     except urllib.error.HTTPError as exc:
         try:
-            message = json.loads(exc.read())["error"]["message"]
+            error = json.loads(exc.read())["error"]
+            message, ours = str(error["message"]), True
         except (ValueError, KeyError, TypeError):
-            message = f"HTTP {exc.code}"
+            message, ours = f"HTTP {exc.code}", False
+        if exc.code == 404 and not ours:
+            raise fail(f"{url}: HTTP 404: is it a taskgate {gate}?") from None
         hint = f" ({_SEE.format(noun=noun)})" if exc.code == 404 and key is not None else ""
         raise fail(f"{url}: {message}{hint}") from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        gate = "proxy" if noun == "conversation" else "MCP gate"
         raise fail(f"no taskgate {gate} answers at {url}: {exc}", 1) from None
     if as_json:
         typer.echo(json.dumps(data, indent=2))
-    elif key is None:
-        rows = data.get(f"{noun}s") if isinstance(data, dict) else None
+        return
+    if not isinstance(data, dict):
+        raise fail(f"{url}: the answer is not a {gate}'s status JSON")
+    if key is None:
+        rows = data.get(f"{noun}s")
+        if not isinstance(rows, list):
+            raise fail(f"{url}: the answer is not a {gate}'s list of {noun}s")
         if not rows:
             typer.echo(f"no {noun}s to show: {_SEE.format(noun=noun)}", err=True)
-        for row in rows or []:
-            turns = f"  {row['turns']} turns" if "turns" in row else ""
-            typer.echo(f"{row['id']}{turns}")
+        for row in rows:
+            if isinstance(row, dict) and "id" in row:
+                turns = f"  {row['turns']} turns" if "turns" in row else ""
+                typer.echo(f"{row['id']}{turns}")
     else:
         _print_state(data, noun)
 
@@ -289,11 +301,13 @@ def _print_state(data: dict[str, object], noun: str = "conversation") -> None:
     if "checklist" not in data:
         typer.echo("no plan yet")
         return
-    typer.echo(str(data["checklist"]))
+    checklist = str(data["checklist"])
+    typer.echo(checklist)
     req = data.get("request")
     if isinstance(req, dict):
-        order = f"{req['work_order']} -> " if str(data["checklist"]).startswith("[") else ""
-        typer.echo(f"current request: {order}{req['step'] or 'no step'}")  # plain: no work order
+        order = req.get("work_order") if checklist.startswith("[") else None  # the paper's only
+        step = req.get("step") or "no step"
+        typer.echo(f"current request: {f'{order} -> ' if order else ''}{step}")
     refusals = data.get("refusals")
     if isinstance(refusals, list) and refusals:
         typer.echo(f"refused attempts: {len(refusals)}")

@@ -87,15 +87,24 @@ PLAIN_HEADER = "Task steps, as the gate recorded them from the tools' results:"
 
 def plain_checklist(machine: TaskMachine) -> str:
     """The task's state in plain words, for an engineer's surfaces and their operators (the
-    paper's checklist, with its booking vocabulary, is the lab's: ``render_checklist``)."""
+    paper's checklist, with its booking vocabulary, is the lab's: ``render_checklist``). Steps
+    are named as refusals name them (their text, else their tool's name in words)."""
     graph = machine.graph
+
+    def called(step: str) -> str:
+        tool = graph.tool(step) if graph.binding == "tool" else None
+        return quoted(graph.text(step) or (tool or step).replace("_", " "))
+
     lines = [PLAIN_HEADER]
     for step in machine.steps:
         status = machine.status(step)
         if status is Status.BLOCKED:
-            waits = ", ".join(f"'{quoted(graph.text(m) or m)}'" for m in machine.missing(step))
-            state = f"waiting for {waits}"
+            missing = machine.missing(step)
+            gone = [m for m in missing if machine.status(m) is Status.CANCELLED]
+            waits = ", ".join(f"'{called(m)}'" for m in missing)
+            state = (f"blocked: '{called(gone[0])}' was cancelled" if gone
+                     else f"waiting for {waits}")  # fmt: skip
         else:
             state = {Status.TODO: "ready", Status.DONE: "done"}.get(status, "cancelled")
-        lines.append(f"- {step} ('{quoted(graph.text(step) or step)}'): {state}")
+        lines.append(f"- {step} ('{called(step)}'): {state}")
     return "\n".join(lines)

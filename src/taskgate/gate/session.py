@@ -134,7 +134,7 @@ def check_tools(plan: Plan, tools: Iterable[str]) -> None:
     agent's): such a step could never be executed, and its dependents never unblocked. Names are
     read as calls are (:func:`~taskgate.core.ids.tool_key`: ``GIT-STATUS`` is ``git_status``)."""
     have = set(tools)
-    keys = {tool_key(t) for t in have}
+    keys = {tool_key(n) for t in have if (n := normalize_tool(t))}  # names a call can carry
     missing = [f"{sid} ({spec.tool})" for sid, spec in plan.steps.items()
                if spec.tool is None or tool_key(spec.tool) not in keys]  # fmt: skip
     if missing:

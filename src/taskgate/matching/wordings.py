@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from taskgate.core.ids import tool_key
 from taskgate.core.plan import Plan
 
 #: the longest wording taken from a description
@@ -57,11 +58,13 @@ def wording(description: str) -> str:
 
 def wordings(plan: Plan, tools: Sequence[Any]) -> dict[str, str]:
     """The wordings of ``plan``'s steps that have no text, from their tools' descriptions."""
-    described = {t.name: wording(t.description) for t in tool_infos(tools) if t.description}
+    described = {
+        tool_key(t.name): wording(t.description) for t in tool_infos(tools) if t.description
+    }  # by the variant rule calls are matched by: a step bound to GIT-STATUS reads git_status's
     return {
-        sid: described[spec.tool]
+        sid: described[tool_key(spec.tool)]
         for sid, spec in plan.steps.items()
-        if not spec.text and described.get(spec.tool)
+        if not spec.text and spec.tool and described.get(tool_key(spec.tool))
     }
 
 

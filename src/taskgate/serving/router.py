@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from taskgate.errors import LedgerFormatError, TaskgateError
+from taskgate.errors import LedgerFormatError, LogFormatError, TaskgateError
 from taskgate.journal.events import HeldEvent
 from taskgate.journal.held import NoPlanYet, OneApprovalAtATime
 from taskgate.serving.errors import HttpError
@@ -49,7 +49,7 @@ class Conflict(TaskgateError):
     """A change that cannot be taken now (the surface's own: a session that moved on elsewhere)."""
 
 
-class Unavailable(TaskgateError):
+class Unavailable(LogFormatError):
     """The surface could not record a change (its journal failed): a 503, as on the proxy."""
 
 
@@ -91,8 +91,13 @@ def operator_routes(target: Operated, guard: Guard | None = None) -> list[Route]
                 return exc.response()
             except (OneApprovalAtATime, NoPlanYet, Conflict) as exc:
                 return HttpError(409, str(exc), "conversation_conflict").response()
-            except Unavailable as exc:
-                return HttpError(503, str(exc), "server_error").response()
+            except LogFormatError as exc:  # the journal could not be read or written
+                said = (
+                    str(exc)
+                    if isinstance(exc, Unavailable)
+                    else f"the gate could not record it: {exc}"
+                )
+                return HttpError(503, said, "server_error").response()
             except LedgerFormatError as exc:  # the journal does not fold: the gate's fault
                 return HttpError(
                     500, f"the {noun}'s journal does not fold: {exc}", "server_error"

@@ -32,7 +32,7 @@ from taskgate.core.ledger import LedgerEntry, PlanEntry, RequestEntry
 from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason
-from taskgate.errors import TaskgateError, UsageError
+from taskgate.errors import UsageError
 from taskgate.gate.registry import SessionRegistry
 from taskgate.gate.session import Call, GateSession, Notices, step_named
 from taskgate.journal.events import CallEvent, Conversation, HeldEvent, LedgerEvent
@@ -212,8 +212,8 @@ class McpGate:
                 raise SessionMoved(
                     f"session {conv.key} moved on in another process; retry"
                 ) from None
-            if isinstance(exc, TaskgateError | OSError):  # the journal could not be written
-                raise Unavailable(f"the gate could not record it: {exc}") from None
+            if isinstance(exc, OSError):  # the journal could not be written (a LogFormatError)
+                raise Unavailable(f"the gate could not record it: {exc}") from exc
             raise
         conv.written = len(conv.events)
 
