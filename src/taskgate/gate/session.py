@@ -47,6 +47,7 @@ from taskgate.matching.askback import ask_back_question
 from taskgate.matching.wordings import worded
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 from taskgate.roles import Match, Matcher
+from taskgate.understanding.acts import AGENT_CHARS, USER_CHARS
 from taskgate.understanding.reader import REVISIONS, Reading, Turn, proposed_steps
 
 #: what a refused call's notice says: plain words (the default), or the paper's rejection notice
@@ -307,7 +308,7 @@ class GateSession:
         with self._lock:
             plan = worded(self._machine.graph.to_plan(), self.wordings)
             before = tuple(self._said) if earlier is None else _turns(earlier)
-            self._said.append((agent, message))
+            self._said.append((agent[-AGENT_CHARS:], message[:USER_CHARS]))  # as read
         aread = getattr(matcher, "aread", None)
         if callable(aread):
             reading: Reading = await aread(plan, message, agent, before)
