@@ -198,16 +198,23 @@ def test_reading_hostile_runs_is_linear(run: str) -> None:
 
 
 # -- on a real LangGraph agent ----------------------------------------------------------------------
-def test_the_middleware_runs_what_the_user_confirmed_and_stops_what_they_declined() -> None:
+def _reserve(i: int, args: dict[str, Any] = TABLE) -> Any:
+    """The model's call of reserve_table (id ``c{i}``)."""
+    from langchain_core.messages import AIMessage
+
+    return AIMessage("", tool_calls=[{"name": "reserve_table", "args": args, "id": f"c{i}",
+                                      "type": "tool_call"}])  # fmt: skip
+
+
+def _dinner(replies: Any, ran: list[str], saver: Any = None) -> Any:
+    """A ``create_agent`` agent on a scripted model (``replies``, or the model itself) with one
+    gated tool, reserve_table, which records the restaurant in ``ran``."""
     pytest.importorskip("langgraph", reason="needs the langgraph extra")
     from langchain.agents import create_agent
-    from langchain_core.messages import AIMessage
     from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
 
     from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
-
-    ran: list[str] = []
 
     @tool
     def reserve_table(restaurant: str, party_size: int, time: str) -> str:
@@ -215,13 +222,14 @@ def test_the_middleware_runs_what_the_user_confirmed_and_stops_what_they_decline
         ran.append(restaurant)
         return "reserved"
 
-    def call(i: int) -> AIMessage:
-        return AIMessage("", tool_calls=[{"name": "reserve_table", "args": TABLE, "id": f"c{i}",
-                                          "type": "tool_call"}])  # fmt: skip
+    model = ScriptedChatModel(replies) if isinstance(replies, list) else replies
+    return create_agent(model, [reserve_table], middleware=[TaskGateMiddleware(TABLES)],
+                        checkpointer=saver or InMemorySaver())  # fmt: skip
 
-    model = ScriptedChatModel([PROPOSAL, call(1), "Done.", call(2), "OK."])
-    agent = create_agent(model, [reserve_table], middleware=[TaskGateMiddleware(TABLES)],
-                         checkpointer=InMemorySaver())  # fmt: skip
+
+def test_the_middleware_runs_what_the_user_confirmed_and_stops_what_they_declined() -> None:
+    ran: list[str] = []
+    agent = _dinner([PROPOSAL, _reserve(1), "Done.", _reserve(2), "OK."], ran)
     config: Any = {"configurable": {"thread_id": "dinner"}}
     agent.invoke({"messages": [("user", "I'd like dinner for two tomorrow.")]}, config)
     agent.invoke({"messages": [("user", "Yes please -- do they have vegan food?")]}, config)
@@ -572,29 +580,9 @@ def test_a_confirmation_opens_its_request_whatever_the_order_of_the_batch() -> N
 def test_a_run_with_no_new_user_message_asks_for_nothing_new() -> None:
     """The middleware reads each user message once: invoking the agent again on the thread
     without a new one does not run a repeatable step a second time."""
-    pytest.importorskip("langgraph", reason="needs the langgraph extra")
-    from langchain.agents import create_agent
-    from langchain_core.messages import AIMessage
-    from langchain_core.tools import tool
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
-
     ran: list[str] = []
-
-    @tool
-    def reserve_table(restaurant: str, party_size: int, time: str) -> str:
-        """Reserve a table at a restaurant."""
-        ran.append(restaurant)
-        return "reserved"
-
-    def call(i: int) -> AIMessage:
-        return AIMessage("", tool_calls=[{"name": "reserve_table", "args": TABLE, "id": f"c{i}",
-                                          "type": "tool_call"}])  # fmt: skip
-
-    model = ScriptedChatModel([call(1), "Done.", call(2), "Done again.", call(3), "Booked."])
-    agent = create_agent(model, [reserve_table], middleware=[TaskGateMiddleware(TABLES)],
-                         checkpointer=InMemorySaver())  # fmt: skip
+    replies = [_reserve(1), "Done.", _reserve(2), "Done again.", _reserve(3), "Booked."]
+    agent = _dinner(replies, ran)
     config: Any = {"configurable": {"thread_id": "again"}}
     agent.invoke({"messages": [("user", "Reserve a table at Chez Pierre, please.")]}, config)
     assert ran == ["Chez Pierre"]
@@ -606,33 +594,19 @@ def test_a_run_with_no_new_user_message_asks_for_nothing_new() -> None:
 
 def test_the_middleware_reads_a_revised_proposal_with_the_turns_before_it() -> None:
     pytest.importorskip("langgraph", reason="needs the langgraph extra")
-    from langchain.agents import create_agent
-    from langchain_core.messages import AIMessage
-    from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
+    from taskgate.integrations.langgraph import ScriptedChatModel
 
     ran: list[str] = []
-
-    @tool
-    def reserve_table(restaurant: str, party_size: int, time: str) -> str:
-        """Reserve a table at a restaurant."""
-        ran.append(restaurant)
-        return "reserved"
-
-    three = {**TABLE, "party_size": 3}
-    booking = AIMessage("", tool_calls=[{"name": "reserve_table", "args": three, "id": "c1",
-                                         "type": "tool_call"}])  # fmt: skip
+    booking = _reserve(1, {**TABLE, "party_size": 3})
     model = ScriptedChatModel([TERSE, "Please confirm that the party is now 3 people.",
                                booking, "Booked."])  # fmt: skip
     # a new middleware per run: the turns come from the thread's messages, not its memory
     config: Any = {"configurable": {"thread_id": "revised"}}
     saver = InMemorySaver()
     for message in ("Dinner for two, please.", "No, make it 3 people.", "Yes, sounds good."):
-        agent = create_agent(model, [reserve_table], middleware=[TaskGateMiddleware(TABLES)],
-                             checkpointer=saver)  # fmt: skip
-        agent.invoke({"messages": [("user", message)]}, config)
+        _dinner(model, ran, saver).invoke({"messages": [("user", message)]}, config)
     assert ran == ["Chez Pierre"]
 
 
@@ -749,29 +723,11 @@ def test_a_confirmation_authorizes_the_confirmed_call_not_every_eligible_one() -
 
 def test_a_user_message_edited_in_place_is_read_again_and_a_removed_one_is_not() -> None:
     pytest.importorskip("langgraph", reason="needs the langgraph extra")
-    from langchain.agents import create_agent
-    from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
-    from langchain_core.tools import tool
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
+    from langchain_core.messages import HumanMessage, RemoveMessage
 
     ran: list[str] = []
-
-    @tool
-    def reserve_table(restaurant: str, party_size: int, time: str) -> str:
-        """Reserve a table at a restaurant."""
-        ran.append(restaurant)
-        return "reserved"
-
-    def call(i: int) -> AIMessage:
-        return AIMessage("", tool_calls=[{"name": "reserve_table", "args": TABLE, "id": f"c{i}",
-                                          "type": "tool_call"}])  # fmt: skip
-
-    model = ScriptedChatModel(["Any dietary needs first?", call(1), "Not booked.", call(2),
-                               "Booked.", "You're welcome.", call(3), "Booked again."])  # fmt: skip
-    agent = create_agent(model, [reserve_table], middleware=[TaskGateMiddleware(TABLES)],
-                         checkpointer=InMemorySaver())  # fmt: skip
+    agent = _dinner(["Any dietary needs first?", _reserve(1), "Not booked.", _reserve(2),
+                     "Booked.", "You're welcome.", _reserve(3), "Booked again."], ran)  # fmt: skip
     config: Any = {"configurable": {"thread_id": "edited"}}
     asking = "Reserve a table at Chez Pierre for 2 at 7 pm, please."
     agent.invoke({"messages": [HumanMessage(asking, id="m1")]}, config)

@@ -25,25 +25,9 @@ def test_help_lists_every_command_under_its_heading() -> None:
     listed = {
         line.split()[0] for line in (engineer + lab).splitlines()[1:] if line.startswith("  ")
     }
-    assert {line.split()[0] for line in engineer.splitlines()[1:] if line.strip()} == {
-        "proxy",
-        "proxy-status",
-        "mcp-status",
-        "demo",
-        "plan",
-        "mcp",
-        "fake-server",
-    }
-    assert listed == {
-        "proxy",
-        "proxy-status",
-        "mcp-status",
-        "demo",
-        "plan",
-        "mcp",
-        "fake-server",
-        *LAB_COMMANDS,
-    }
+    engineers = {"proxy", "proxy-status", "mcp-status", "demo", "plan", "mcp", "fake-server"}
+    assert {line.split()[0] for line in engineer.splitlines()[1:] if line.strip()} == engineers
+    assert listed == {*engineers, *LAB_COMMANDS}
 
 
 def test_the_engineers_commands_do_not_load_the_lab() -> None:

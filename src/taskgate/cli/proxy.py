@@ -199,6 +199,15 @@ _SEE = (
 )
 
 
+#: the status commands' shared options
+ApiKey = Annotated[
+    str | None,
+    typer.Option("--api-key", envvar=CLIENT_KEY_VARIABLE, metavar="KEY",
+                 help="A client's API key: see its own (a gate started with no status token)."),
+]  # fmt: skip
+AsJson = Annotated[bool, typer.Option("--json", help="The whole state as JSON.")]
+
+
 def proxy_status(
     conversation: Annotated[
         str | None,
@@ -207,16 +216,8 @@ def proxy_status(
     url: Annotated[
         str, typer.Option("--url", help="The proxy.", metavar="URL")
     ] = "http://127.0.0.1:8100",
-    api_key: Annotated[
-        str | None,
-        typer.Option(
-            "--api-key",
-            envvar=CLIENT_KEY_VARIABLE,
-            metavar="KEY",
-            help="A client's API key: see its conversations (no status token set).",
-        ),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="The whole state as JSON.")] = False,
+    api_key: ApiKey = None,
+    as_json: AsJson = False,
 ) -> None:
     """Print a conversation's checklist (or list the conversations) from a running proxy."""
     status(url, "conversation", conversation, api_key, as_json)
@@ -230,16 +231,8 @@ def mcp_status(
     url: Annotated[
         str, typer.Option("--url", help="The MCP gate's HTTP front.", metavar="URL")
     ] = "http://127.0.0.1:8200",
-    api_key: Annotated[
-        str | None,
-        typer.Option(
-            "--api-key",
-            envvar=CLIENT_KEY_VARIABLE,
-            metavar="KEY",
-            help="A client's key: see its sessions (no status token set).",
-        ),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="The whole state as JSON.")] = False,
+    api_key: ApiKey = None,
+    as_json: AsJson = False,
 ) -> None:
     """Print a session's checklist (or list the sessions) from a running MCP gate."""
     status(url, "session", session, api_key, as_json)

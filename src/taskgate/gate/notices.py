@@ -85,6 +85,10 @@ def plain_refusal(verdict: Verdict, call: Booking, graph: TaskGraph) -> str:
 PLAIN_HEADER = "Task steps, as the gate recorded them from the tools' results:"
 
 
+#: a step's status in plain words (a blocked one says what it waits for)
+_PLAIN_STATUS = {Status.TODO: "ready", Status.DONE: "done", Status.CANCELLED: "cancelled"}
+
+
 def plain_checklist(machine: TaskMachine) -> str:
     """The task's state in plain words, for an engineer's surfaces and their operators (the
     paper's checklist, with its booking vocabulary, is the lab's: ``render_checklist``). Steps
@@ -105,6 +109,6 @@ def plain_checklist(machine: TaskMachine) -> str:
             state = (f"blocked: '{called(gone[0])}' was cancelled" if gone
                      else f"waiting for {waits}")  # fmt: skip
         else:
-            state = {Status.TODO: "ready", Status.DONE: "done"}.get(status, "cancelled")
+            state = _PLAIN_STATUS[status]
         lines.append(f"- {step} ('{called(step)}'): {state}")
     return "\n".join(lines)
