@@ -41,7 +41,8 @@ def test_perfect_agent_prints_one_everywhere(tmp_path: Path) -> None:
         "--out", str(tmp_path / "r"),
     )  # fmt: skip
     ladder = output.split("Error channels")[0]
-    assert ladder.count("1.00 [0.51, 1.00] (4/4)") == 16  # 4 arms x 2 cells x 2 scorings
+    # 4 arms x 2 cells x 2 scorings, each in bold: every rung ties for best
+    assert ladder.count("**1.00** [0.51, 1.00] (4/4)") == 16
 
 
 def test_generate_run_score_report(tmp_path: Path) -> None:

@@ -96,6 +96,16 @@ def test_the_axes_figure_draws_figure_4s_panels_that_the_runs_hold(report: Repor
     assert gates and all(list(ln.get_xdata()) == [0.0, 0.03] for ln in gates)
 
 
+def test_the_axes_figures_legend_gives_each_series_its_own_colour(report: Report) -> None:
+    """Figure 4's legend is the figure's: a series of one panel never shares a colour with a
+    series of another (each panel alone would restart matplotlib's colour cycle)."""
+    fig = axes(report.rows, report.arms)
+    assert fig is not None
+    colours = {c.get_label(): c.lines[0].get_color() for ax in fig.axes for c in ax.containers}
+    assert len(fig.axes) == 2 and len(colours) > len(report.arms)
+    assert len(set(colours.values())) == len(colours)
+
+
 def test_the_model_panel_needs_two_configurations_at_one_cell(tmp_path: Path) -> None:
     runs = []
     for agent in ("scripted:always-book", "scripted:perfect"):

@@ -91,8 +91,8 @@ def test_the_page_says_what_ran_and_what_each_column_counts(report: Any, browser
     assert "card written" in configuration
     cite = page.locator("#cite").text_content() or ""
     assert "How Strongly Should Task State Influence an LLM Agent?" in cite and "Zhang" in cite
-    tip = page.locator("#table-channels th", has_text="Premature").get_attribute("title") or ""
-    assert "blocked when asked" in tip
+    tip = page.locator("#table-channels th").filter(has_text="Premature").first
+    assert "while it was blocked" in (tip.get_attribute("title") or "")
     assert page.locator(".not-drawn").all_text_contents() == []  # every figure drawn
     missing = page.locator(".not-built").all_text_contents()
     assert [m.split(":")[1].strip() for m in missing] == ["Table 14", "Table 15", "Table 16"]

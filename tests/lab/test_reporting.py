@@ -20,12 +20,14 @@ from taskgate.errors import LogFormatError
 from taskgate.lab import EpisodeParams, generate_episode
 from taskgate.lab.episodes.records import BookingRecord, EpisodeRecord, MatchRecord
 from taskgate.lab.reporting import build_report, load_runs
-from taskgate.lab.reporting.paper import OMISSION_COLUMNS, omissions
+from taskgate.lab.reporting.paper import OMISSION_KINDS, OVER_BLOCK_CAUSES, omissions
 from taskgate.lab.rundir import EPISODES, LOG, Run, read_episodes
 from taskgate.lab.runner.config import LadderConfig
 from taskgate.lab.runner.ladder import run_ladder
 from taskgate.lab.scoring.scorer import score_episode
+from taskgate.lab.scoring.stats import holm
 from taskgate.lab.scoring.summary import Entry, Scored
+from taskgate.lab.scoring.table import Table
 
 ARMS = ("raw", "enforcement")
 
@@ -49,13 +51,16 @@ def _column(table: object, row: int, name: str) -> str:
 
 def test_channels_inventory_and_refusals_match_counts_made_by_hand(run: Path) -> None:
     # by hand: the scripted labels, except that once the revision cancels a step, every request
-    # for it is a superseded cue (a redo probe of the cancelled step included)
+    # for it is a superseded cue (a redo probe of the cancelled step included); a channel's rate
+    # is over the scheduled turns of its label (the paper's fixed denominator)
     labels: Counter[str] = Counter()
+    scheduled: Counter[str] = Counter()
     for ep in read_episodes(run / EPISODES):
         revised = next(t.index for t in ep.turns if t.label == "revision")
         for t in ep.turns:
             cancelled = t.index > revised and t.step == ep.revision.cancel
             labels["superseded_cue" if cancelled else t.label] += 1
+            scheduled[t.label] += 1
     report = build_report(load_runs([run]))
     channels = report.table("channels")
     assert channels is not None and [r[1] for r in channels.body] == list(ARMS)
@@ -64,17 +69,25 @@ def test_channels_inventory_and_refusals_match_counts_made_by_hand(run: Path) ->
     titles = {"Re-exec": "redo_probe", "Superseded": "superseded_cue", "Premature": "premature",
               "Omission": "ask", "Refused redo": "legit_redo"}  # fmt: skip
     for title, label in titles.items():
-        assert labels[label] > 0 and _column(channels, 1, title) == f"0.00 (0/{labels[label]})"
+        assert scheduled[label] > 0
+        assert _column(channels, 1, title) == f"0.00 (0/{scheduled[label]})"
     traps = labels["redo_probe"] + labels["superseded_cue"] + labels["premature"]
     assert _column(channels, 1, "refused") == str(traps)
-    # on the raw transcript it executes every request: each trap channel is k/k of its realized
-    # label, nothing is omitted, and the realized labels share out the same step turns
-    realized = 0
-    for title in titles:
+    # Table 7 in the paper's units: agent tokens in thousands, rejected bookings per 128 episodes
+    overhead = report.table("overhead")
+    assert overhead is not None and "total (k)" in overhead.header
+    assert _column(overhead, 1, "rejected /128 ep.") == f"{traps * 128 / 3:.1f}"
+    # on the raw transcript it executes every request: each trap channel fires on every turn of
+    # its label that the state left as scheduled (dynamic ground truth), nothing is omitted
+    kept: Counter[str] = Counter()
+    for e in report.runs.entries:
+        if e.scored.score.arm == "raw":
+            realized = e.scored.score.primary.realized
+            kept.update(t.label for t in e.run.turns if t.index not in realized)
+    for title, label in titles.items():
         k, n = _column(channels, 0, title).split("(")[1].rstrip(")").split("/")
-        assert int(k) == (int(n) if title not in ("Omission", "Refused redo") else 0)
-        realized += int(n)
-    assert realized == sum(labels[label] for label in titles.values())
+        assert int(n) == scheduled[label]
+        assert int(k) == (kept[label] if title not in ("Omission", "Refused redo") else 0)
     inventory = report.table("inventory")
     assert inventory is not None
     primary = inventory.body[0]
@@ -158,19 +171,46 @@ def test_omissions_are_attributed_as_the_table_says(tmp_path: Path) -> None:
                            compiler="scripted", matcher="scripted", compiled_plan=compiled,
                            plan_defects=["empty code"])  # fmt: skip
     table = omissions([_entry(turns, header, ep, tmp_path)], ["enforcement"])
-    got = dict(zip(table.header, table.body[0], strict=True))
-    want = {"over-blocked": 1, "over-blocked: correct ref": 1, "cause: empty code": 1,
-            "ELIGIBLE: declined": 1, "ELIGIBLE: wrong ref": 1, "wrong match": 1,
-            "ELIGIBLE: correct ref refused": 1, "asked back": 0}  # fmt: skip
-    assert {c: int(got[c]) for c in want} == want
+    got = {
+        c: int(v) if v.isdigit() else v for c, v in zip(table.header, table.body[0], strict=True)
+    }
+    # the BLOCKED step (a prerequisite's code empty) and the correct ref the gate refused are
+    # over-blocks of the module's state, each with its cause; the declined ask, the wrong ref
+    # and the wrong match are the agent's and the matcher's
+    want = {"over-blocked": 2, "over-blocked: correct ref": 2, "declined": 1, "wrong ref": 1,
+            "wrong match": 1, "asked back": 0}  # fmt: skip
+    assert {c: got[c] for c in want} == want
+    assert got["cause: empty code"] >= 1
     # the steps left undone make later requests for them omissions too, under the DONE
-    # directive the run had issued; every omission is attributed once
-    kinds = ("asked back", "wrong match", "ELIGIBLE: declined", "ELIGIBLE: wrong ref",
-             "ELIGIBLE: correct ref refused", "over-blocked", "DONE or CANCELLED directive",
-             "other")  # fmt: skip
-    assert int(got["omissions"]) == sum(int(got[c]) for c in kinds) >= 5
-    assert set(OMISSION_COLUMNS) >= set(kinds)
+    # directive the run had issued (over-blocks of a state the agent made); every omission is
+    # attributed once, every over-block to one cause
+    assert got["omissions"] == sum(got[c] for c in OMISSION_KINDS) >= 5
+    assert got["over-blocked"] == sum(got[c] for c in OVER_BLOCK_CAUSES)
     assert got["episodes: defect"] == "1/1" and got["episodes: differ"] == "1/1"
+
+
+@pytest.mark.parametrize(
+    ("compiler", "cause"),
+    [("scripted:empty-code", "cause: empty code"), ("scripted:cancel-left", "cause: cancelled prereq"),
+     ("scripted:rewire-cycle", "cause: rewire"), ("scripted:corrupt", "cause: other")],
+)  # fmt: skip
+def test_every_enforcement_omission_of_a_compile_defect_lands_in_the_papers_columns(
+    tmp_path: Path, compiler: str, cause: str
+) -> None:
+    """Table 10 with a defective compile and an agent that books every correct ref: each
+    omission is an over-block of the compiled state (the correct ref refused or the step
+    blocked), attributed to the defect's root cause; no omission is left outside the paper's
+    categories."""
+    run = _ladder(tmp_path / "run", agent="scripted:perfect", compiler=compiler,
+                  arms=("enforcement",), steps=(10,), episodes=8)  # fmt: skip
+    table = build_report(load_runs([run])).table("omissions")
+    assert table is not None
+    got = {
+        c: int(v) if v.isdigit() else v for c, v in zip(table.header, table.body[0], strict=True)
+    }
+    assert got["omissions"] > 0
+    assert got["omissions"] == got["over-blocked"] == got[cause]
+    assert got["declined"] == got["wrong ref"] == got["no directive"] == 0
 
 
 def _tables(report: object) -> dict[str, object]:
@@ -221,6 +261,51 @@ def test_the_json_report_holds_every_table(run: Path, tmp_path: Path) -> None:
     assert (
         latex.exit_code == 0 and r"\begin{tabular}" in latex.output and "|---|" not in latex.output
     )
+
+
+def test_the_json_report_gives_each_tables_contrasts_its_own_holm_p(
+    run: Path, tmp_path: Path
+) -> None:
+    """Table 2 corrects within model, the inventory (Table 8) over every contrast of a scoring:
+    the JSON gives each table's contrasts with the p its own family adjusts to."""
+    other = _ladder(tmp_path / "obedient", agent="scripted:obedient")
+    report = build_report(load_runs([run, other]))
+    data = report.as_json()["contrasts"]
+    assert isinstance(data, dict) and {"contrasts", "inventory"} <= set(data)
+    for key in ("contrasts", "inventory"):
+        families: dict[tuple[str, str], list[dict[str, object]]] = {}
+        for c in data[key]:
+            families.setdefault((str(c["scoring"]), str(c["family"])), []).append(c)
+        for members in families.values():
+            adjusted = holm([float(c["p"]) for c in members])  # type: ignore[arg-type]
+            assert [c["p_holm"] for c in members] == adjusted
+            assert all(c["family_size"] == len(members) for c in members)
+    own = {(c["config"], c["scoring"]): c["p_holm"] for c in data["contrasts"]}
+    wide = {(c["config"], c["scoring"]): c["p_holm"] for c in data["inventory"]}
+    assert own[("scripted:always-book", "primary")] == 0.25  # alone in its model's family
+    assert wide[("scripted:always-book", "primary")] == 0.5  # one of two in the scoring's
+
+
+def test_the_best_rung_per_column_is_bold_as_the_captions_say(run: Path, tmp_path: Path) -> None:
+    report = build_report(load_runs([run]))
+    ladder = report.table("ladder")
+    assert ladder is not None and ladder.bold == {(1, 1)}  # enforcement, the only column
+    assert r"\textbf{1.00} [" in ladder.render("latex") and "**1.00** [" in ladder.render("md")
+    assert "<strong>1.00</strong> [" in ladder.html()
+    assert ladder.as_json()["bold"] == [{"row": 1, "column": ladder.header[1]}]
+    # ties at the printed precision are all bold, as the paper prints them
+    tie = Table.of("t", "", ["arm", "a"], [["x", "0.934 (1/2)"], ["y", "0.93 (1/2)"]])
+    assert tie.with_best([[(0, 1), (1, 1)]]).bold == {(0, 1)}
+    same = Table.of("t", "", ["arm", "a"], [["x", "0.93 (1/2)"], ["y", "0.93 [0.1]"], ["z", "--"]])
+    assert same.with_best([[(0, 1), (1, 1), (2, 1)]]).bold == {(0, 1), (1, 1)}
+
+
+def test_two_regimes_of_a_scripted_agent_are_two_configurations(run: Path, tmp_path: Path) -> None:
+    """A grid run twice, with and without --think, reports side by side (not as one duplicated
+    configuration) even when its agent is scripted."""
+    think = _ladder(tmp_path / "think", think=True)
+    report = build_report(load_runs([run, think]))
+    assert report.runs.configs == ["scripted:always-book", "scripted:always-book, think"]
 
 
 def _one_line_error(args: list[str]) -> str:

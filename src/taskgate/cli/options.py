@@ -197,6 +197,7 @@ class CellOptions:
             "repair": self.repair,
             "bypass": self.bypass,
             "embedder": self.embedder,
+            "think": self.think,
         }
 
     def rates(self) -> list[float]:

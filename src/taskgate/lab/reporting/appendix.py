@@ -97,9 +97,19 @@ def graph_size(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
                 body.append(line)
     inside = [s for s in scored if s.model in wide and s.score.arm in arms and not s.cell[2]]
     cs = pair_contrasts(inside, list(itertools.pairwise(arms)), within="config")
-    title = "Graph-size sweep: strict success per regime, and per-turn accuracy (Table 15)"
+    title = (
+        "Graph-size sweep: strict success per regime, and per-turn accuracy, best rung per row "
+        "and regime in bold (Table 15)"
+    )
     note = _survivors(cs, "each regime of a model")
-    return Table.of("graph_size", title, header, body, footnote=note)
+    width = len(arms)
+    best = [
+        [(i, 2 + g * width + a) for a in range(width)]
+        for i in range(len(body))
+        for g in range(len(regimes))
+    ]
+    table = Table.of("graph_size", title, header, body, footnote=note)
+    return table.with_best(best).with_contrasts(cs)
 
 
 def _survivors(cs: Sequence[Contrast], declared: str) -> str:
@@ -140,9 +150,13 @@ def variants(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
     header = ["arm"]
     for config, cell in columns:
         header += [f"{config}: {_cell(cell)}", "Holm p vs paper arm"]
-    title = "Prompt-surface variants against their paper arms (Table 16)"
+    title = (
+        "Prompt-surface variants against their paper arms, best row per column in bold (Table 16)"
+    )
     note = family_note(cs, "within model, over all variant contrasts")
-    return Table.of("variants", title, header, body, footnote=note)
+    best = [[(i, j) for i in range(len(body))] for j in range(1, len(header), 2)]
+    table = Table.of("variants", title, header, body, footnote=note)
+    return table.with_best(best).with_contrasts(cs)
 
 
 # -- Table 14 ---------------------------------------------------------------------------------------
@@ -213,7 +227,7 @@ def replication(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
         body.append(line)
     title = "Amended-brief replication against the original grid (Table 14)"
     note = family_note(cs, "within model, over the contrasts printed")
-    return Table.of("replication", title, header, body, footnote=note)
+    return Table.of("replication", title, header, body, footnote=note).with_contrasts(cs)
 
 
 def _shared_cells(rows: Sequence[Row]) -> list[tuple[str, CellKey, str]]:

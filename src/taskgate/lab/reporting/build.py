@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from taskgate.errors import LogFormatError
@@ -40,7 +40,8 @@ class Report:
             "configurations": self.runs.configs,
             "arms": self.arms,
             "rows": [r.json_row() for r in self.rows],
-            "contrasts": [asdict(c) for c in self.contrasts],
+            # per table, the paired tests it prints with the Holm p of its own caption's family
+            "contrasts": {t.key: list(t.contrasts) for t in self.tables if t.contrasts},
             "tables": {t.key: t.as_json() for t in self.tables},
         }
 
@@ -66,7 +67,7 @@ def build_report(runs: RunSet, arms: Sequence[str] | None = None) -> Report:
         head = [rt.ladder(rows, order), rt.ladder(rows, order, da=True)]
         head += [rt.contrasts(within_model)] if len(order) > 1 else []
     else:
-        head = [rt.tools(rows, cs)]
+        head = [rt.tools(rows, cs).with_contrasts(c for c in cs if c.scoring == "primary")]
     tables = [
         *head,
         paper.inventory(rows, cs, order),

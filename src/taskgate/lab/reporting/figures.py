@@ -187,8 +187,9 @@ def axes(rows: Sequence[Row], arms: Sequence[str]) -> Figure | None:
     if not panels:
         return None
     fig, axs = _new(3.0 * len(panels) + 0.4, 2.6, ncols=len(panels))
+    colour = _Palette()  # one colour per series across the panels: the legend is the figure's
     for i, ((name, draw), ax) in enumerate(zip(panels, axs, strict=True)):
-        draw(ax, rows, arms)
+        draw(ax, rows, arms, colour)
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("strict episode success")
         ax.set_title(f"({'abc'[i]}) {name}")
@@ -218,7 +219,25 @@ def _corrupted(rows: Sequence[Row]) -> bool:
     return any(len(v) >= 2 for v in rates.values())
 
 
-def _size_panel(ax: Any, rows: Sequence[Row], arms: Sequence[str]) -> None:
+class _Palette:
+    """A colour per series label, the first unused one of matplotlib's 20-colour cycle (each
+    axes would restart its own cycle, so two panels' series would share colours)."""
+
+    def __init__(self) -> None:
+        self._given: dict[str, str] = {}
+
+    def __call__(self, label: str) -> str:
+        if label not in self._given:
+            colours = matplotlib_module().colormaps["tab20"].colors
+            rgb = colours[(2 * len(self._given)) % 20 + (len(self._given) // 10) % 2]
+            self._given[label] = matplotlib_module().colors.to_hex(rgb)
+        return self._given[label]
+
+
+Colour = Callable[[str], str]
+
+
+def _size_panel(ax: Any, rows: Sequence[Row], arms: Sequence[str], colour: Colour) -> None:
     clean = [r for r in rows if r.corruption == 0]
     configs = list(dict.fromkeys(r.config for r in clean))
     for arm in arms:
@@ -227,11 +246,11 @@ def _size_panel(ax: Any, rows: Sequence[Row], arms: Sequence[str]) -> None:
             who = arm + (f" [{config}]" if len(configs) > 1 else "")
             for rho in sorted({r.density for r in mine}):
                 pts = [r for r in mine if r.density == rho]
-                _curve(ax, pts, lambda r: r.steps, f"{who}, rho={rho:g}")
+                _curve(ax, pts, lambda r: r.steps, f"{who}, rho={rho:g}", colour)
     ax.set_xlabel("graph size S (steps)")
 
 
-def _model_panel(ax: Any, rows: Sequence[Row], arms: Sequence[str]) -> None:
+def _model_panel(ax: Any, rows: Sequence[Row], arms: Sequence[str], colour: Colour) -> None:
     clean = [r for r in rows if r.corruption == 0]
     cell = _model_cell(clean)
     at = [r for r in clean if r.cell == cell]
@@ -239,15 +258,16 @@ def _model_panel(ax: Any, rows: Sequence[Row], arms: Sequence[str]) -> None:
     for arm in arms:
         pts = [(i, r) for i, c in enumerate(configs) for r in at if (r.config, r.arm) == (c, arm)]
         if pts:
+            label = f"{arm} (model axis)"
             ax.errorbar(
                 [i for i, _ in pts], [r.rate for _, r in pts], yerr=_err([r for _, r in pts]),
-                marker="o", ms=3, capsize=2, label=f"{arm} (model axis)",
+                marker="o", ms=3, capsize=2, label=label, color=colour(label),
             )  # fmt: skip
     ax.set_xticks(range(len(configs)), configs, rotation=20, ha="right", fontsize=5)
     ax.set_xlabel(f"agent configuration at S={cell[0]}, rho={cell[1]:g}" if cell else "")
 
 
-def _corruption_panel(ax: Any, rows: Sequence[Row], arms: Sequence[str]) -> None:
+def _corruption_panel(ax: Any, rows: Sequence[Row], arms: Sequence[str], colour: Colour) -> None:
     series: dict[tuple[str, CellKey, str], list[Row]] = defaultdict(list)
     for r in rows:
         if compiled_arm(r.arm):
@@ -255,22 +275,23 @@ def _corruption_panel(ax: Any, rows: Sequence[Row], arms: Sequence[str]) -> None
     for (config, cell, arm), pts in series.items():
         if len(pts) >= 2:
             pts = sorted(pts, key=lambda r: r.corruption)
+            label = f"{arm}, S={cell[0]} [{config}] (corruption)"
             ax.errorbar(
                 [r.corruption for r in pts], [r.rate for r in pts], yerr=_err(pts),
-                marker="o", ms=3, capsize=2, label=f"{arm}, S={cell[0]} [{config}] (corruption)",
+                marker="o", ms=3, capsize=2, label=label, color=colour(label),
             )  # fmt: skip
     ax.set_xscale("symlog", linthresh=1e-3)
     ax.set_xlabel("corruption rate eps")
 
 
-def _curve(ax: Any, pts: list[Row], x: Callable[[Row], float], label: str) -> None:
+def _curve(ax: Any, pts: list[Row], x: Callable[[Row], float], label: str, colour: Colour) -> None:
     """One line of strict success against ``x``, with Wilson error bars (two points or more)."""
     if len(pts) < 2:
         return
     pts = sorted(pts, key=x)
     ax.errorbar(
         [x(r) for r in pts], [r.rate for r in pts], yerr=_err(pts),
-        marker="o", ms=3, capsize=2, label=label,
+        marker="o", ms=3, capsize=2, label=label, color=colour(label),
     )  # fmt: skip
 
 

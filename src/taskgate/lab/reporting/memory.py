@@ -64,7 +64,7 @@ def memory(rows: Sequence[Row], scored: Sequence[Scored]) -> Table:
         )
         if n
     )
-    return Table.of("memory", title, header, body, footnote=note)
+    return Table.of("memory", title, header, body, footnote=note).with_contrasts([*mem, *own])
 
 
 def _by_pair(cs: Sequence[Contrast]) -> dict[tuple[str, CellKey, str], Contrast]:

@@ -49,7 +49,7 @@ def inventory(rows: Sequence[Row], cs: Sequence[Contrast], arms: Sequence[str]) 
         "Ladder inventory: strict successes per arm, adjacent exact McNemar p / Holm p (Table 8)"
     )
     note = family_note(cs, "all contrasts within a scoring")
-    return Table.of("inventory", title, header, body, footnote=note)
+    return Table.of("inventory", title, header, body, footnote=note).with_contrasts(cs)
 
 
 def _think(regime: str | None) -> str:
@@ -64,23 +64,29 @@ def _think(regime: str | None) -> str:
     return f"{word} ({switch})" if switch else word
 
 
+#: Table 10's columns in the paper's order (an omission is declined, a wrong ref or an
+#: over-block; an over-block has one root cause), then this report's extras: corruption injected
+#: by the ablation, and what the paper's matcher-less attribution has no column for
 OMISSION_COLUMNS = (
     "omissions",
-    "asked back",
-    "wrong match",
-    "ELIGIBLE: declined",
-    "ELIGIBLE: wrong ref",
-    "ELIGIBLE: correct ref refused",
+    "declined",
+    "wrong ref",
     "over-blocked",
     "over-blocked: correct ref",
-    "cause: corrupted state",
     "cause: empty code",
     "cause: cancelled prereq",
     "cause: rewire",
     "cause: other",
-    "DONE or CANCELLED directive",
-    "other",
+    "cause: corrupted state",
+    "asked back",
+    "wrong match",
+    "no directive",
 )
+#: the categories that partition the omissions, and the causes that partition the over-blocks
+OMISSION_KINDS = ("declined", "wrong ref", "over-blocked", "asked back", "wrong match",
+                  "no directive")  # fmt: skip
+OVER_BLOCK_CAUSES = ("cause: empty code", "cause: cancelled prereq", "cause: rewire",
+                     "cause: other", "cause: corrupted state")  # fmt: skip
 
 
 @dataclass
@@ -92,16 +98,18 @@ class _Omissions:
 
 
 def omissions(entries: Sequence[Entry], arms: Sequence[str]) -> Table:
-    """Table 10: every omission of an arm that acts on a compiled state, attributed to the
-    runtime's ask-back, a wrong match, an ELIGIBLE directive (the agent declined in prose or
-    with a re-display only, answered with a wrong ref, or wrote the correct ref and the gate
-    refused it: a wrong compiled code or state), a DONE or CANCELLED directive for an eligible
-    step, or an over-block (a BLOCKED directive for a step that was eligible, with the correct
-    ref refused or not) and its root cause: corruption injected into the state (the
-    corrupted-state ablation), a prerequisite with an empty completion code, the cancelled step
-    still a prerequisite after the compiled revision, a prerequisite a compiled rewire brought in
-    that the generator's graph lacks, or other. Episodes: those the compile validator flagged
-    (defect) and those whose compiled graph or revision differs from the generator's
+    """Table 10: every omission of an arm that acts on a compiled state, attributed as the
+    paper does, to the agent, its booking or the module's compiled state: declined (in prose,
+    or with a re-display only), a wrong ref (a code or work order that is not the step's), or
+    an over-block: the module's state kept an eligible step from running (a BLOCKED, DONE or
+    CANCELLED directive, or the correct ref refused), with the correct refs refused counted
+    apart, and one root cause per over-block: a prerequisite's compiled code empty, or the step's
+    own (it can never be booked), the cancelled step still a prerequisite after the compiled
+    revision, a prerequisite a compiled rewire brought in that the generator's graph lacks, or
+    other; corruption injected into the state (the ablation) is a cause of its own. The
+    runtime's ask-back and a matcher's wrong step (the paper's attribution has no matcher
+    column) and a turn with no directive are extras. Episodes: those the compile validator
+    flagged (defect) and those whose compiled graph or revision differs from the generator's
     (differs)."""
     groups: dict[tuple[str, CellKey, str], _Omissions] = defaultdict(lambda: _Omissions(Counter()))
     for e in entries:
@@ -154,16 +162,14 @@ def _attribute(e: Entry, rec: TurnRecord) -> list[str]:
     kind = directive_type(rec.directive)[0] if rec.directive else None
     correct = [b for b in _correct_ref(e, rec) if not b.redisplay]
     refused = [b for b in correct if b.decision == "refuse"]
-    if kind == "BLOCKED":
-        return ["over-blocked", _cause(e, rec)] + (["over-blocked: correct ref"] if refused else [])
+    blocked = kind == "BLOCKED"
+    if blocked or refused or kind in ("DONE", "CANCELLED"):
+        cause = _cause(e, rec) if blocked else _own_cause(e, rec)
+        return ["over-blocked", cause] + (["over-blocked: correct ref"] if refused else [])
     if kind == "ELIGIBLE":
-        if refused:
-            return ["ELIGIBLE: correct ref refused"]
         attempts = [b for b in rec.bookings if not b.redisplay]
-        return ["ELIGIBLE: wrong ref" if attempts else "ELIGIBLE: declined"]
-    if kind in ("DONE", "CANCELLED"):
-        return ["DONE or CANCELLED directive"]
-    return ["other"]
+        return ["wrong ref" if attempts else "declined"]
+    return ["no directive"]
 
 
 def _truth_plan(e: Entry) -> Plan:
@@ -203,6 +209,20 @@ def _cause(e: Entry, rec: TurnRecord) -> str:
     if revision is not None and step in revision.rewires and deps - truth_deps:
         return "cause: rewire"
     return "cause: other"
+
+
+def _own_cause(e: Entry, rec: TurnRecord) -> str:
+    """Why the compiled state kept an eligible step from running though it let it be asked
+    for: its own compiled code empty (no booking can name it), else what the prerequisites
+    say."""
+    plan, step = e.run.header.compiled_plan, rec.step
+    if any(t.corruptions for t in e.run.turns[: rec.index + 1]):
+        return "cause: corrupted state"
+    spec = plan.steps.get(step) if step is not None else None
+    norm = normalize_tool if plan.binding == "tool" else normalize_code
+    if spec is not None and norm(compiled_key(spec, plan.binding)) is None:
+        return "cause: empty code"
+    return _cause(e, rec)
 
 
 def _revision_before(e: Entry, index: int) -> Revision | None:

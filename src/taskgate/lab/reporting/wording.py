@@ -102,9 +102,13 @@ def wording(rows: Sequence[Row], entries: Sequence[Entry], arms: Sequence[str]) 
         ),
     ]
     header = ["arm", *(where(c, k, True) for c, k in columns)]
-    title = "Wording control and matcher stress (Table 4)"
+    title = "Wording control and matcher stress, best rung per column in bold (Table 4)"
     note = "Holm family: per column against the first, over the arms run in both (primary)."
-    return Table.of("wording", title, header, body, footnote=note if len(columns) > 1 else "")
+    # the two success blocks: their rows follow each block's title row
+    blocks = [range(1, 1 + len(present)), range(2 + len(present), 2 + 2 * len(present))]
+    best = [[(i, j) for i in rows_] for rows_ in blocks for j in range(1, len(header))]
+    table = Table.of("wording", title, header, body, footnote=note if len(columns) > 1 else "")
+    return table.with_best(best)
 
 
 def _first_omitted_ask_names_another(e: Entry) -> bool | None:

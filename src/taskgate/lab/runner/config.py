@@ -55,6 +55,9 @@ class LadderConfig:
     bypass: bool = True
     concurrency: int = 8
     embedder: Literal["minilm", "hash"] = "minilm"  # the memory arms' (top-k and Mem0's)
+    #: the thinking regime asked for: a model's budgets; a scripted agent's run is named by it
+    #: too, so that both regimes of one grid stay two configurations
+    think: bool = False
 
     def __post_init__(self) -> None:
         for name in self.arms:

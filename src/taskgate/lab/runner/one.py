@@ -94,9 +94,13 @@ def _memory(
 
 
 def _regime(config: LadderConfig, builder: RoleBuilder) -> str | None:
-    """The agent model's reasoning regime, recorded on each episode-arm (a scripted agent has
-    none)."""
+    """The reasoning regime recorded on each episode-arm: the agent model's. A scripted agent has
+    none unless the run asked for thinking; then the helper model's regime (``think`` where no
+    role calls a model), so that a grid's two regimes stay two configurations."""
     client = builder.clients.agent
-    if client is None or not ROLES.needs_model("agent", config.agent):
+    if client is not None and ROLES.needs_model("agent", config.agent):
+        return client.endpoint.regime
+    if not config.think:
         return None
-    return client.endpoint.regime
+    helper = builder.clients.matcher or builder.clients.compiler
+    return helper.endpoint.regime if helper is not None else "think"

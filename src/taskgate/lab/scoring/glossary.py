@@ -11,21 +11,23 @@ GLOSSARY: dict[str, str] = {
     "arm": "the rung of the ladder (raw transcript, text checklist, self-ledger, directive gate, "
     "enforcement gate) or a control",
     "strict": "strict episode success: the share of episodes with no error on any channel",
-    "Re-exec": "re-execution: a finished step executed again with no redo asked; all such "
-    "executions over the turns that asked for a step already done when asked (k/n; marked "
-    "'several per turn' where one turn held several, which can take it above 1)",
-    "Superseded": "a cancelled step executed; all such executions over the turns that asked for "
-    "a step cancelled when asked (k/n)",
-    "Premature": "a step executed while it was blocked when asked (a prerequisite without its "
-    "receipt, or cancelled); all such executions over the turns that asked for a step blocked "
-    "when asked (k/n)",
-    "Omission": "a requested step the state allows, not executed; over the turns that asked for "
-    "a step the state allowed (k/n)",
+    "Re-exec": "re-execution: a finished step executed again with no redo asked; the redo-probe "
+    "turns of the schedule on which one ran, over the schedule's redo-probe turns (k/n, the "
+    "paper's fixed denominator; each turn once)",
+    "Superseded": "a cancelled step executed; the superseded-cue turns on which one ran, over the "
+    "schedule's superseded-cue turns (k/n)",
+    "Premature": "a step executed while it was blocked (a prerequisite without its receipt, or "
+    "cancelled); the premature-ask turns on which one ran, over the schedule's premature asks "
+    "(k/n)",
+    "Omission": "a requested step the state allows, not executed; the ask turns on which it "
+    "happened, over the schedule's ask turns (k/n)",
     "Refused redo": "an explicitly asked redo not executed (also where an earlier omission left "
-    "the step undone); over the explicit-redo turns (k/n)",
+    "the step undone); over the schedule's explicit-redo turns (k/n)",
     "Unreq. (count)": "executions of a step that no request asked for (a count over the cell)",
     "Unreq./128 ep": "the unrequested count per 128 episodes",
     "refused": "bookings the gate refused (a count)",
+    "all errors (re-exec / superseded / premature / omission / refused redo)": "each channel's "
+    "errors wherever they fell, on any turn (executions; omissions and refused redos are turns)",
     "false compl.": "false completions: the share of refused bookings whose reply says nothing of "
     "a refusal, so that a reader would take the step as done",
     "agreement": "the matcher's agreement with the step the generator wrote the request for",

@@ -14,7 +14,7 @@ from taskgate.core.verdict import Policy
 from taskgate.lab.arms.registry import ARMS
 from taskgate.lab.episodes.models import STEP_LABELS
 from taskgate.lab.scoring.agreement import Agreement, probe_order
-from taskgate.lab.scoring.scorer import CHANNELS, DIRECTIVE_TYPES, TRAP_DIRECTIVES
+from taskgate.lab.scoring.scorer import CHANNELS, DENOMINATOR, DIRECTIVE_TYPES, TRAP_DIRECTIVES
 from taskgate.lab.scoring.stats import wilson
 from taskgate.lab.scoring.summary import CellKey, Contrast, Row
 from taskgate.lab.scoring.table import Format, Table
@@ -66,11 +66,12 @@ def ladder(rows: Sequence[Row], arms: Sequence[str], da: bool = False) -> Table:
                 line.append(rate_ci(r.successes, r.n, r.ci_low, r.ci_high))
         body.append(line)
     header = ["arm", *(where(c, cell, multi) for c, cell in columns)]
+    per_column = [[(i, j) for i in range(len(body))] for j in range(1, len(header))]
     if da:
-        return Table.of("ladder_da", "Decline-aware episode success (Wilson 95% CI)", header, body)
-    return Table.of(
-        "ladder", "Strict episode success (Wilson 95% CI; Tables 2 and 13)", header, body
-    )
+        title = "Decline-aware episode success (Wilson 95% CI; best rung per column in bold)"
+        return Table.of("ladder_da", title, header, body).with_best(per_column)
+    title = "Strict episode success (Wilson 95% CI; best rung per column in bold; Tables 2 and 13)"
+    return Table.of("ladder", title, header, body).with_best(per_column)
 
 
 def contrasts(cs: Sequence[Contrast]) -> Table:
@@ -90,7 +91,8 @@ def contrasts(cs: Sequence[Contrast]) -> Table:
     ]
     header = ["cell", "contrast", "scoring", "discordant", "exact McNemar p", "Holm p"]
     title = "Adjacent rungs, exact McNemar on shared seeds, Holm-corrected within model (Table 2)"
-    return Table.of("contrasts", title, header, body, footnote=family_note(cs, "within model"))
+    table = Table.of("contrasts", title, header, body, footnote=family_note(cs, "within model"))
+    return table.with_contrasts(cs)
 
 
 def family_note(cs: Sequence[Contrast], declared: str) -> str:
@@ -106,8 +108,11 @@ def family_note(cs: Sequence[Contrast], declared: str) -> str:
 
 
 def channels(rows: Sequence[Row]) -> Table:
-    """Each error channel as a rate over its label's turns with the counts (k/n); unrequested as
-    a count and per 128 episodes; refused bookings and the share of false completions (Table 9)."""
+    """Each error channel as the paper's rate (Table 9, App D.2): the turns its label was
+    scheduled on where it fired, over its fixed denominator, the turns the schedule gave that
+    label (k/n); unrequested as a count and per 128 episodes; then, as an extra, each channel's
+    errors wherever they fell (executions; omissions and refused redos are turns); refused
+    bookings and the share of false completions."""
     multi = _multi(rows)
     body = []
     for r in rows:
@@ -118,24 +123,30 @@ def channels(rows: Sequence[Row]) -> Table:
                 line.append(f"{r.channels[c] * 128 / r.n:.1f}")
             else:
                 line.append(_channel_rate(r, c))
+        line.append(" / ".join(str(r.channels[c]) for c in CHANNELS if c in DENOMINATOR))
         line.append(f"{r.refused}")
         line.append("--" if not r.refused else f"{r.false_completions / r.refused:.2f}")
         body.append(line)
     titles = [CHANNEL_TITLES[c] for c in CHANNELS]
     at = CHANNELS.index("unrequested") + 1
     titles[at:at] = ["Unreq./128 ep"]
-    header = ["cell", "arm", "strict", *titles, "refused", "false compl."]
-    title = "Error channels (rate over the label's turns, k/n; unrequested as a count) (Table 9)"
+    header = ["cell", "arm", "strict", *titles, ALL_ERRORS, "refused", "false compl."]
+    title = (
+        "Error channels (errors on the label's turns over its scheduled turns, k/n; unrequested "
+        "as a count) (Table 9)"
+    )
     return Table.of("channels", title, header, body)
 
 
+#: the extra column: every channel's errors wherever they fell, in the rate columns' order
+ALL_ERRORS = "all errors (re-exec / superseded / premature / omission / refused redo)"
+
+
 def _channel_rate(r: Row, c: str) -> str:
-    """``rate (k/n)``: the channel's errors over the turns carrying its label (Table 9's caption);
-    marked where a turn held several, which can take it above 1."""
-    n, k = r.label_turns.get(c, 0), r.channels[c]
-    if not n:
-        return "--" if not k else f"-- ({k} errors, no such turn)"
-    return f"{k / n:.2f} ({k}/{n}{'; several per turn' if k > n else ''})"
+    """``rate (k/n)``: the scheduled turns of the channel's label on which it fired, over the
+    turns the schedule gave that label (never above 1)."""
+    n, k = r.label_turns.get(c, 0), r.channel_on_label.get(c, 0)
+    return "--" if not n else f"{k / n:.2f} ({k}/{n})"
 
 
 def matcher(rows: Sequence[Row]) -> Table:

@@ -41,7 +41,8 @@ from taskgate.protocol.refusals import (
 )
 
 CHANNELS = ("re_execution", "superseded", "premature", "omission", "unrequested", "refused_redo")
-#: The label whose turn count is each channel's denominator (unrequested is reported as a count).
+#: The label whose scheduled turn count is each channel's denominator (unrequested is reported as
+#: a count): the rate counts the turns of that label on which the channel fired (Table 9).
 DENOMINATOR = {
     "re_execution": "redo_probe",
     "superseded": "superseded_cue",
@@ -64,6 +65,11 @@ class Scoring:
     errors: dict[int, list[str]] = field(default_factory=dict)  # turn index -> its channels
     #: turn index -> its realized label, where that differs from the scripted one
     realized: dict[int, str] = field(default_factory=dict)
+    #: the scheduled (scripted) label of each scored turn: the channels' fixed denominators
+    scheduled: Counter[str] = field(default_factory=Counter)
+    #: per channel, the turns scheduled with its label (:data:`DENOMINATOR`) on which it fired,
+    #: each turn once: the numerator of the paper's channel rate (Table 9)
+    on_label: Counter[str] = field(default_factory=Counter)
 
     @property
     def strict(self) -> bool:
@@ -183,6 +189,8 @@ def _copy(s: Scoring) -> Scoring:
         s.correct_turns,
         dict(s.errors),
         dict(s.realized),
+        Counter(s.scheduled),
+        Counter(s.on_label),
     )
 
 
@@ -205,6 +213,7 @@ def _ground_truth(
         truth.authorized = v if redo else None
         label = _realized_label(turn.label, before, redo)
         out.labels[label] += 1
+        out.scheduled[turn.label] += 1
         if label != turn.label:
             out.realized[rec.index] = label
         errors: list[str] = []
@@ -231,6 +240,7 @@ def _ground_truth(
         if errors:
             out.channels.update(errors)
             out.errors[rec.index] = errors
+            out.on_label.update(c for c in set(errors) if DENOMINATOR.get(c) == turn.label)
         out.scored_turns += 1
         out.correct_turns += not errors
     return out

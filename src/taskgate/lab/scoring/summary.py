@@ -179,9 +179,11 @@ class Row:
     matched_labels: dict[str, int] = field(default_factory=dict)  # turns the matcher saw
     ask_backs: dict[str, int] = field(default_factory=dict)  # of those, asked back
     config: str = ""
-    #: each channel's denominator: the turns carrying its label as the state was when each was
-    #: asked (dynamic ground truth, §4.1): a redo probe is a request for a DONE step, and so on
+    #: each channel's denominator: the turns the schedule gave its label (the paper's fixed
+    #: denominator, App D.2: 2 redo probes per episode, and so on)
     label_turns: dict[str, int] = field(default_factory=dict)
+    #: each channel's numerator: the turns of its label on which it fired, each turn once
+    channel_on_label: dict[str, int] = field(default_factory=dict)
     #: episodes in which the agent obeyed every trap directive (BLOCKED, DONE, CANCELLED)
     traps_obeyed: int = 0
     regime: str | None = None  # the agent's reasoning regime (None: a scripted agent)
@@ -237,6 +239,7 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -
     kd = sum(s.decline_aware.strict for s in group)
     channels: Counter[str] = Counter()
     labels: Counter[str] = Counter()
+    on_label: Counter[str] = Counter()
     directives: Counter[str] = Counter()
     obeyed: Counter[str] = Counter()
     matched: Counter[str] = Counter()
@@ -245,7 +248,8 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -
         matched.update(s.matched_labels)
         asked.update(s.ask_backs)
         channels.update(s.primary.channels)
-        labels.update(s.primary.labels)
+        labels.update(s.primary.scheduled)
+        on_label.update(s.primary.on_label)
         directives.update(s.directives)
         obeyed.update(s.obeyed)
     lo, hi = wilson(k, n)
@@ -270,7 +274,7 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -
         / max(1, sum(s.primary.scored_turns for s in group)),
         channels={c: channels[c] for c in CHANNELS},
         channel_rates={
-            c: _ratio(channels[c], labels[DENOMINATOR[c]]) for c in CHANNELS if c in DENOMINATOR
+            c: _ratio(on_label[c], labels[DENOMINATOR[c]]) for c in CHANNELS if c in DENOMINATOR
         },
         refused=refused,
         false_completions=sum(s.false_completions for s in group),
@@ -288,6 +292,7 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -
         config=config,
         scored_turns=sum(s.primary.scored_turns for s in group),
         label_turns={c: labels[DENOMINATOR[c]] for c in CHANNELS if c in DENOMINATOR},
+        channel_on_label={c: on_label[c] for c in CHANNELS if c in DENOMINATOR},
         traps_obeyed=sum(
             all(s.obeyed[t] == s.directives[t] for t in TRAP_DIRECTIVES) for s in group
         ),

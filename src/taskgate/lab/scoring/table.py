@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from taskgate.lab.scoring.glossary import GLOSSARY
+
+if TYPE_CHECKING:
+    from taskgate.lab.scoring.summary import Contrast
 
 Format = Literal["md", "latex"]
 
@@ -37,6 +41,29 @@ def _md_cell(text: str) -> str:
     return text.replace("|", r"\|").replace("\n", " ")
 
 
+Cell = tuple[int, int]  # (row of the body, column)
+_LEAD = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _lead(text: str) -> tuple[str, str]:
+    """A cell's leading number and the rest (``("", text)`` when it starts with none)."""
+    m = _LEAD.match(text)
+    return (m.group(), text[m.end() :]) if m else ("", text)
+
+
+def best_cells(body: Sequence[Sequence[str]], groups: Iterable[Iterable[Cell]]) -> frozenset[Cell]:
+    """In each group of cells, those whose leading number is the group's largest as printed
+    (ties at the printed precision are all best, as the paper bolds them)."""
+    out: set[Cell] = set()
+    for group in groups:
+        printed = {c: _lead(body[c[0]][c[1]])[0] for c in group}
+        values = {c: float(v) for c, v in printed.items() if v}
+        if values:
+            top = max(values.values())
+            out.update(c for c, v in values.items() if v == top)
+    return frozenset(out)
+
+
 @dataclass(frozen=True)
 class Table:
     """A titled grid of strings; ``key`` names it in ``--json`` and in the HTML report."""
@@ -47,6 +74,9 @@ class Table:
     body: tuple[tuple[str, ...], ...]
     note: str = ""  # said before the table: what it counts
     footnote: str = ""  # said under it: its Holm family, the contrasts that survive
+    bold: frozenset[Cell] = frozenset()  # the best cells, as the caption says ("best rung ...")
+    #: the paired tests it prints, each with the Holm p of this table's own family (JSON objects)
+    contrasts: tuple[dict[str, object], ...] = ()
 
     @classmethod
     def of(
@@ -63,13 +93,38 @@ class Table:
     def __bool__(self) -> bool:
         return bool(self.body)
 
+    def with_contrasts(self, contrasts: Iterable[Contrast]) -> Table:
+        """This table with the paired tests it prints, each with its own family's Holm p."""
+        rows = tuple(dataclasses.asdict(c) for c in contrasts)
+        return dataclasses.replace(self, contrasts=self.contrasts + rows)
+
+    def with_best(self, groups: Iterable[Iterable[Cell]]) -> Table:
+        """This table with the best cell of each group in bold (see :func:`best_cells`)."""
+        return dataclasses.replace(self, bold=self.bold | best_cells(self.body, groups))
+
+    def _marked(self, wrap: str, escape: Callable[[str], str]) -> list[list[str]]:
+        """The body's cells escaped, the leading number of each bold one wrapped (``{}`` in
+        ``wrap`` stands for it)."""
+        out = []
+        for i, row in enumerate(self.body):
+            line = []
+            for j, cell in enumerate(row):
+                lead, rest = _lead(cell)
+                bold = (i, j) in self.bold and lead
+                line.append(wrap.format(escape(lead)) + escape(rest) if bold else escape(cell))
+            out.append(line)
+        return out
+
     def render(self, fmt: Format) -> str:
         if fmt == "md":
             lines = ["| " + " | ".join(map(_md_cell, self.header)) + " |"]
             lines.append("|" + "---|" * len(self.header))
-            lines += ["| " + " | ".join(map(_md_cell, r)) + " |" for r in self.body]
+            lines += ["| " + " | ".join(r) + " |" for r in self._marked("**{}**", _md_cell)]
             return "\n".join(lines)
-        esc = [[latex_escape(c) for c in r] for r in (self.header, *self.body)]
+        esc = [
+            [latex_escape(c) for c in self.header],
+            *self._marked(r"\textbf{{{}}}", latex_escape),
+        ]
         cols = "l" + "c" * (len(self.header) - 1)
         lines = [rf"\begin{{tabular}}{{{cols}}}", r"\toprule", " & ".join(esc[0]) + r" \\"]
         lines.append(r"\midrule")
@@ -85,7 +140,8 @@ class Table:
             for h in self.header
         )
         rows = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in self.body
+            "<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>"
+            for r in self._marked("<strong>{}</strong>", html.escape)
         )
         note = f'<p class="note">{html.escape(self.note)}</p>' if self.note else ""
         foot = f'<p class="note footnote">{html.escape(self.footnote)}</p>' if self.footnote else ""
@@ -102,4 +158,5 @@ class Table:
             "footnote": self.footnote,
             "header": list(self.header),
             "rows": [dict(zip(self.header, r, strict=True)) for r in self.body],
+            "bold": [{"row": i, "column": self.header[j]} for i, j in sorted(self.bold)],
         }

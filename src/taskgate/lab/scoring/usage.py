@@ -108,13 +108,13 @@ def overhead(entries: Sequence[Entry], arms: Sequence[str]) -> Table:
             where(r.config, r.cell, multi),
             r.arm,
             f"{r.agent_calls:.1f}",
-            f"{r.prompt:.0f}",
-            f"{r.completion:.0f}",
-            f"{r.total:.0f}",
+            f"{r.prompt / 1000:.1f}",
+            f"{r.completion / 1000:.1f}",
+            f"{r.total / 1000:.1f}",
             "--" if r.ratio_to_raw is None else f"{r.ratio_to_raw:.2f}",
             f"{r.matcher_calls:.1f}",
             f"{r.compiler_tokens:.0f}",
-            str(r.refused),
+            f"{r.refused * 128 / r.episodes:.1f}",
             str(r.failed_calls),
             "--" if r.prefix_share is None else f"{r.prefix_share:.3f}",
             f"{r.model_seconds:.2f}",
@@ -126,13 +126,13 @@ def overhead(entries: Sequence[Entry], arms: Sequence[str]) -> Table:
         "cell",
         "arm",
         "agent calls",
-        "prompt",
-        "completion",
-        "total",
+        "prompt (k)",
+        "completion (k)",
+        "total (k)",
         "x raw",
         "matcher calls",
         "compile tokens",
-        "refused",
+        "rejected /128 ep.",
         "failed calls",
         "prefix share",
         "model s",
@@ -140,7 +140,8 @@ def overhead(entries: Sequence[Entry], arms: Sequence[str]) -> Table:
     ]
     title = "Overhead per episode (agent tokens, matcher and compile calls, time; Table 7)"
     note = (
-        "Per episode means; refused and failed calls are totals. model s: the latency of every "
+        "Per episode means, agent tokens in thousands (the paper's units); rejected bookings per "
+        "128 episodes (the paper's grid), failed calls a total. model s: the latency of every "
         "model call of the episode-arm, summed; wall s: from its start to its end record."
     )
     return Table.of("overhead", title, header, body, note)
