@@ -34,6 +34,7 @@ from taskgate.lab.runcard import load as load_card
 from taskgate.lab.rundir import LOG, read_log
 from taskgate.lab.scoring.report import ALL_ERRORS, p_value
 from taskgate.lab.scoring.report import channels as report_channels
+from taskgate.lab.scoring.report import tools as report_tools
 from taskgate.lab.scoring.scorer import score_episode
 from taskgate.lab.scoring.stats import holm
 from taskgate.lab.scoring.summary import Scored, _row, adjacent_contrasts, pair_contrasts
@@ -177,6 +178,19 @@ def test_a_channel_rate_counts_each_turn_of_its_label_once_over_the_scheduled_tu
     line = table.body[0]
     assert line[table.header.index("Re-exec")] == "0.50 (1/2)"
     assert line[table.header.index(ALL_ERRORS)].startswith(f"{redone} / ")
+
+
+def test_table_19s_error_totals_are_turn_counts_as_its_caption_says() -> None:
+    """Table 19: "error totals (turn counts summed over the 50 episodes)": a turn that re-executes
+    several finished steps counts once."""
+    ep = EPISODES[0]
+    probe = next(t.index for t in ep.turns if t.label == "redo_probe")
+    _, score = run_patched(ep, "raw", {probe: _rebook_everything_done(ep)})
+    row = _row((10, 0.15, 0.0), "raw", [score])
+    assert row.channels["re_execution"] >= 2 and row.channel_turns["re_execution"] == 1
+    table = report_tools([row], [])
+    errors = table.body[0][table.header.index("errors (prem. / unreq. / redo / omit.)")]
+    assert errors.split(" / ")[2] == "1"
 
 
 def test_an_error_off_its_label_stays_out_of_the_channels_rate() -> None:

@@ -212,14 +212,13 @@ def tools(rows: Sequence[Row], cs: Sequence[Contrast]) -> Table:
     """Table 19 of the paper (the real-tool harness): per cell and arm, strict success with its
     Wilson interval, the exact McNemar p against the previous rung (unadjusted, shared seeds),
     the enforcement refusals, and the error totals: premature / unrequested / re-execution /
-    omission, with superseded executions and refused redos added when there are any. The first
-    three count executions (a batch of three premature calls in one turn is three), omissions and
-    refused redos count turns."""
+    omission, with superseded executions and refused redos added when there are any, each as the
+    caption says, turn counts (a turn with three premature calls counts once)."""
     multi = _multi(rows)
     p_prev = {(c.config, c.cell, c.upper): c.p for c in cs if c.scoring == "primary"}
     body = []
     for r in rows:
-        ch = r.channels
+        ch = r.channel_turns
         errors = (
             f"{ch['premature']} / {ch['unrequested']} / {ch['re_execution']} / {ch['omission']}"
         )
@@ -251,7 +250,7 @@ def tools(rows: Sequence[Row], cs: Sequence[Contrast]) -> Table:
         "95% CI",
         "p vs prev",
         "refused",
-        "errors (prem. / unreq. / redo / omit.)",  # executions; omissions are turns
+        "errors (prem. / unreq. / redo / omit.)",  # turns
     ]
     title = (
         "Tool-dispatch harness (Table 19): strict success, Wilson 95% CI, exact McNemar p "

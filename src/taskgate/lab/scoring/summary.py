@@ -184,6 +184,8 @@ class Row:
     label_turns: dict[str, int] = field(default_factory=dict)
     #: each channel's numerator: the turns of its label on which it fired, each turn once
     channel_on_label: dict[str, int] = field(default_factory=dict)
+    #: per channel, the turns on which it fired, whatever their label (Table 19's turn counts)
+    channel_turns: dict[str, int] = field(default_factory=dict)
     #: episodes in which the agent obeyed every trap directive (BLOCKED, DONE, CANCELLED)
     traps_obeyed: int = 0
     regime: str | None = None  # the agent's reasoning regime (None: a scripted agent)
@@ -240,6 +242,7 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -
     channels: Counter[str] = Counter()
     labels: Counter[str] = Counter()
     on_label: Counter[str] = Counter()
+    turns: Counter[str] = Counter()
     directives: Counter[str] = Counter()
     obeyed: Counter[str] = Counter()
     matched: Counter[str] = Counter()
@@ -250,6 +253,7 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -
         channels.update(s.primary.channels)
         labels.update(s.primary.scheduled)
         on_label.update(s.primary.on_label)
+        turns.update(c for errors in s.primary.errors.values() for c in set(errors))
         directives.update(s.directives)
         obeyed.update(s.obeyed)
     lo, hi = wilson(k, n)
@@ -293,6 +297,7 @@ def _row(cell: CellKey, arm: str, group: list[EpisodeScore], config: str = "") -
         scored_turns=sum(s.primary.scored_turns for s in group),
         label_turns={c: labels[DENOMINATOR[c]] for c in CHANNELS if c in DENOMINATOR},
         channel_on_label={c: on_label[c] for c in CHANNELS if c in DENOMINATOR},
+        channel_turns={c: turns[c] for c in CHANNELS},
         traps_obeyed=sum(
             all(s.obeyed[t] == s.directives[t] for t in TRAP_DIRECTIVES) for s in group
         ),
