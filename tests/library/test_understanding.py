@@ -533,6 +533,44 @@ def test_plain_confirmations_seen_in_public_dialogues_confirm(message: str) -> N
     assert runs(message, PROPOSAL, "reserve_table", TABLE).admitted
 
 
+def test_a_counter_offer_of_other_details_carries_the_details_confirmed_before() -> None:
+    """ "How about 8:30 pm for $40?" after a confirmed booking that did not go through: a yes
+    authorizes the call at the new time with the details confirmed before, not the old time."""
+    gate = GateSession(TABLES)
+    asyncio.run(gate.open_message("Yes please.", READ, ask_back=False, agent=TERSE))
+    offer = "How about 8:30 pm for $40?"
+    asyncio.run(gate.open_message("That works for me.", READ, ask_back=False, agent=offer,
+                                  earlier=[(TERSE, "Yes please.")]))  # fmt: skip
+    assert gate.judge([Call("reserve_table", arguments={**TABLE, "time": "20:30"})])[0].admitted
+    assert not gate.judge([Call("reserve_table", arguments=TABLE)])[0].admitted  # the old time
+
+
+def test_a_day_said_relative_to_today_states_the_calls_date() -> None:
+    agent = "Please confirm your visit to Greentree Terrace Apartments next Tuesday."
+    visit = Plan.model_validate({"binding": "tool", "steps": {"visit": {
+        "tool": "schedule_visit", "text": "book a property tour"}}})  # fmt: skip
+    args = {"property_name": "Greentree Terrace Apartments", "visit_date": "2019-03-05"}
+    assert runs("That sounds great!", agent, "schedule_visit", args, visit).admitted
+    other = {**args, "property_name": "Coffeetree Apartments"}
+    assert not runs("That sounds great!", agent, "schedule_visit", other, visit).admitted
+
+
+@pytest.mark.parametrize(
+    "message", ["Nice.", "Super.", "That's the plan.", "Right. Is it expensive?",
+                "Thank you very much.", "Thanks. How long does that take?"],
+)  # fmt: skip
+def test_a_thanks_or_a_word_of_approval_for_details_asked_to_be_confirmed_confirms(
+    message: str,
+) -> None:
+    assert runs(message, TERSE, "reserve_table", TABLE).admitted
+
+
+@pytest.mark.parametrize("message", ["Thanks, that's all.", "No thanks.", "Thank you, bye!"])
+def test_a_thanks_that_closes_or_declines_confirms_nothing(message: str) -> None:
+    assert not runs(message, TERSE, "reserve_table", TABLE).admitted
+    assert not runs("Thanks!", OFFER, "reserve_table", TABLE).admitted  # an offer, not a recap
+
+
 @pytest.mark.parametrize(
     "message",
     ["I would like a BMW please.", "Can you do it for 9pm please?",

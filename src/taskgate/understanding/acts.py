@@ -72,10 +72,19 @@ _ITEM = re.compile(
     r"(?!to\b)|i (?:found|have found)|there (?:is|are))\b",
     IC,
 )
+#: "How about 8:20 am for $29?": a counter-offer of details (a time, a price, a day), no item
+_DETAILS_ABOUT = re.compile(
+    r"\b(?:how|what) about ((?:[\s\d:$.,]|\b(?:am|pm|for|at|on|a|an|the|trying|leaving|"
+    r"departing|ticket|tickets|bus|seat|seats|one|instead|then|today|tomorrow|tonight|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|"
+    r"jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*|st|nd|rd|th)\b)+)\??\s*$",
+    IC,
+)
 _FAILED = re.compile(
     r"\b(?:couldn'?t|could not|cannot|can'?t|was(?:n'?t| not) able|unable|failed|"
     r"did(?:n'?t| not) go through|unfortunately|no longer|not available|isn'?t available|"
-    r"fail(?:ed)? to|no (?:more )?(?:openings?|availability|seats|tickets|rooms|slots|vacanc(?:y|ies)))"
+    r"fail(?:ed)? to|sold out|sorry,? (?:\w+ ){0,3}(?:booked|full)|"
+    r"no (?:more )?(?:openings?|availability|seats|tickets|rooms|slots|vacanc(?:y|ies)))"
     r"\b",
     IC,
 )
@@ -151,6 +160,12 @@ _AUX_FIRST = re.compile(
 )
 
 
+def counter_offer(message: str) -> bool:
+    """Whether the agent's message offers other details for what was asked ("How about 8:20 am
+    for $29?"), as after a booking that could not be made."""
+    return bool(_DETAILS_ABOUT.search(_last_sentence(message[-AGENT_CHARS:].strip())))
+
+
 def _last_sentence(text: str) -> str:
     parts = re.split(r"(?<=[.!?])\s+", text)
     return parts[-1] if parts else text
@@ -162,7 +177,7 @@ def read_agent(message: str) -> AgentAct:
     if not m:
         return AgentAct()
     details = len(_DETAIL.findall(m))
-    item = bool(_ITEM.search(m))
+    item = bool(_ITEM.search(m)) and not _DETAILS_ABOUT.search(_last_sentence(m))
     action = bool(_ACTS.search(m)) or (not item and (bool(_RESTATE.search(m)) or details >= 2))
     done = bool(_DONE.search(m))
     asks = bool(_WH_QUESTION.search(m))
@@ -213,7 +228,10 @@ _YES_START = re.compile(
     r"i(?:'ll| will) (?:take|try)|i like|this one|"
     r"that one|you got it|you bet|(?:that'?s|that is) (?:just )?the ticket|that(?:'ll| will) "
     r"do|sounds about right|(?:that )?(?:will )?fits? the bill|on point|very much so|"
-    r"(?:permission )?(?:granted|allowed)|ye[sp])\b",
+    r"(?:permission )?(?:granted|allowed)|ye[sp]|nice|super|superb|splendid|rad|right|"
+    r"(?:that(?:'?s| is| was)|this is|it is) (?:the|my|what i) (?:plan|request|asked for|wanted)|"
+    r"my request is (?:that|this)|you nailed it|(?:your|you'?re) recap is (?:spotless|right|"
+    r"correct|perfect))\b",
     IC,
 )
 _YES_ANY = re.compile(
@@ -231,6 +249,7 @@ _YES_ANY = re.compile(
 #: a plain yes that leads a question ("Yes, what is the address?"): the yes still stands
 _YES_LEAD = re.compile(
     r"^(?:(?:oh|well|wow)[,.! ]+)?(?:(?:yes|yeah|yep|yup|yes please)\b\s*[,.!]?|(?:sure|perfect|"
+    r"right|nice|great|good|fine|cool|awesome|super|excellent|wonderful|"
     r"correct|approved|confirmed|i accept|i agree|i confirm|sounds (?:good|great|perfect)|that(?:'?s| is| sounds| would be| will "
     r"be)? (?:great|good|perfect|fine|correct|right))\s*[,.!])\s*\w",
     IC,
@@ -264,7 +283,7 @@ _NO_STRONG = re.compile(
     r"\b(?:cancel|forget|scrap|drop|stop|hold off on)\s+(?:it|that|this|them|everything|the)\b|"
     r"\bforget (?:about )?it\b|\bdon'?t (?:do|book|buy|send|pay|order|go ahead|proceed|bother|"
     r"reserve|schedule|place|submit)\b|\bdo not (?:do|book|buy|send|pay|order|proceed)\b|"
-    r"\b(?:too|very) (?:expensive|pricey|much|late|early|far)\b|\bbut not\b|\bnot (?:now|today|"
+    r"\b(?:too|(?<!thank you )(?<!thanks )very) (?:expensive|pricey|much|late|early|far)\b|\bbut not\b|\bnot (?:now|today|"
     r"yet|this time)\b|\b(?:didn'?t|don'?t|do not) want(?: (?:it|that|this|them|to (?:book|buy|reserve|"
     r"go ahead|proceed|do (?:it|that)|pay|order|schedule|send|confirm))\b| *(?:[.!,;]|$))|\bnever ?mind\b|\bi'?ll pass\b|"
     r"\bi (?:never|didn'?t|did not) (?:say|ask)|\bi said no\b|\bunder no circumstances\b|"
@@ -405,6 +424,12 @@ def read_user(message: str, agent: str = "") -> UserAct:
         bool(_THANKS.search(low)) and not values(low) and not _ASKS_FOR.search(
             low.replace("please", ""))
     )  # fmt: skip
+    if closing and not (yes or no or _BYE.search(low)) and _THANKS.search(low):
+        # thanks for details the agent asked to be confirmed accepts them ("Confirming a table
+        # for 2 at 7 pm." "Thanks!"); a thanks with "that's all" or "bye" closes
+        tail = agent[-AGENT_CHARS:]
+        yes = bool(_ASK_CONFIRM.search(tail) or _CONFIRM_CUE.search(tail))
+        closing = not yes
     polite = bool(_POLITE.match(low))  # "can you send it?" asks for something to be done
     question = not polite and ("?" in t or bool(_QUESTION_START.search(low)))
     return UserAct(
@@ -438,9 +463,17 @@ _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
 
 
+#: a day said relative to today ("tomorrow", "next Monday"): the agent's own resolution of it is
+#: the call's date, which the words cannot contradict
+_RELATIVE_DAY = re.compile(
+    r"\b(?:today|tonight|tomorrow|day after tomorrow|(?:(?:next|this|coming) )?"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b"
+)
+
+
 def spoken_forms(value: str) -> list[re.Pattern[str]]:
-    """How an argument value may be said in a message: an ISO date as "March 2nd" or "2nd of
-    March", a 24-hour time as "6:30 pm", a count as a digit or a word, any other text as itself."""
+    """How an argument value may be said in a message: an ISO date as "March 2nd", "2nd of
+    March", "the 2nd" or a day relative to today ("tomorrow", "next Monday"), a 24-hour time as "6:30 pm", a count as a digit or a word, any other text as itself."""
     v = value.strip().lower()[:200]
     if v in ("", "true", "false", "dontcare", "none", "null"):
         return []
@@ -450,7 +483,8 @@ def spoken_forms(value: str) -> list[re.Pattern[str]]:
             return [re.compile(re.escape(v))]
         name = _MONTHS[month - 1]
         return [re.compile(rf"\b{name} {day}(?:st|nd|rd|th)?\b|\b{day}(?:st|nd|rd|th)? of {name}\b"
-                           rf"|\b{re.escape(v)}\b")]  # fmt: skip
+                           rf"|\b{re.escape(v)}\b|\bthe {day}(?:st|nd|rd|th)\b"),
+                _RELATIVE_DAY]  # fmt: skip
     if m := _CLOCK.fullmatch(v):
         hour, minute = int(m.group(1)), m.group(2)
         h12 = hour % 12 or 12

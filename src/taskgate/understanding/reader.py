@@ -36,6 +36,7 @@ from taskgate.roles import Match, Matcher
 from taskgate.understanding.acts import (
     AGENT_CHARS,
     USER_CHARS,
+    counter_offer,
     read_agent,
     read_user,
     spoken_forms,
@@ -448,7 +449,8 @@ def revised(
     failure ("I couldn't book it; how about 6:20 pm?"), confirmed the proposal that failed. Their details count for the call only where the
     new proposal states nothing else of the kind (:meth:`Reading.confirms`)."""
     parts: list[str] = []
-    kinds = {"change", "confirm"} if read_agent(reading.proposal).failed else {"change"}
+    again = read_agent(reading.proposal).failed or counter_offer(reading.proposal)
+    kinds = {"change", "confirm"} if again else {"change"}
     for agent, user in list(earlier)[-REVISIONS:][::-1]:
         if rules._read(plan, user, agent).kind not in kinds:
             break
