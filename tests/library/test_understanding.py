@@ -565,6 +565,19 @@ def test_a_thanks_or_a_word_of_approval_for_details_asked_to_be_confirmed_confir
     assert runs(message, TERSE, "reserve_table", TABLE).admitted
 
 
+def test_a_reply_naming_another_item_is_a_change_not_a_yes() -> None:
+    """STAR: "I'll try Old Town Inn" after the Shadyside Inn was proposed is a new choice."""
+    agent = "Alright, the Shadyside Inn ticks all of your boxes, can I book this room for you?"
+    hotel = Plan.model_validate({"binding": "tool", "steps": {"room": {
+        "tool": "book_hotel", "text": "book a hotel room"}}})  # fmt: skip
+    for message in ("I'll try Old Town Inn", "I'd rather stay at the Old Town Inn"):
+        assert READ.read(hotel, message, agent).kind == "change"
+        assert not runs(message, agent, "book_hotel", {"hotel": "Shadyside Inn"}, hotel).admitted
+    # a name the proposal holds, or a name beside a plain yes, changes nothing
+    assert READ.read(hotel, "Shadyside Inn is fine, book it.", agent).kind == "confirm"
+    assert runs("Yes please, Alexis will love it.", agent, "book_hotel", {}, hotel).admitted
+
+
 @pytest.mark.parametrize("message", ["Thanks, that's all.", "No thanks.", "Thank you, bye!"])
 def test_a_thanks_that_closes_or_declines_confirms_nothing(message: str) -> None:
     assert not runs(message, TERSE, "reserve_table", TABLE).admitted

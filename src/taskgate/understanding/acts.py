@@ -31,7 +31,8 @@ _ASK_CONFIRM = re.compile(
 _CONFIRM_CUE = re.compile(
     r"\b(?:confirm(?:ing|ation)?\b(?!ed)|verify|to review|review (?:the|these)|recap|to make sure|"
     r"make sure|double[- ]check|just to clarify|to be clear|ensure that|with your approval|"
-    r"approve|if (?:that'?s|that is|this is) (?:fine|ok|okay|alright|correct|right)|"
+    r"approve|approval|(?:do|did) i (?:understand|get|have) (?:(?:that|this|it|you|everything) )?"
+    r"(?:right|correctly)|if (?:that'?s|that is|this is) (?:fine|ok|okay|alright|correct|right)|"
     r"is (?:that|this) what you want|(?:is|are) (?:that|this|these|it|everything|the details?) "
     r"(?:correct|right|ok|okay|accurate|good|fine)|(?:correct|right|ok|okay|accurate|alright|fine)\s*\?|"
     r"sound (?:good|right|ok|okay)\s*\?|did i get that right|(?:got|have) (?:this|that|everything|"
@@ -83,7 +84,8 @@ _DETAILS_ABOUT = re.compile(
 _FAILED = re.compile(
     r"\b(?:couldn'?t|could not|cannot|can'?t|was(?:n'?t| not) able|unable|failed|"
     r"did(?:n'?t| not) go through|unfortunately|no longer|not available|isn'?t available|"
-    r"fail(?:ed)? to|sold out|sorry,? (?:\w+ ){0,3}(?:booked|full)|"
+    r"fail(?:ed)? to|sold out|sorry,? (?:\w+ ){0,3}(?:booked|full)|unavailable|unsuccessful|"
+    r"(?:was|were|is|are)(?:n'?t| not) (?:available|successful)|"
     r"no (?:more )?(?:openings?|availability|seats|tickets|rooms|slots|vacanc(?:y|ies)))"
     r"\b",
     IC,
@@ -107,7 +109,7 @@ _DONE = re.compile(
     r"sent|started|playing|on (?:the|its|their) way|effective|finalized|complete)\b|"
     r"\bi(?:'ve| have) (?:\w+ )?(?:booked|reserved|made|confirmed|scheduled|added|set|purchased|"
     r"bought|sent|started|transferred|played|put|arranged|placed|drafted|filed|created)\b|"
-    r"\bsuccessful(?:ly)?\b|\bnow playing\b|\b(?:enjoy|have fun)\b",
+    r"(?<!not )(?<!n't )\bsuccessful(?:ly)?\b|\bnow playing\b|\b(?:enjoy|have fun)\b",
     IC,
 )
 _WH_QUESTION = re.compile(
@@ -217,7 +219,7 @@ _YES_START = re.compile(
     r"wonderful|terrific|fantastic|sounds (?:good|great|fine|perfect|right|nice|ok|okay|like a)|"
     r"that(?:'?s| is| would be| will be| will| would| should| seems| sounds| works)(?: \w+){0,2} "
     r"(?:right|correct|fine|good|great|perfect|it|ok|okay|work|works|what|all|exactly|ideal|"
-    r"nice|wonderful|awesome|excellent|amazing|lovely|brilliant)|that works|"
+    r"nice|wonderful|awesome|excellent|amazing|lovely|brilliant|cool)|that works|"
     r"you(?:'ve| have)? (?:got |have )?(?:it|that|this|everything|all)(?: \w+){0,2} "
     r"(?:right|correct)|this (?:is|works|sounds) (?:right|correct|fine|"
     r"good|great|perfect|ok|okay)|it(?:'s| is| does| works| sounds| would| will)(?: \w+)? (?:fine|"
@@ -386,6 +388,22 @@ def _sentences(text: str) -> list[str]:
     return [p for p in re.split(r"(?<=[.!?])\s+", text) if p.strip()]
 
 
+_NAME = re.compile(r"(?<=[a-z0-9,;:] )[A-Z][a-zA-Z'&-]+(?: [A-Z][a-zA-Z'&-]+)*")
+_NOT_NAMES = frozenset(["i", "i'm", "i'd", "i'll", "i've", "ok", "okay", "yes", "no", "thanks"])
+
+
+def new_names(message: str, agent: str) -> bool:
+    """Whether the user's message names something the agent's did not ("I'll try Old Town Inn"
+    after "the Shadyside Inn ... can I book this room?"): a capitalized name inside a sentence
+    with a word the agent's message does not have."""
+    said = set(re.findall(r"[a-z0-9']+", agent[-AGENT_CHARS:].lower()))
+    for m in _NAME.finditer(message[:USER_CHARS]):
+        words = [w.strip("'") for w in m.group().lower().split() if w not in _NOT_NAMES]
+        if any(len(w) >= 3 and w not in said for w in words):
+            return True
+    return False
+
+
 def read_user(message: str, agent: str = "") -> UserAct:
     """What the user's message does, read against the agent's message before it."""
     t = message[:USER_CHARS].strip()
@@ -395,7 +413,8 @@ def read_user(message: str, agent: str = "") -> UserAct:
     no = bool(_NO_START.search(low) or _NO_ANY.search(first)) or declines
     sentences = _sentences(low)
     said = [s for s in sentences if not s.rstrip().endswith("?")]  # a question says no yes
-    head = re.split(r"[,;]|\s-+\s|\s\u2014\s", sentences[0])[0] if sentences else ""
+    head = re.split(r"[,;]|\s-+\s|\s\u2014\s|\band (?=(?:can|could|may|what|how|is|are|do|does|will)\b)",
+                    sentences[0])[0] if sentences else ""  # fmt: skip
     opening = "" if head.rstrip().endswith("?") or _QUESTION_START.match(head) else head
     yes = not no and (
         bool(opening and _YES_START.match(opening))
@@ -404,6 +423,9 @@ def read_user(message: str, agent: str = "") -> UserAct:
         or bool(sentences and _YES_LEAD.match(sentences[0]))
         or any(_YES_ANY.search(s) for s in said)
     )
+    renamed = bool(agent) and new_names(t, agent)
+    if renamed and re.match(r"\s*i(?:'ll| will) (?:take|try|go with)\b", low):
+        yes = False  # "I'll try Old Town Inn": another choice, not the proposal
     stated = " ".join(s for s in _sentences(t) if not s.rstrip().endswith("?"))
     new = values(stated) - values(agent[-AGENT_CHARS:]) - {"1"} if stated else set()
     first_new = set() if first.strip() not in stated.lower() else (
@@ -411,6 +433,7 @@ def read_user(message: str, agent: str = "") -> UserAct:
     just = _JUST.search(low)
     change = (
         bool(_CHANGE.search(low))
+        or (renamed and not yes)
         or bool(first_new)
         or (bool(new) and not yes)
         or bool(just and values(just.group(1)) - values(agent[-AGENT_CHARS:]))
