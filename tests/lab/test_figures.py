@@ -146,3 +146,25 @@ def test_rates_that_differ_only_across_arms_draw_no_corruption_curve(tmp_path: P
     report = build_report(load_runs(runs))
     assert corruption(report.rows, report.arms) is None
     assert "corruption" in not_drawn(report)
+
+
+def test_figure_6_draws_both_regimes_side_by_side(tmp_path: Path) -> None:
+    """Figure 6: the hero and channel figures over one agent's two reasoning regimes, one labelled
+    group per configuration and cell, and one bar per arm in each."""
+    runs = []
+    for think in (False, True):
+        out = tmp_path / ("think" if think else "no-think")
+        config = LadderConfig(arms=ARMS, agent="scripted:always-book", steps=(5,), episodes=2,
+                              think=think)  # fmt: skip
+        asyncio.run(run_ladder(config, out))
+        runs.append(out)
+    both = build_report(load_runs(runs))
+    assert both.runs.configs == ["scripted:always-book", "scripted:always-book, think"]
+    (ax,) = hero(both.rows, both.arms).axes
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert len(labels) == 2 and all("scripted:always-book" in label for label in labels)
+    assert "think" in labels[1] and "think" not in labels[0]
+    bars = [c for c in ax.containers if isinstance(c, BarContainer)]
+    assert [len(b.patches) for b in bars] == [2] * len(ARMS)
+    (ch,) = channels(both.rows, both.arms).axes
+    assert len([t for t in ch.texts if "scripted:always-book" in t.get_text()]) == 2

@@ -213,6 +213,37 @@ def test_every_enforcement_omission_of_a_compile_defect_lands_in_the_papers_colu
     assert got["declined"] == got["wrong ref"] == got["no directive"] == 0
 
 
+@pytest.mark.parametrize(
+    ("compiler", "column", "value"),
+    [("scripted", "", ""), ("scripted:empty-code", "Code (tool)", "0.900"),
+     ("scripted:cancel-left", "Rewire", "0.000")],
+)  # fmt: skip
+def test_table_5_drops_only_the_column_of_the_compile_defect(
+    tmp_path: Path, compiler: str, column: str, value: str
+) -> None:
+    """Table 5 against counts made by hand: the generator's compile is right everywhere; the
+    empty-code oracle blanks one step's code of ten in every episode (0.900) and nothing else;
+    the cancel-left oracle's revision keeps the cancelled step a prerequisite in every episode."""
+    run = _ladder(tmp_path / "run", agent="scripted:perfect", compiler=compiler,
+                  arms=("enforcement",), steps=(10,), episodes=4)  # fmt: skip
+    table = build_report(load_runs([run])).table("compile")
+    assert table is not None
+    got = dict(zip(table.header, table.body[0], strict=True))
+    for name in ("Dep", "Code (tool)", "Cancel", "Rewire", "Relax"):
+        assert got[name] == (value if name == column else "1.000"), name
+
+
+def test_a_second_domain_reports_as_a_configuration_of_its_own(run: Path, tmp_path: Path) -> None:
+    """Table 17: the release domain's run is its own configuration beside procurement's, with
+    its own contrasts under Table 2's declared family."""
+    release = _ladder(tmp_path / "release", domain="release")
+    report = build_report(load_runs([run, release]))
+    assert report.runs.configs == ["scripted:always-book", "scripted:always-book, domain=release"]
+    contrasts = report.table("contrasts")
+    assert contrasts is not None and "within model" in contrasts.footnote
+    assert len(contrasts.body) == 4  # raw -> enforcement, per domain and scoring
+
+
 def _tables(report: object) -> dict[str, object]:
     return {t.key: (t.header, t.body) for t in report.tables if t.key != "overhead"}  # type: ignore[attr-defined]
 
