@@ -147,6 +147,61 @@ def test_a_langgraph_agent_behind_the_proxy_runs_only_admitted_calls(streaming: 
     assert state["messages"][-1].content == "Done."
 
 
+@pytest.mark.parametrize("with_status", [True, False])
+def test_a_failed_prerequisite_keeps_its_dependent_refused_with_the_status_model(
+    with_status: bool,
+) -> None:
+    """A LangGraph tool that raises is a failed call through the proxy when the agent's model is
+    ``ToolStatusChatOpenAI``: the step that needs it stays refused. Plain ``ChatOpenAI`` sends
+    no status, so the proxy books the failed call and the dependent runs (the limitation the
+    class exists for)."""
+    pytest.importorskip("langchain", reason="needs the langgraph extra")
+    from langchain.agents import create_agent
+    from langchain_core.messages import HumanMessage
+    from langchain_core.tools import ToolException, tool
+    from langchain_openai import ChatOpenAI
+
+    from taskgate.integrations.langgraph import ToolStatusChatOpenAI
+
+    ran: list[str] = []
+
+    @tool
+    def collect_requirements(work_order: str) -> str:
+        """Collect the requirements."""
+        ran.append("collect_requirements")
+        raise ToolException("the requirements system is down")
+
+    collect_requirements.handle_tool_error = True
+
+    @tool
+    def draft_rfq(work_order: str) -> str:
+        """Draft the RFQ."""
+        ran.append("draft_rfq")
+        return "drafted"
+
+    kind = ToolStatusChatOpenAI if with_status else ChatOpenAI
+    with FakeServer(tool_user) as upstream:
+        config = ProxyConfig(upstream.base_url, compiler="parser", matcher="lexical")
+        with ProxyServer(config) as proxy:
+            model = kind(base_url=proxy.base_url, api_key="sk-test", model="fake",  # type: ignore[arg-type]
+                         max_retries=0)  # fmt: skip
+            agent = create_agent(
+                model, [collect_requirements, draft_rfq],
+                system_prompt=harness_brief(PLAN, "native"),
+            )  # fmt: skip
+            state = agent.invoke({"messages": [HumanMessage("Collect the requirements (#W101).")]})
+            failed = [m for m in state["messages"] if getattr(m, "status", None) == "error"]
+            assert ran == ["collect_requirements"] and len(failed) == 1
+            agent.invoke(
+                {"messages": [*state["messages"], HumanMessage("Now draft the RFQ (#W102).")]}
+            )
+    assert ran == (
+        ["collect_requirements"] if with_status else ["collect_requirements", "draft_rfq"]
+    )
+    sent = [m for r in upstream.requests for m in r["messages"] if m["role"] == "tool"]
+    assert sent and all("status" not in m for m in sent)  # taskgate's field stays at the proxy
+
+
 def test_the_docs_proxy_examples_run() -> None:
     pytest.importorskip("langchain", reason="needs the langgraph extra")
     from pathlib import Path

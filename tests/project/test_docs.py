@@ -167,7 +167,7 @@ def test_the_docs_site_builds_strictly_from_any_directory(tmp_path: Path) -> Non
 
 
 #: the modules whose public names (``__all__``) the API reference must show
-PUBLIC = ("taskgate", "taskgate.understanding", "taskgate.integrations.langgraph",
+PUBLIC = ("taskgate", "taskgate.understanding", "taskgate.lab", "taskgate.integrations.langgraph",
           "taskgate.integrations.mcp", "taskgate.integrations.openai_agents",
           "taskgate.integrations.pydantic_ai")  # fmt: skip
 

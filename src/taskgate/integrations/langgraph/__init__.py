@@ -20,10 +20,16 @@ try:
         TaskGateMiddleware,
         gated_tool_node,
     )
+    from taskgate.integrations.langgraph.openai import ToolStatusChatOpenAI
     from taskgate.integrations.langgraph.rows import state_entries
     from taskgate.integrations.langgraph.testing import ScriptedChatModel
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without the extra
-    if (exc.name or "").split(".")[0] not in ("langgraph", "langchain", "langchain_core"):
+    if (exc.name or "").split(".")[0] not in (
+        "langgraph",
+        "langchain",
+        "langchain_core",
+        "langchain_openai",
+    ):
         raise
     raise MissingExtraError("langgraph", "the LangGraph integration", exc.name) from None
 
@@ -32,6 +38,7 @@ __all__ = [
     "GateState",
     "ScriptedChatModel",
     "TaskGateMiddleware",
+    "ToolStatusChatOpenAI",
     "gated_tool_node",
     "state_entries",
 ]
