@@ -557,7 +557,7 @@ def test_a_day_said_relative_to_today_states_the_calls_date() -> None:
 
 @pytest.mark.parametrize(
     "message", ["Nice.", "Super.", "That's the plan.", "Right. Is it expensive?",
-                "Thank you very much.", "Thanks. How long does that take?"],
+                "Thank you very much.", "Thanks!"],
 )  # fmt: skip
 def test_a_thanks_or_a_word_of_approval_for_details_asked_to_be_confirmed_confirms(
     message: str,
@@ -810,3 +810,62 @@ def Reading_confirms(proposal: str) -> bool:
     from taskgate.understanding import Reading
 
     return Reading("confirm", proposal=proposal, cue=True).confirms({**TABLE, "amount": 5})
+
+
+# -- a review's attacks on the third session's readings: each admitted a call nobody asked for --
+VISIT = Plan.model_validate({"binding": "tool", "steps": {"visit": {
+    "tool": "schedule_visit", "text": "book a property tour"}}})  # fmt: skip
+GREEN = {"property_name": "Greentree Terrace Apartments"}
+SHADY = "Alright, the Shadyside Inn ticks all of your boxes, can I book this room for you?"
+HOTEL = Plan.model_validate({"binding": "tool", "steps": {"room": {
+    "tool": "book_hotel", "text": "book a hotel room"}}})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("agent", "date"),
+    [("Please confirm your visit to Greentree Terrace Apartments next Tuesday.", "2031-12-25"),
+     ("Please confirm your visit to Greentree Terrace Apartments on March 5th; I'll email you "
+      "today.", "2019-07-19"),
+     ("Please confirm: Greentree Terrace Apartments, unit on the 3rd floor.", "2031-12-03")],
+)  # fmt: skip
+def test_a_day_said_relative_to_today_never_stands_for_another_date(agent: str, date: str) -> None:
+    args = {**GREEN, "visit_date": date}
+    assert not runs("That sounds great!", agent, "schedule_visit", args, VISIT).admitted
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["Thanks, I'll think about it.", "Thanks, I'll check with my wife first.",
+     "Thanks for the info.", "Thanks. Is there anything cheaper?",
+     "Thanks, what else do you have?", "Super expensive.", "Nice try, but no.",
+     "Right now I'm busy.", "Right... I guess not.", "That's so not cool.",
+     "Nice, another hidden fee.", "Right, as if I'd pay that.", "That was the plan.",
+     "Fine and what if I don't go?"],
+)  # fmt: skip
+def test_a_thanks_or_an_approval_word_that_says_more_confirms_nothing(message: str) -> None:
+    agent = TERSE if message.startswith("Thank") else PROPOSAL
+    assert not runs(message, agent, "reserve_table", TABLE).admitted
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["Sure, I'll take Old Town Inn.", "Let's go with Old Town Inn.", "OK I'll go with Old Town Inn",
+     "Yes, book Ürümqi Lodge."],
+)  # fmt: skip
+def test_a_yes_that_chooses_another_item_confirms_nothing(message: str) -> None:
+    assert not runs(message, SHADY, "book_hotel", {"hotel": "Shadyside Inn"}, HOTEL).admitted
+
+
+def test_a_counter_offer_after_a_finished_booking_carries_nothing() -> None:
+    gate = GateSession(TABLES)
+    asyncio.run(gate.open_message("Yes please.", READ, ask_back=False, agent=TERSE))
+    offer = "Your table is booked! Want seats for the show too? How about 2 tickets for $40?"
+    asyncio.run(gate.open_message("Sure.", READ, ask_back=False, agent=offer,
+                                  earlier=[(TERSE, "Yes please.")]))  # fmt: skip
+    assert not gate.judge([Call("reserve_table", arguments=TABLE)])[0].admitted
+
+
+@pytest.mark.parametrize("agent", ["The 7 pm table for 2 is unavailable.",
+                                   "7 pm for 2 is sold out, sorry."])  # fmt: skip
+def test_a_failure_report_is_no_proposal(agent: str) -> None:
+    assert not runs("Ok.", agent, "reserve_table", TABLE).admitted

@@ -10,6 +10,7 @@ conversations (and checked on its dev split; see ``bench/bench_conversations.py`
 
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass
 
@@ -74,6 +75,13 @@ _ITEM = re.compile(
     IC,
 )
 #: "How about 8:20 am for $29?": a counter-offer of details (a time, a price, a day), no item
+#: a failure report that goes on to a counter-offer ("I found another seat at 2:50 pm")
+_ALTERNATIVE_FOUND = re.compile(
+    r"\b(?:i (?:found|have|can (?:do|offer|get))|there(?:'s| is)) (?:another|an other|a different|"
+    r"an alternative|one more|also)\b|\binstead\b|\b(?:you|we|i) (?:can|could|might)\b|"
+    r"\bthere (?:is|are) (?:a |an )?(?:\w+ )?(?:opening|slot|seat|table|room|bus|flight)s?\b",
+    IC,
+)
 _DETAILS_ABOUT = re.compile(
     r"\b(?:how|what) about ((?:[\s\d:$.,]|\b(?:am|pm|for|at|on|a|an|the|trying|leaving|"
     r"departing|ticket|tickets|bus|seat|seats|one|instead|then|today|tomorrow|tonight|"
@@ -164,8 +172,12 @@ _AUX_FIRST = re.compile(
 
 def counter_offer(message: str) -> bool:
     """Whether the agent's message offers other details for what was asked ("How about 8:20 am
-    for $29?"), as after a booking that could not be made."""
-    return bool(_DETAILS_ABOUT.search(_last_sentence(message[-AGENT_CHARS:].strip())))
+    for $29?"), as after a booking that could not be made: a time, a price or a day, and no
+    word of something done."""
+    m = message[-AGENT_CHARS:].strip()
+    about = _DETAILS_ABOUT.search(_last_sentence(m))
+    said = about is not None and bool(re.search(r"\d|day\b|tomorrow|tonight", about.group(1), IC))
+    return said and not _DONE.search(m)
 
 
 def _last_sentence(text: str) -> str:
@@ -191,7 +203,7 @@ def read_agent(message: str) -> AgentAct:
     ):
         proposes = True
     elif failed and not done and (_PROPOSE.search(m) or _OFFER.search(m) or "?" in m
-                                  or details >= 2):  # fmt: skip
+                                  or (details >= 2 and _ALTERNATIVE_FOUND.search(m))):  # fmt: skip
         proposes = True  # a failure with a counter-offer
     elif m.endswith("?") and action and not _WH_QUESTION.search(_last_sentence(m)):
         # "Shall I book it?", "A table for 2 at 7 pm?"; not "Is X still your spot at 7 pm?"
@@ -217,7 +229,8 @@ _YES_START = re.compile(
     r"(?:yes|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|absolutely|definitely|"
     r"of course|certainly|correct|exactly|perfect|great|good|fine|cool|awesome|excellent|"
     r"wonderful|terrific|fantastic|sounds (?:good|great|fine|perfect|right|nice|ok|okay|like a)|"
-    r"that(?:'?s| is| would be| will be| will| would| should| seems| sounds| works)(?: \w+){0,2} "
+    r"that(?:'?s| is| would be| will be| will| would| should| seems| sounds| works)"
+    r"(?: (?!not\b|never\b|hardly\b)\w+){0,2} "
     r"(?:right|correct|fine|good|great|perfect|it|ok|okay|work|works|what|all|exactly|ideal|"
     r"nice|wonderful|awesome|excellent|amazing|lovely|brilliant|cool)|that works|"
     r"you(?:'ve| have)? (?:got |have )?(?:it|that|this|everything|all)(?: \w+){0,2} "
@@ -230,8 +243,9 @@ _YES_START = re.compile(
     r"i(?:'ll| will) (?:take|try)|i like|this one|"
     r"that one|you got it|you bet|(?:that'?s|that is) (?:just )?the ticket|that(?:'ll| will) "
     r"do|sounds about right|(?:that )?(?:will )?fits? the bill|on point|very much so|"
-    r"(?:permission )?(?:granted|allowed)|ye[sp]|nice|super|superb|splendid|rad|right|"
-    r"(?:that(?:'?s| is| was)|this is|it is) (?:the|my|what i) (?:plan|request|asked for|wanted)|"
+    r"(?:permission )?(?:granted|allowed)|ye[sp]|"
+    r"(?:nice|super|superb|splendid|rad|right)(?=\s*[.!]|\s*$)|"
+    r"(?:that(?:'?s| is)|this is|it is) (?:the|my|what i) (?:plan|request|asked for|wanted)|"
     r"my request is (?:that|this)|you nailed it|(?:your|you'?re) recap is (?:spotless|right|"
     r"correct|perfect))\b",
     IC,
@@ -251,7 +265,7 @@ _YES_ANY = re.compile(
 #: a plain yes that leads a question ("Yes, what is the address?"): the yes still stands
 _YES_LEAD = re.compile(
     r"^(?:(?:oh|well|wow)[,.! ]+)?(?:(?:yes|yeah|yep|yup|yes please)\b\s*[,.!]?|(?:sure|perfect|"
-    r"right|nice|great|good|fine|cool|awesome|super|excellent|wonderful|"
+    r"great|good|fine|cool|awesome|excellent|wonderful|"
     r"correct|approved|confirmed|i accept|i agree|i confirm|sounds (?:good|great|perfect)|that(?:'?s| is| sounds| would be| will "
     r"be)? (?:great|good|perfect|fine|correct|right))\s*[,.!])\s*\w",
     IC,
@@ -289,7 +303,8 @@ _NO_STRONG = re.compile(
     r"yet|this time)\b|\b(?:didn'?t|don'?t|do not) want(?: (?:it|that|this|them|to (?:book|buy|reserve|"
     r"go ahead|proceed|do (?:it|that)|pay|order|schedule|send|confirm))\b| *(?:[.!,;]|$))|\bnever ?mind\b|\bi'?ll pass\b|"
     r"\bi (?:never|didn'?t|did not) (?:say|ask)|\bi said no\b|\bunder no circumstances\b|"
-    r"\bmust ?n(?:o|')t\b|\brefrain from\b|\bnot what i (?:said|asked)\b|"
+    r"\bmust ?n(?:o|')t\b|\brefrain from\b|\bnot what i (?:said|asked)\b|\bbut no\b|"
+    r"\bi guess not\b|\bsuper (?:expensive|pricey)\b|"
     r"\b(?:let me|i need to|i'?ll have to|i have to) (?:check|think|ask|talk|discuss)\b",
     IC,
 )
@@ -311,6 +326,13 @@ _ALTERNATIVES = re.compile(
     r"(?:some(?:thing)? )?(?:an)?other|different (?:one|options?)|more options|(?:are|is) there "
     r"(?:any )?(?:other|more|another)|(?:got|have you got|do you have) any(?:thing)? (?:other|else|"
     r"more)|(?:find|show|get|suggest|recommend) me (?:another|a different|something))",
+    IC,
+)
+#: a word that is a yes only alone ("Nice."), not leading a comma ("Right, as if I'd pay that.")
+_WEAK_YES = re.compile(r"^\s*(?:nice|super|superb|splendid|rad|right)\s*,", IC)
+_THANKS_ONLY = re.compile(
+    r"^\s*(?:thanks?|thank you|thx|cheers)(?: (?:so|very) much| a lot| a bunch)?"
+    r"(?: for (?:confirming|that|this))?\s*[.!]*\s*$",
     IC,
 )
 _THANKS = re.compile(r"\b(?:thanks?|thank you|thx|appreciate (?:it|that|your)|cheers)\b", IC)
@@ -388,18 +410,89 @@ def _sentences(text: str) -> list[str]:
     return [p for p in re.split(r"(?<=[.!?])\s+", text) if p.strip()]
 
 
-_NAME = re.compile(r"(?<=[a-z0-9,;:] )[A-Z][a-zA-Z'&-]+(?: [A-Z][a-zA-Z'&-]+)*")
+_NAME = re.compile(r"(?<=[^\W_] )[^\W\d_a-z][\w'&-]*(?: [^\W\d_a-z][\w'&-]*)*")
+#: a choice named after a verb of choosing ("I'll take the Old Town Inn", "go with Hilton")
+_CHOICE = re.compile(
+    r"\b(?:take|try|go with|going with|book|prefer|rather have|rather stay at|stay at|switch to|"
+    r"instead of|choose|pick)\s+(?:the\s+|a\s+|an\s+)?"
+    r"((?-i:[^\W\d_a-z])[\w'&-]*(?:\s+[^\W\d_][\w'&-]*){0,3})",
+    IC,
+)
+#: words after a verb of choosing that name no other item
+_PLAIN_CHOICE = frozenset(
+    [
+        "it",
+        "that",
+        "this",
+        "them",
+        "one",
+        "those",
+        "these",
+        "room",
+        "table",
+        "ticket",
+        "tickets",
+        "ride",
+        "seat",
+        "seats",
+        "appointment",
+        "reservation",
+        "booking",
+        "car",
+        "time",
+        "slot",
+        "option",
+        "offer",
+        "please",
+        "now",
+        "then",
+        "for",
+        "at",
+        "on",
+        "in",
+        "with",
+        "and",
+        "instead",
+        "too",
+        "also",
+        "same",
+        "first",
+        "second",
+        "last",
+        "other",
+        "another",
+    ]
+)
 _NOT_NAMES = frozenset(["i", "i'm", "i'd", "i'll", "i've", "ok", "okay", "yes", "no", "thanks"])
 
 
+def _unsaid(words: list[str], said: set[str]) -> bool:
+    return any(len(w) >= 3 and w not in said for w in words)
+
+
 def new_names(message: str, agent: str) -> bool:
-    """Whether the user's message names something the agent's did not ("I'll try Old Town Inn"
-    after "the Shadyside Inn ... can I book this room?"): a capitalized name inside a sentence
-    with a word the agent's message does not have."""
-    said = set(re.findall(r"[a-z0-9']+", agent[-AGENT_CHARS:].lower()))
+    """Whether the user's message names something the agent's did not ("Old Town Inn" after
+    "the Shadyside Inn ... can I book this room?"): a capitalized name inside a sentence with a
+    word the agent's message does not have."""
+    said = set(re.findall(r"[^\W_][\w']*", agent[-AGENT_CHARS:].lower()))
     for m in _NAME.finditer(message[:USER_CHARS]):
         words = [w.strip("'") for w in m.group().lower().split() if w not in _NOT_NAMES]
-        if any(len(w) >= 3 and w not in said for w in words):
+        if _unsaid(words, said):
+            return True
+    return False
+
+
+def new_choice(message: str, agent: str) -> bool:
+    """Whether the user chooses something the agent's message did not offer ("Sure, I'll take
+    the Old Town Inn", "let's go with Hilton"): a yes that comes with it is for that choice."""
+    said = set(re.findall(r"[^\W_][\w']*", agent[-AGENT_CHARS:].lower()))
+    for m in _CHOICE.finditer(message[:USER_CHARS]):
+        words = []
+        for w in m.group(1).lower().split():
+            if w.strip("'") in _PLAIN_CHOICE:
+                break
+            words.append(w.strip("'"))
+        if _unsaid(words, said):
             return True
     return False
 
@@ -413,19 +506,20 @@ def read_user(message: str, agent: str = "") -> UserAct:
     no = bool(_NO_START.search(low) or _NO_ANY.search(first)) or declines
     sentences = _sentences(low)
     said = [s for s in sentences if not s.rstrip().endswith("?")]  # a question says no yes
-    head = re.split(r"[,;]|\s-+\s|\s\u2014\s|\band (?=(?:can|could|may|what|how|is|are|do|does|will)\b)",
+    head = re.split(r"[,;]|\s-+\s|\s\u2014\s|\band (?=(?:can|could|may) i\b)",
                     sentences[0])[0] if sentences else ""  # fmt: skip
     opening = "" if head.rstrip().endswith("?") or _QUESTION_START.match(head) else head
+    weak = _WEAK_YES.match(low)  # "Nice, another hidden fee.": no yes by that word
     yes = not no and (
-        bool(opening and _YES_START.match(opening))
+        bool(opening and not weak and _YES_START.match(opening))
         or bool(_SHORT_YES.match(low))
         or bool(_WHOLE_YES.match(low))
         or bool(sentences and _YES_LEAD.match(sentences[0]))
         or any(_YES_ANY.search(s) for s in said)
     )
     renamed = bool(agent) and new_names(t, agent)
-    if renamed and re.match(r"\s*i(?:'ll| will) (?:take|try|go with)\b", low):
-        yes = False  # "I'll try Old Town Inn": another choice, not the proposal
+    if agent and new_choice(t, agent):
+        yes, renamed = False, True  # "Sure, I'll take Old Town Inn": another choice
     stated = " ".join(s for s in _sentences(t) if not s.rstrip().endswith("?"))
     new = values(stated) - values(agent[-AGENT_CHARS:]) - {"1"} if stated else set()
     first_new = set() if first.strip() not in stated.lower() else (
@@ -447,12 +541,10 @@ def read_user(message: str, agent: str = "") -> UserAct:
         bool(_THANKS.search(low)) and not values(low) and not _ASKS_FOR.search(
             low.replace("please", ""))
     )  # fmt: skip
-    if closing and not (yes or no or _BYE.search(low)) and _THANKS.search(low):
-        # thanks for details the agent asked to be confirmed accepts them ("Confirming a table
-        # for 2 at 7 pm." "Thanks!"); a thanks with "that's all" or "bye" closes
-        tail = agent[-AGENT_CHARS:]
-        yes = bool(_ASK_CONFIRM.search(tail) or _CONFIRM_CUE.search(tail))
-        closing = not yes
+    if not (yes or no) and _THANKS_ONLY.match(low) and _ASK_CONFIRM.search(agent[-AGENT_CHARS:]):
+        # a thanks, and nothing else, for details the agent asked to be confirmed accepts them
+        # ("Please confirm a table for 2 at 7 pm." "Thank you!")
+        yes, closing = True, False
     polite = bool(_POLITE.match(low))  # "can you send it?" asks for something to be done
     question = not polite and ("?" in t or bool(_QUESTION_START.search(low)))
     return UserAct(
@@ -486,17 +578,43 @@ _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
 
 
-#: a day said relative to today ("tomorrow", "next Monday"): the agent's own resolution of it is
-#: the call's date, which the words cannot contradict
-_RELATIVE_DAY = re.compile(
-    r"\b(?:today|tonight|tomorrow|day after tomorrow|(?:(?:next|this|coming) )?"
-    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b"
-)
+#: a day said relative to today: "tomorrow", "next Monday", "on the 2nd"
+_TODAY = re.compile(r"\b(?:today|tonight|tomorrow|day after tomorrow)\b")
+_WEEKDAY = re.compile(r"\b(mon|tues|wednes|thurs|fri|satur|sun)day\b")
+_NTH = re.compile(r"\bthe (\d{1,2})(?:st|nd|rd|th)\b(?=\s*(?:[.,!?;]|$|at\b|for\b|in\b|with\b))")
+_WEEKDAYS = ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")
+
+
+def said_relative(text: str, value: str) -> bool | None:
+    """Whether ``text`` says the ISO date ``value`` relative to today: a weekday it falls on
+    ("next Tuesday"), its day of the month ("on the 5th"), or, naming no weekday and no day,
+    "today", "tomorrow" or "the day after tomorrow" (which no date can contradict without
+    knowing today). ``False``: only weekdays or days that are not the date's (another date);
+    ``None``: no day said relative to today."""
+    m = _ISO_DATE.fullmatch(value.strip()[:10])
+    try:
+        day = datetime.date(int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+    except ValueError:
+        day = None
+    if day is None:
+        return None
+    t = text.lower()
+    weekdays = {w.group(1) for w in _WEEKDAY.finditer(t)}
+    days = {int(n.group(1)) for n in _NTH.finditer(t)}
+    if _WEEKDAYS[day.weekday()] in weekdays or day.day in days or _TODAY.search(t):
+        return True
+    return False if weekdays or days else None
+
+
+def relative_days(text: str) -> int:
+    """How many days ``text`` says relative to today (each can state one date of a call)."""
+    t = text.lower()
+    return sum(len(p.findall(t)) for p in (_TODAY, _WEEKDAY, _NTH))
 
 
 def spoken_forms(value: str) -> list[re.Pattern[str]]:
-    """How an argument value may be said in a message: an ISO date as "March 2nd", "2nd of
-    March", "the 2nd" or a day relative to today ("tomorrow", "next Monday"), a 24-hour time as "6:30 pm", a count as a digit or a word, any other text as itself."""
+    """How an argument value may be said in a message: an ISO date as "March 2nd" or "2nd of
+    March" (a day said relative to today is :func:`said_relative`'s), a 24-hour time as "6:30 pm", a count as a digit or a word, any other text as itself."""
     v = value.strip().lower()[:200]
     if v in ("", "true", "false", "dontcare", "none", "null"):
         return []
@@ -506,8 +624,7 @@ def spoken_forms(value: str) -> list[re.Pattern[str]]:
             return [re.compile(re.escape(v))]
         name = _MONTHS[month - 1]
         return [re.compile(rf"\b{name} {day}(?:st|nd|rd|th)?\b|\b{day}(?:st|nd|rd|th)? of {name}\b"
-                           rf"|\b{re.escape(v)}\b|\bthe {day}(?:st|nd|rd|th)\b"),
-                _RELATIVE_DAY]  # fmt: skip
+                           rf"|\b{re.escape(v)}\b")]  # fmt: skip
     if m := _CLOCK.fullmatch(v):
         hour, minute = int(m.group(1)), m.group(2)
         h12 = hour % 12 or 12

@@ -39,6 +39,8 @@ from taskgate.understanding.acts import (
     counter_offer,
     read_agent,
     read_user,
+    relative_days,
+    said_relative,
     spoken_forms,
 )
 
@@ -133,6 +135,7 @@ _ARGUMENTS = 64
 _MONEY_KEY = re.compile(r"amount|price|cost|fee|total|fare|sum|pay|balance|money", re.I)
 _COUNT = re.compile(r"\d{1,6}(?:\.\d+)?")
 _CLOCK = re.compile(r"\d{1,2}:\d{2}")
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TIME = re.compile(
     r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.?|p\.m\.?|o'?clock)|\b\d{1,2}:\d{2}\b", re.I
 )
@@ -227,6 +230,8 @@ class Reading:
         if _LOOKUP.search(said) and not acted:
             return False
         hit, carried, stated, named_value = 0, 0, 0, False
+        # each day said relative to today states one date of the call, where no date is said
+        relative = 0 if _DATE.search(said) else relative_days(said)
         rest = said  # the proposal less the values the call states
         plain: list[tuple[str, str]] = []
         for key, value in itertools.islice(arguments.items(), _ARGUMENTS):
@@ -245,6 +250,11 @@ class Reading:
                 named_value |= not _PLAIN_VALUE.fullmatch(text)
                 for f in forms:  # a value said is no count or time of its own ("659 Main St")
                     rest = f.sub(" ", rest)
+            elif relative and (day := said_relative(said, text)) is not None:
+                if not day:
+                    return False  # "next Tuesday" for a Thursday: another date
+                hit += relative > 0
+                relative -= 1
             else:
                 plain.append((str(key), text))
                 if before and any(f.search(before) for f in forms):
@@ -254,12 +264,15 @@ class Reading:
             return False  # the new proposal states nothing of this call: another proposal's
         money = bool(_MONEY.search(rest))
         times = bool(_TIME.search(rest))
+        dates = bool(_DATE.search(rest))
         counts = bool(_NUMBER.search(_DATE.sub(" ", _TIME.sub(" ", _MONEY.sub(" ", rest)))))
         for key, text in plain:
             if _COUNT.fullmatch(text) and (counts or (money and _MONEY_KEY.search(key))):
                 return False  # a count or an amount the proposal states otherwise
             if times and _CLOCK.fullmatch(text):
                 return False  # a time the proposal states otherwise
+            if dates and _ISO.fullmatch(text):
+                return False  # a date the proposal states otherwise
         hit += carried
         if hit >= 2:
             return True
@@ -357,7 +370,7 @@ class ConversationReader:
         if (a.proposes or a.offers) and u.declines:
             return Reading("decline", about=negated or proposed)
         if a.proposes or a.offers:
-            if u.yes and not u.change and not u.no and not negated:
+            if u.yes and not (u.change or u.no or u.alternatives or negated):
                 if len(proposed) > 1:
                     return Reading("unclear", candidates=proposed)
                 if proposed:
@@ -395,7 +408,7 @@ class ConversationReader:
                 or (a.action and not a.verb_question)  # not "Is X your favourite spot at 7?"
                 or (a.yes_no and not a.item)
             )
-            and not (a.asks or a.done or a.lists)
+            and not (a.asks or a.done or a.lists or a.failed)  # a failure report proposes nothing
             and not named
             and said
         ):
