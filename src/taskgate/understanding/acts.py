@@ -419,50 +419,12 @@ _CHOICE = re.compile(
     IC,
 )
 #: words after a verb of choosing that name no other item
-_PLAIN_CHOICE = frozenset(
-    [
-        "it",
-        "that",
-        "this",
-        "them",
-        "one",
-        "those",
-        "these",
-        "room",
-        "table",
-        "ticket",
-        "tickets",
-        "ride",
-        "seat",
-        "seats",
-        "appointment",
-        "reservation",
-        "booking",
-        "car",
-        "time",
-        "slot",
-        "option",
-        "offer",
-        "please",
-        "now",
-        "then",
-        "for",
-        "at",
-        "on",
-        "in",
-        "with",
-        "and",
-        "instead",
-        "too",
-        "also",
-        "same",
-        "first",
-        "second",
-        "last",
-        "other",
-        "another",
-    ]
-)
+_PLAIN_CHOICE = frozenset({
+    "it", "that", "this", "them", "one", "those", "these", "room", "table", "ticket", "tickets",
+    "ride", "seat", "seats", "appointment", "reservation", "booking", "car", "time", "slot",
+    "option", "offer", "please", "now", "then", "for", "at", "on", "in", "with", "and", "instead",
+    "too", "also", "same", "first", "second", "last", "other", "another",
+})  # fmt: skip
 _NOT_NAMES = frozenset(["i", "i'm", "i'd", "i'll", "i've", "ok", "okay", "yes", "no", "thanks"])
 
 
@@ -470,11 +432,14 @@ def _unsaid(words: list[str], said: set[str]) -> bool:
     return any(len(w) >= 3 and w not in said for w in words)
 
 
-def new_names(message: str, agent: str) -> bool:
-    """Whether the user's message names something the agent's did not ("Old Town Inn" after
-    "the Shadyside Inn ... can I book this room?"): a capitalized name inside a sentence with a
-    word the agent's message does not have."""
-    said = set(re.findall(r"[^\W_][\w']*", agent[-AGENT_CHARS:].lower()))
+def _agent_words(agent: str) -> set[str]:
+    return set(re.findall(r"[^\W_][\w']*", agent[-AGENT_CHARS:].lower()))
+
+
+def _new_names(message: str, said: set[str]) -> bool:
+    """Whether the user's message names something the agent's (its words ``said``) did not
+    ("Old Town Inn" after "the Shadyside Inn ... can I book this room?"): a capitalized name
+    inside a sentence with a word the agent's message does not have."""
     for m in _NAME.finditer(message[:USER_CHARS]):
         words = [w.strip("'") for w in m.group().lower().split() if w not in _NOT_NAMES]
         if _unsaid(words, said):
@@ -482,10 +447,10 @@ def new_names(message: str, agent: str) -> bool:
     return False
 
 
-def new_choice(message: str, agent: str) -> bool:
-    """Whether the user chooses something the agent's message did not offer ("Sure, I'll take
-    the Old Town Inn", "let's go with Hilton"): a yes that comes with it is for that choice."""
-    said = set(re.findall(r"[^\W_][\w']*", agent[-AGENT_CHARS:].lower()))
+def _new_choice(message: str, said: set[str]) -> bool:
+    """Whether the user chooses something the agent's message (its words ``said``) did not offer
+    ("Sure, I'll take the Old Town Inn", "let's go with Hilton"): a yes that comes with it is for
+    that choice."""
     for m in _CHOICE.finditer(message[:USER_CHARS]):
         words = []
         for w in m.group(1).lower().split():
@@ -517,8 +482,9 @@ def read_user(message: str, agent: str = "") -> UserAct:
         or bool(sentences and _YES_LEAD.match(sentences[0]))
         or any(_YES_ANY.search(s) for s in said)
     )
-    renamed = bool(agent) and new_names(t, agent)
-    if agent and new_choice(t, agent):
+    said_words = _agent_words(agent) if agent else set()
+    renamed = bool(agent) and _new_names(t, said_words)
+    if agent and _new_choice(t, said_words):
         yes, renamed = False, True  # "Sure, I'll take Old Town Inn": another choice
     stated = " ".join(s for s in _sentences(t) if not s.rstrip().endswith("?"))
     new = values(stated) - values(agent[-AGENT_CHARS:]) - {"1"} if stated else set()
@@ -614,7 +580,8 @@ def relative_days(text: str) -> int:
 
 def spoken_forms(value: str) -> list[re.Pattern[str]]:
     """How an argument value may be said in a message: an ISO date as "March 2nd" or "2nd of
-    March" (a day said relative to today is :func:`said_relative`'s), a 24-hour time as "6:30 pm", a count as a digit or a word, any other text as itself."""
+    March" (a day said relative to today is :func:`said_relative`'s), a 24-hour time as
+    "6:30 pm", a count as a digit or a word, any other text as itself."""
     v = value.strip().lower()[:200]
     if v in ("", "true", "false", "dontcare", "none", "null"):
         return []
