@@ -85,3 +85,26 @@ class RawUpstream:
 
     def __exit__(self, *exc: object) -> None:
         self.server.__exit__(None, None, None)
+
+
+SYSTEM = "You are a procurement assistant for ACME Corp."
+
+
+class Chat:
+    """One ordinary conversation through the proxy."""
+
+    def __init__(self, url: str, client: httpx.Client) -> None:
+        self.url, self.client = url, client
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+
+    def say(self, text: str) -> dict[str, Any]:
+        self.messages.append({"role": "user", "content": text})
+        message = post(self.client, self.url, self.messages)["choices"][0]["message"]
+        kept = {"role": "assistant", "content": message["content"]}
+        if message.get("tool_calls"):
+            kept["tool_calls"] = message["tool_calls"]
+        self.messages.append(kept)
+        return dict(message)
+
+    def result(self, call_id: str) -> None:
+        self.messages.append({"role": "tool", "tool_call_id": call_id, "content": "ok"})

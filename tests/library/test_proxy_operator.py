@@ -5,45 +5,23 @@ held in the journal and given at the conversation's next request, each a receipt
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from plans import tool_chain
-from proxy_helpers import post
+from proxy_helpers import Chat, post
 from taskgate import FakeServer, Reply, script
 from taskgate.errors import TaskgateError
 from taskgate.llm.fake import ToolCall
 from taskgate.proxy import ProxyConfig
 from taskgate.proxy.testing import ProxyServer
 
-SYSTEM = "You are a procurement assistant for ACME Corp."
 TOKEN = {"Authorization": "Bearer ops-secret"}
 
 
 def calls(*names: str) -> Reply:
     return Reply("", tool_calls=tuple(ToolCall(n, {"note": "x"}, id=f"call_{n}") for n in names))
-
-
-class Chat:
-    """One ordinary conversation through the proxy."""
-
-    def __init__(self, url: str, client: httpx.Client) -> None:
-        self.url, self.client = url, client
-        self.messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
-
-    def say(self, text: str) -> dict[str, Any]:
-        self.messages.append({"role": "user", "content": text})
-        message = post(self.client, self.url, self.messages)["choices"][0]["message"]
-        kept = {"role": "assistant", "content": message["content"]}
-        if message.get("tool_calls"):
-            kept["tool_calls"] = message["tool_calls"]
-        self.messages.append(kept)
-        return dict(message)
-
-    def result(self, call_id: str) -> None:
-        self.messages.append({"role": "tool", "tool_call_id": call_id, "content": "ok"})
 
 
 def only_conversation(proxy: ProxyServer, client: httpx.Client) -> str:

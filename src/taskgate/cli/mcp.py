@@ -169,6 +169,9 @@ def mcp(
     if http:  # the upstreams checked first: a failed start is one line, not a server's log
         asyncio.run(_unwrapped(_check(plan, targets)))
         print(f"taskgate mcp: at http://{host}:{port}/mcp", file=sys.stderr)
+        if config.status_token:
+            print(f"taskgate mcp: the operators' console is at http://{host}:{port}/taskgate/console",
+                  file=sys.stderr)  # fmt: skip
         secret = os.environ.get("TASKGATE_SESSION_SECRET", "").encode() or None
         app = http_app(gate, targets, host=host, secret=secret)
         uvicorn.run(app, host=host, port=port, log_level="warning")
@@ -287,6 +290,9 @@ async def _stdio(gate: Any, server: Any, serve: Any, status_port: int | None) ->
     config = uvicorn.Config(Starlette(routes=routes(gate, local=True)), host="127.0.0.1", port=status_port,
                             log_level="warning")  # fmt: skip
     status = uvicorn.Server(config)
+    if gate.config.status_token:
+        print(f"taskgate mcp: the operators' console is at http://127.0.0.1:{status_port}"
+              "/taskgate/console", file=sys.stderr)  # fmt: skip
     status_task = asyncio.create_task(status.serve())
     try:
         await serve(server)

@@ -173,6 +173,10 @@ def proxy(
         f"taskgate proxy: {rung_name} in front of {upstream}, at http://{host}:{port}/v1 "
         f"(gating {gates})"
     )
+    if config.status_token:
+        typer.echo(
+            f"taskgate proxy: the operators' console is at http://{host}:{port}/taskgate/console"
+        )
     with fewer_collections() as collector:  # this process only serves: see the function
         app = create_app(config, store, on_served=collector.served)
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

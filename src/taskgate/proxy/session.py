@@ -145,6 +145,9 @@ class Overheads:
     ungated: Counter[str] = field(default_factory=Counter)
     #: requests refused because the conversation could not be gated (``compile-failed``)
     refused: Counter[str] = field(default_factory=Counter)
+    #: the gate's verdicts on the calls and booking lines of replies: ``admitted``, or the reason
+    #: of a refusal
+    verdicts: Counter[str] = field(default_factory=Counter)
     _told: set[tuple[str, str]] = field(default_factory=set)
 
     def forwarded(self, why: str, note: str, key: str = "") -> None:
@@ -174,6 +177,7 @@ class Overheads:
             **percentiles(self.samples),
             "ungated": dict(self.ungated),
             "refused": dict(self.refused),
+            "verdicts": dict(self.verdicts),
         }
 
 
@@ -428,6 +432,8 @@ async def finish(
         await call.proxy.store.append(call.conv.key, call.seq, call.events)
         call.written = True
         call.conv.written = len(call.conv.events)
+        for attempt in judged.attempts:
+            call.proxy.overheads.verdicts[str(attempt.reason or "admitted")] += 1
     except StaleJournal:
         call.proxy.conversations.pop(call.conv.key)  # read it afresh next time
         raise HttpError(

@@ -26,6 +26,7 @@ from taskgate.core.plan import Revision
 from taskgate.gate.session import cancelling
 from taskgate.serving.errors import HttpError
 from taskgate.serving.http import owner
+from taskgate.serving.signin import from_console
 
 _NAME = Field(min_length=1, max_length=200)
 #: the environment variable that holds the operators' token (on every surface)
@@ -108,7 +109,8 @@ def revision_of(machine: TaskMachine, body: RevisionBody) -> Revision:
 def scope(headers: Mapping[str, str], token: str | None, *, write: bool = False) -> str | None:
     """Whose conversations the caller reaches: ``None`` for the operator (the status token),
     else its own owner (see :func:`~taskgate.serving.http.owner`). A change (``write``) needs the
-    token: without one configured it is refused to everyone."""
+    token: without one configured it is refused to everyone. The signed-in console stands for
+    the token (:func:`~taskgate.serving.signin.from_console`)."""
     if token is None:
         if write:
             raise HttpError(
@@ -119,11 +121,13 @@ def scope(headers: Mapping[str, str], token: str | None, *, write: bool = False)
             )
         return owner(headers)
     given = headers.get("authorization", "")
-    if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-        raise HttpError(
-            401, "the operator endpoints need 'Authorization: Bearer <token>'", "auth_error"
-        )
-    return None
+    if hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        return None
+    if from_console(headers, token):  # the signed-in console (:mod:`taskgate.serving.signin`)
+        return None
+    raise HttpError(
+        401, "the operator endpoints need 'Authorization: Bearer <token>'", "auth_error"
+    )
 
 
 def mine(key: str, scope_: str | None) -> bool:

@@ -4,6 +4,7 @@
     GET  /taskgate/{noun}s                   the conversations the caller may see (rows)
     GET  /taskgate/{noun}s/{id}              its status (:mod:`taskgate.serving.status`)
     GET  /taskgate/metrics                   the surface's metrics summary
+    GET  /taskgate/console                   the operators' console (:mod:`taskgate.serving.console`)
     POST /taskgate/{noun}s/{id}/revisions    {"cancel": ..., "rewire": ..., "inherit": ...} | ...
     POST /taskgate/{noun}s/{id}/approvals    {"step": ..., "by": ..., "reason": ...}
     POST /taskgate/{noun}s/{id}/settle       {"step": ..., "ran": true | false}  (where supported)
@@ -31,6 +32,7 @@ from starlette.routing import Route
 from taskgate.errors import LedgerFormatError, LogFormatError, TaskgateError
 from taskgate.journal.events import HeldEvent
 from taskgate.journal.held import NoPlanYet, OneApprovalAtATime
+from taskgate.serving.console import console_routes
 from taskgate.serving.errors import HttpError
 from taskgate.serving.http import read_body
 from taskgate.serving.operator import (
@@ -109,6 +111,7 @@ def operator_routes(target: Operated, guard: Guard | None = None) -> list[Route]
 
     base = f"/taskgate/{noun}s"
     routes = [
+        *console_routes(noun, target.status_token, target.settles, guard),
         Route(base, endpoint(_list), methods=["GET"]),
         Route("/taskgate/metrics", endpoint(_metrics), methods=["GET"]),
         Route(f"{base}/{{key:path}}/revisions", endpoint(_revise, True), methods=["POST"]),

@@ -9,7 +9,9 @@ proxy-status``, the console).
     checklist            the checklist as the model is shown it at the text-checklist rung
     ledger               the receipts ledger, sealed rows
     refusals             the refused attempts
-    pending              the last reply's attempts, not yet settled by a tool message (proxy)
+    notices              each refusal's notice in plain words, by its ledger ``seq``
+    pending              the last reply's attempts, not yet settled by a tool message (proxy);
+                         a refused one with its ``notice``
     in_doubt, running    steps whose calls began and never ended: no one waits on them (settle
                          them), or they are being forwarded now (MCP gate)
     held                 an operator's changes waiting for the next request
@@ -20,8 +22,11 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from taskgate.core.booking import Booking
 from taskgate.core.ledger import AttemptEntry, sealed_rows
-from taskgate.gate.notices import plain_checklist
+from taskgate.core.machine import TaskMachine
+from taskgate.core.verdict import Verdict
+from taskgate.gate.notices import plain_checklist, plain_refusal, why_refused
 from taskgate.journal.events import Conversation
 from taskgate.protocol.render import render_checklist
 
@@ -69,9 +74,29 @@ def status_json(
             for e in conv.committed
             if isinstance(e, AttemptEntry) and e.decision == "refuse"
         ],
-        pending=[e.model_dump(mode="json") for e in pending],
+        notices={
+            str(seq): _notice(e, machine)
+            for seq, e in enumerate(conv.committed)
+            if isinstance(e, AttemptEntry) and e.decision == "refuse"
+        },
+        pending=[
+            {
+                **e.model_dump(mode="json"),
+                **({"notice": _notice(e, machine)} if e.decision == "refuse" else {}),
+            }
+            for e in pending
+        ],
         in_doubt=sorted({e.step for c, e in flying.items() if c not in live}),
         running=sorted({e.step for c, e in flying.items() if c in live}),
         held=[h.model_dump(mode="json", exclude_none=True) for h in conv.held],
     )
     return out
+
+
+def _notice(entry: AttemptEntry, machine: TaskMachine) -> str:
+    """A refused attempt's notice, in the plain words a person reads."""
+    if entry.reason is None:  # a refusal always has its reason; a hand-made journal may not
+        return "The call was not run."
+    verdict = Verdict("refuse", entry.step, entry.reason, entry.missing)
+    call = Booking(entry.code, entry.work_order, tool=entry.tool)
+    return why_refused(plain_refusal(verdict, call, machine.graph))

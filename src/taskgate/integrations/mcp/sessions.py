@@ -108,9 +108,16 @@ class Metrics:
 
     calls: Counter[str] = field(default_factory=Counter)
     own: deque[float] = field(default_factory=lambda: deque(maxlen=100_000))
+    #: the gate's verdicts on gated calls: ``admitted``, or the reason of a refusal
+    verdicts: Counter[str] = field(default_factory=Counter)
 
     def summary(self) -> dict[str, Any]:
-        return {"calls": dict(self.calls), "gated": len(self.own), **percentiles(self.own)}
+        return {
+            "calls": dict(self.calls),
+            "gated": len(self.own),
+            **percentiles(self.own),
+            "verdicts": dict(self.verdicts),
+        }
 
 
 class SessionMoved(Conflict, UsageError):
@@ -302,6 +309,7 @@ class McpGate:
                 self._record(session, [ticket.entry])
                 await self._write(session)
                 self.metrics.calls["refused"] += 1
+                self.metrics.verdicts[str(ticket.verdict.reason)] += 1
                 self.metrics.own.append(time.perf_counter() - started)
                 return Answer(text=ticket.notice, refused=True)
             step = ticket.verdict.step or ""
@@ -314,6 +322,7 @@ class McpGate:
                 session.gate.finish(ticket, False)
                 raise
             session.live.add(call_id)
+            self.metrics.verdicts["admitted"] += 1
         own = time.perf_counter() - started
         try:
             result = await forward()

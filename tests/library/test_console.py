@@ -1,0 +1,267 @@
+"""The operators' console (``/taskgate/console``), served by the proxy and the MCP gate: who may
+load it, and what an operator sees and does in a real headless Chromium.
+
+Chromium is the Debian package (``make browser`` installs it); playwright drives it. Without
+either, the browser tests skip and say which is missing; the sign-in tests run on httpx alone.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from plans import tool_chain
+from proxy_helpers import Chat, post
+from taskgate import FakeServer, Reply, script
+from taskgate.core.plan import Plan
+from taskgate.llm.fake import ToolCall
+from taskgate.proxy import ProxyConfig
+from taskgate.proxy.testing import ProxyServer
+from taskgate.serving.signin import COOKIE, LIFETIME_S, cookie_value, valid
+
+TOKEN = "ops-secret"
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+
+
+def calls(*names: str) -> Reply:
+    return Reply("", tool_calls=tuple(ToolCall(n, {"note": "x"}, id=f"call_{n}") for n in names))
+
+
+def config(
+    upstream: FakeServer, plan: Plan | None = None, token: str | None = TOKEN
+) -> ProxyConfig:
+    return ProxyConfig(upstream.base_url, plan=plan or tool_chain(3), status_token=token)
+
+
+# -- who may load it ---------------------------------------------------------------------------------
+def test_a_token_less_or_forged_console_load_is_refused_and_the_token_signs_in() -> None:
+    with FakeServer(script([Reply("Hello.")])) as upstream, \
+            ProxyServer(config(upstream)) as proxy, httpx.Client() as client:  # fmt: skip
+        page = f"{proxy.url}/taskgate/console"
+        bare = client.get(page)
+        assert bare.status_code == 401 and "console.js" not in bare.text
+        assert 'name="token"' in bare.text  # the sign-in form, not the console
+        forged = f"{2**33}.{'0' * 32}.{'f' * 64}"
+        other = cookie_value("another-gates-token")
+        for cookie in (forged, other, "garbage", "1." * 5000):
+            refused = client.get(page, headers={"cookie": f"{COOKIE}={cookie}"})
+            assert refused.status_code == 401 and "console.js" not in refused.text
+            assert "not valid or has expired" in refused.text
+        wrong = client.post(f"{page}/signin", data={"token": "guess"})
+        assert wrong.status_code == 401 and COOKIE not in wrong.headers.get("set-cookie", "")
+        foreign = client.post(f"{page}/signin", data={"token": TOKEN},
+                              headers={"origin": "http://evil.example"})  # fmt: skip
+        assert foreign.status_code == 403
+        signed = client.post(f"{page}/signin", data={"token": TOKEN})
+        assert signed.status_code == 303 and signed.headers["location"] == "/taskgate/console"
+        set_cookie = signed.headers["set-cookie"]
+        assert "HttpOnly" in set_cookie and "SameSite=strict" in set_cookie
+        assert "Path=/taskgate" in set_cookie
+        shown = client.get(page)  # the client kept the cookie
+        assert shown.status_code == 200 and "console.js" in shown.text
+        policy = shown.headers["content-security-policy"]
+        assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+        assert client.get(page, headers=BEARER).status_code == 200
+
+
+def test_the_cookie_reaches_the_json_endpoints_only_with_the_consoles_header_and_origin() -> None:
+    with FakeServer(script([Reply("Hello.")])) as upstream, \
+            ProxyServer(config(upstream)) as proxy, httpx.Client() as client:  # fmt: skip
+        Chat(proxy.base_url, client).say("hi")
+        listing = f"{proxy.url}/taskgate/conversations"
+        jar = {"cookie": f"{COOKIE}={cookie_value(TOKEN)}"}
+        assert client.get(listing, headers=jar).status_code == 401  # a cookie alone: no
+        own = {**jar, "x-taskgate-console": "1"}
+        assert client.get(listing, headers=own).status_code == 200
+        foreign = {**own, "origin": "http://evil.example"}
+        assert client.get(listing, headers=foreign).status_code == 401
+        key = client.get(listing, headers=own).json()["conversations"][0]["id"]
+        body = {"step": "send_rfq", "by": "alice"}
+        url = f"{listing}/{key}/approvals"
+        assert client.post(url, json=body, headers=foreign).status_code == 401
+        assert client.post(url, json=body, headers=jar).status_code == 401
+        assert client.post(url, json=body, headers=own).status_code == 200
+
+
+def test_a_sign_in_expires_and_a_changed_token_signs_everyone_out() -> None:
+    value = cookie_value(TOKEN, now=1000.0)
+    assert valid(value, TOKEN, now=1000.0 + LIFETIME_S - 1)
+    assert not valid(value, TOKEN, now=1000.0 + LIFETIME_S + 1)
+    assert not valid(value, "a-new-token", now=1000.0)
+    expires, nonce, seal = value.split(".")
+    assert not valid(f"{int(expires) + 10**6}.{nonce}.{seal}", TOKEN, now=1000.0)  # lengthened
+
+
+def test_without_a_status_token_the_console_is_off_and_says_how_to_turn_it_on() -> None:
+    with FakeServer(script([Reply("Hello.")])) as upstream, \
+            ProxyServer(config(upstream, token=None)) as proxy, httpx.Client() as client:  # fmt: skip
+        page = client.get(f"{proxy.url}/taskgate/console")
+        assert page.status_code == 403 and "TASKGATE_STATUS_TOKEN" in page.text
+        assert client.post(f"{proxy.url}/taskgate/console/signin",
+                           data={"token": ""}).status_code == 403  # fmt: skip
+
+
+# -- in a real browser ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if CHROMIUM is None:
+        pytest.skip("no chromium on PATH: `make browser` installs the Debian package")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+def signed_in(browser: Any, url: str) -> Any:
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    page.goto(f"{url}/taskgate/console")
+    page.fill("#token", TOKEN)
+    page.click("#signin")
+    page.wait_for_selector("#metrics li")
+    return page
+
+
+def test_an_approval_clicked_in_the_console_lets_the_blocked_call_run_next(browser: Any) -> None:
+    replies = [calls("send_rfq"), calls("send_rfq"), Reply("Sent.")]
+    with FakeServer(script(replies)) as upstream, ProxyServer(config(upstream)) as proxy, \
+            httpx.Client() as client:  # fmt: skip
+        chat = Chat(proxy.base_url, client)
+        assert "send_rfq was not run" in chat.say("send the RFQ")["content"]
+        page = signed_in(browser, proxy.url)
+        page.click("#list button.row")
+        page.wait_for_selector("#timeline li.refuse")
+        notice = page.locator("#timeline li.refuse .text").first.text_content() or ""
+        assert notice.startswith("send_rfq was not run: it needs")
+        assert "1 refused" in (page.locator("#metrics").text_content() or "")
+        page.click("#graph g.node[data-step='s3']")
+        page.click("#do-approve")
+        page.fill("#approve-by", "ops-lead")
+        page.fill("#approve-reason", "the vendor's deadline")
+        page.click("#act-confirm")  # the dialog is the confirmation
+        page.wait_for_selector("#waiting li.held")
+        assert "ops-lead approves one call" in (page.locator("#waiting").text_content() or "")
+        ran = chat.say("It is approved: send the RFQ.")
+        assert ran["tool_calls"][0]["function"]["name"] == "send_rfq"
+        page.wait_for_selector("#timeline li.approval")  # live: no reload
+        approval = page.locator("#timeline li.approval .text").text_content() or ""
+        assert approval == "ops-lead approved one call of 'send the RFQ': the vendor's deadline"
+        assert "handed out, no result yet: send_rfq" in (
+            page.locator("#waiting").text_content() or ""
+        )
+        chat.result("call_send_rfq")
+        post(client, proxy.base_url, chat.messages)  # the tool's result: the call is booked
+        page.wait_for_selector("#timeline li.admit")
+        assert (
+            page.locator("#timeline li.admit .text").text_content()
+            == "send_rfq ran for 'send the RFQ'"
+        )
+        assert page.errors == []
+
+
+def test_hostile_names_and_notices_render_as_text(browser: Any) -> None:
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        "s1": {"tool": "draft_rfq", "text": HOSTILE},
+        "s2": {"tool": "send_rfq", "text": "send it", "deps": ["s1"]}}})  # fmt: skip
+    hostile_call = Reply("", tool_calls=(ToolCall(HOSTILE, {}, id="call_x"),))
+    with FakeServer(script([calls("send_rfq"), hostile_call])) as upstream, \
+            ProxyServer(config(upstream, plan)) as proxy, httpx.Client() as client:  # fmt: skip
+        named = {"x-taskgate-conversation": HOSTILE}
+        chat = Chat(proxy.base_url, client)
+        chat.say("send it")
+        chat.messages[-1:] = []
+        client.post(f"{proxy.base_url}/chat/completions", headers=named, json={
+            "model": "fake", "messages": [{"role": "user", "content": "draft it"}]})  # fmt: skip
+        page = signed_in(browser, proxy.url)
+        rows = page.locator("#list button.row .id").all_text_contents()
+        assert any(HOSTILE in row for row in rows)
+        for i in range(len(rows)):
+            page.locator("#list button.row").nth(i).click()
+            page.wait_for_selector("#timeline li")
+            text = page.locator("#detail").text_content() or ""
+            assert "<img" in text or "send_rfq was not run" in text
+        assert page.evaluate("window.__pwned") is None
+        assert page.locator("#detail img, #list img, #detail script").count() == 0
+        assert page.errors == []
+
+
+def test_the_mcp_gate_serves_the_same_console_and_a_click_settles_a_call_in_doubt(
+    browser: Any, tmp_path: Path
+) -> None:
+    """A call that began and never ended (the gate died mid-call) shows as in doubt; "It did not
+    run", confirmed, settles it, and the step may be called again."""
+    pytest.importorskip("mcp", reason="needs the mcp extra")
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from starlette.applications import Starlette
+
+    from taskgate.integrations.mcp import McpGate, McpGateConfig
+    from taskgate.integrations.mcp.operator import routes
+    from taskgate.journal.store import SQLiteStore
+
+    journal = tmp_path / "j.db"
+    plan_config = McpGateConfig(tool_chain(3), requests="plan", status_token=TOKEN)
+
+    async def died_mid_call() -> None:
+        async def gone() -> str:
+            raise ConnectionError("the gate died")
+
+        with pytest.raises(ConnectionError):
+            await McpGate(plan_config, SQLiteStore(journal)).call(
+                "desk~local", "collect_requirements", {}, gone, lambda r: True
+            )
+
+    with ThreadPoolExecutor(1) as pool:  # playwright holds this thread's event loop
+        pool.submit(asyncio.run, died_mid_call()).result()
+    gate = McpGate(plan_config, SQLiteStore(journal))
+    with served(Starlette(routes=routes(gate, local=True))) as url:
+        page = signed_in(browser, url)
+        assert page.locator("body").get_attribute("data-noun") == "session"
+        page.click("#list button.row")
+        page.wait_for_selector("#waiting li.doubt")
+        assert "in doubt: a call of 'collect the requirements'" in (
+            page.locator("#waiting li.doubt").text_content() or ""
+        )
+        page.click("#waiting li.doubt button.settle-not")
+        page.click("#act-confirm")
+        page.wait_for_selector("#waiting li.doubt", state="detached")
+        assert "Settled" in (page.locator("#flash").text_content() or "")
+        status = httpx.get(f"{url}/taskgate/sessions/desk~local", headers=BEARER).json()
+        assert status["in_doubt"] == [] and status["statuses"]["s1"] == "TODO"
+        assert page.errors == []
+
+
+@contextmanager
+def served(app: Any) -> Iterator[str]:
+    """``app`` on loopback in a background thread (a real uvicorn server)."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from taskgate.llm.fake import loopback_socket
+
+    sock = loopback_socket(0)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive(), "the server did not start"
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
