@@ -19,8 +19,12 @@ gated, admitted, forwarded, and booked; then the same calls go to the upstream d
   session connects (and so does its handshake) before its first call; the gate gets one round of
   sessions to warm up first.
 
-* Over stdio (how a desktop client starts it), one client: the time per call of a tool the plan
-  does not gate, through the gate and to the upstream directly: the cost of the extra hop alone.
+* Over stdio (how a desktop client starts it), one client (the MCP SDK's own, as a desktop
+  client's) and the shipped server as a separate process started by the gate: the time per call
+  of a tool the plan does not gate, through the gate (``taskgate mcp``, its lean stdio front and
+  client, :mod:`taskgate.integrations.mcp.stdio`) and to the same server directly. The difference
+  is the extra hop the gate adds (the gate's own judging of a gated call is the figure above).
+  Targets: p50 under 1 ms, p99 under 5 ms; the median of three runs, each 300 calls.
 
 Run: .venv/bin/python bench/bench_mcp.py [ROUNDS]   (BENCH_PROFILE=FILE: the gate under cProfile;
 BENCH_STDIO_UPSTREAM=1: the gate's upstream over stdio, its own child, instead of over HTTP)
@@ -45,6 +49,7 @@ from mcp import Client, StdioServerParameters
 from taskgate.integrations.mcp.upstream import HttpUpstream
 
 TARGET_P50_MS, TARGET_P99_MS = 2.0, 10.0
+STDIO_P50_MS, STDIO_P99_MS = 1.0, 5.0
 SESSIONS = 64
 #: the calls per second the sessions offer together: each calls once a second on average (an
 #: agent's model takes about that long to write its next call)
@@ -153,6 +158,17 @@ async def stdio_calls(params: StdioServerParameters, n: int) -> list[float]:
     return sorted(times)
 
 
+def stdio_added(plan: Path, runs: int = 3) -> tuple[float, float, list[float], list[float]]:
+    """The median over ``runs`` of what the gate adds at p50 and p99 over stdio, and the last
+    run's times (through the gate, directly)."""
+    added50, added99 = [], []
+    for _ in range(runs):
+        via, straight = stdio_hop(plan)
+        added50.append(pct(via, 0.5) - pct(straight, 0.5))
+        added99.append(pct(via, 0.99) - pct(straight, 0.99))
+    return sorted(added50)[runs // 2], sorted(added99)[runs // 2], via, straight
+
+
 def stdio_hop(plan: Path, n: int = 300) -> tuple[list[float], list[float]]:
     """One stdio client's calls of an ungated tool: through the gate, and directly."""
     upstream = [sys.executable, "-m", "taskgate.integrations.mcp.testing"]
@@ -192,7 +208,7 @@ def main() -> None:
             cpu_ms = (cpu_seconds(gates[-1].pid) - cpu) / len(gated) * 1000
             metrics = httpx.get(f"http://127.0.0.1:{port}/taskgate/metrics",
                                 headers={"Authorization": "Bearer bench"}).json()  # fmt: skip
-            via, straight = stdio_hop(plan)
+            stdio50, stdio99, via, straight = stdio_added(plan)
         finally:
             for proc in (*gates, upstream):
                 proc.terminate()
@@ -201,7 +217,8 @@ def main() -> None:
     added99 = pct(gated, 0.99) - pct(direct, 0.99)
     own_ok = metrics["p50_ms"] < TARGET_P50_MS and metrics["p99_ms"] < TARGET_P99_MS
     added_ok = added50 < TARGET_P50_MS and added99 < TARGET_P99_MS
-    good = own_ok and added_ok
+    stdio_ok = stdio50 < STDIO_P50_MS and stdio99 < STDIO_P99_MS
+    good = own_ok and added_ok and stdio_ok
     print(f"MCP gate, streamable HTTP, SQLite journal, {SESSIONS} concurrent sessions: "
           f"{top:.0f} calls/s saturated; {len(gated)} gated calls at {offered:.0f} calls/s, the "
           f"gate's process {cpu_ms:.1f} ms CPU per call (its MCP server and client included)")  # fmt: skip
@@ -214,8 +231,9 @@ def main() -> None:
           f"(targets {TARGET_P50_MS}/{TARGET_P99_MS})  {'ok' if added_ok else 'MISSED'}")  # fmt: skip
     print(f"  stdio, one client, an ungated tool: through the gate p50 {pct(via, 0.5):.2f} ms, "
           f"p99 {pct(via, 0.99):.2f} ms; directly p50 {pct(straight, 0.5):.2f} ms, p99 "
-          f"{pct(straight, 0.99):.2f} ms (the extra hop: p50 "
-          f"{pct(via, 0.5) - pct(straight, 0.5):.2f} ms)")  # fmt: skip
+          f"{pct(straight, 0.99):.2f} ms; added (median of 3 runs) p50 {stdio50:.2f} ms, p99 "
+          f"{stdio99:.2f} ms (targets {STDIO_P50_MS}/{STDIO_P99_MS})  "
+          f"{'ok' if stdio_ok else 'MISSED'}")  # fmt: skip
     print("all targets met" if good else "a target was missed")
 
 

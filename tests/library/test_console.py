@@ -23,7 +23,7 @@ from taskgate.core.plan import Plan
 from taskgate.llm.fake import ToolCall
 from taskgate.proxy import ProxyConfig
 from taskgate.proxy.testing import ProxyServer
-from taskgate.serving.signin import COOKIE, LIFETIME_S, cookie_value, valid
+from taskgate.serving.signin import COOKIE, LIFETIME_S, cookie_name, cookie_value, valid
 
 TOKEN = "ops-secret"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
@@ -52,7 +52,7 @@ def test_a_token_less_or_forged_console_load_is_refused_and_the_token_signs_in()
         forged = f"{2**33}.{'0' * 32}.{'f' * 64}"
         other = cookie_value("another-gates-token")
         for cookie in (forged, other, "garbage", "1." * 5000):
-            refused = client.get(page, headers={"cookie": f"{COOKIE}={cookie}"})
+            refused = client.get(page, headers={"cookie": f"{COOKIE}_{proxy.port}={cookie}"})
             assert refused.status_code == 401 and "console.js" not in refused.text
             assert "not valid or has expired" in refused.text
         wrong = client.post(f"{page}/signin", data={"token": "guess"})
@@ -77,17 +77,23 @@ def test_the_cookie_reaches_the_json_endpoints_only_with_the_consoles_header_and
             ProxyServer(config(upstream)) as proxy, httpx.Client() as client:  # fmt: skip
         Chat(proxy.base_url, client).say("hi")
         listing = f"{proxy.url}/taskgate/conversations"
-        jar = {"cookie": f"{COOKIE}={cookie_value(TOKEN)}"}
+        jar = {"cookie": f"{COOKIE}_{proxy.port}={cookie_value(TOKEN)}"}
         assert client.get(listing, headers=jar).status_code == 401  # a cookie alone: no
         own = {**jar, "x-taskgate-console": "1"}
         assert client.get(listing, headers=own).status_code == 200
         foreign = {**own, "origin": "http://evil.example"}
-        assert client.get(listing, headers=foreign).status_code == 401
+        refused = client.get(listing, headers=foreign)
+        assert refused.status_code == 403 and "the gate's own address" in refused.text
         key = client.get(listing, headers=own).json()["conversations"][0]["id"]
         body = {"step": "send_rfq", "by": "alice"}
         url = f"{listing}/{key}/approvals"
-        assert client.post(url, json=body, headers=foreign).status_code == 401
+        assert client.post(url, json=body, headers=foreign).status_code == 403
         assert client.post(url, json=body, headers=jar).status_code == 401
+        behind = {  # behind a reverse proxy at https://ops.example that keeps the address
+            "cookie": f"{COOKIE}={cookie_value(TOKEN)}", "x-taskgate-console": "1",
+            "origin": "https://ops.example", "x-forwarded-host": "ops.example",
+        }  # fmt: skip
+        assert client.get(listing, headers=behind).status_code == 200
         assert client.post(url, json=body, headers=own).status_code == 200
 
 
@@ -98,6 +104,30 @@ def test_a_sign_in_expires_and_a_changed_token_signs_everyone_out() -> None:
     assert not valid(value, "a-new-token", now=1000.0)
     expires, nonce, seal = value.split(".")
     assert not valid(f"{int(expires) + 10**6}.{nonce}.{seal}", TOKEN, now=1000.0)  # lengthened
+
+
+def test_odd_sign_in_forms_are_one_line_and_wrong_tokens_are_throttled() -> None:
+    with FakeServer(script([Reply("Hello.")])) as upstream, \
+            ProxyServer(config(upstream)) as proxy, httpx.Client() as client:  # fmt: skip
+        signin = f"{proxy.url}/taskgate/console/signin"
+        fields = client.post(signin, content=b"a=1&b=2&c=3&d=4&e=5&token=x",
+                             headers={"content-type": "application/x-www-form-urlencoded"})  # fmt: skip
+        assert fields.status_code == 400 and "takes one field" in fields.text
+        odd = client.post(signin, content=b"token=%ff%fe\x00\xff")
+        assert odd.status_code == 401 and "not the gate's status token" in odd.text
+        assert client.get(signin, follow_redirects=False).status_code == 303  # a reload
+        answers = [client.post(signin, data={"token": f"guess{i}"}).status_code for i in range(25)]
+        assert answers.count(429) >= 4 and "Too many wrong tokens" in client.post(
+            signin, data={"token": TOKEN}).text  # fmt: skip
+
+
+def test_two_gates_on_one_host_keep_their_sign_ins_apart() -> None:
+    """Browsers share a host's cookies across its ports: each gate's cookie is named by its."""
+    assert cookie_name({"host": "127.0.0.1:8100"}) == f"{COOKIE}_8100"
+    assert cookie_name({"host": "127.0.0.1:8200"}) == f"{COOKIE}_8200"
+    assert cookie_name({"host": "ops.example", "x-forwarded-host": "ops.example:443"}) == (
+        f"{COOKIE}_443"
+    )
 
 
 def test_without_a_status_token_the_console_is_off_and_says_how_to_turn_it_on() -> None:
@@ -167,6 +197,25 @@ def test_an_approval_clicked_in_the_console_lets_the_blocked_call_run_next(brows
             page.locator("#timeline li.admit .text").text_content()
             == "send_rfq ran for 'send the RFQ'"
         )
+        assert page.errors == []
+
+
+def test_steps_named_like_javascripts_built_ins_are_drawn(browser: Any) -> None:
+    """A plan's step ids are any strings a client's brief or a compiled plan gives: the page
+    keeps them in Maps, so ``constructor`` or ``__proto__`` is a step like any other."""
+    names = ["constructor", "__proto__", "toString"]
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        sid: {"tool": f"tool_{i}", **({"deps": [names[i - 1]]} if i else {})}
+        for i, sid in enumerate(names)}})  # fmt: skip
+    with FakeServer(script([calls("tool_2")])) as upstream, \
+            ProxyServer(config(upstream, plan)) as proxy, httpx.Client() as client:  # fmt: skip
+        Chat(proxy.base_url, client).say("do the last one")
+        page = signed_in(browser, proxy.url)
+        page.click("#list button.row")
+        page.wait_for_selector("#graph g.node")
+        drawn = page.locator("#graph g.node").evaluate_all("gs => gs.map(g => g.dataset.step)")
+        assert drawn == names
+        assert page.locator("#graph g.node.blocked").count() == 2
         assert page.errors == []
 
 

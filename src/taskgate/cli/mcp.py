@@ -135,8 +135,7 @@ def mcp(
     try:
         import uvicorn
 
-        from taskgate.integrations.mcp import McpGate, McpGateConfig, build_server, http_app
-        from taskgate.integrations.mcp import serve_stdio as serve
+        from taskgate.integrations.mcp import McpGate, McpGateConfig, http_app, run_stdio
         from taskgate.journal import open_store
     except MissingExtraError:
         raise
@@ -176,8 +175,7 @@ def mcp(
         app = http_app(gate, targets, host=host, secret=secret)
         uvicorn.run(app, host=host, port=port, log_level="warning")
         return
-    server = build_server(gate, targets, session=session)
-    asyncio.run(_unwrapped(_stdio(gate, server, serve, status_port)))
+    asyncio.run(_unwrapped(_stdio(gate, run_stdio(gate, targets, session=session), status_port)))
 
 
 def _settle(
@@ -254,15 +252,14 @@ async def _check(plan: Plan, targets: list[Any]) -> None:
 
 
 async def _tools(targets: list[Any]) -> list[Any]:
-    from mcp import Client
-
+    from taskgate.integrations.mcp.stdio import StdioUpstream
     from taskgate.integrations.mcp.upstream import HttpUpstream
 
     tools: list[Any] = []
     for target in targets:
         try:
             async with (
-                HttpUpstream(target) if isinstance(target, str) else Client(target) as client
+                HttpUpstream(target) if isinstance(target, str) else StdioUpstream(target) as client
             ):
                 tools += (await client.list_tools()).tools
         except Exception as exc:  # the SDK's own errors: one line naming the server
@@ -278,9 +275,9 @@ def _name(target: Any) -> str:
     return target if isinstance(target, str) else shlex.join([target.command, *target.args])
 
 
-async def _stdio(gate: Any, server: Any, serve: Any, status_port: int | None) -> None:
+async def _stdio(gate: Any, serving: Any, status_port: int | None) -> None:
     if status_port is None:
-        await serve(server)
+        await serving
         return
     import uvicorn
     from starlette.applications import Starlette
@@ -295,7 +292,7 @@ async def _stdio(gate: Any, server: Any, serve: Any, status_port: int | None) ->
               "/taskgate/console", file=sys.stderr)  # fmt: skip
     status_task = asyncio.create_task(status.serve())
     try:
-        await serve(server)
+        await serving
     finally:
         status.should_exit = True
         await status_task

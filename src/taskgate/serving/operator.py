@@ -26,7 +26,7 @@ from taskgate.core.plan import Revision
 from taskgate.gate.session import cancelling
 from taskgate.serving.errors import HttpError
 from taskgate.serving.http import owner
-from taskgate.serving.signin import from_console
+from taskgate.serving.signin import cross_origin, from_console
 
 _NAME = Field(min_length=1, max_length=200)
 #: the environment variable that holds the operators' token (on every surface)
@@ -125,6 +125,13 @@ def scope(headers: Mapping[str, str], token: str | None, *, write: bool = False)
         return None
     if from_console(headers, token):  # the signed-in console (:mod:`taskgate.serving.signin`)
         return None
+    if cross_origin(headers, token):
+        raise HttpError(
+            403,
+            "the console's requests must come from the gate's own address; behind a reverse "
+            "proxy, pass the Host header on (or X-Forwarded-Host)",
+            "auth_error",
+        )
     raise HttpError(
         401, "the operator endpoints need 'Authorization: Bearer <token>'", "auth_error"
     )

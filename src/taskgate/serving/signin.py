@@ -3,8 +3,11 @@
 A browser cannot send ``Authorization: Bearer <token>`` on a page load, so the console's sign-in
 form takes the status token once and answers with a cookie (``HttpOnly``, ``SameSite=Strict``,
 path ``/taskgate``, 12 hours) whose value is an expiry, a nonce and an HMAC-SHA256 of both keyed
-by the token. Nothing is kept on the server: a changed token signs every operator out, and a
-cookie made without the token (forged, or cut from another gate's) is refused like no cookie.
+by the token. Nothing is kept on the server: a changed token signs every operator out (signing
+out clears the browser's cookie, and a copy of it stays valid until it expires), and a cookie
+made without the token (forged, or cut from another gate's) is refused like no cookie. Browsers
+share cookies across a host's ports, so the cookie's name carries the port of the gate's
+address: two gates on one host keep their sign-ins apart.
 
 The operators' JSON endpoints take the cookie only with the console's own header
 (``X-Taskgate-Console: 1``), which a page of another site cannot send without a CORS preflight
@@ -29,6 +32,7 @@ LIFETIME_S = 12 * 3600
 #: the header the console's own requests carry (a page of another site cannot, without a CORS
 #: preflight that the gate does not answer)
 HEADER = "x-taskgate-console"
+_LONGEST_COOKIES = 1 << 16
 _VALUE = re.compile(r"([0-9]{1,12})\.([0-9a-f]{32})\.([0-9a-f]{64})")
 
 
@@ -55,18 +59,40 @@ def valid(value: str, token: str, now: float | None = None) -> bool:
     return hmac.compare_digest(seal, _signature(token, expires, nonce))
 
 
+def cookie_name(headers: Mapping[str, str]) -> str:
+    """The sign-in cookie's name at the address the request reached (``taskgate_console_8100``;
+    a browser sends one host's cookies to all its ports)."""
+    port = _host(headers).rpartition(":")[2]
+    return f"{COOKIE}_{port}" if port.isdigit() and len(port) <= 5 else COOKIE
+
+
 def signed_in(headers: Mapping[str, str], token: str) -> bool:
     """Whether the request carries a valid console sign-in (the page's own loads)."""
     raw = headers.get("cookie", "")
-    return len(raw) <= 8192 and valid(cookie_parser(raw).get(COOKIE, ""), token)
+    if len(raw) > _LONGEST_COOKIES:
+        return False
+    return valid(cookie_parser(raw).get(cookie_name(headers), ""), token)
+
+
+def _host(headers: Mapping[str, str]) -> str:
+    """The address the browser reached: a reverse proxy's ``X-Forwarded-Host`` (which no page
+    of another site can set), else ``Host``."""
+    forwarded = headers.get("x-forwarded-host", "").split(",")[0].strip()
+    return forwarded or headers.get("host", "")
 
 
 def same_origin(headers: Mapping[str, str]) -> bool:
-    """Whether the request's ``Origin`` (when a browser sent one) is the gate's own host."""
+    """Whether the request's ``Origin`` (when a browser sent one) is the gate's own address."""
     origin = headers.get("origin")
     if origin is None:
         return True
-    return origin != "null" and urlsplit(origin[:500]).netloc == headers.get("host", "")
+    return origin != "null" and urlsplit(origin[:500]).netloc == _host(headers)
+
+
+def cross_origin(headers: Mapping[str, str], token: str) -> bool:
+    """Whether the request is the console's own, signed in, but from another origin (a reverse
+    proxy that rewrites ``Host`` without ``X-Forwarded-Host``, or another site)."""
+    return headers.get(HEADER) == "1" and not same_origin(headers) and signed_in(headers, token)
 
 
 def from_console(headers: Mapping[str, str], token: str) -> bool:

@@ -5,8 +5,9 @@
 is an MCP server whose tools are ``my_server.py``'s; each ``tools/call`` is judged on the
 session's task state before it reaches the upstream, and a refused call is an MCP tool error
 saying why in plain words. :class:`McpGate` holds the sessions (:mod:`.sessions`),
-:func:`build_server` makes the MCP server (:mod:`.server`), :func:`http_app` serves it over
-streamable HTTP with the operators' endpoints (:mod:`.operator`).
+:func:`run_stdio` serves it to a stdio client (:mod:`.stdio`), :func:`http_app` over
+streamable HTTP with the operators' endpoints (:mod:`.operator`); :func:`build_server` makes it
+an MCP SDK server (:mod:`.server`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ try:
         REQUEST_TOOL,
         build_server,
         http_app,
+        run_stdio,
         serve_stdio,
     )
     from taskgate.integrations.mcp.sessions import Answer, McpGate, McpGateConfig
@@ -33,5 +35,6 @@ __all__ = [
     "McpGateConfig",
     "build_server",
     "http_app",
+    "run_stdio",
     "serve_stdio",
 ]

@@ -191,43 +191,55 @@ class Front:
         return _json({"jsonrpc": "2.0", "id": ident, "result": result})
 
     def _initialize(self, ident: Any, params: Any) -> Response:
-        requested = params.get("protocolVersion") if isinstance(params, dict) else None
-        version = (
-            requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
-        )
-        result = types.InitializeResult(
-            protocol_version=version,
-            capabilities=types.ServerCapabilities(tools=types.ToolsCapability(list_changed=False)),
-            server_info=types.Implementation(name="taskgate", version=__version__),
-        )
-        body = {
-            "jsonrpc": "2.0",
-            "id": ident,
-            "result": _for_version("initialize", version, _dump(result)),
-        }
+        _, result = initialize_result(params)
+        body = {"jsonrpc": "2.0", "id": ident, "result": result}
         return _json(body, {"mcp-session-id": self.new_session()})
 
     async def _dispatch(self, request: Request, method: str, params: Any) -> dict[str, Any]:
-        state = self.holder.state
-        if method == "ping":
-            return {}
-        if method == "tools/list":
-            listed = _dump(types.ListToolsResult(tools=state.tools))
-            return _for_version(method, request.headers.get("mcp-protocol-version"), listed)
-        if method != "tools/call":
-            raise MCPError(
-                code=types.METHOD_NOT_FOUND, message="Method not found", data=method[:80]
-            )
-        try:
-            checked = types.CallToolRequestParams.model_validate(params or {})
-        except ValidationError as exc:
-            where = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "params"
-            raise MCPError(
-                code=types.INVALID_PARAMS,
-                message=f"Invalid params: {where}: {exc.errors()[0]['msg']}",
-            ) from None
-        result = _dump(await self.call(state, session_key(request.headers), checked))
-        return _for_version(method, request.headers.get("mcp-protocol-version"), result)
+        version = request.headers.get("mcp-protocol-version")
+        return await dispatch(self.holder.state, self.call, method, params, version,
+                              lambda: session_key(request.headers))  # fmt: skip
+
+
+async def dispatch(
+    state: Any,
+    call: Call,
+    method: str,
+    params: Any,
+    version: str | None,
+    key: Callable[[], str | None],
+) -> dict[str, Any]:
+    """The result of one request after the handshake (``ping``, ``tools/list``, ``tools/call``),
+    as protocol ``version`` defines it; ``key`` gives the caller's session. Any other method is
+    an :class:`~mcp.shared.exceptions.MCPError` (method not found), as are bad params. The same
+    on every lean transport: streamable HTTP here, stdio in :mod:`.stdio`."""
+    if method == "ping":
+        return {}
+    if method == "tools/list":
+        return _for_version(method, version, _dump(types.ListToolsResult(tools=state.tools)))
+    if method != "tools/call":
+        raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data=method[:80])
+    try:
+        checked = types.CallToolRequestParams.model_validate(params or {})
+    except ValidationError as exc:
+        where = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "params"
+        raise MCPError(
+            code=types.INVALID_PARAMS, message=f"Invalid params: {where}: {exc.errors()[0]['msg']}"
+        ) from None
+    return _for_version(method, version, _dump(await call(state, key(), checked)))
+
+
+def initialize_result(params: Any) -> tuple[str, dict[str, Any]]:
+    """The version a client's ``initialize`` settles on (the one it asks for when the gate speaks
+    it, else the latest of the handshake era), and the gate's answer."""
+    requested = params.get("protocolVersion") if isinstance(params, dict) else None
+    version = requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
+    result = types.InitializeResult(
+        protocol_version=version,
+        capabilities=types.ServerCapabilities(tools=types.ToolsCapability(list_changed=False)),
+        server_info=types.Implementation(name="taskgate", version=__version__),
+    )
+    return version, _for_version("initialize", version, _dump(result))
 
 
 def _for_version(method: str, version: str | None, result: dict[str, Any]) -> dict[str, Any]:

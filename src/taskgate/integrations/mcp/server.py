@@ -11,8 +11,10 @@ it). Over streamable HTTP (:mod:`.front`) the client names its session in the
 ``X-Taskgate-Session`` header, or its MCP session id is used (the gate answers the 2026 discovery
 probe with "method not found", so clients fall back to the handshake that gives them one); a
 gated call with neither is refused. Every session belongs to the caller's API key (its
-``Authorization`` header), as in the proxy. Upstreams over HTTP are called with the lean client of
-:mod:`.upstream`, over stdio with the SDK's.
+``Authorization`` header), as in the proxy. Upstreams are called with taskgate's lean clients,
+over HTTP (:mod:`.upstream`) and over stdio (:mod:`.stdio`); the gate serves a stdio client
+lean too (:func:`run_stdio`), and the SDK's server stays for a client that speaks only the 2026
+protocol (:func:`build_server`, :func:`serve_stdio`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
-from mcp import Client, StdioServerParameters
+from mcp import StdioServerParameters
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
@@ -32,6 +34,7 @@ from taskgate.errors import PlanError, TaskgateError
 from taskgate.gate.tool_gate import check_tools
 from taskgate.integrations.mcp.front import Front, Holder, session_key
 from taskgate.integrations.mcp.sessions import McpGate
+from taskgate.integrations.mcp.stdio import StdioFront, StdioUpstream, std_streams
 from taskgate.integrations.mcp.upstream import HttpUpstream, UpstreamError
 from taskgate.matching.wordings import wordings
 
@@ -60,11 +63,11 @@ class GateState:
 
     gate: McpGate
     tools: list[types.Tool]
-    route: dict[str, Client | HttpUpstream]  # tool name -> the upstream that has it
+    route: dict[str, StdioUpstream | HttpUpstream]  # tool name -> the upstream that has it
     session: str  # the stdio client's session name
 
 
-async def _tools_of(client: Client | HttpUpstream) -> list[types.Tool]:
+async def _tools_of(client: StdioUpstream | HttpUpstream) -> list[types.Tool]:
     tools: list[types.Tool] = []
     cursor = None
     while True:
@@ -79,14 +82,14 @@ async def open_state(
     gate: McpGate, upstreams: Sequence[Upstream], session: str, stack: contextlib.AsyncExitStack
 ) -> GateState:
     """Every upstream opened (on ``stack``) and its tools listed: what the gate serves."""
-    route: dict[str, Client | HttpUpstream] = {}
+    route: dict[str, StdioUpstream | HttpUpstream] = {}
     tools: list[types.Tool] = []
     for target in upstreams:
-        client: Client | HttpUpstream
+        client: StdioUpstream | HttpUpstream
         if isinstance(target, str):
             client = await stack.enter_async_context(HttpUpstream(target))
         else:
-            client = await stack.enter_async_context(Client(target))
+            client = await stack.enter_async_context(StdioUpstream(target))
         for tool in await _tools_of(client):
             if tool.name in route or tool.name == REQUEST_TOOL.name:
                 raise PlanError(f"two upstreams list a tool named {tool.name!r}")
@@ -230,8 +233,22 @@ def _meta(meta: Any) -> types.RequestParamsMeta | None:
     return types.RequestParamsMeta(**kept) if kept else None  # type: ignore[typeddict-item]
 
 
+async def run_stdio(
+    gate: McpGate, upstreams: Sequence[Upstream], *, session: str = "stdio"
+) -> None:
+    """Serve the one client that started the gate over this process's stdin and stdout, lean
+    (:class:`.stdio.StdioFront`), until it closes its end: its session is ``session``."""
+    if not upstreams:
+        raise PlanError("the MCP gate fronts at least one upstream MCP server")
+    async with contextlib.AsyncExitStack() as stack:
+        state = await open_state(gate, upstreams, session, stack)
+        read, write = await std_streams()
+        await StdioFront(state, call, f"{session}~local").serve(read, write)
+
+
 async def serve_stdio(server: Server[GateState]) -> None:
-    """Serve one client over stdio (until it closes its end)."""
+    """Serve one client over stdio with the SDK's transport (until it closes its end): for a
+    client that speaks only the 2026 protocol; :func:`run_stdio` is leaner."""
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read, write):

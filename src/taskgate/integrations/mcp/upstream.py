@@ -95,13 +95,7 @@ class HttpUpstream:
         return self._valid(types.CallToolResult, await self.request("tools/call", params))
 
     def _valid(self, model: type[T], result: dict[str, Any]) -> T:
-        try:
-            return model.model_validate(result)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "result"
-            raise UpstreamError(f"{self.url} answered with a malformed result: {where}: "
-                                f"{first['msg']}") from None  # fmt: skip
+        return validated(model, result, self.url)
 
     # -- JSON-RPC over streamable HTTP -------------------------------------------------------------
     async def _initialize(self) -> None:
@@ -150,12 +144,7 @@ class HttpUpstream:
         answer = await self._post(message, ident)
         assert answer is not None
         if "error" in answer:
-            error = answer["error"] if isinstance(answer["error"], dict) else {}
-            raise MCPError(
-                code=_code(error.get("code")),
-                message=str(error.get("message", "error"))[:500],
-                data=error.get("data"),
-            )
+            raise mcp_error(answer["error"])
         result = answer.get("result")
         if not isinstance(result, dict):
             raise UpstreamError(f"{self.url} answered {method} with no result")
@@ -266,6 +255,29 @@ class HttpUpstream:
         if message.get("id") == ident and ("result" in message or "error" in message):
             return message
         return None
+
+
+def validated(model: type[T], result: dict[str, Any], who: str) -> T:
+    """An upstream's ``result`` as the SDK's type ``model``, or an :class:`UpstreamError` naming
+    the upstream (``who``) and the first thing wrong with it."""
+    try:
+        return model.model_validate(result)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "result"
+        raise UpstreamError(
+            f"{who} answered with a malformed result: {where}: {first['msg']}"
+        ) from None
+
+
+def mcp_error(error: Any) -> MCPError:
+    """A JSON-RPC error object from an upstream as the SDK's :class:`MCPError`."""
+    error = error if isinstance(error, dict) else {}
+    return MCPError(
+        code=_code(error.get("code")),
+        message=str(error.get("message", "error"))[:500],
+        data=error.get("data"),
+    )
 
 
 def _json_or_none(data: bytes) -> Any:

@@ -16,6 +16,8 @@ How the sign-in works is in :mod:`taskgate.serving.signin`.
 from __future__ import annotations
 
 import hmac
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from functools import cache
 from importlib.resources import files
@@ -29,8 +31,8 @@ from taskgate.serving.errors import HttpError
 from taskgate.serving.http import read_body
 from taskgate.serving.operator import TOKEN_VARIABLE
 from taskgate.serving.signin import (
-    COOKIE,
     LIFETIME_S,
+    cookie_name,
     cookie_value,
     same_origin,
     signed_in,
@@ -49,6 +51,8 @@ _HEADERS = {
     "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
+#: wrong tokens the sign-in takes per minute (then a 429 until the minute is over)
+WRONG_PER_MINUTE = 20
 _ASSETS = {"console.js": "text/javascript", "console.css": "text/css", "icon.svg": "image/svg+xml"}
 _LONGEST_FORM = 4096
 
@@ -87,6 +91,8 @@ def console_routes(noun: str, token: str | None, settles: bool, guard: Guard | N
 
         return handle
 
+    wrong: deque[float] = deque()
+
     async def page(request: Request) -> Response:
         if token is None:
             return _page("off.html", 403, variable=TOKEN_VARIABLE)
@@ -96,7 +102,7 @@ def console_routes(noun: str, token: str | None, settles: bool, guard: Guard | N
         if signed_in(request.headers, token):
             return _console(noun, settles)
         said = "Sign in with the gate's status token."
-        if COOKIE in request.cookies:
+        if cookie_name(request.headers) in request.cookies:
             said = "Your sign-in is not valid or has expired: sign in again."
         return _signin(401, said)
 
@@ -104,24 +110,39 @@ def console_routes(noun: str, token: str | None, settles: bool, guard: Guard | N
         if token is None:
             return _page("off.html", 403, variable=TOKEN_VARIABLE)
         if not same_origin(request.headers):
-            raise HttpError(403, "a sign-in comes from the console's own page")
+            return _signin(403, "A sign-in comes from this page, at the gate's own address "
+                           "(behind a reverse proxy, pass the Host header on).")  # fmt: skip
+        now = time.monotonic()
+        while wrong and wrong[0] < now - 60:
+            wrong.popleft()
+        if len(wrong) >= WRONG_PER_MINUTE:
+            return _signin(429, "Too many wrong tokens in the last minute: wait, then try again.")
         raw = await read_body(request)
         if len(raw) > _LONGEST_FORM:
             raise HttpError(413, f"the sign-in form is over {_LONGEST_FORM} bytes")
-        given = parse_qs(raw.decode("utf-8", "replace"), max_num_fields=4).get("token", [""])[0]
+        try:
+            form = parse_qs(raw.decode("utf-8", "replace"), max_num_fields=4)
+        except ValueError:
+            return _signin(400, "The sign-in form takes one field: the token.")
+        given = form.get("token", [""])[0]
         if not hmac.compare_digest(given.encode(), token.encode()):
+            wrong.append(now)
             return _signin(401, "That is not the gate's status token.")
         answer = Response(status_code=303, headers={"location": PATH, **_HEADERS})
-        answer.set_cookie(COOKIE, cookie_value(token), max_age=LIFETIME_S, path="/taskgate",
-                          httponly=True, samesite="strict",
+        answer.set_cookie(cookie_name(request.headers), cookie_value(token), max_age=LIFETIME_S,
+                          path="/taskgate", httponly=True, samesite="strict",
                           secure=request.url.scheme == "https")  # fmt: skip
         return answer
+
+    async def back(request: Request) -> Response:  # a reload of the sign-in's address
+        return Response(status_code=303, headers={"location": PATH, **_HEADERS})
 
     async def signout(request: Request) -> Response:
         if not same_origin(request.headers):
             raise HttpError(403, "a sign-out comes from the console's own page")
         answer = Response(status_code=303, headers={"location": PATH, **_HEADERS})
-        answer.delete_cookie(COOKIE, path="/taskgate", httponly=True, samesite="strict")
+        answer.delete_cookie(cookie_name(request.headers), path="/taskgate", httponly=True,
+                             samesite="strict")  # fmt: skip
         return answer
 
     async def asset(request: Request) -> Response:
@@ -133,6 +154,7 @@ def console_routes(noun: str, token: str | None, settles: bool, guard: Guard | N
     return [
         Route(PATH, guarded(page), methods=["GET"]),
         Route(f"{PATH}/signin", guarded(signin), methods=["POST"]),
+        Route(f"{PATH}/signin", guarded(back), methods=["GET"]),
         Route(f"{PATH}/signout", guarded(signout), methods=["POST"]),
         Route(f"{PATH}/{{name}}", guarded(asset), methods=["GET"]),
     ]

@@ -54,7 +54,7 @@
     } catch (_) {
       json = null;
     }
-    if (answer.status === 401) {
+    if (answer.status === 401 && method === "GET") {
       location.reload(); // the sign-in expired: the gate shows the sign-in form
       throw new Error("signed out");
     }
@@ -128,34 +128,37 @@
   }
 
   // -- one conversation --------------------------------------------------------------------------
+  const own = (object, key) => object !== null && object !== undefined && Object.hasOwn(object, key);
+
   function name(status, step) {
-    const spec = status.plan && status.plan.steps[step];
+    const spec = status.plan && own(status.plan.steps, step) ? status.plan.steps[step] : null;
     if (!spec) return step;
     return spec.text || (spec.tool || spec.code || step).split("_").join(" ");
   }
 
+  // steps by id in Maps: an id may be any string ("constructor", "__proto__", ...)
   function layers(steps) {
-    const depth = {};
+    const depth = new Map();
     const visit = (id, seen) => {
-      if (id in depth) return depth[id];
-      if (seen.has(id) || !(id in steps)) return 0;
+      if (depth.has(id)) return depth.get(id);
+      if (seen.has(id) || !steps.has(id)) return 0;
       seen.add(id);
-      const deps = steps[id].deps || [];
-      depth[id] = deps.length ? 1 + Math.max(...deps.map((d) => visit(d, seen))) : 0;
-      return depth[id];
+      const deps = steps.get(id).deps || [];
+      depth.set(id, deps.length ? 1 + Math.max(...deps.map((d) => visit(d, seen))) : 0);
+      return depth.get(id);
     };
-    for (const id of Object.keys(steps)) visit(id, new Set());
+    for (const id of steps.keys()) visit(id, new Set());
     return depth;
   }
 
   function drawGraph(status) {
-    const steps = status.plan.steps;
+    const steps = new Map(Object.entries(status.plan.steps));
     const depth = layers(steps);
     const columns = [];
-    for (const id of Object.keys(steps)) (columns[depth[id]] = columns[depth[id]] || []).push(id);
+    for (const id of steps.keys()) (columns[depth.get(id)] = columns[depth.get(id)] || []).push(id);
     const W = 190, H = 52, GX = 60, GY = 18;
-    const at = {};
-    columns.forEach((ids, c) => ids.forEach((id, r) => (at[id] = { x: 10 + c * (W + GX), y: 10 + r * (H + GY) })));
+    const at = new Map();
+    columns.forEach((ids, c) => ids.forEach((id, r) => at.set(id, { x: 10 + c * (W + GX), y: 10 + r * (H + GY) })));
     const tall = Math.max(...columns.map((ids) => ids.length));
     const width = 20 + columns.length * (W + GX) - GX;
     const height = 20 + tall * (H + GY) - GY;
@@ -166,10 +169,10 @@
     const defs = svg("defs");
     defs.append(arrow);
     root.append(defs);
-    for (const [id, spec] of Object.entries(steps)) {
+    for (const [id, spec] of steps) {
       for (const dep of spec.deps || []) {
-        if (!(dep in at)) continue;
-        const a = at[dep], b = at[id];
+        if (!at.has(dep)) continue;
+        const a = at.get(dep), b = at.get(id);
         root.append(svg("path", {
           class: "edge",
           d: `M${a.x + W},${a.y + H / 2} C${a.x + W + GX / 2},${a.y + H / 2} ${b.x - GX / 2},${b.y + H / 2} ${b.x},${b.y + H / 2}`,
@@ -177,13 +180,14 @@
         }));
       }
     }
-    for (const id of Object.keys(steps)) {
-      const state = status.statuses[id] || "TODO";
+    for (const id of steps.keys()) {
+      const state = (own(status.statuses, id) && status.statuses[id]) || "TODO";
+      const box = at.get(id);
       const g = svg("g", { class: `node ${state.toLowerCase()}`, tabindex: 0, "data-step": id });
       g.append(svg("title", {}, `${id}: ${name(status, id)} (${WORDS[state] || state})`));
-      g.append(svg("rect", { x: at[id].x, y: at[id].y, width: W, height: H, rx: 6 }));
-      g.append(svg("text", { x: at[id].x + 8, y: at[id].y + 20, class: "label" }, clip(name(status, id), 26)));
-      g.append(svg("text", { x: at[id].x + 8, y: at[id].y + 40, class: "state" }, `${clip(id, 12)} · ${WORDS[state] || state}`));
+      g.append(svg("rect", { x: box.x, y: box.y, width: W, height: H, rx: 6 }));
+      g.append(svg("text", { x: box.x + 8, y: box.y + 20, class: "label" }, clip(name(status, id), 26)));
+      g.append(svg("text", { x: box.x + 8, y: box.y + 40, class: "state" }, `${clip(id, 12)} · ${WORDS[state] || state}`));
       g.addEventListener("click", () => stepActions(status, id));
       g.addEventListener("keydown", (e) => e.key === "Enter" && stepActions(status, id));
       root.append(g);
@@ -202,7 +206,7 @@
       case "attempt": {
         const what = row.tool || row.code || "a call";
         if (row.decision === "admit") return ["admit", `${what} ran for ${who(row.step)}`];
-        const notice = (status.notices || {})[String(row.seq)];
+        const notice = own(status.notices, String(row.seq)) ? status.notices[String(row.seq)] : null;
         return ["refuse", notice || `${what} was refused (${row.reason})`];
       }
       case "revision": {
@@ -298,7 +302,7 @@
   }
 
   function stepActions(status, step) {
-    const state = status.statuses[step];
+    const state = own(status.statuses, step) ? status.statuses[step] : "TODO";
     const title = `'${clip(name(status, step), 60)}' (${step}, ${WORDS[state] || state})`;
     const buttons = [
       el("button", { id: "do-approve", onclick: () => approve(status, step), text: "Approve one call" }),
@@ -337,8 +341,8 @@
   }
 
   function rewire(status, step) {
-    const current = new Set(status.plan.steps[step].deps || []);
-    const boxes = Object.keys(status.plan.steps).filter((s) => s !== step && status.statuses[s] !== "CANCELLED").map((s) => {
+    const current = new Set((own(status.plan.steps, step) && status.plan.steps[step].deps) || []);
+    const boxes = Object.keys(status.plan.steps).filter((s) => s !== step && !(own(status.statuses, s) && status.statuses[s] === "CANCELLED")).map((s) => {
       const box = el("input", { type: "checkbox", class: "rewire-dep", "data-step": s });
       box.checked = current.has(s);
       return [s, box];
@@ -369,7 +373,7 @@
     try {
       const [list, metrics] = await Promise.all([call("GET", BASE), call("GET", "/taskgate/metrics")]);
       const rows = list[`${NOUN}s`] || [];
-      if (selected === null && location.hash.length > 1) selected = decodeURIComponent(location.hash.slice(1));
+      if (selected === null) selected = fromHash();
       const listKey = JSON.stringify([rows, selected]);
       if (listKey !== drawn.list) (drawn.list = listKey), drawList(rows);
       const metricsKey = JSON.stringify(metrics);
@@ -378,8 +382,8 @@
         const status = await call("GET", one(selected));
         const key = JSON.stringify(status);
         if (key !== drawn.detail && !document.getElementById("act").open) {
-          drawn.detail = key;
           drawDetail(status);
+          drawn.detail = key; // only once drawn: a failed draw is tried again, and said
         }
       }
       document.getElementById("live").textContent = `live · ${new Date().toLocaleTimeString()}`;
@@ -389,6 +393,26 @@
       busy = false;
     }
   }
+
+  function fromHash() {
+    if (location.hash.length < 2) return null;
+    try {
+      return decodeURIComponent(location.hash.slice(1));
+    } catch (_) {
+      return null; // a hand-made address: choose from the list
+    }
+  }
+
+  window.addEventListener("hashchange", () => {
+    const id = fromHash();
+    if (id !== selected) {
+      selected = id;
+      document.getElementById("step-menu").hidden = true;
+      drawn.detail = drawn.list = "";
+      if (id === null) document.getElementById("detail").replaceChildren(el("p", { class: "empty", text: `Choose a ${NOUN} on the left.` }));
+      refresh();
+    }
+  });
 
   refresh();
   setInterval(refresh, POLL_MS);
