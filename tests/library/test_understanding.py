@@ -869,3 +869,100 @@ def test_a_counter_offer_after_a_finished_booking_carries_nothing() -> None:
                                    "7 pm for 2 is sold out, sorry."])  # fmt: skip
 def test_a_failure_report_is_no_proposal(agent: str) -> None:
     assert not runs("Ok.", agent, "reserve_table", TABLE).admitted
+
+
+# -- more of how people confirm (this session's SGD dev misses, each with its near miss) ---------
+ERRANDS = Plan.model_validate({"binding": "tool", "steps": {
+    "bus": {"tool": "buy_bus_ticket", "text": "buy a bus ticket", "repeatable": True},
+    "transfer": {"tool": "transfer_money", "text": "transfer money to someone"},
+    "visit": {"tool": "schedule_visit", "text": "schedule a visit to a property"},
+    "song": {"tool": "play_song", "text": "play a song on a device"},
+    "car": {"tool": "reserve_car", "text": "reserve a rental car"},
+}})  # fmt: skip
+BUS = {"from_location": "Anaheim", "to_location": "Las Vegas", "leaving_date": "2019-03-02",
+       "leaving_time": "17:20", "travelers": "3"}  # fmt: skip
+BUS_PROPOSED = ("Please confirm: 3 tickets on the bus from Anaheim to Las Vegas on March 2nd, "
+                "departing at 5:15 pm", "Yes that's right")  # fmt: skip
+TRANSFER = {"account_type": "savings", "recipient_account_type": "savings",
+            "recipient_name": "Yumi", "transfer_amount": "1490"}  # fmt: skip
+
+
+def runs_after(earlier: list[tuple[str, str]], message: str, agent: str, tool: str,
+               args: dict[str, Any]) -> bool:  # fmt: skip
+    gate = GateSession(ERRANDS)
+    asyncio.run(gate.open_message(message, READ, ask_back=False, agent=agent,
+                                  earlier=tuple(earlier)))  # fmt: skip
+    return bool(gate.judge([Call(tool, arguments=args)])[0].admitted)
+
+
+def test_a_counter_offer_after_a_failure_is_confirmed_with_the_proposal_it_replaces() -> None:
+    for offer in (
+        "Sorry, that wasn't available. I have one departing at 5:20 pm for $39",
+        "I was not able to book the tickets. There's a bus leaving at 5:20 pm, $39.",
+        "Sorry, this ticket could not be completed. An alternative bus leaves at 5:20 pm",
+    ):
+        for yes in ("Yes that's fine", "That's fine then.", "That'll work for me."):
+            assert runs_after([BUS_PROPOSED], yes, offer, "buy_bus_ticket", BUS), (offer, yes)
+    # "one" stands for the bus, not a count; "one ticket" is a count the call does not have
+    offer = "Sorry, that wasn't available. I have one seat on the 5:20 pm departure for $39"
+    assert not runs_after([BUS_PROPOSED], "Yes that's fine", offer, "buy_bus_ticket", BUS)
+    assert not runs_after([BUS_PROPOSED], "Hmm, what else is there?", offer, "buy_bus_ticket", BUS)
+
+
+def test_a_thanks_with_a_question_after_a_request_to_confirm_is_a_yes() -> None:
+    agent = "Confirming a transfer of $1,490 from your savings account to Yumi's savings account."
+    for message in (
+        "Thanks. How long will that take to go through?",
+        "Thanks, when does it arrive?",
+    ):
+        assert runs_after([], message, agent, "transfer_money", TRANSFER), message
+    for message in ("Thanks. But is there a fee?", "Thanks. Can I send it another way?",
+                    "Thanks, are you sure that is right?", "Thanks. Who is Yumi?!"):  # fmt: skip
+        assert not runs_after([], message, agent, "transfer_money", TRANSFER), message
+    assert not runs_after(
+        [],
+        "Thanks. How long does it take?",  # not asked to confirm
+        "A transfer of $1,490 to Yumi takes a day.",
+        "transfer_money",
+        TRANSFER,
+    )
+
+
+def test_a_recap_without_a_verb_is_confirmed_only_when_it_restates_the_conversation() -> None:
+    earlier = [("I found Boulevard, a 2 bedroom apartment. Want to visit it?", "Yes, on March 8th")]
+    visit = {"property_name": "Boulevard", "visit_date": "2019-03-08"}
+    assert runs_after(earlier, "yes that works", "boulevard march 8th", "schedule_visit", visit)
+    # the same words with no conversation before them, or naming something not said before: a
+    # search result, not a recap ("that is good" chooses it; the agent has yet to propose)
+    assert not runs_after([], "yes that works", "boulevard march 8th", "schedule_visit", visit)
+    assert not runs_after(earlier, "that is good", "boulevard loft march 8th", "schedule_visit",
+                          visit)  # fmt: skip
+    transfer = {"account_type": "checking", "recipient_name": "Grace", "transfer_amount": "1760"}
+    said = [("From which account?", "Send $1,760 to Grace from checking")]
+    assert runs_after(said, "yes that works", "checking $1,760 grace", "transfer_money", transfer)
+    assert not runs_after(said, "yes that works", "checking $1,760 grace", "transfer_money",
+                          {**transfer, "transfer_amount": "17600"})  # fmt: skip
+
+
+def test_more_ways_of_saying_yes_to_a_request_to_confirm() -> None:
+    song = {"song_name": "Pretty When You Cry", "playback_device": "TV"}
+    agent = (
+        "Please let me know if I got anything incorrect: play Pretty When You Cry on the TV, right?"
+    )
+    assert runs_after([], "Yep. That's excellent!", agent, "play_song", song)
+    car = {"pickup_location": "YVR", "pickup_date": "2019-03-06", "pickup_time": "12:00"}
+    agent = "Picking up a car from YVR on March 6th at 12 pm. Is this it?"
+    assert runs_after([], "That's it. What will it cost?", agent, "reserve_car", car)
+    visit = {"property_name": "Bristol Apartment Homes", "visit_date": "2019-03-08"}
+    agent = "sure thing. do you want to visit bristol apartment homes property on march 8th?"
+    assert runs_after([], "yes, I want to", agent, "schedule_visit", visit)
+    agent = "Transfer $1,490 from savings to Yumi's savings account."
+    assert runs_after([], "Yes, how many days does the transfer take?", agent, "transfer_money",
+                      TRANSFER)  # fmt: skip
+    for message in ("That was my request.", "It's what I was trying to do.", "Finally, you got it.",
+                    "I'm good with that."):  # fmt: skip
+        assert runs_after([], message, "Transfer $1,490 from savings to Yumi's savings account?",
+                          "transfer_money", TRANSFER), message  # fmt: skip
+    for message in ("That was the plan.", "Is that it?", "That was it?"):
+        assert not runs_after([], message, "Transfer $1,490 from savings to Yumi's savings account?",
+                              "transfer_money", TRANSFER), message  # fmt: skip

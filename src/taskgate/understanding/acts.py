@@ -34,7 +34,7 @@ _CONFIRM_CUE = re.compile(
     r"make sure|double[- ]check|just to clarify|to be clear|ensure that|with your approval|"
     r"approve|approval|(?:do|did) i (?:understand|get|have) (?:(?:that|this|it|you|everything) )?"
     r"(?:right|correctly)|if (?:that'?s|that is|this is) (?:fine|ok|okay|alright|correct|right)|"
-    r"is (?:that|this) what you want|(?:is|are) (?:that|this|these|it|everything|the details?) "
+    r"is (?:that|this) (?:it|what you want)\s*\?|is (?:that|this) what you want|(?:is|are) (?:that|this|these|it|everything|the details?) "
     r"(?:correct|right|ok|okay|accurate|good|fine)|(?:correct|right|ok|okay|accurate|alright|fine)\s*\?|"
     r"sound (?:good|right|ok|okay)\s*\?|did i get that right|(?:got|have) (?:this|that|everything|"
     r"it|all) (?:right|correct(?:ly)?)|let me know if)",
@@ -45,7 +45,7 @@ _ACTION = (
     r"schedule|scheduling|set up|make (?:the|a|an|your)|play|playing|cast|casting|start|rent|"
     r"renting|transfer|transferring|send|sending|add|adding|set|setting|order|place|call (?:a|you)|"
     r"try (?:to|again|booking|reserving|that|it|for|with)|rebook|proceed|go ahead|submit|create|"
-    r"draft|file|pay|cancel|delete|update|issue|process|sign|register|request)"
+    r"draft|file|pay|cancel|delete|update|issue|process|sign|register|request|visit)"
 )
 _PROPOSE = re.compile(
     r"\b(?:shall|should|can|may|could) (?:i|we) (?:go ahead and |now |then |also )?"
@@ -78,8 +78,10 @@ _ITEM = re.compile(
 #: a failure report that goes on to a counter-offer ("I found another seat at 2:50 pm")
 _ALTERNATIVE_FOUND = re.compile(
     r"\b(?:i (?:found|have|can (?:do|offer|get))|there(?:'s| is)) (?:another|an other|a different|"
-    r"an alternative|one more|also)\b|\binstead\b|\b(?:you|we|i) (?:can|could|might)\b|"
-    r"\bthere (?:is|are) (?:a |an )?(?:\w+ )?(?:opening|slot|seat|table|room|bus|flight)s?\b",
+    r"an alternative|one more|also|one)\b|\binstead\b|\b(?:you|we|i) (?:can|could|might)\b|"
+    r"\b(?:another|an alternative|a different) (?:one|opening|slot|seat|table|room|bus|flight|"
+    r"time|appointment|ticket)s?\b|"
+    r"\bthere(?:'s| is| are) (?:a |an )?(?:\w+ )?(?:opening|slot|seat|table|room|bus|flight)s?\b",
     IC,
 )
 _DETAILS_ABOUT = re.compile(
@@ -124,7 +126,7 @@ _WH_QUESTION = re.compile(
     r"(?:^|[.!?]\s+)(?:(?:ok(?:ay)?|sure|alright|great|and|so|also)[, ]+)?(?:how many|how much|"
     r"how long|what|when|where|which|who|at what|for how|from where|for which|for what|for when|"
     r"on which|on what|in which|in what|until when|(?:can|could) you (?:tell|give|let)|please "
-    r"(?:tell|give|let|provide)|tell me|let me know)\b[^.!?]{0,300}\?",
+    r"(?:tell|give|let(?! me know if\b)|provide)|tell me|let me know(?! if\b))\b[^.!?]{0,300}\?",
     IC,
 )
 #: the agent presenting what it found, to choose from
@@ -161,8 +163,17 @@ class AgentAct:
     acts: bool = False  # it names an action verb (book, play, send, ...)
     #: it ends with a question that starts with a verb ("Is X still your favourite spot?")
     verb_question: bool = False
+    #: a short recap without a verb ("boulevard march 8th", "checking $1,760 grace savings")
+    terse: bool = False
 
 
+#: words a sentence with a verb has (a recap without any is a list of the call's details)
+_VERBISH = re.compile(
+    r"\b(?:is|are|was|were|be|been|am|will|would|can|could|should|shall|may|might|do|does|did|"
+    r"have|has|had|i|you|we|they|he|she|it|there|please|let|want|like|need|found|got|sorry|"
+    r"thanks?|hello|hi|welcome|okay|ok|sure|no|yes|not)\b|'(?:s|re|ll|ve|d|m)\b",
+    IC,
+)
 _AUX_FIRST = re.compile(
     r"\s*(?:have|has|had|did|do|does|are|is|was|were|can|could|will|would|should|shall|may|"
     r"might|am)\b",
@@ -218,18 +229,19 @@ def read_agent(message: str) -> AgentAct:
     verb_question = m.endswith("?") and bool(_AUX_FIRST.match(last))
     yes_no = m.endswith("?") and not (_WH_QUESTION.search(last) or verb_question)
     confirming = bool(_ASK_CONFIRM.search(m) or _CONFIRM_CUE.search(m) or _RESTATE.search(m))
+    terse = len(m) <= 120 and len(m.split()) <= 16 and "?" not in m and not _VERBISH.search(m)
     return AgentAct(proposes, offers, asks and not proposes, done, failed, lists, action, item,
-                    yes_no, confirming, bool(_ACTS.search(m)), verb_question)  # fmt: skip
+                    yes_no, confirming, bool(_ACTS.search(m)), verb_question, terse)  # fmt: skip
 
 
 # -- the user's message ------------------------------------------------------------------------
 _YES_START = re.compile(
     r"^(?:(?:oh|ok|okay|well|great|alright|all right|awesome|perfect|cool|wonderful|excellent|"
-    r"good|terrific|nice|fine|sweet|fantastic|lovely|hi|hey|so|and|then)[,.! ]+){0,3}"
+    r"good|terrific|nice|fine|sweet|fantastic|lovely|hi|hey|so|and|then|finally|totally)[,.! ]+){0,3}"
     r"(?:yes|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|absolutely|definitely|"
     r"of course|certainly|correct|exactly|perfect|great|good|fine|cool|awesome|excellent|"
     r"wonderful|terrific|fantastic|sounds (?:good|great|fine|perfect|right|nice|ok|okay|like a)|"
-    r"that(?:'?s| is| would be| will be| will| would| should| seems| sounds| works)"
+    r"that(?:'?s|'?ll| is| would be| will be| will| would| should| seems| sounds| works)"
     r"(?: (?!not\b|never\b|hardly\b)\w+){0,2} "
     r"(?:right|correct|fine|good|great|perfect|it|ok|okay|work|works|what|all|exactly|ideal|"
     r"nice|wonderful|awesome|excellent|amazing|lovely|brilliant|cool)|that works|"
@@ -245,7 +257,9 @@ _YES_START = re.compile(
     r"do|sounds about right|(?:that )?(?:will )?fits? the bill|on point|very much so|"
     r"(?:permission )?(?:granted|allowed)|ye[sp]|"
     r"(?:nice|super|superb|splendid|rad|right)(?=\s*[.!]|\s*$)|"
-    r"(?:that(?:'?s| is)|this is|it is) (?:the|my|what i) (?:plan|request|asked for|wanted)|"
+    r"(?:that(?:'?s| is)|this is|it(?:'s| is)) (?:the|my|what i) (?:(?:initial |original )?plan|"
+    r"request|asked for|wanted|said|was trying to do|meant)|that was (?:my request|what i (?:said|"
+    r"asked for|wanted|was trying to do))|i'?m (?:good|fine|ok|okay|happy) with (?:that|it|this)|"
     r"my request is (?:that|this)|you nailed it|(?:your|you'?re) recap is (?:spotless|right|"
     r"correct|perfect))\b",
     IC,
@@ -271,7 +285,11 @@ _YES_LEAD = re.compile(
     IC,
 )
 #: a yes only as the whole reply ("Please!", "You can.", "Deal.")
-_WHOLE_YES = re.compile(r"^\s*(?:please|you (?:can|may)|deal)\s*[.!]*\s*$", IC)
+_WHOLE_YES = re.compile(
+    r"^\s*(?:please|you (?:can|may)|deal|(?:finally[,!]? )?you(?:'ve| have)? got it(?: right)?)"
+    r"\s*[.!]*\s*$",
+    IC,
+)
 _SHORT_YES = re.compile(
     r"^\s*(?:it|that|this|they|both|all|everything)(?: (?:all|both))? (?:is|are|does|do|will|"
     r"would|has|was|looks?|seems?)(?: it| so| to me| indeed)?\s*[.!]*\s*$",
@@ -330,6 +348,18 @@ _ALTERNATIVES = re.compile(
 )
 #: a word that is a yes only alone ("Nice."), not leading a comma ("Right, as if I'd pay that.")
 _WEAK_YES = re.compile(r"^\s*(?:nice|super|superb|splendid|rad|right)\s*,", IC)
+#: a thanks, then a question about what was confirmed ("Thanks, what's the address?")
+_THANKS_ASKING = re.compile(
+    r"^\s*(?:thanks?|thank you)[,.!]?\s+(?:what|what's|how|when|where|which|who|is|are|do|does|"
+    r"can|could|will|would)\b[^.!]*\?\s*$",
+    IC,
+)
+#: a question after a thanks that doubts the proposal or looks for another one
+_NOT_QUITE = re.compile(
+    r"\b(?:but|however|though|instead|cancel|wait|hold on|cheaper|other|else|different|another|"
+    r"alternatives?|better|earlier|later|change|rather|sure|really)\b",
+    IC,
+)
 _THANKS_ONLY = re.compile(
     r"^\s*(?:thanks?|thank you|thx|cheers)(?: (?:so|very) much| a lot| a bunch)?"
     r"(?: for (?:confirming|that|this))?\s*[.!]*\s*$",
@@ -507,7 +537,17 @@ def read_user(message: str, agent: str = "") -> UserAct:
         bool(_THANKS.search(low)) and not values(low) and not _ASKS_FOR.search(
             low.replace("please", ""))
     )  # fmt: skip
-    if not (yes or no) and _THANKS_ONLY.match(low) and _ASK_CONFIRM.search(agent[-AGENT_CHARS:]):
+    thanked = (
+        bool(_THANKS_ONLY.match(low))
+        or (  # "Thanks. How long will it take?"
+            len(sentences) > 1
+            and bool(_THANKS_ONLY.match(sentences[0]))
+            and all(x.rstrip().endswith("?") for x in sentences[1:])
+            and not _NOT_QUITE.search(low)
+        )
+        or bool(_THANKS_ASKING.match(low) and not _NOT_QUITE.search(low))
+    )
+    if not (yes or no) and thanked and _ASK_CONFIRM.search(agent[-AGENT_CHARS:]):
         # a thanks, and nothing else, for details the agent asked to be confirmed accepts them
         # ("Please confirm a table for 2 at 7 pm." "Thank you!")
         yes, closing = True, False

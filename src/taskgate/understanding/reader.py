@@ -121,6 +121,12 @@ _SEARCH = re.compile(
     r"what (?:are|is)|is there|are there)\b",
     re.IGNORECASE,
 )
+#: "one" standing for a thing, not a count ("I have one departing at 5 pm", "another one")
+_PRONOUN_ONE = re.compile(
+    r"\bone (?=(?:departing|leaving|arriving|that|which|available|at|in|on|for)\b)|"
+    r"\b(?:another|this|that|the other|a different|a new|an earlier|a later) one\b",
+    re.I,
+)
 _NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I)
 #: an amount of money: "$1,290", "50 dollars" (a match starts only where a number does)
 _MONEY = re.compile(
@@ -265,7 +271,8 @@ class Reading:
         money = bool(_MONEY.search(rest))
         times = bool(_TIME.search(rest))
         dates = bool(_DATE.search(rest))
-        counts = bool(_NUMBER.search(_DATE.sub(" ", _TIME.sub(" ", _MONEY.sub(" ", rest)))))
+        counted = _PRONOUN_ONE.sub(" ", _DATE.sub(" ", _TIME.sub(" ", _MONEY.sub(" ", rest))))
+        counts = bool(_NUMBER.search(counted))
         for key, text in plain:
             if _COUNT.fullmatch(text) and (counts or (money and _MONEY_KEY.search(key))):
                 return False  # a count or an amount the proposal states otherwise
@@ -354,6 +361,8 @@ class ConversationReader:
         before them, oldest first, each (the agent's message, the user's reply): a confirmed
         proposal that revised an earlier one is read with it (see :func:`revised`)."""
         reading = self._read(plan, message, agent)
+        if reading.kind == "confirm" and reading.bare and not _restated(agent, earlier):
+            return Reading("other")  # "mets vs braves citi field march 13th": found, not recapped
         if reading.kind == "confirm" and reading.proposal and earlier:
             return revised(self, plan, reading, earlier)
         return reading
@@ -407,9 +416,10 @@ class ConversationReader:
                 or a.confirming
                 or (a.action and not a.verb_question)  # not "Is X your favourite spot at 7?"
                 or (a.yes_no and not a.item)
+                or a.terse  # "boulevard march 8th": the call's details, for a yes
             )
             and not (a.asks or a.done or a.lists or a.failed)  # a failure report proposes nothing
-            and not named
+            and (not named or set(named) <= set(_named(plan, said)[0]))  # the same action
             and said
         ):
             # a yes to details the agent stated: the call they describe
@@ -469,6 +479,19 @@ def revised(
             break
         parts[:0] = [agent[-AGENT_CHARS:], user[:USER_CHARS]]
     return replace(reading, earlier=" ".join(parts)) if parts else reading
+
+
+def _restated(agent: str, earlier: Sequence[Turn]) -> bool:
+    """Whether a recap without a verb ("boulevard march 8th") restates what the conversation
+    already said (the item chosen, the user's details), not something just found: each of its
+    words is in the earlier turns (numbers and dates aside). Any other agent message: True."""
+    said = agent[-AGENT_CHARS:]
+    if not read_agent(said).terse:
+        return True
+    words = {w for w in _words(said) if len(w) > 2 and not w.isdigit() and w not in _STOP
+             and not _DATE.fullmatch(f"{w} 1")}  # fmt: skip
+    before = {w for a, u in list(earlier)[-REVISIONS:] for w in _words(f"{a} {u}")}
+    return bool(words) and words <= before
 
 
 def _step_words(plan: Plan) -> dict[str, set[str]]:
