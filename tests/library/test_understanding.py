@@ -966,3 +966,37 @@ def test_more_ways_of_saying_yes_to_a_request_to_confirm() -> None:
     for message in ("That was the plan.", "Is that it?", "That was it?"):
         assert not runs_after([], message, "Transfer $1,490 from savings to Yumi's savings account?",
                               "transfer_money", TRANSFER), message  # fmt: skip
+
+
+def test_a_failure_then_another_option_in_any_words_is_a_counter_offer() -> None:
+    for offer in ("So sorry but the booking was not made. What about the 5:20 pm bus for $39.",
+                  "Something went wrong and I was unable to buy it. How about 5:20 pm",
+                  "I couldn't buy the ticket. The bus will leave at 5:20 pm costing $39.",
+                  "There was an issue booking the tickets. Please try the 5:20 pm one."):  # fmt: skip
+        assert runs_after([BUS_PROPOSED], "That is fine, too.", offer, "buy_bus_ticket", BUS), offer
+    # a failure that offers nothing, or whose details are only what failed, proposes nothing
+    for said in ("I couldn't buy the ticket for the 5:20 pm bus for 3 people.",
+                 "There was an issue booking the tickets. Sorry about that."):  # fmt: skip
+        assert not runs_after([BUS_PROPOSED], "That is fine.", said, "buy_bus_ticket", BUS), said
+
+
+def test_words_that_look_like_a_change_but_accept_the_proposal() -> None:
+    agent = (
+        "Unfortunately, I couldn't book these seats. Instead, I can book the 5:20 pm bus for $39."
+    )
+    for yes in ("Ok, I'll change it to that.", "Yes that is fine, make it for then.",
+                "Yes, that should be good. What time does it arrive?"):  # fmt: skip
+        assert runs_after([BUS_PROPOSED], yes, agent, "buy_bus_ticket", BUS), yes
+    for change in ("Change it to 6 pm.", "It should be Saturday instead.", "Make it for 4 people."):
+        assert not runs_after([BUS_PROPOSED], change, agent, "buy_bus_ticket", BUS), change
+
+
+def test_a_search_result_with_its_count_is_no_proposal_and_not_needing_it_yet_declines() -> None:
+    agent = (
+        "I found 10 buses. One leaves Anaheim for Las Vegas at 5:20 pm on March 2nd. Sound good?"
+    )
+    assert not runs_after([], "That sounds great!", agent, "buy_bus_ticket", BUS)
+    agent = "Shall I buy 3 tickets from Anaheim to Las Vegas on March 2nd at 5:20 pm?"
+    assert runs_after([], "Sounds wonderful.", agent, "buy_bus_ticket", BUS)
+    assert not runs_after([], "That sounds wonderful. Don't need tickets yet.", agent,
+                          "buy_bus_ticket", BUS)  # fmt: skip

@@ -96,10 +96,29 @@ _FAILED = re.compile(
     r"did(?:n'?t| not) go through|unfortunately|no longer|not available|isn'?t available|"
     r"fail(?:ed)? to|sold out|sorry,? (?:\w+ ){0,3}(?:booked|full)|unavailable|unsuccessful|"
     r"(?:was|were|is|are)(?:n'?t| not) (?:available|successful)|"
-    r"no (?:more )?(?:openings?|availability|seats|tickets|rooms|slots|vacanc(?:y|ies)))"
+    r"no (?:more )?(?:openings?|availability|seats|tickets|rooms|slots|vacanc(?:y|ies))|"
+    r"something went wrong|(?:there )?(?:was|were) (?:an? )?(?:issue|problem|error)|"
+    r"(?:was|were)(?:n'?t| not) (?:made|completed|booked|processed|reserved|purchased)|"
+    r"(?:did|does)(?:n'?t| not) work)"
     r"\b",
     IC,
 )
+#: after a failure, another option put forward ("What about 7 pm.", "Please try Dr. Brown")
+_TRY_THIS = re.compile(r"\b(?:how|what) about\b|\bplease try\b", IC)
+
+
+def _after_failure(message: str) -> int:
+    """How many details the agent's message states after its last word of failure (the
+    alternative it goes on to: "I couldn't buy it. The bus will leave at 8:50 am, $25.")."""
+    found = list(_FAILED.finditer(message))
+    if not found:
+        return 0
+    last = found[-1]
+    rest = message[last.end() :]
+    cut = re.search(r"[.!?;]\s", rest)  # the failure's own sentence states what failed
+    return len(_DETAIL.findall(rest[cut.end() :])) if cut else 0
+
+
 _DETAIL = re.compile(
     r"\b(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|today|tomorrow|tonight|monday|"
     r"tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|"
@@ -134,6 +153,12 @@ _FOUND = re.compile(
     r"\b(?:there(?:'s| is| are| was)|i (?:found|have found|see)|i've found|found \d|\d+ (?:results|"
     r"options|matches)|one of the|you (?:will|might|may) (?:like|enjoy)|featuring|is playing|"
     r"what do you think|how'?s that|(?:is|are) (?:available|rated|located)|rating)\b",
+    IC,
+)
+#: the agent reporting how many things a search found (what follows is one to choose)
+_RESULTS = re.compile(
+    r"\b(?:i(?:'ve)? (?:found|have|got)|there (?:are|were)|search revealed|i see) (?:\d+|several|"
+    r"many|a few|some|multiple)\b|\b\d+ (?:results|options|matches)\b",
     IC,
 )
 _LISTING = re.compile(
@@ -214,6 +239,7 @@ def read_agent(message: str) -> AgentAct:
     ):
         proposes = True
     elif failed and not done and (_PROPOSE.search(m) or _OFFER.search(m) or "?" in m
+                                  or _TRY_THIS.search(m) or _after_failure(m) >= 2
                                   or (details >= 2 and _ALTERNATIVE_FOUND.search(m))):  # fmt: skip
         proposes = True  # a failure with a counter-offer
     elif m.endswith("?") and action and not _WH_QUESTION.search(_last_sentence(m)):
@@ -224,6 +250,8 @@ def read_agent(message: str) -> AgentAct:
         proposes, offers = details >= 3, details < 3
     elif not (done or asks) and _PROPOSE.search(m) and details >= 2 and action:
         proposes = True
+    if proposes and _RESULTS.search(m) and not (_ASK_CONFIRM.search(m) or _PROPOSE.search(m)):
+        proposes = False  # "I found 10 events. Amber Run is playing at 6:30 pm. How's that?"
     lists = bool(_FOUND.search(m)) and not proposes
     last = _last_sentence(m)
     verb_question = m.endswith("?") and bool(_AUX_FIRST.match(last))
@@ -240,7 +268,8 @@ _YES_START = re.compile(
     r"good|terrific|nice|fine|sweet|fantastic|lovely|hi|hey|so|and|then|finally|totally)[,.! ]+){0,3}"
     r"(?:yes|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|absolutely|definitely|"
     r"of course|certainly|correct|exactly|perfect|great|good|fine|cool|awesome|excellent|"
-    r"wonderful|terrific|fantastic|sounds (?:good|great|fine|perfect|right|nice|ok|okay|like a)|"
+    r"wonderful|terrific|fantastic|sounds (?:good|great|fine|perfect|right|nice|ok|okay|like a|"
+    r"wonderful|excellent|awesome|lovely|amazing|fantastic|terrific|super|ideal)|"
     r"that(?:'?s|'?ll| is| would be| will be| will| would| should| seems| sounds| works)"
     r"(?: (?!not\b|never\b|hardly\b)\w+){0,2} "
     r"(?:right|correct|fine|good|great|perfect|it|ok|okay|work|works|what|all|exactly|ideal|"
@@ -323,12 +352,15 @@ _NO_STRONG = re.compile(
     r"\bi (?:never|didn'?t|did not) (?:say|ask)|\bi said no\b|\bunder no circumstances\b|"
     r"\bmust ?n(?:o|')t\b|\brefrain from\b|\bnot what i (?:said|asked)\b|\bbut no\b|"
     r"\bi guess not\b|\bsuper (?:expensive|pricey)\b|"
+    r"\b(?:don'?t|do not) need (?:\w+ ){0,3}(?:yet|now|right now|at the moment|for now)\b|"
     r"\b(?:let me|i need to|i'?ll have to|i have to) (?:check|think|ask|talk|discuss)\b",
     IC,
 )
 _CHANGE = re.compile(
-    r"\b(?:instead|change|changed|switch|rather|actually|make (?:it|that|the|them|this) (?:\d|for|"
-    r"on|at|a|an|the|in|to|\w+ people)|only need|i meant|correction|(?:should|needs to) be|"
+    r"\b(?!(?:change|switch|move|make) (?:it|that|this) (?:to |for |till |until )?(?:that|this|then|"
+    r"it)\b)(?:instead|change|changed|switch|rather|actually|make (?:it|that|the|them|this) (?:\d|"
+    r"for|on|at|a|an|the|in|to|\w+ people)|only need|i meant|correction|(?:should|needs to) be"
+    r"(?! (?:good|great|fine|ok|okay|perfect|alright|all right|right|correct|enough|nice)\b)|"
     r"not \w+ but|different (?:time|date|day)|move (?:it|that))\b",
     IC,
 )

@@ -124,7 +124,8 @@ _SEARCH = re.compile(
 #: "one" standing for a thing, not a count ("I have one departing at 5 pm", "another one")
 _PRONOUN_ONE = re.compile(
     r"\bone (?=(?:departing|leaving|arriving|that|which|available|at|in|on|for)\b)|"
-    r"\b(?:another|this|that|the other|a different|a new|an earlier|a later) one\b",
+    r"\b(?:another|this|that|the other|a different|a new|an earlier|a later) one\b|"
+    r"\bthe\s+(?:[\w:$.]+\s+){0,3}one\b(?!\s+(?:tickets?|seats?|persons?|people|rooms?|nights?)\b)",
     re.I,
 )
 _NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I)
