@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -276,3 +277,161 @@ def test_a_command_that_cannot_start_is_one_line() -> None:
 
     with pytest.raises(UpstreamError, match="could not be reached: /nonexistent/mcp-server"):
         asyncio.run(go())
+
+
+# -- after an attack review ----------------------------------------------------------------------
+def test_a_cancel_naming_an_odd_id_or_a_reused_id_leaves_the_front_serving() -> None:
+    out = asyncio.run(answered(
+        ran,
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": [1]}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {"a": 1}}},
+        request(1, "ping"),
+    ))  # fmt: skip
+    assert out == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
+
+
+HOSTILE_SERVER = r"""
+import json, sys
+def send(m): sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m or "method" not in m: continue
+    if m["method"] == "initialize":
+        if "refuse" in sys.argv:
+            send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32600, "message": "no"}})
+        elif "mute" not in sys.argv:
+            send({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": "2025-06-18",
+                  "capabilities": {}, "serverInfo": {"name": "h", "version": "1"}}})
+        continue
+    send({"jsonrpc": "2.0", "id": [m["id"]], "result": {}})  # an answer with an odd id
+    send({"jsonrpc": "2.0", "id": 999, "result": {}})  # an answer to nothing asked
+    send({"jsonrpc": "2.0", "id": m["id"], "result": {"content": []}})
+"""
+
+
+def hostile_server(tmp_path: Path, *how: str) -> StdioServerParameters:
+    script = tmp_path / "hostile_server.py"
+    script.write_text(HOSTILE_SERVER)
+    return StdioServerParameters(command=sys.executable, args=[str(script), *how])
+
+
+def test_odd_answers_from_a_child_leave_its_reader_running_and_are_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def go() -> int:
+        async with StdioUpstream(hostile_server(tmp_path)) as up:
+            first = await up.call_tool("x", {})
+            second = await up.call_tool("x", {})
+        return len(first.content) + len(second.content)
+
+    assert asyncio.run(go()) == 0
+    assert "answered request 999 after the gate stopped waiting" in caplog.text
+
+
+def test_a_child_that_refuses_or_never_answers_initialize_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import taskgate.integrations.mcp.stdio as stdio
+
+    async def start(*how: str) -> None:
+        async with StdioUpstream(hostile_server(tmp_path, *how)):
+            pass
+
+    with pytest.raises(UpstreamError, match="refused to initialize: no"):
+        asyncio.run(start("refuse"))
+    monkeypatch.setattr(stdio, "INITIALIZE_S", 0.5)
+    with pytest.raises(UpstreamError, match=r"did not answer initialize in 0\.5 s"):
+        asyncio.run(start("mute"))
+
+
+def test_a_call_that_never_left_the_gate_failed_and_is_not_held_in_doubt(tmp_path: Path) -> None:
+    """Arguments nested deeper than JSON can be written, or an upstream already gone: the call
+    never reached the server, so it failed (its step free), not in doubt."""
+    from plans import tool_chain
+    from taskgate.integrations.mcp import McpGate, McpGateConfig
+    from taskgate.integrations.mcp.server import GateState
+    from taskgate.integrations.mcp.server import call as mcp_call
+
+    deep: Any = "x"
+    for _ in range(300):
+        deep = {"a": deep}
+
+    async def go() -> list[Any]:
+        gate = McpGate(McpGateConfig(tool_chain(2), requests="plan"))
+        async with StdioUpstream(raw_server(tmp_path)) as up:
+            state = GateState(gate, [], {"collect_requirements": up, "die": up}, "s")
+            nested = await mcp_call(state, "s~local", types.CallToolRequestParams(
+                name="collect_requirements", arguments={"note": deep}))  # fmt: skip
+            with pytest.raises(MCPError):  # the child exits mid-call: this one is in doubt
+                await mcp_call(state, "s~local", types.CallToolRequestParams(name="die"))
+            gone = await mcp_call(state, "s~local", types.CallToolRequestParams(
+                name="collect_requirements", arguments={}))  # fmt: skip
+        return [nested, gone, gate.sessions["s~local"].in_doubt()]
+
+    nested, gone, doubt = asyncio.run(go())
+    assert nested.is_error and "cannot be written as JSON" in nested.content[0].text
+    assert gone.is_error and "was not run" in gone.content[0].text
+    assert doubt == {}  # "die" is bound to no step; nothing of s1 is in doubt
+
+
+def gate_command(tmp_path: Path, *upstream_args: str) -> list[str]:
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"binding": "tool", "steps": {"s1": {"tool": "collect_requirements"}}}')
+    return [sys.executable, "-m", "taskgate", "mcp", "--plan", str(plan), "--",
+            sys.executable, "-m", "taskgate.integrations.mcp.testing", *upstream_args]  # fmt: skip
+
+
+def test_a_gate_writing_to_a_file_answers_every_request(tmp_path: Path) -> None:
+    """stdout a regular file (a transcript): both ends are read and written in threads, and
+    every request is answered."""
+    import subprocess
+
+    pings = [request(i, "ping") for i in range(1, 201)]
+    lines = b"".join(orjson.dumps(m) + b"\n" for m in [request(0, "initialize", {}), *pings])
+    out = tmp_path / "transcript.jsonl"
+    with out.open("wb") as sink:
+        done = subprocess.run(gate_command(tmp_path), input=lines, stdout=sink,
+                              stderr=subprocess.PIPE, timeout=120)  # fmt: skip
+    answers = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert sorted(a["id"] for a in answers) == list(range(201))
+
+
+def test_sigterm_stops_the_gate_and_its_upstream(tmp_path: Path) -> None:
+    """A client that gives up on the gate sends SIGTERM: the upstream it started goes too."""
+    import signal
+    import subprocess
+
+    log = tmp_path / "calls.jsonl"
+    gate = subprocess.Popen(gate_command(tmp_path, "--log", str(log)), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        assert gate.stdin is not None and gate.stdout is not None
+        gate.stdin.write(orjson.dumps(request(1, "initialize", {})) + b"\n")
+        gate.stdin.flush()
+        assert orjson.loads(gate.stdout.readline())["id"] == 1  # the upstream is up
+        children = _children(gate.pid)
+        assert children, "the gate started no upstream"
+        gate.send_signal(signal.SIGTERM)
+        gate.wait(timeout=30)
+    finally:
+        gate.kill()
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in children)
+
+
+def _children(pid: int) -> list[int]:
+    found = Path(f"/proc/{pid}/task/{pid}/children")
+    if not found.exists():
+        pytest.skip("no /proc: the child processes cannot be listed here")
+    return [int(c) for c in found.read_text().split()]
+
+
+def _alive(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().split(") ")[1][0] != "Z"
+    except (OSError, IndexError):
+        return False

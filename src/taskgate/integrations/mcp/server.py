@@ -19,8 +19,10 @@ protocol (:func:`build_server`, :func:`serve_stdio`).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import signal
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +37,7 @@ from taskgate.gate.tool_gate import check_tools
 from taskgate.integrations.mcp.front import Front, Holder, session_key
 from taskgate.integrations.mcp.sessions import McpGate
 from taskgate.integrations.mcp.stdio import StdioFront, StdioUpstream, std_streams
-from taskgate.integrations.mcp.upstream import HttpUpstream, UpstreamError
+from taskgate.integrations.mcp.upstream import HttpUpstream, NotSent, UpstreamError
 from taskgate.matching.wordings import wordings
 
 log = logging.getLogger("taskgate.mcp")
@@ -188,6 +190,8 @@ async def call(
         async def forward() -> types.CallToolResult:
             try:
                 return await client.call_tool(name, args, meta=_meta(params.meta))
+            except NotSent as exc:  # it never reached the server: the call failed, not in doubt
+                return _error(f"{name[:80]} was not run: {exc}")
             except MCPError as exc:
                 if exc.error.code in NOT_RUN:  # refused before it ran: the call failed
                     return _error(f"{name[:80]} failed at its server: {exc.error.message}")
@@ -240,10 +244,28 @@ async def run_stdio(
     (:class:`.stdio.StdioFront`), until it closes its end: its session is ``session``."""
     if not upstreams:
         raise PlanError("the MCP gate fronts at least one upstream MCP server")
-    async with contextlib.AsyncExitStack() as stack:
-        state = await open_state(gate, upstreams, session, stack)
-        read, write = await std_streams()
-        await StdioFront(state, call, f"{session}~local").serve(read, write)
+    loop, me = asyncio.get_running_loop(), asyncio.current_task()
+    stopped = False
+
+    def stop() -> None:  # SIGTERM (a client that gave up waiting): stop the upstreams first
+        nonlocal stopped
+        stopped = True
+        if me is not None:
+            me.cancel()
+
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGTERM, stop)
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            state = await open_state(gate, upstreams, session, stack)
+            read, write = await std_streams()
+            await StdioFront(state, call, f"{session}~local").serve(read, write)
+    except asyncio.CancelledError:
+        if not stopped:
+            raise
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGTERM)
 
 
 async def serve_stdio(server: Server[GateState]) -> None:

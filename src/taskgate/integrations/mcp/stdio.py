@@ -43,7 +43,13 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 from taskgate._version import __version__
 from taskgate.errors import TaskgateError
 from taskgate.integrations.mcp.front import Call, dispatch, initialize_result
-from taskgate.integrations.mcp.upstream import UpstreamError, mcp_error, validated
+from taskgate.integrations.mcp.upstream import (
+    NotSent,
+    UpstreamError,
+    encoded,
+    mcp_error,
+    validated,
+)
 
 log = logging.getLogger("taskgate.mcp")
 
@@ -54,6 +60,8 @@ _CHUNK = 1 << 16
 DRAIN_S = 10.0
 #: how long an upstream may take to exit after its stdin is closed, then after SIGTERM
 EXIT_GRACE_S = 2.0
+#: how long an upstream may take to answer ``initialize``
+INITIALIZE_S = 30.0
 
 
 class Lines:
@@ -129,12 +137,24 @@ class StdioFront:
         """Answer the client until it closes its end; calls still being forwarded then get
         :data:`DRAIN_S` to finish (their answers go nowhere; their receipts are booked)."""
         self._write = write
+        try:
+            await self._serve(read)
+        finally:  # the gate stopped (or the client went): the calls still running end here
+            running = list(self.tasks.values())
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+
+    async def _serve(self, read: Callable[[int], Awaitable[bytes]]) -> None:
         async for line in Lines(read):
             message, wrong = _message(line)
             if wrong is not None:
                 await self._send(wrong)
-            else:
+                continue
+            try:
                 await self._take(message)
+            except Exception:  # a fault of the gate's own on one message: the next one is read
+                log.exception("taskgate mcp: a message from the client could not be handled")
         if self.tasks:
             _, late = await asyncio.wait(list(self.tasks.values()), timeout=DRAIN_S)
             for task in late:
@@ -153,7 +173,8 @@ class StdioFront:
         params = message.get("params")
         if "id" not in message:  # a notification
             if method == "notifications/cancelled" and isinstance(params, dict):
-                task = self.tasks.get(params.get("requestId"))
+                asked = params.get("requestId")
+                task = self.tasks.get(asked) if _valid_id(asked) else None
                 if task is not None:
                     task.cancel()
             return
@@ -162,8 +183,10 @@ class StdioFront:
             await self._send({"jsonrpc": "2.0", "id": ident, "result": result})
         elif method == "server/discover":  # the 2026 probe: a client falls back to the handshake
             await self._send(_error(ident, types.METHOD_NOT_FOUND, "Method not found"))
-        elif ident in self.tasks:
-            await self._send(_error(ident, types.INVALID_REQUEST, "Invalid request: id in use"))
+        elif ident in self.tasks:  # the client reused the id of a request still running: its
+            # answer would carry that id too, so the second request is dropped (and logged)
+            log.warning("taskgate mcp: the client sent request id %r again while it runs; the "
+                        "second request is dropped", ident)  # fmt: skip
         else:
             task = asyncio.get_running_loop().create_task(self._answer(ident, method, params))
             self.tasks[ident] = task
@@ -199,21 +222,34 @@ async def std_streams() -> tuple[
     in a thread, which works anywhere)."""
     loop = asyncio.get_running_loop()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    threaded_read, threaded_write = _threaded(stdin, stdout)
+    if _terminal(stdin) or _terminal(stdout):  # asyncio would leave a shared terminal
+        return threaded_read, threaded_write  # non-blocking for every process on it
     try:
-        reader = asyncio.StreamReader(limit=_CHUNK * 2)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
         transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, stdout
         )
-        writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    except (ValueError, OSError):  # not a pipe, socket or character device
-        return _threaded(stdin, stdout)
+    except (ValueError, OSError):  # a regular file: both ends in threads, stdin untouched
+        return threaded_read, threaded_write
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
     async def write(data: bytes) -> None:
         writer.write(data)
         await writer.drain()
 
+    try:
+        reader = asyncio.StreamReader(limit=_CHUNK * 2)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    except (ValueError, OSError):  # stdin a regular file
+        return threaded_read, write
     return reader.read, write
+
+
+def _terminal(stream: BinaryIO) -> bool:
+    try:
+        return os.isatty(stream.fileno())
+    except (OSError, ValueError):
+        return False
 
 
 def _threaded(
@@ -261,32 +297,49 @@ class StdioUpstream:
             ) from None
         self._reader = asyncio.get_running_loop().create_task(self._read())
         try:
-            await self._initialize()
+            async with asyncio.timeout(INITIALIZE_S):
+                await self._initialize()
+        except TimeoutError:
+            await self.__aexit__()
+            raise UpstreamError(
+                f"{self.name} did not answer initialize in {INITIALIZE_S:g} s"
+            ) from None
+        except MCPError as exc:
+            await self.__aexit__()
+            raise UpstreamError(
+                f"{self.name} refused to initialize: {exc.error.message[:200]}"
+            ) from None
         except BaseException:
             await self.__aexit__()
             raise
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        """Close the server's stdin, give it :data:`EXIT_GRACE_S` to exit, then SIGTERM its
-        process group, then SIGKILL (the order the MCP lifecycle asks for)."""
+    async def __aexit__(self, kind: type[BaseException] | None = None, *exc: object) -> None:
+        """Close the server's stdin, give it :data:`EXIT_GRACE_S` to exit (less when the gate
+        itself is being stopped), then SIGTERM its process group, then SIGKILL (the order the
+        MCP lifecycle asks for). Only a server still running is signalled: its group id cannot
+        belong to anyone else."""
         process = self._process
         if process is None:
             return
+        self._process = None
+        stopping = kind is not None and issubclass(kind, asyncio.CancelledError)
+        grace = 0.5 if stopping else EXIT_GRACE_S
         assert process.stdin is not None
         with contextlib.suppress(OSError, RuntimeError):
             process.stdin.close()
         for sig in (None, signal.SIGTERM, signal.SIGKILL):
-            if sig is not None:
+            if sig is not None and process.returncode is None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(process.pid, sig)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(process.wait()), EXIT_GRACE_S)
+            if await _exited(process, grace):
                 break
         if self._reader is not None:
             self._reader.cancel()
             await asyncio.gather(self._reader, return_exceptions=True)
-        self._process = None
+        transport = getattr(process, "_transport", None)  # its pipes, even where a helper the
+        if transport is not None:  # server started holds them open
+            transport.close()
 
     # -- the calls the gate makes ------------------------------------------------------------------
     async def list_tools(self, cursor: str | None = None) -> types.ListToolsResult:
@@ -317,15 +370,17 @@ class StdioUpstream:
 
     async def request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         """The result of one request; a JSON-RPC error is an :class:`MCPError`, no answer an
-        :class:`~.upstream.UpstreamError`."""
+        :class:`~.upstream.UpstreamError` (:class:`~.upstream.NotSent` when the request never
+        left the gate)."""
         ident = next(self._ids)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "method": method}
         if params is not None:
             message["params"] = params
+        data = encoded(message, self.name)
         waiting = self._waiting[ident] = asyncio.get_running_loop().create_future()
         try:
-            await self._send(message)
-            async with asyncio.timeout(self.read_timeout):
+            async with asyncio.timeout(self.read_timeout):  # writing included: a server that
+                await self._write(data)  # stops reading its stdin does not hold a call forever
                 answer = await waiting
         except TimeoutError:
             raise UpstreamError(
@@ -343,14 +398,19 @@ class StdioUpstream:
         return result
 
     async def _send(self, message: dict[str, Any]) -> None:
+        await self._write(encoded(message, self.name))
+
+    async def _write(self, data: bytes) -> None:
+        """Write one message; a server already gone, or whose stdin is closed, never got it."""
         if self._ended is not None:
-            raise UpstreamError(self._ended)
-        assert self._process is not None and self._process.stdin is not None
+            raise NotSent(self._ended)
+        if self._process is None or self._process.stdin is None:
+            raise NotSent(f"{self.name} is closed")
         try:
-            self._process.stdin.write(orjson.dumps(message) + b"\n")
+            self._process.stdin.write(data + b"\n")
             await self._process.stdin.drain()
         except (OSError, RuntimeError) as exc:
-            raise UpstreamError(f"{self.name} cannot be written to: {exc}") from None
+            raise NotSent(f"{self.name} cannot be written to: {exc}") from None
 
     async def _read(self) -> None:
         assert self._process is not None and self._process.stdout is not None
@@ -379,10 +439,24 @@ class StdioUpstream:
                 with contextlib.suppress(UpstreamError):
                     await self._send(answer)
             return  # a notification (a log line, progress): not relayed
-        waiting = self._waiting.get(message.get("id"))  # type: ignore[arg-type]
-        if (
-            waiting is not None
-            and not waiting.done()
-            and ("result" in message or "error" in message)
-        ):
-            waiting.set_result(message)
+        ident = message.get("id")
+        if not ("result" in message or "error" in message) or not _valid_id(ident):
+            return
+        waiting = self._waiting.get(ident)  # type: ignore[arg-type]
+        if waiting is None or waiting.done():  # a call given up (timed out, cancelled)
+            log.warning("taskgate mcp: %s answered request %s after the gate stopped waiting for "
+                        "it: that call may have run", self.name, ident)  # fmt: skip
+            return
+        waiting.set_result(message)
+
+
+async def _exited(process: asyncio.subprocess.Process, within: float) -> bool:
+    """Whether the process exits within ``within`` seconds (its return code polled: waiting on
+    it would also wait for its pipes, which a helper it started may hold open)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while process.returncode is None:
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True

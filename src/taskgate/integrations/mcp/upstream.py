@@ -39,6 +39,19 @@ class UpstreamError(TaskgateError):
     """The upstream did not answer (or not in MCP): a call sent to it may have run, or not."""
 
 
+class NotSent(UpstreamError):
+    """The request never left the gate (its arguments cannot be written, the upstream is gone
+    before it was written): it did not run."""
+
+
+def encoded(message: dict[str, Any], who: str) -> bytes:
+    """``message`` as JSON, or :class:`NotSent` (orjson writes at most 254 levels of nesting)."""
+    try:
+        return orjson.dumps(message)
+    except (orjson.JSONEncodeError, TypeError) as exc:
+        raise NotSent(f"the request to {who} cannot be written as JSON: {exc}") from None
+
+
 class HttpUpstream:
     """One streamable-HTTP MCP server; use as an async context manager."""
 
@@ -165,10 +178,11 @@ class HttpUpstream:
         """POST one message; the answer to request ``ident`` (``None``: a notification)."""
         assert self._http is not None
         resp: aiohttp.ClientResponse | None = None
+        data = encoded(message, self.url)
         try:
             resp = await self._http.post(
                 self.url,
-                data=orjson.dumps(message),
+                data=data,
                 headers=self._headers(session=message.get("method") != "initialize"),
             )
             if resp.status == 404 and self.session_id and message.get("method") != "initialize":
