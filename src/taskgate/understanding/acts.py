@@ -43,9 +43,10 @@ _CONFIRM_CUE = re.compile(
 _ACTION = (
     r"(?:book|booking|reserve|reserving|reservation|purchase|purchasing|buy|buying|get you|"
     r"schedule|scheduling|set up|make (?:the|a|an|your)|play|playing|cast|casting|start|rent|"
-    r"renting|transfer|transferring|send|sending|add|adding|set|setting|order|place|call (?:a|you)|"
+    r"renting|transfer|transferring|send|sending|add|adding|set|setting|order|call (?:a|you)|"
+    r"place (?:the|an?|your|my|it|that|this)|"
     r"try (?:to|again|booking|reserving|that|it|for|with)|rebook|proceed|go ahead|submit|create|"
-    r"draft|file|pay|cancel|delete|update|issue|process|sign|register|request|visit)"
+    r"draft|file|pay|cancel|delete|update|issue|process|sign|register|request|visit)\b"
 )
 _PROPOSE = re.compile(
     r"\b(?:shall|should|can|may|could) (?:i|we) (?:go ahead and |now |then |also )?"
