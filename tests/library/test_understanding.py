@@ -1000,3 +1000,18 @@ def test_a_search_result_with_its_count_is_no_proposal_and_not_needing_it_yet_de
     assert runs_after([], "Sounds wonderful.", agent, "buy_bus_ticket", BUS)
     assert not runs_after([], "That sounds wonderful. Don't need tickets yet.", agent,
                           "buy_bus_ticket", BUS)  # fmt: skip
+
+
+def test_a_word_of_assent_inside_a_story_is_no_yes() -> None:
+    agent = "Alright, the Shadyside Inn ticks all of your boxes, can I book this room for you?"
+    hotel = {"Name": "Shadyside Inn", "StartDate": "2019-03-06", "CustomerName": "Alexis"}
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        "book": {"tool": "book_hotel", "text": "book a hotel room"}}})  # fmt: skip
+    gate = GateSession(plan)
+    story = ("Oh I remember now that a friend of mine said the Old Towne inn near the river is "
+             "really good, so let us stay there")  # fmt: skip
+    asyncio.run(gate.open_message(story, READ, ask_back=False, agent=agent))
+    assert not gate.judge([Call("book_hotel", arguments=hotel)])[0].admitted
+    gate = GateSession(plan)
+    asyncio.run(gate.open_message("Sounds good, thanks.", READ, ask_back=False, agent=agent))
+    assert gate.judge([Call("book_hotel", arguments=hotel)])[0].admitted

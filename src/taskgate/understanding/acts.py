@@ -294,6 +294,9 @@ _YES_START = re.compile(
     r"correct|perfect))\b",
     IC,
 )
+#: a word of assent counts anywhere only in a short sentence ("That works, thanks."), not in a
+#: story ("my friend said the Old Towne inn is really good, lets stay there")
+_YES_WORDS = 14
 _YES_ANY = re.compile(
     r"\b(?:yes|yeah|yep|yup|sure|ok|okay|alright|absolutely|definitely|certainly|correct|"
     r"exactly|perfect|great|good|fine|works|suits|go ahead|please do|do it|do that|proceed|"
@@ -543,7 +546,7 @@ def read_user(message: str, agent: str = "") -> UserAct:
         or bool(_SHORT_YES.match(low))
         or bool(_WHOLE_YES.match(low))
         or bool(sentences and _YES_LEAD.match(sentences[0]))
-        or any(_YES_ANY.search(s) for s in said)
+        or any(_YES_ANY.search(s) for s in said if len(s.split()) <= _YES_WORDS)
     )
     said_words = _agent_words(agent) if agent else set()
     renamed = bool(agent) and _new_names(t, said_words)
