@@ -435,3 +435,15 @@ def _alive(pid: int) -> bool:
         return stat.read_text().split(") ")[1][0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+def test_an_answer_too_deep_to_write_is_one_error_for_its_request() -> None:
+    deep: Any = "x"
+    for _ in range(300):
+        deep = [deep]
+
+    async def nested(state: Any, key: str | None, params: Any) -> Any:
+        return types.CallToolResult(content=[], structured_content={"a": deep})
+
+    (out,) = asyncio.run(answered(nested, request(4, "tools/call", {"name": "draft_rfq"})))
+    assert out["id"] == 4 and out["error"]["code"] == types.INTERNAL_ERROR  # answered, once

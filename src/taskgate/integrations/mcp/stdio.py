@@ -211,8 +211,13 @@ class StdioFront:
 
     async def _send(self, message: dict[str, Any]) -> None:
         assert self._write is not None
+        try:
+            data = orjson.dumps(message)
+        except (orjson.JSONEncodeError, TypeError) as exc:  # a result nested over 254 levels
+            said = f"the answer cannot be written as JSON: {exc}"
+            data = orjson.dumps(_error(message.get("id"), types.INTERNAL_ERROR, said))
         with contextlib.suppress(OSError, RuntimeError):  # the client is gone: nothing to tell
-            await self._write(orjson.dumps(message) + b"\n")
+            await self._write(data + b"\n")
 
 
 async def std_streams() -> tuple[
