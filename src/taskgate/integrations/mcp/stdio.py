@@ -38,17 +38,17 @@ import orjson
 from mcp import StdioServerParameters
 from mcp.client.stdio import get_default_environment
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
-from taskgate._version import __version__
 from taskgate.errors import TaskgateError
 from taskgate.integrations.mcp.front import Call, dispatch, initialize_result
 from taskgate.integrations.mcp.upstream import (
+    INITIALIZE,
+    McpClient,
     NotSent,
     UpstreamError,
     encoded,
     mcp_error,
-    validated,
 )
 
 log = logging.getLogger("taskgate.mcp")
@@ -273,15 +273,14 @@ def _threaded(
 
 
 # -- the upstream's side: a child process over its stdin and stdout --------------------------------
-class StdioUpstream:
+class StdioUpstream(McpClient):
     """One MCP server started as a child process; use as an async context manager."""
 
     def __init__(self, params: StdioServerParameters, read_timeout: float = 600.0) -> None:
         self.params = params
-        self.name = " ".join([params.command, *params.args])[:120]
+        self.name = self.who = " ".join([params.command, *params.args])[:120]
         #: a call whose answer does not come for this long is given up (and so is in doubt)
         self.read_timeout = read_timeout
-        self.version = LATEST_HANDSHAKE_VERSION
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._process: asyncio.subprocess.Process | None = None
@@ -346,31 +345,9 @@ class StdioUpstream:
         if transport is not None:  # server started holds them open
             transport.close()
 
-    # -- the calls the gate makes ------------------------------------------------------------------
-    async def list_tools(self, cursor: str | None = None) -> types.ListToolsResult:
-        params = {"cursor": cursor} if cursor else None
-        return validated(types.ListToolsResult, await self.request("tools/list", params), self.name)
-
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None = None, meta: Any = None
-    ) -> types.CallToolResult:
-        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
-        if meta:
-            params["_meta"] = dict(meta)
-        return validated(types.CallToolResult, await self.request("tools/call", params), self.name)
-
     # -- JSON-RPC over the child's pipes -----------------------------------------------------------
     async def _initialize(self) -> None:
-        result = await self.request("initialize", {
-            "protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {},
-            "clientInfo": {"name": "taskgate", "version": __version__},
-        })  # fmt: skip
-        version = result.get("protocolVersion")
-        if version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            raise UpstreamError(
-                f"{self.name} speaks MCP {str(version)[:40]!r}, which taskgate does not"
-            )
-        self.version = version
+        self.initialized(await self.request("initialize", INITIALIZE))
         await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     async def request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ short) is raised as :class:`UpstreamError`: the call may have run, or not.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import itertools
@@ -52,20 +53,59 @@ def encoded(message: dict[str, Any], who: str) -> bytes:
         raise NotSent(f"the request to {who} cannot be written as JSON: {exc}") from None
 
 
-class HttpUpstream:
+#: the ``initialize`` request the gate sends an upstream, on every transport
+INITIALIZE = {
+    "protocolVersion": LATEST_HANDSHAKE_VERSION,
+    "capabilities": {},
+    "clientInfo": {"name": "taskgate", "version": __version__},
+}
+
+
+class McpClient(abc.ABC):
+    """What the gate calls on an upstream MCP server, over any transport (its ``request``)."""
+
+    who: str  # the server, as messages name it
+    version: str = LATEST_HANDSHAKE_VERSION
+
+    @abc.abstractmethod
+    async def request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        """The result of one JSON-RPC request to the server."""
+
+    async def list_tools(self, cursor: str | None = None) -> types.ListToolsResult:
+        params = {"cursor": cursor} if cursor else None
+        return validated(types.ListToolsResult, await self.request("tools/list", params), self.who)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, meta: Any = None
+    ) -> types.CallToolResult:
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        if meta:
+            params["_meta"] = dict(meta)
+        return validated(types.CallToolResult, await self.request("tools/call", params), self.who)
+
+    def initialized(self, result: dict[str, Any]) -> None:
+        """Take the protocol version the server's answer to ``initialize`` settles on."""
+        version = result.get("protocolVersion")
+        if version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            raise UpstreamError(
+                f"{self.who} speaks MCP {str(version)[:40]!r}, which taskgate does not"
+            )
+        self.version = version
+
+
+class HttpUpstream(McpClient):
     """One streamable-HTTP MCP server; use as an async context manager."""
 
     def __init__(
         self, url: str, headers: dict[str, str] | None = None, read_timeout: float = 600.0
     ) -> None:
-        self.url = url
+        self.url = self.who = url
         #: a call whose answer stops coming for this long is given up (and so is in doubt)
         self.read_timeout = read_timeout
         self._opening = asyncio.Lock()
         self._generation = 0
         self.headers = dict(headers or {})
         self.session_id: str | None = None
-        self.version = LATEST_HANDSHAKE_VERSION
         self._ids = itertools.count(1)
         self._http: aiohttp.ClientSession | None = None
         self._draining: set[asyncio.Task[None]] = set()
@@ -94,34 +134,9 @@ class HttpUpstream:
         finally:
             await self._http.close()
 
-    # -- the calls the gate makes ------------------------------------------------------------------
-    async def list_tools(self, cursor: str | None = None) -> types.ListToolsResult:
-        params = {"cursor": cursor} if cursor else None
-        return self._valid(types.ListToolsResult, await self.request("tools/list", params))
-
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None = None, meta: Any = None
-    ) -> types.CallToolResult:
-        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
-        if meta:
-            params["_meta"] = dict(meta)
-        return self._valid(types.CallToolResult, await self.request("tools/call", params))
-
-    def _valid(self, model: type[T], result: dict[str, Any]) -> T:
-        return validated(model, result, self.url)
-
     # -- JSON-RPC over streamable HTTP -------------------------------------------------------------
     async def _initialize(self) -> None:
-        result = await self._exchange("initialize", {
-            "protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {},
-            "clientInfo": {"name": "taskgate", "version": __version__},
-        })  # fmt: skip
-        version = result.get("protocolVersion")
-        if version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            raise UpstreamError(
-                f"{self.url} speaks MCP {str(version)[:40]!r}, which taskgate does not"
-            )
-        self.version = version
+        self.initialized(await self._exchange("initialize", INITIALIZE))
         await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"}, None)
 
     async def request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
