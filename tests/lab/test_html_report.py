@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from browser import headless_chromium
 from taskgate.lab.reporting import build_report, load_runs
 from taskgate.lab.reporting.build import Report
 from taskgate.lab.reporting.html import render_html, write_html
@@ -24,7 +24,6 @@ from taskgate.lab.runner.config import LadderConfig
 from taskgate.lab.runner.ladder import run_ladder
 
 HOSTILE = '</script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture(scope="module")
@@ -55,13 +54,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, Path, str]
 
 @pytest.fixture(scope="module")
 def browser(report: Any) -> Iterator[Any]:  # after the run: playwright holds a loop
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if CHROMIUM is None:
-        pytest.skip("no chromium on PATH: `make browser` installs the Debian package")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with headless_chromium() as b:
         yield b
-        b.close()
 
 
 def test_the_page_shows_every_table_and_figure(report: Any, browser: Any) -> None:

@@ -7,7 +7,6 @@ either, the browser tests skip and say which is missing; the sign-in tests run o
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from browser import headless_chromium
 from plans import tool_chain
 from proxy_helpers import Chat, post
 from taskgate import FakeServer, Reply, script
@@ -27,7 +27,6 @@ from taskgate.serving.signin import COOKIE, LIFETIME_S, cookie_name, cookie_valu
 
 TOKEN = "ops-secret"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
 
 
@@ -142,13 +141,8 @@ def test_without_a_status_token_the_console_is_off_and_says_how_to_turn_it_on() 
 # -- in a real browser ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if CHROMIUM is None:
-        pytest.skip("no chromium on PATH: `make browser` installs the Debian package")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with headless_chromium() as b:
         yield b
-        b.close()
 
 
 def signed_in(browser: Any, url: str) -> Any:
