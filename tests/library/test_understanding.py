@@ -1015,3 +1015,106 @@ def test_a_word_of_assent_inside_a_story_is_no_yes() -> None:
     gate = GateSession(plan)
     asyncio.run(gate.open_message("Sounds good, thanks.", READ, ask_back=False, agent=agent))
     assert gate.judge([Call("book_hotel", arguments=hotel)])[0].admitted
+
+
+# -- SGD dev misses read this session (2026-11-28), each with its near miss ----------------------
+def test_a_count_of_transfers_is_no_count_of_the_call() -> None:
+    offer = ("The bus has 0 transfers. The booking was not successful. Would the 5:20 pm bus for "
+             "$39 work for you?")  # fmt: skip
+    assert runs_after([BUS_PROPOSED], "Yes. That one is fine too.", offer, "buy_bus_ticket", BUS)
+    offer = "The booking was not successful. Would 4 seats on the 5:20 pm bus work for you?"
+    assert not runs_after([BUS_PROPOSED], "Yes. That is fine.", offer, "buy_bus_ticket", BUS)
+
+
+def test_nothing_available_is_a_failure_whose_counter_offer_carries_the_proposal() -> None:
+    offer = ("Looks like there's nothing available for that time, but there's a bus for $39 that "
+             "leaves at 5:20 pm. Does that work?")  # fmt: skip
+    assert runs_after([BUS_PROPOSED], "Yes, that's fine.", offer, "buy_bus_ticket", BUS)
+    assert not runs_after([], "Yes, that's fine.", offer, "buy_bus_ticket", BUS)
+
+
+def test_let_me_see_if_i_got_it_is_a_recap_not_a_lookup() -> None:
+    recap = ("Let me see if I got everything correctly: you'd like $1,490 from your savings "
+             "account to the savings account of Yumi.")  # fmt: skip
+    assert runs_after([], "That's right.", recap, "transfer_money", TRANSFER)
+    lookup = "Let me see if Yumi's savings account can take $1,490 from your savings. Okay?"
+    assert not runs_after([], "Okay.", lookup, "transfer_money", TRANSFER)
+
+
+def test_a_lookup_after_a_failure_tries_the_booking_again() -> None:
+    retry = ("Unfortunately that one is sold out. Do you want me to see if there's a seat on the "
+             "5:20 pm bus?")  # fmt: skip
+    assert runs_after([BUS_PROPOSED], "Yes, try that.", retry, "buy_bus_ticket", BUS)
+    assert not runs_after([], "Yes, try that.", retry, "buy_bus_ticket", BUS)
+
+
+def test_a_search_worded_proposal_confirms_only_with_a_cue_and_the_calls_details() -> None:
+    find = ("I will find a bus from Anaheim to Las Vegas for 3 on March 2nd at 5:20 pm if that "
+            "is right.")  # fmt: skip
+    assert runs_after([], "That's right. How long is the ride?", find, "buy_bus_ticket", BUS)
+    search = "Shall I search for buses from Anaheim to Las Vegas on March 2nd?"
+    assert not runs_after([], "Yes please.", search, "buy_bus_ticket", BUS)
+
+
+def test_a_proposal_to_hear_a_song_proposes_to_play_it() -> None:
+    agent = "Please verify: you would like to hear the song Dance Monkey. Is this correct?"
+    song = {"song_name": "Dance Monkey", "artist": "Tones and I"}
+    assert runs_after([], "Yeah that's right.", agent, "play_song", song)
+    assert not runs_after([], "Yeah that's right.", "You like the song Dance Monkey?",
+                          "play_song", song)  # fmt: skip
+
+
+@pytest.mark.parametrize("yes", [
+    "That is confirmed and let me know how long it takes.",
+    "I want this, how long does it take?",
+    "Finally, you figured it out.",
+    "Much better now.",
+    "No changes are fine, go ahead.",
+])  # fmt: skip
+def test_more_ways_to_say_yes(yes: str) -> None:
+    agent = "Please confirm to transfer $1,490 from your savings account to Yumi's savings account."
+    assert runs_after([], yes, agent, "transfer_money", TRANSFER)
+
+
+@pytest.mark.parametrize("no", ["That is not confirmed.", "I want it changed to $1,500.",
+                                "It is not nice.", "Better not.", "No, that is not fine."])  # fmt: skip
+def test_near_misses_of_those_ways_to_say_yes(no: str) -> None:
+    agent = "Please confirm to transfer $1,490 from your savings account to Yumi's savings account."
+    assert not runs_after([], no, agent, "transfer_money", TRANSFER)
+
+
+def test_a_question_about_the_price_is_no_complaint_about_it() -> None:
+    agent = "Buy 3 tickets from Anaheim to Las Vegas on March 2nd at 5:20 pm. I'm right?"
+    assert runs_after([], "Yes perfect.Is the bus very expensive?", agent, "buy_bus_ticket", BUS)
+    assert not runs_after([], "Yes, but that is very expensive.", agent, "buy_bus_ticket", BUS)
+
+
+def test_other_details_offered_first_and_taken_are_confirmed() -> None:
+    offer = "How about 5:20 pm on March 2nd instead? The earlier bus is full."
+    assert runs_after([BUS_PROPOSED], "I'm good with that.", offer, "buy_bus_ticket", BUS)
+    full = "sorry they are booked. what about the 5:20 pm ticket for $39"
+    assert runs_after([BUS_PROPOSED], "that works", full, "buy_bus_ticket", BUS)
+    assert not runs_after([BUS_PROPOSED], "No, I'm good.", offer, "buy_bus_ticket", BUS)
+
+
+def test_what_the_agent_can_do_with_its_details_is_a_proposal() -> None:
+    car = {"pickup_location": "Union Station", "pickup_date": "2019-03-02",
+           "pickup_time": "17:00", "type": "Standard"}  # fmt: skip
+    agent = "There's a Standard car at Union Station I can reserve for March 2nd at 5 pm."
+    assert runs_after([], "Yes that works, but is it automatic?", agent, "reserve_car", car)
+    assert not runs_after([], "Is it automatic?", agent, "reserve_car", car)
+
+
+def test_a_terse_recap_with_a_time_and_a_request_to_give_confirmation() -> None:
+    said = [("Which one?", "The Anaheim bus, please.")]
+    early = {"from_location": "Anaheim", "leaving_time": "11:40"}
+    recap = "the anaheim bus at 11:40 am"  # "am" is no verb: a recap of what was said
+    assert runs_after(said, "yes that works", recap, "buy_bus_ticket", early)
+    assert not runs_after([], "yes that works", recap, "buy_bus_ticket", early)
+    agent = ("Please give confirmation details: the bus from Anaheim to Las Vegas leaves at "
+             "5:20 pm and it is reserved for 3 people on March 2nd.")  # fmt: skip
+    assert runs_after([], "Yes this is perfect for me.", agent, "buy_bus_ticket", BUS)
+    agent = "So to confirm, I'll transfer $1,490 from your savings to Yumi's savings account."
+    assert runs_after([], "Thanks, how long will it take?", agent, "transfer_money", TRANSFER)
+    assert not runs_after([], "Thanks, but can you make it $1,500?", agent, "transfer_money",
+                          TRANSFER)  # fmt: skip

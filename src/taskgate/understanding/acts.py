@@ -21,7 +21,8 @@ AGENT_CHARS = 2_000
 
 # -- the agent's message -----------------------------------------------------------------------
 _ASK_CONFIRM = re.compile(
-    r"\b(?:please (?:confirm|verify|check)|kindly (?:ensure|confirm|verify)|can you (?:please )?"
+    r"\b(?:please (?:confirm|verify|check)|(?:please )?give (?:me )?(?:your )?confirmation|"
+    r"to confirm[,:]|kindly (?:ensure|confirm|verify)|can you (?:please )?"
     r"confirm|(?:need|want|require) your (?:confirmation|approval|permission|go-ahead|ok)|"
     r"do i have (?:that|this|it|everything) right|confirm (?:the|these|this|that|your|for|to|a|an|"
     r"\d)|confirming|is (?:that|this|everything|it|all (?:of )?(?:that|this)) (?:correct|right|ok|"
@@ -56,6 +57,8 @@ _PROPOSE = re.compile(
     + _ACTION
     + r"|\bi(?:'ll| will| am going to|'m going to) (?:go ahead and |now )?"
     + _ACTION
+    + r"|\bi (?:can|could) (?:go ahead and |also )?"
+    + _ACTION
     + r"|\bhow about (?:i|we|trying|booking|a|an|the|\d)|\bwould .{0,60}\bwork\b",
     IC,
 )
@@ -86,7 +89,8 @@ _ALTERNATIVE_FOUND = re.compile(
     IC,
 )
 _DETAILS_ABOUT = re.compile(
-    r"\b(?:how|what) about ((?:[\s\d:$.,]|\b(?:am|pm|for|at|on|a|an|the|trying|leaving|"
+    r"\b(?:how|what) about ((?:[\s:$.,]|\d+(?:st|nd|rd|th)?\b|\b(?:am|pm|for|at|on|a|an|the|"
+    r"trying|leaving|"
     r"departing|ticket|tickets|bus|seat|seats|one|instead|then|today|tomorrow|tonight|"
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|"
     r"jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*|st|nd|rd|th)\b)+)\??\s*$",
@@ -98,7 +102,8 @@ _FAILED = re.compile(
     r"fail(?:ed)? to|sold out|sorry,? (?:\w+ ){0,3}(?:booked|full)|unavailable|unsuccessful|"
     r"(?:was|were|is|are)(?:n'?t| not) (?:available|successful)|"
     r"no (?:more )?(?:openings?|availability|seats|tickets|rooms|slots|vacanc(?:y|ies))|"
-    r"something went wrong|(?:there )?(?:was|were) (?:an? )?(?:issue|problem|error)|"
+    r"something went wrong|(?:there(?:'s| is) )?nothing (?:is )?available|"
+    r"(?:there )?(?:was|were) (?:an? )?(?:issue|problem|error)|"
     r"(?:was|were)(?:n'?t| not) (?:made|completed|booked|processed|reserved|purchased)|"
     r"(?:did|does)(?:n'?t| not) work)"
     r"\b",
@@ -158,8 +163,9 @@ _FOUND = re.compile(
 )
 #: the agent reporting how many things a search found (what follows is one to choose)
 _RESULTS = re.compile(
-    r"\b(?:i(?:'ve)? (?:found|have|got)|there (?:are|were)|search revealed|i see) (?:\d+|several|"
-    r"many|a few|some|multiple)\b|\b\d+ (?:results|options|matches)\b",
+    r"\b(?:i(?:'ve)? (?:found|have|got)|there (?:are|were)|search revealed|i see) (?:[1-9]\d*|"
+    r"several|many|a few|some|multiple)\b(?! (?:transfers?|stops?|layovers?|fares?|stars?|"
+    r"people|persons?|tickets?|seats?|rooms?)\b)|\b\d+ (?:results|options|matches)\b",
     IC,
 )
 _LISTING = re.compile(
@@ -200,6 +206,7 @@ _VERBISH = re.compile(
     r"thanks?|hello|hi|welcome|okay|ok|sure|no|yes|not)\b|'(?:s|re|ll|ve|d|m)\b",
     IC,
 )
+_CLOCK_AM = re.compile(r"\d\s*am\b", IC)
 _AUX_FIRST = re.compile(
     r"\s*(?:have|has|had|did|do|does|are|is|was|were|can|could|will|would|should|shall|may|"
     r"might|am)\b",
@@ -228,9 +235,10 @@ def read_agent(message: str) -> AgentAct:
     if not m:
         return AgentAct()
     details = len(_DETAIL.findall(m))
-    item = bool(_ITEM.search(m)) and not _DETAILS_ABOUT.search(_last_sentence(m))
+    # "How about 2 pm on March 11th instead? Dr. Spence is busy.": other details, no item
+    item = bool(_ITEM.search(m)) and not any(_DETAILS_ABOUT.search(s) for s in _sentences(m))
     action = bool(_ACTS.search(m)) or (not item and (bool(_RESTATE.search(m)) or details >= 2))
-    done = bool(_DONE.search(m))
+    done = bool(_DONE.search(_FAILED.sub(" ", m)))  # not "sorry, they are booked"
     asks = bool(_WH_QUESTION.search(m))
     failed = bool(_FAILED.search(m))
     proposes = False
@@ -251,14 +259,21 @@ def read_agent(message: str) -> AgentAct:
         proposes, offers = details >= 3, details < 3
     elif not (done or asks) and _PROPOSE.search(m) and details >= 2 and action:
         proposes = True
-    if proposes and _RESULTS.search(m) and not (_ASK_CONFIRM.search(m) or _PROPOSE.search(m)):
+    if (
+        proposes
+        and _RESULTS.search(m)
+        and not (_ASK_CONFIRM.search(m) or _PROPOSE.search(m) or _CONFIRM_CUE.search(m))
+    ):
         proposes = False  # "I found 10 events. Amber Run is playing at 6:30 pm. How's that?"
     lists = bool(_FOUND.search(m)) and not proposes
     last = _last_sentence(m)
     verb_question = m.endswith("?") and bool(_AUX_FIRST.match(last))
     yes_no = m.endswith("?") and not (_WH_QUESTION.search(last) or verb_question)
     confirming = bool(_ASK_CONFIRM.search(m) or _CONFIRM_CUE.search(m) or _RESTATE.search(m))
-    terse = len(m) <= 120 and len(m.split()) <= 16 and "?" not in m and not _VERBISH.search(m)
+    unverbed = _CLOCK_AM.sub(" ", m)  # "the bus at 11:40 am $68": "am" is no verb
+    terse = (
+        len(m) <= 120 and len(m.split()) <= 16 and "?" not in m and not _VERBISH.search(unverbed)
+    )
     return AgentAct(proposes, offers, asks and not proposes, done, failed, lists, action, item,
                     yes_no, confirming, bool(_ACTS.search(m)), verb_question, terse)  # fmt: skip
 
@@ -274,11 +289,14 @@ _YES_START = re.compile(
     r"that(?:'?s|'?ll| is| would be| will be| will| would| should| seems| sounds| works)"
     r"(?: (?!not\b|never\b|hardly\b)\w+){0,2} "
     r"(?:right|correct|fine|good|great|perfect|it|ok|okay|work|works|what|all|exactly|ideal|"
-    r"nice|wonderful|awesome|excellent|amazing|lovely|brilliant|cool)|that works|"
+    r"nice|wonderful|awesome|excellent|amazing|lovely|brilliant|cool|confirmed)|that works|"
     r"you(?:'ve| have)? (?:got |have )?(?:it|that|this|everything|all)(?: \w+){0,2} "
     r"(?:right|correct)|this (?:is|works|sounds) (?:right|correct|fine|"
     r"good|great|perfect|ok|okay)|it(?:'s| is| does| works| sounds| would| will)(?: \w+)? (?:fine|"
-    r"good|ok|okay|perfect|correct|right|great|work)|works|please do|do it|go ahead|go for it|"
+    r"good|ok|okay|perfect|correct|right|great|work|nice)|works|please do|do it|go ahead|go for it|"
+    r"please try(?: it| that| this)?|i want (?:this|that|it)(?: one)?(?=\s*[,.!]|\s*$)|"
+    r"(?:that'?s |it'?s )?(?:much )?better now|"
+    r"no \w+ (?:is|are|would be|will be) (?:fine|ok|okay|good|great|perfect)|"
     r"proceed|confirm(?:ed)?|affirmative|"
     r"indeed|i (?:do|am|would|will)(?= *(?:[.!,]|$))|i'd like that|i agree|i confirm|agreed|sure thing|by all means|"
     r"yes please|let'?s do it|let'?s go|"
@@ -303,6 +321,7 @@ _YES_ANY = re.compile(
     r"confirm(?:ed)?|agreed?|by all means|go for it|sounds like a plan|that'?s (?:it|the one|right"
     r"|correct|fine)|let'?s do|accept(?:ed)?|that'?s what i (?:need|want|wanted|said)|"
     r"(?:will|would|should) work|(?:you|i) got (?:it|that|this) right|ideal|lock it in|"
+    r"you(?:'ve| have)? figured it out|"
     r"(?:book|reserve|grab|schedule|confirm|buy|order) (?:it|that|this|them)\b(?! for\b)|"
     r"(?:book|reserve|grab|schedule|confirm|buy|order|take|get) the (?:reservation|booking|room|"
     r"table|ride|appointment|tickets?)\b(?! for\b)|"
@@ -330,7 +349,7 @@ _SHORT_YES = re.compile(
 )
 _NO_START = re.compile(
     r"^(?:(?:oh|um|uh|hmm|well|actually|sorry|wait|hold on|oops|hi|hey|please)[,.! ]+){0,3}"
-    r"(?:no|nope|nah|not|negative|never ?mind|don'?t|do not|i don'?t|i do not|i'?m not|"
+    r"(?:no(?! \w+ (?:is|are|would be|will be) (?:fine|ok|okay|good|great|perfect)\b)|nope|nah|not|negative|never ?mind|don'?t|do not|i don'?t|i do not|i'?m not|"
     r"i am not|maybe (?:later|another time|not)|perhaps (?:later|not|another)|i'?ll pass|pass|"
     r"(?:that|it)(?:'s| is)? not|that (?:won'?t|will not|doesn'?t|does not)|wrong|incorrect|"
     r"i(?:'d| would) rather not|i changed my mind|leave it|skip it|hold off|stop)\b",
@@ -350,7 +369,8 @@ _NO_STRONG = re.compile(
     r"\b(?:cancel|forget|scrap|drop|stop|hold off on)\s+(?:it|that|this|them|everything|the)\b|"
     r"\bforget (?:about )?it\b|\bdon'?t (?:do|book|buy|send|pay|order|go ahead|proceed|bother|"
     r"reserve|schedule|place|submit)\b|\bdo not (?:do|book|buy|send|pay|order|proceed)\b|"
-    r"\b(?:too|(?<!thank you )(?<!thanks )very) (?:expensive|pricey|much|late|early|far)\b|\bbut not\b|\bnot (?:now|today|"
+    r"\b(?:too|(?<!thank you )(?<!thanks )very) (?:expensive|pricey|much|late|early|far)\b"
+    r"(?![^.!?]{0,200}\?)|\bbut not\b|\bnot (?:now|today|"
     r"yet|this time)\b|\b(?:didn'?t|don'?t|do not) want(?: (?:it|that|this|them|to (?:book|buy|reserve|"
     r"go ahead|proceed|do (?:it|that)|pay|order|schedule|send|confirm))\b| *(?:[.!,;]|$))|\bnever ?mind\b|\bi'?ll pass\b|"
     r"\bi (?:never|didn'?t|did not) (?:say|ask)|\bi said no\b|\bunder no circumstances\b|"
@@ -405,7 +425,7 @@ _THANKS = re.compile(r"\b(?:thanks?|thank you|thx|appreciate (?:it|that|your)|ch
 _BYE = re.compile(
     r"\b(?:that'?s (?:all|it|everything)|that is (?:all|it|everything)|that(?:'ll| will) be all|"
     r"that(?:'s| is| will be| would be) (?:all|everything)|nothing (?:else|more|further)|"
-    r"no more|i'?m (?:all )?(?:set|done|good)|i am (?:all )?(?:set|done|good)|all (?:set|good)|"
+    r"no more|i'?m (?:all )?(?:set|done|good)(?! with)|i am (?:all )?(?:set|done|good)(?! with)|all (?:set|good)|"
     r"good ?bye|bye|see you|have a (?:good|great|nice)|take care|all for (?:now|today)|"
     r"don'?t need (?:anything|any more|any other|more|further)|need nothing)\b",
     IC,

@@ -91,6 +91,8 @@ _SAME = {
     "requirements": "requirement", "requirement": "requirement", "needs": "requirement",
     "specs": "requirement", "specifications": "requirement",
 }  # fmt: skip
+#: a proposal to hear a song proposes to play it (a request to hear one is no request to play)
+_HEARD = {"hear": "play", "listen": "play"}
 _VERBS = frozenset(_SAME.values()) - {"requirement"}
 #: a step that records what the user needs: a statement of need authorizes it
 _RECORDS = frozenset(
@@ -128,6 +130,8 @@ _PRONOUN_ONE = re.compile(
     r"\bthe\s+(?:[\w:$.]+\s+){0,3}one\b(?!\s+(?:tickets?|seats?|persons?|people|rooms?|nights?)\b)",
     re.I,
 )
+#: a number that counts something no call states ("0 transfers", "a 4.3 rating")
+_NOT_A_COUNT = re.compile(r"\b\d+(?:\.\d+)? (?:transfers?|stops?|layovers?|stars?|rating)\b", re.I)
 _NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I)
 #: an amount of money: "$1,290", "50 dollars" (a match starts only where a number does)
 _MONEY = re.compile(
@@ -157,7 +161,8 @@ _PLAIN_VALUE = re.compile(r"[\d\s:.,$%/-]*", re.I)
 #: a proposal that looks something up rather than acting
 _LOOKUP = re.compile(
     r"\b(?:check (?:the |your |on )?(?:balance|availability|status|weather)|look (?:up|into|for)|"
-    r"search|find|see (?:if|whether)|(?:see|view|check) your (?:balance|transactions|account|"
+    r"search|find|see (?:if|whether)(?! (?:i|we) (?:got|have|understood)\b| (?:it|that|this|"
+    r"everything) (?:is|was|'s) (?:right|correct))|(?:see|view|check) your (?:balance|transactions|account|"
     r"statement)|show (?:you|me)|recent transactions)\b",
     re.I,
 )
@@ -224,8 +229,11 @@ class Reading:
         not 5000); then two of its values must be stated in the proposal (each as a whole word or
         number, a date or a time as it is said), or, when the agent asked to confirm or restated
         the user's wish, one named value (not a number, a date or a time) with the step's action
-        ("playing" for "Play a movie") or as the call's only value. A proposal that looks something up ("Do you want me to
-        check your balance?") confirms no call that it does not name the action of. Values of the
+        ("playing" for "Play a movie") or as the call's only value. A proposal that looks
+        something up ("Do you want me to check your balance?") confirms no call that it does not
+        name the action of, unless it tries again what failed ("I couldn't book it. Shall I see
+        if there's a table at 6:30?") or asks to confirm a "find" with three of the call's values
+        ("I will find a shared ride for 2 to 300 Main St if that is right."). Values of the
         proposal this one revised (:attr:`earlier`) count only when the new one states one of
         the call's own."""
         if not self.proposal or not arguments:
@@ -233,9 +241,11 @@ class Reading:
         said, before = self.proposal.lower(), self.earlier.lower()
         words = _words(wording)
         action = {_stem(w) for w in words[:1] + [w for w in words if w in _VERBS]}
-        acted = bool(action & {_stem(w) for w in _words(said)})
-        if _LOOKUP.search(said) and not acted:
-            return False
+        acted = bool(action & {_stem(_HEARD.get(w, w)) for w in _words(said)})
+        # "see if there's a table at 6:30?" after a booking failed: the booking tried again
+        retried = bool(before) and read_agent(said).failed
+        looks = {m.group(0) for m in itertools.islice(_LOOKUP.finditer(said), 8)}
+        lookup = bool(looks) and not acted and not retried
         hit, carried, stated, named_value = 0, 0, 0, False
         # each day said relative to today states one date of the call, where no date is said
         relative = 0 if _DATE.search(said) else relative_days(said)
@@ -272,7 +282,8 @@ class Reading:
         money = bool(_MONEY.search(rest))
         times = bool(_TIME.search(rest))
         dates = bool(_DATE.search(rest))
-        counted = _PRONOUN_ONE.sub(" ", _DATE.sub(" ", _TIME.sub(" ", _MONEY.sub(" ", rest))))
+        counted = _NOT_A_COUNT.sub(" ", _DATE.sub(" ", _TIME.sub(" ", _MONEY.sub(" ", rest))))
+        counted = _PRONOUN_ONE.sub(" ", counted)
         counts = bool(_NUMBER.search(counted))
         for key, text in plain:
             if _COUNT.fullmatch(text) and (counts or (money and _MONEY_KEY.search(key))):
@@ -282,6 +293,8 @@ class Reading:
             if dates and _ISO.fullmatch(text):
                 return False  # a date the proposal states otherwise
         hit += carried
+        if lookup:  # a search, unless "find" asked to be confirmed with the call's details
+            return looks == {"find"} and self.cue and named_value and hit >= 3
         if hit >= 2:
             return True
         one = hit == 1 and named_value and (acted or stated == 1)
@@ -489,8 +502,8 @@ def _restated(agent: str, earlier: Sequence[Turn]) -> bool:
     said = agent[-AGENT_CHARS:]
     if not read_agent(said).terse:
         return True
-    words = {w for w in _words(said) if len(w) > 2 and not w.isdigit() and w not in _STOP
-             and not _DATE.fullmatch(f"{w} 1")}  # fmt: skip
+    words = {w for w in _words(said) if len(w) > 2 and not w[0].isdigit() and w not in _STOP
+             and w != "rating" and not _DATE.fullmatch(f"{w} 1")}  # fmt: skip
     before = {w for a, u in list(earlier)[-REVISIONS:] for w in _words(f"{a} {u}")}
     return bool(words) and words <= before
 
