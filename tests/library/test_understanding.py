@@ -1118,3 +1118,52 @@ def test_a_terse_recap_with_a_time_and_a_request_to_give_confirmation() -> None:
     assert runs_after([], "Thanks, how long will it take?", agent, "transfer_money", TRANSFER)
     assert not runs_after([], "Thanks, but can you make it $1,500?", agent, "transfer_money",
                           TRANSFER)  # fmt: skip
+
+
+# -- SGD train misses read this session: the same kinds, said otherwise ---------------------------
+@pytest.mark.parametrize("yes", [
+    "That is correct and what is the cost?", "Everything sounds good, but is it refundable?",
+    "That sounds fantastic.", "That would suit me well.", "Seems right. Is it quick?",
+    "That all works for me.", "I affirm.", "Sounds just right!", "Make the purchase.",
+    "You nailed it.", "ok that's sound good to me .how long does it take?",
+])  # fmt: skip
+def test_more_yes_phrases_and_a_yes_joined_to_a_question(yes: str) -> None:
+    agent = "Please confirm to transfer $1,490 from your savings account to Yumi's savings account."
+    assert runs_after([], yes, agent, "transfer_money", TRANSFER)
+
+
+@pytest.mark.parametrize("no", [
+    "That is correct but not the amount.", "Everything sounds good, but can it be cheaper?",
+    "Seems wrong.", "That all works, but not today.", "Make the purchase later.",
+    "Sounds good, but can it be cheaper?", "Yes, but can you make it $1,500?",
+    "Great, but what if I don't go?", "Yes, but is it really safe?",
+])  # fmt: skip
+def test_near_misses_of_a_yes_joined_to_more(no: str) -> None:
+    agent = "Please confirm to transfer $1,490 from your savings account to Yumi's savings account."
+    assert not runs_after([], no, agent, "transfer_money", TRANSFER)
+
+
+@pytest.mark.parametrize("offer", [
+    "Sorry, I didn't purchase the tickets. What about the 5:20 pm bus for $39?",
+    "The 5:15 pm bus is fully booked. Would the 5:20 pm bus work instead?",
+    "Sorry, there were no available tickets for that bus. I could try a bus leaving at 5:20 pm, "
+    "at a cost of $39.",
+    "The booking was not successfull. Would you like me to try the 5:20 pm bus for $39?",
+])  # fmt: skip
+def test_more_failures_said_otherwise_with_their_counter_offers(offer: str) -> None:
+    assert runs_after([BUS_PROPOSED], "Yes, that will be great.", offer, "buy_bus_ticket", BUS)
+
+
+def test_a_recap_asked_about_is_a_proposal_and_a_report_is_not() -> None:
+    asked = ("Please let me know if these details are confirmed. I'd like to transfer $1,490 from "
+             "your savings account to Yumi's savings account.")  # fmt: skip
+    assert runs_after([], "That will work.", asked, "transfer_money", TRANSFER)
+    done = "Your transfer of $1,490 to Yumi's savings account is confirmed."
+    assert not runs_after([], "That will work.", done, "transfer_money", TRANSFER)
+    terse = "OK, so $1,490 from your savings account to Yumi's savings account"
+    assert runs_after([], "Yes that's good", terse, "transfer_money", TRANSFER)
+    booked = ("I have you booked on the 5:20 pm bus from Anaheim to Las Vegas on March 2nd for 3. "
+              "Does that sound alright to you?")  # fmt: skip
+    assert runs_after([], "Yes, that is perfect.", booked, "buy_bus_ticket", BUS)
+    reported = "I have you booked on the 5:20 pm bus from Anaheim to Las Vegas on March 2nd for 3."
+    assert not runs_after([], "Yes, that is perfect.", reported, "buy_bus_ticket", BUS)

@@ -22,7 +22,8 @@ AGENT_CHARS = 2_000
 # -- the agent's message -----------------------------------------------------------------------
 _ASK_CONFIRM = re.compile(
     r"\b(?:please (?:confirm|verify|check)|(?:please )?give (?:me )?(?:your )?confirmation|"
-    r"to confirm[,:]|kindly (?:ensure|confirm|verify)|can you (?:please )?"
+    r"to confirm[,:]|kindly (?:ensure|confirm|verify)|let me know if (?:these|the|this|that|all|"
+    r"everything) (?:details? )?(?:is|are) (?:confirmed|correct|right)|can you (?:please )?"
     r"confirm|(?:need|want|require) your (?:confirmation|approval|permission|go-ahead|ok)|"
     r"do i have (?:that|this|it|everything) right|confirm (?:the|these|this|that|your|for|to|a|an|"
     r"\d)|confirming|is (?:that|this|everything|it|all (?:of )?(?:that|this)) (?:correct|right|ok|"
@@ -37,7 +38,9 @@ _CONFIRM_CUE = re.compile(
     r"(?:right|correctly)|if (?:that'?s|that is|this is) (?:fine|ok|okay|alright|correct|right)|"
     r"is (?:that|this) (?:it|what you want)\s*\?|is (?:that|this) what you want|(?:is|are) (?:that|this|these|it|everything|the details?) "
     r"(?:correct|right|ok|okay|accurate|good|fine)|(?:correct|right|ok|okay|accurate|alright|fine)\s*\?|"
-    r"sound (?:good|right|ok|okay)\s*\?|did i get that right|(?:got|have) (?:this|that|everything|"
+    r"sound (?:good|right|ok|okay|alright|all right|correct)(?: to you)?\s*\?|re-?confirm|"
+    r"re-?check|(?:does|do) (?:that|this|everything|it|these) (?:look|sound|seem) (?:right|"
+    r"correct|ok|okay|alright|all right|good|accurate)|did i get that right|(?:got|have) (?:this|that|everything|"
     r"it|all) (?:right|correct(?:ly)?)|let me know if)",
     IC,
 )
@@ -47,7 +50,8 @@ _ACTION = (
     r"renting|transfer|transferring|send|sending|add|adding|set|setting|order|call (?:a|you)|"
     r"place (?:the|an?|your|my|it|that|this)|"
     r"try (?:to|again|booking|reserving|that|it|for|with)|rebook|proceed|go ahead|submit|create|"
-    r"draft|file|pay|cancel|delete|update|issue|process|sign|register|request|visit)\b"
+    r"draft|file|pay|cancel|delete|update|issue|process|sign|register|request|visit|"
+    r"played|transferred)\b"
 )
 _PROPOSE = re.compile(
     r"\b(?:shall|should|can|may|could) (?:i|we) (?:go ahead and |now |then |also )?"
@@ -66,7 +70,7 @@ _ACTS = re.compile(r"\b" + _ACTION, IC)
 #: the agent restating what the user asked for, to be confirmed ("So a cab for 2 to ...?")
 _RESTATE = re.compile(
     r"(?<!\bdo )(?<!\bdid )(?<!\bwould )\b(?:you(?:'d| would)? (?:like|want|wish|need)|you(?:'re| are) (?:to|going|booking|"
-    r"looking to|getting)|so (?:a|an|the|you|that|\d)|that'?s (?:a|an|\d)|i(?:'ve| have) "
+    r"looking to|getting)|so (?:a|an|the|you|that|\d)|so \$|that'?s (?:a|an|\d)|i(?:'ve| have) "
     r"(?:changed|updated|got you down)|let me make sure|the (?:following )?details|you have \d|"
     r"i have (?:a|an|\d+) (?:\w+ ){0,3}(?:for|on|at)\b)",
     IC,
@@ -102,7 +106,9 @@ _FAILED = re.compile(
     r"fail(?:ed)? to|sold out|sorry,? (?:\w+ ){0,3}(?:booked|full)|unavailable|unsuccessful|"
     r"(?:was|were|is|are)(?:n'?t| not) (?:available|successful)|"
     r"no (?:more )?(?:openings?|availability|seats|tickets|rooms|slots|vacanc(?:y|ies))|"
-    r"something went wrong|(?:there(?:'s| is) )?nothing (?:is )?available|"
+    r"something went wrong|(?:there(?:'s| is) )?nothing (?:is )?available|(?:all|fully|"
+    r"completely) (?:booked|full)|booked up|no available|did(?:n'?t| not) (?:manage|purchase|"
+    r"buy|book|reserve)|not successfull?|"
     r"(?:there )?(?:was|were) (?:an? )?(?:issue|problem|error)|"
     r"(?:was|were)(?:n'?t| not) (?:made|completed|booked|processed|reserved|purchased)|"
     r"(?:did|does)(?:n'?t| not) work)"
@@ -284,12 +290,17 @@ _YES_START = re.compile(
     r"good|terrific|nice|fine|sweet|fantastic|lovely|hi|hey|so|and|then|finally|totally)[,.! ]+){0,3}"
     r"(?:yes|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|absolutely|definitely|"
     r"of course|certainly|correct|exactly|perfect|great|good|fine|cool|awesome|excellent|"
-    r"wonderful|terrific|fantastic|sounds (?:good|great|fine|perfect|right|nice|ok|okay|like a|"
+    r"wonderful|terrific|fantastic|(?:sounds|seems|looks) (?:good|great|fine|perfect|right|nice|ok|okay|like a|"
     r"wonderful|excellent|awesome|lovely|amazing|fantastic|terrific|super|ideal)|"
     r"that(?:'?s|'?ll| is| would be| will be| will| would| should| seems| sounds| works)"
     r"(?: (?!not\b|never\b|hardly\b)\w+){0,2} "
     r"(?:right|correct|fine|good|great|perfect|it|ok|okay|work|works|what|all|exactly|ideal|"
-    r"nice|wonderful|awesome|excellent|amazing|lovely|brilliant|cool|confirmed)|that works|"
+    r"nice|wonderful|awesome|excellent|amazing|lovely|brilliant|cool|confirmed|accurate|"
+    r"fantastic|terrific|super|splendid)|that (?:would |will )?suits? me|"
+    r"that(?: all)? works|(?:that|everything|it) all (?:sounds|looks|seems) (?:right|good|correct|"
+    r"fine|great|perfect)|everything (?:sounds|looks|seems|is) (?:right|good|correct|fine|"
+    r"great|perfect)|"
+    r"sounds? (?:just|exactly|about) right|i affirm|right on|si|"
     r"you(?:'ve| have)? (?:got |have )?(?:it|that|this|everything|all)(?: \w+){0,2} "
     r"(?:right|correct)|this (?:is|works|sounds) (?:right|correct|fine|"
     r"good|great|perfect|ok|okay)|it(?:'s| is| does| works| sounds| would| will)(?: \w+)? (?:fine|"
@@ -321,7 +332,9 @@ _YES_ANY = re.compile(
     r"confirm(?:ed)?|agreed?|by all means|go for it|sounds like a plan|that'?s (?:it|the one|right"
     r"|correct|fine)|let'?s do|accept(?:ed)?|that'?s what i (?:need|want|wanted|said)|"
     r"(?:will|would|should) work|(?:you|i) got (?:it|that|this) right|ideal|lock it in|"
-    r"you(?:'ve| have)? figured it out|"
+    r"you(?:'ve| have)? figured it out|nailed it|"
+    r"(?:make|complete|finalize) the (?:purchase|booking|reservation|transfer|payment)"
+    r"(?! later| tomorrow| another| next| after)|"
     r"(?:book|reserve|grab|schedule|confirm|buy|order) (?:it|that|this|them)\b(?! for\b)|"
     r"(?:book|reserve|grab|schedule|confirm|buy|order|take|get) the (?:reservation|booking|room|"
     r"table|ride|appointment|tickets?)\b(?! for\b)|"
@@ -382,7 +395,7 @@ _NO_STRONG = re.compile(
 )
 _CHANGE = re.compile(
     r"\b(?!(?:change|switch|move|make) (?:it|that|this) (?:to |for |till |until )?(?:that|this|then|"
-    r"it)\b)(?:instead|change|changed|switch|rather|actually|make (?:it|that|the|them|this) (?:\d|"
+    r"it)\b)(?:instead|change|changed|switch|rather|actually|make (?:it|that|the|them|this) (?:\d|\$|"
     r"for|on|at|a|an|the|in|to|\w+ people)|only need|i meant|correction|(?:should|needs to) be"
     r"(?! (?:good|great|fine|ok|okay|perfect|alright|all right|right|correct|enough|nice)\b)|"
     r"not \w+ but|different (?:time|date|day)|move (?:it|that))\b",
@@ -548,6 +561,34 @@ def _new_choice(message: str, said: set[str]) -> bool:
     return False
 
 
+_CLAUSE = re.compile(r"[,;]|\s-+\s|\s\u2014\s|\s\.|(?<=[a-z])\.(?=[a-z]{2})")
+_JOINED = re.compile(r"\s(?:and|but|however|though)\s")
+#: what, after "and" or "but", doubts the clause before it ("Fine and what if I don't go?")
+_DOUBT = re.compile(r"\bif\b|n't\b|\b(?:dont|wont|cant|isnt|doesnt|didnt|wouldnt)\b|\bnot\b|\bcancel|\binstead\b|\bcheaper\b|\bother\b|"
+                    r"\belse\b|\bsure\b|\breally\b", IC)  # fmt: skip
+
+
+def _lead_clause(sentence: str) -> str:
+    """A sentence's first clause: up to a comma or a dash, or to an "and" or "but" that goes
+    on to something other than a doubt ("That is correct and what is the cost?" opens with
+    "That is correct"; "Fine and what if I don't go?" is all one clause)."""
+    head = _CLAUSE.split(sentence, maxsplit=1)[0]
+    joined = _JOINED.search(head)
+    if joined and not _DOUBT.search(head[joined.end() :]):
+        return head[: joined.start()]
+    return head
+
+
+_BUT = re.compile(r"\b(?:but|however|though)\b", IC)
+
+
+def _doubted(sentence: str) -> bool:
+    """Whether a sentence goes on from its yes to a doubt ("Sounds good, but can it be
+    cheaper?", "Yes, but is it really safe?")."""
+    but = _BUT.search(sentence)
+    return but is not None and bool(_DOUBT.search(sentence, but.end()))
+
+
 def read_user(message: str, agent: str = "") -> UserAct:
     """What the user's message does, read against the agent's message before it."""
     t = message[:USER_CHARS].strip()
@@ -557,16 +598,19 @@ def read_user(message: str, agent: str = "") -> UserAct:
     no = bool(_NO_START.search(low) or _NO_ANY.search(first)) or declines
     sentences = _sentences(low)
     said = [s for s in sentences if not s.rstrip().endswith("?")]  # a question says no yes
-    head = re.split(r"[,;]|\s-+\s|\s\u2014\s|\band (?=(?:can|could|may) i\b)",
-                    sentences[0])[0] if sentences else ""  # fmt: skip
+    head = _lead_clause(sentences[0]) if sentences else ""
     opening = "" if head.rstrip().endswith("?") or _QUESTION_START.match(head) else head
     weak = _WEAK_YES.match(low)  # "Nice, another hidden fee.": no yes by that word
-    yes = not no and (
-        bool(opening and not weak and _YES_START.match(opening))
-        or bool(_SHORT_YES.match(low))
-        or bool(_WHOLE_YES.match(low))
-        or bool(sentences and _YES_LEAD.match(sentences[0]))
-        or any(_YES_ANY.search(s) for s in said if len(s.split()) <= _YES_WORDS)
+    yes = (
+        not no
+        and not (sentences and _doubted(sentences[0]))
+        and (
+            bool(opening and not weak and _YES_START.match(opening))
+            or bool(_SHORT_YES.match(low))
+            or bool(_WHOLE_YES.match(low))
+            or bool(sentences and _YES_LEAD.match(sentences[0]))
+            or any(_YES_ANY.search(s) for s in said if len(s.split()) <= _YES_WORDS)
+        )
     )
     said_words = _agent_words(agent) if agent else set()
     renamed = bool(agent) and _new_names(t, said_words)
