@@ -1167,3 +1167,20 @@ def test_a_recap_asked_about_is_a_proposal_and_a_report_is_not() -> None:
     assert runs_after([], "Yes, that is perfect.", booked, "buy_bus_ticket", BUS)
     reported = "I have you booked on the 5:20 pm bus from Anaheim to Las Vegas on March 2nd for 3."
     assert not runs_after([], "Yes, that is perfect.", reported, "buy_bus_ticket", BUS)
+
+
+# -- STAR (Wizard-of-Oz dialogues) replies to "can I book this room for you?" --------------------
+@pytest.mark.parametrize(("message", "ran"), [
+    ("Get it done!", True), ("Make it happen!", True), ("Sweet, let's go with that.", True),
+    ("You can, thank you", True), ("Much better!", True), ("Thanks", True),
+    ("I hear it's a dump, but I'll take it.", True),
+    ("That would be great, I should have time to make it to my interview.", True),
+    ("No thanks", False), ("Much better would be the Hyatt.", False),
+    ("ya know what, can we check the Hyatt?", False), ("Also, make sure it has a balcony.", False),
+    ("Make it to 4 nights.", False), ("You can't, sorry.", False),
+])  # fmt: skip
+def test_replies_to_an_offer_to_book_said_as_people_say_them(message: str, ran: bool) -> None:
+    hotel = {"Name": "Shadyside Inn", "StartDate": "2019-03-06", "CustomerName": "Alexis"}
+    gate = GateSession(HOTEL)
+    asyncio.run(gate.open_message(message, READ, ask_back=False, agent=SHADY))
+    assert gate.judge([Call("book_hotel", arguments=hotel)])[0].admitted is ran, message

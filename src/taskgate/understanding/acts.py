@@ -288,7 +288,7 @@ def read_agent(message: str) -> AgentAct:
 _YES_START = re.compile(
     r"^(?:(?:oh|ok|okay|well|great|alright|all right|awesome|perfect|cool|wonderful|excellent|"
     r"good|terrific|nice|fine|sweet|fantastic|lovely|hi|hey|so|and|then|finally|totally)[,.! ]+){0,3}"
-    r"(?:yes|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|absolutely|definitely|"
+    r"(?:yes|yeah|yea|yep|yup|ya(?! know)|yah|sure|ok|okay|k|alright|all right|absolutely|definitely|"
     r"of course|certainly|correct|exactly|perfect|great|good|fine|cool|awesome|excellent|"
     r"wonderful|terrific|fantastic|(?:sounds|seems|looks) (?:good|great|fine|perfect|right|nice|ok|okay|like a|"
     r"wonderful|excellent|awesome|lovely|amazing|fantastic|terrific|super|ideal)|"
@@ -306,7 +306,7 @@ _YES_START = re.compile(
     r"good|great|perfect|ok|okay)|it(?:'s| is| does| works| sounds| would| will)(?: \w+)? (?:fine|"
     r"good|ok|okay|perfect|correct|right|great|work|nice)|works|please do|do it|go ahead|go for it|"
     r"please try(?: it| that| this)?|i want (?:this|that|it)(?: one)?(?=\s*[,.!]|\s*$)|"
-    r"(?:that'?s |it'?s )?(?:much )?better now|"
+    r"(?:that'?s |it'?s )?(?:much )?better now|much better(?=\s*[.!]*\s*$)|you can(?=\s*[,.!]|\s*$)|"
     r"no \w+ (?:is|are|would be|will be) (?:fine|ok|okay|good|great|perfect)|"
     r"proceed|confirm(?:ed)?|affirmative|"
     r"indeed|i (?:do|am|would|will)(?= *(?:[.!,]|$))|i'd like that|i agree|i confirm|agreed|sure thing|by all means|"
@@ -327,12 +327,13 @@ _YES_START = re.compile(
 #: story ("my friend said the Old Towne inn is really good, lets stay there")
 _YES_WORDS = 14
 _YES_ANY = re.compile(
-    r"\b(?:yes|yeah|yep|yup|sure|ok|okay|alright|absolutely|definitely|certainly|correct|"
+    r"\b(?:yes|yeah|yep|yup|(?<!make )(?<!be )sure|ok|okay|alright|absolutely|definitely|certainly|correct|"
     r"exactly|perfect|great|good|fine|works|suits|go ahead|please do|do it|do that|proceed|"
     r"confirm(?:ed)?|agreed?|by all means|go for it|sounds like a plan|that'?s (?:it|the one|right"
     r"|correct|fine)|let'?s do|accept(?:ed)?|that'?s what i (?:need|want|wanted|said)|"
     r"(?:will|would|should) work|(?:you|i) got (?:it|that|this) right|ideal|lock it in|"
-    r"you(?:'ve| have)? figured it out|nailed it|"
+    r"you(?:'ve| have)? figured it out|nailed it|get it done|make it happen|i'?ll take it|"
+    r"let'?s go with (?:that|it|this|them)\b|"
     r"(?:make|complete|finalize) the (?:purchase|booking|reservation|transfer|payment)"
     r"(?! later| tomorrow| another| next| after)|"
     r"(?:book|reserve|grab|schedule|confirm|buy|order) (?:it|that|this|them)\b(?! for\b)|"
@@ -396,7 +397,7 @@ _NO_STRONG = re.compile(
 _CHANGE = re.compile(
     r"\b(?!(?:change|switch|move|make) (?:it|that|this) (?:to |for |till |until )?(?:that|this|then|"
     r"it)\b)(?:instead|change|changed|switch|rather|actually|make (?:it|that|the|them|this) (?:\d|\$|"
-    r"for|on|at|a|an|the|in|to|\w+ people)|only need|i meant|correction|(?:should|needs to) be"
+    r"for|on|at|a|an|the|in|to (?!my|the|our|his|her|their|your)|\w+ people)|only need|i meant|correction|(?:should|needs to) be"
     r"(?! (?:good|great|fine|ok|okay|perfect|alright|all right|right|correct|enough|nice)\b)|"
     r"not \w+ but|different (?:time|date|day)|move (?:it|that))\b",
     IC,
@@ -434,6 +435,8 @@ _THANKS_ONLY = re.compile(
     r"(?: for (?:confirming|that|this))?\s*[.!]*\s*$",
     IC,
 )
+#: the agent's offer to act, as its last question ("Can I book it for you now?")
+_OFFERED = re.compile(r"\b(?:shall|should|can|may) i (?:go ahead and )?" + _ACTION, IC)
 _THANKS = re.compile(r"\b(?:thanks?|thank you|thx|appreciate (?:it|that|your)|cheers)\b", IC)
 _BYE = re.compile(
     r"\b(?:that'?s (?:all|it|everything)|that is (?:all|it|everything)|that(?:'ll| will) be all|"
@@ -583,10 +586,12 @@ _BUT = re.compile(r"\b(?:but|however|though)\b", IC)
 
 
 def _doubted(sentence: str) -> bool:
-    """Whether a sentence goes on from its yes to a doubt ("Sounds good, but can it be
-    cheaper?", "Yes, but is it really safe?")."""
+    """Whether a sentence goes on from its yes to a question that doubts it ("Sounds good, but
+    can it be cheaper?", "Yes, but is it really safe?"; not "Yes, but I don't need John to
+    drive.")."""
     but = _BUT.search(sentence)
-    return but is not None and bool(_DOUBT.search(sentence, but.end()))
+    asks = sentence.rstrip().endswith("?")
+    return asks and but is not None and bool(_DOUBT.search(sentence, but.end()))
 
 
 def read_user(message: str, agent: str = "") -> UserAct:
@@ -647,9 +652,12 @@ def read_user(message: str, agent: str = "") -> UserAct:
         )
         or bool(_THANKS_ASKING.match(low) and not _NOT_QUITE.search(low))
     )
-    if not (yes or no) and thanked and _ASK_CONFIRM.search(agent[-AGENT_CHARS:]):
-        # a thanks, and nothing else, for details the agent asked to be confirmed accepts them
-        # ("Please confirm a table for 2 at 7 pm." "Thank you!")
+    ending = _last_sentence(agent[-AGENT_CHARS:].strip())
+    offered = ending.endswith("?") and bool(_OFFERED.search(ending))
+    if not (yes or no) and thanked and (_ASK_CONFIRM.search(agent[-AGENT_CHARS:]) or offered):
+        # a thanks, and nothing else, for details the agent asked to be confirmed, or for its
+        # offer to act, accepts them ("Please confirm a table for 2 at 7 pm." "Thank you!";
+        # "Can I book it for you now?" "Thanks!")
         yes, closing = True, False
     polite = bool(_POLITE.match(low))  # "can you send it?" asks for something to be done
     question = not polite and ("?" in t or bool(_QUESTION_START.search(low)))
