@@ -1184,3 +1184,35 @@ def test_replies_to_an_offer_to_book_said_as_people_say_them(message: str, ran: 
     gate = GateSession(HOTEL)
     asyncio.run(gate.open_message(message, READ, ask_back=False, agent=SHADY))
     assert gate.judge([Call("book_hotel", arguments=hotel)])[0].admitted is ran, message
+
+
+@pytest.mark.parametrize(("message", "ran"), [
+    ("Yes, I would like that very much.", True), ("Very much so.", True), ("Sweet.", True),
+    ("That is the exact thing I want.", True), ("Thanks, that's what I needed.", True),
+    ("No problem, this is fine with me too.", True), ("That was my order.", True),
+    ("That's too much.", False), ("No, this is not fine.", False),
+    ("That is not the exact thing I want.", False),
+])  # fmt: skip
+def test_more_replies_to_a_request_to_confirm(message: str, ran: bool) -> None:
+    agent = "Please confirm to transfer $1,490 from your savings account to Yumi's savings account."
+    assert runs_after([], message, agent, "transfer_money", TRANSFER) is ran, message
+
+
+def test_taking_the_counter_offer_instead_is_no_change() -> None:
+    offer = "Sorry, I could not get tickets. I have another bus leaving at 5:20 pm for $39."
+    for yes in ("Yes, please get that one instead.", "I'd like to take that bus.",
+                "That's fine, thanks."):  # fmt: skip
+        assert runs_after([BUS_PROPOSED], yes, offer, "buy_bus_ticket", BUS), yes
+    assert not runs_after([BUS_PROPOSED], "Get the 6 pm one instead.", offer, "buy_bus_ticket",
+                          BUS)  # fmt: skip
+    retry = "The 5:15 pm bus is sold out. Shall I check for an open seat on the 5:20 pm bus?"
+    assert runs_after([BUS_PROPOSED], "Please check that for me.", retry, "buy_bus_ticket", BUS)
+
+
+def test_a_thanks_to_what_the_agent_says_it_will_do_accepts_it() -> None:
+    will = "Okay, I will transfer $1,490 from your savings account to Yumi's savings account."
+    assert runs_after([], "Thank you.", will, "transfer_money", TRANSFER)
+    did = "Okay, I transferred $1,490 from your savings account to Yumi's savings account."
+    assert not runs_after([], "Thank you.", did, "transfer_money", TRANSFER)
+    may = "I could transfer $1,490 from your savings account to Yumi's savings account later."
+    assert not runs_after([], "Thank you.", may, "transfer_money", TRANSFER)

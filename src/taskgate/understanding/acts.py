@@ -288,7 +288,8 @@ def read_agent(message: str) -> AgentAct:
 _YES_START = re.compile(
     r"^(?:(?:oh|ok|okay|well|great|alright|all right|awesome|perfect|cool|wonderful|excellent|"
     r"good|terrific|nice|fine|sweet|fantastic|lovely|hi|hey|so|and|then|finally|totally)[,.! ]+){0,3}"
-    r"(?:yes|yeah|yea|yep|yup|ya(?! know)|yah|sure|ok|okay|k|alright|all right|absolutely|definitely|"
+    r"(?:yes|yeah|yea|yep|yup|ya(?! know)|yah|sure|ok|okay|k|alright|all right|absolutely|"
+    r"definitely|sweet|"
     r"of course|certainly|correct|exactly|perfect|great|good|fine|cool|awesome|excellent|"
     r"wonderful|terrific|fantastic|(?:sounds|seems|looks) (?:good|great|fine|perfect|right|nice|ok|okay|like a|"
     r"wonderful|excellent|awesome|lovely|amazing|fantastic|terrific|super|ideal)|"
@@ -305,7 +306,8 @@ _YES_START = re.compile(
     r"(?:right|correct)|this (?:is|works|sounds) (?:right|correct|fine|"
     r"good|great|perfect|ok|okay)|it(?:'s| is| does| works| sounds| would| will)(?: \w+)? (?:fine|"
     r"good|ok|okay|perfect|correct|right|great|work|nice)|works|please do|do it|go ahead|go for it|"
-    r"please try(?: it| that| this)?|i want (?:this|that|it)(?: one)?(?=\s*[,.!]|\s*$)|"
+    r"please (?:try|check|do|get|book)(?: it| that| this)?(?: one)?(?: for me)?(?=\s*[.!]|\s*$)|"
+    r"please try|i want (?:this|that|it)(?: one)?(?=\s*[,.!]|\s*$)|"
     r"(?:that'?s |it'?s )?(?:much )?better now|much better(?=\s*[.!]*\s*$)|you can(?=\s*[,.!]|\s*$)|"
     r"no \w+ (?:is|are|would be|will be) (?:fine|ok|okay|good|great|perfect)|"
     r"proceed|confirm(?:ed)?|affirmative|"
@@ -330,7 +332,10 @@ _YES_ANY = re.compile(
     r"\b(?:yes|yeah|yep|yup|(?<!make )(?<!be )sure|ok|okay|alright|absolutely|definitely|certainly|correct|"
     r"exactly|perfect|great|good|fine|works|suits|go ahead|please do|do it|do that|proceed|"
     r"confirm(?:ed)?|agreed?|by all means|go for it|sounds like a plan|that'?s (?:it|the one|right"
-    r"|correct|fine)|let'?s do|accept(?:ed)?|that'?s what i (?:need|want|wanted|said)|"
+    r"|correct|fine)|let'?s do|accept(?:ed)?|that'?s what i (?:need|want|wanted|needed|said)|"
+    r"(?:that|this|it)(?:'s| is) (?:the )?exact(?:ly)?(?: thing)?(?: what)? i (?:want|need)|"
+    r"that was my order|(?:take|book|get) (?:that|this) (?:one|appointment|time|slot|ticket|bus|"
+    r"room|table|ride|seat)\b|awesome|wonderful|excellent|"
     r"(?:will|would|should) work|(?:you|i) got (?:it|that|this) right|ideal|lock it in|"
     r"you(?:'ve| have)? figured it out|nailed it|get it done|make it happen|i'?ll take it|"
     r"let'?s go with (?:that|it|this|them)\b|"
@@ -363,7 +368,8 @@ _SHORT_YES = re.compile(
 )
 _NO_START = re.compile(
     r"^(?:(?:oh|um|uh|hmm|well|actually|sorry|wait|hold on|oops|hi|hey|please)[,.! ]+){0,3}"
-    r"(?:no(?! \w+ (?:is|are|would be|will be) (?:fine|ok|okay|good|great|perfect)\b)|nope|nah|not|negative|never ?mind|don'?t|do not|i don'?t|i do not|i'?m not|"
+    r"(?:no(?! \w+ (?:is|are|would be|will be) (?:fine|ok|okay|good|great|perfect)\b| problem\b|"
+    r" worries\b)|nope|nah|not|negative|never ?mind|don'?t|do not|i don'?t|i do not|i'?m not|"
     r"i am not|maybe (?:later|another time|not)|perhaps (?:later|not|another)|i'?ll pass|pass|"
     r"(?:that|it)(?:'s| is)? not|that (?:won'?t|will not|doesn'?t|does not)|wrong|incorrect|"
     r"i(?:'d| would) rather not|i changed my mind|leave it|skip it|hold off|stop)\b",
@@ -383,7 +389,7 @@ _NO_STRONG = re.compile(
     r"\b(?:cancel|forget|scrap|drop|stop|hold off on)\s+(?:it|that|this|them|everything|the)\b|"
     r"\bforget (?:about )?it\b|\bdon'?t (?:do|book|buy|send|pay|order|go ahead|proceed|bother|"
     r"reserve|schedule|place|submit)\b|\bdo not (?:do|book|buy|send|pay|order|proceed)\b|"
-    r"\b(?:too|(?<!thank you )(?<!thanks )very) (?:expensive|pricey|much|late|early|far)\b"
+    r"\b(?:too (?:expensive|pricey|much|late|early|far)|very (?:expensive|pricey|late|early|far))\b"
     r"(?![^.!?]{0,200}\?)|\bbut not\b|\bnot (?:now|today|"
     r"yet|this time)\b|\b(?:didn'?t|don'?t|do not) want(?: (?:it|that|this|them|to (?:book|buy|reserve|"
     r"go ahead|proceed|do (?:it|that)|pay|order|schedule|send|confirm))\b| *(?:[.!,;]|$))|\bnever ?mind\b|\bi'?ll pass\b|"
@@ -396,7 +402,7 @@ _NO_STRONG = re.compile(
 )
 _CHANGE = re.compile(
     r"\b(?!(?:change|switch|move|make) (?:it|that|this) (?:to |for |till |until )?(?:that|this|then|"
-    r"it)\b)(?:instead|change|changed|switch|rather|actually|make (?:it|that|the|them|this) (?:\d|\$|"
+    r"it)\b)(?:(?<!that )(?<!this )(?<!that one )(?<!this one )instead|change|changed|switch|rather|actually|make (?:it|that|the|them|this) (?:\d|\$|"
     r"for|on|at|a|an|the|in|to (?!my|the|our|his|her|their|your)|\w+ people)|only need|i meant|correction|(?:should|needs to) be"
     r"(?! (?:good|great|fine|ok|okay|perfect|alright|all right|right|correct|enough|nice)\b)|"
     r"not \w+ but|different (?:time|date|day)|move (?:it|that))\b",
@@ -437,6 +443,8 @@ _THANKS_ONLY = re.compile(
 )
 #: the agent's offer to act, as its last question ("Can I book it for you now?")
 _OFFERED = re.compile(r"\b(?:shall|should|can|may) i (?:go ahead and )?" + _ACTION, IC)
+#: the agent saying what it will do next ("Okay, I will book Dr. Durr on March 9th at 4 pm.")
+_INTENDED = re.compile(r"\bi(?:'ll| will) (?:now |go ahead and )?" + _ACTION, IC)
 _THANKS = re.compile(r"\b(?:thanks?|thank you|thx|appreciate (?:it|that|your)|cheers)\b", IC)
 _BYE = re.compile(
     r"\b(?:that'?s (?:all|it|everything)|that is (?:all|it|everything)|that(?:'ll| will) be all|"
@@ -653,7 +661,9 @@ def read_user(message: str, agent: str = "") -> UserAct:
         or bool(_THANKS_ASKING.match(low) and not _NOT_QUITE.search(low))
     )
     ending = _last_sentence(agent[-AGENT_CHARS:].strip())
-    offered = ending.endswith("?") and bool(_OFFERED.search(ending))
+    before = agent[-AGENT_CHARS:].strip()
+    asked = before.endswith("?")
+    offered = bool(_OFFERED.search(ending) if asked else _INTENDED.search(before))
     if not (yes or no) and thanked and (_ASK_CONFIRM.search(agent[-AGENT_CHARS:]) or offered):
         # a thanks, and nothing else, for details the agent asked to be confirmed, or for its
         # offer to act, accepts them ("Please confirm a table for 2 at 7 pm." "Thank you!";
