@@ -21,8 +21,9 @@ AGENT_CHARS = 2_000
 
 # -- the agent's message -----------------------------------------------------------------------
 _ASK_CONFIRM = re.compile(
-    r"\b(?:please (?:confirm|verify|check)|(?:please )?give (?:me )?(?:your )?confirmation|"
-    r"to confirm[,:]|kindly (?:ensure|confirm|verify)|let me know if (?:these|the|this|that|all|"
+    r"\b(?:please (?:confirm|verify|check)|(?:please )?give (?:me )?(?:your )?confirmation"
+    r"(?! number| code| id)|so to confirm[,:]|to confirm[,:] (?=i'?ll|i will|you(?:'d| would)? "
+    r"(?:like|want)|an? |\d)|kindly (?:ensure|confirm|verify)|let me know if (?:these|the|this|that|all|"
     r"everything) (?:details? )?(?:is|are) (?:confirmed|correct|right)|can you (?:please )?"
     r"confirm|(?:need|want|require) your (?:confirmation|approval|permission|go-ahead|ok)|"
     r"do i have (?:that|this|it|everything) right|confirm (?:the|these|this|that|your|for|to|a|an|"
@@ -70,7 +71,7 @@ _ACTS = re.compile(r"\b" + _ACTION, IC)
 #: the agent restating what the user asked for, to be confirmed ("So a cab for 2 to ...?")
 _RESTATE = re.compile(
     r"(?<!\bdo )(?<!\bdid )(?<!\bwould )\b(?:you(?:'d| would)? (?:like|want|wish|need)|you(?:'re| are) (?:to|going|booking|"
-    r"looking to|getting)|so (?:a|an|the|you|that|\d)|so \$|that'?s (?:a|an|\d)|i(?:'ve| have) "
+    r"looking to|getting)|so (?:a|an|the|you|that|\d)|so \$[\d,.]+ (?:to|for|from)\b|that'?s (?:a|an|\d)|i(?:'ve| have) "
     r"(?:changed|updated|got you down)|let me make sure|the (?:following )?details|you have \d|"
     r"i have (?:a|an|\d+) (?:\w+ ){0,3}(?:for|on|at)\b)",
     IC,
@@ -108,11 +109,17 @@ _FAILED = re.compile(
     r"no (?:more )?(?:openings?|availability|seats|tickets|rooms|slots|vacanc(?:y|ies))|"
     r"something went wrong|(?:there(?:'s| is) )?nothing (?:is )?available|(?:all|fully|"
     r"completely) (?:booked|full)|booked up|no available|did(?:n'?t| not) (?:manage|purchase|"
-    r"buy|book|reserve)|not successfull?|"
+    r"buy|book|reserve)(?![^.!?]{0,40}\byet\b)|not successfull?|"
     r"(?:there )?(?:was|were) (?:an? )?(?:issue|problem|error)|"
     r"(?:was|were)(?:n'?t| not) (?:made|completed|booked|processed|reserved|purchased)|"
     r"(?:did|does)(?:n'?t| not) work)"
     r"\b",
+    IC,
+)
+#: after a failure, an offer to tell more, not to act ("Would you like to hear the options first?")
+_TELLS = re.compile(
+    r"\b(?:hear (?:about|the|more)|options\b|look into|tell you|get back to you|seat map|"
+    r"first\s*\?)",
     IC,
 )
 #: after a failure, another option put forward ("What about 7 pm.", "Please try Dr. Brown")
@@ -253,7 +260,7 @@ def read_agent(message: str) -> AgentAct:
         _CONFIRM_CUE.search(m) and not (done and "?" not in m) and not (asks and details < 2)
     ):
         proposes = True
-    elif failed and not done and (_PROPOSE.search(m) or _OFFER.search(m) or "?" in m
+    elif failed and not done and not _TELLS.search(m) and (_PROPOSE.search(m) or _OFFER.search(m) or "?" in m
                                   or _TRY_THIS.search(m) or _after_failure(m) >= 2
                                   or (details >= 2 and _ALTERNATIVE_FOUND.search(m))):  # fmt: skip
         proposes = True  # a failure with a counter-offer
@@ -265,11 +272,7 @@ def read_agent(message: str) -> AgentAct:
         proposes, offers = details >= 3, details < 3
     elif not (done or asks) and _PROPOSE.search(m) and details >= 2 and action:
         proposes = True
-    if (
-        proposes
-        and _RESULTS.search(m)
-        and not (_ASK_CONFIRM.search(m) or _PROPOSE.search(m) or _CONFIRM_CUE.search(m))
-    ):
+    if proposes and _RESULTS.search(m) and not (_ASK_CONFIRM.search(m) or _PROPOSE.search(m)):
         proposes = False  # "I found 10 events. Amber Run is playing at 6:30 pm. How's that?"
     lists = bool(_FOUND.search(m)) and not proposes
     last = _last_sentence(m)
@@ -289,7 +292,7 @@ _YES_START = re.compile(
     r"^(?:(?:oh|ok|okay|well|great|alright|all right|awesome|perfect|cool|wonderful|excellent|"
     r"good|terrific|nice|fine|sweet|fantastic|lovely|hi|hey|so|and|then|finally|totally)[,.! ]+){0,3}"
     r"(?:yes|yeah|yea|yep|yup|ya(?! know)|yah|sure|ok|okay|k|alright|all right|absolutely|"
-    r"definitely|sweet|"
+    r"definitely|"
     r"of course|certainly|correct|exactly|perfect|great|good|fine|cool|awesome|excellent|"
     r"wonderful|terrific|fantastic|(?:sounds|seems|looks) (?:good|great|fine|perfect|right|nice|ok|okay|like a|"
     r"wonderful|excellent|awesome|lovely|amazing|fantastic|terrific|super|ideal)|"
@@ -297,19 +300,20 @@ _YES_START = re.compile(
     r"(?: (?!not\b|never\b|hardly\b)\w+){0,2} "
     r"(?:right|correct|fine|good|great|perfect|it|ok|okay|work|works|what|all|exactly|ideal|"
     r"nice|wonderful|awesome|excellent|amazing|lovely|brilliant|cool|confirmed|accurate|"
-    r"fantastic|terrific|super|splendid)|that (?:would |will )?suits? me|"
+    r"fantastic|terrific|super|splendid)|that (?:would |will )?suits? me(?: (?:well|fine|perfectly))?"
+    r"(?=[\s.!]*$)|"
     r"that(?: all)? works|(?:that|everything|it) all (?:sounds|looks|seems) (?:right|good|correct|"
     r"fine|great|perfect)|everything (?:sounds|looks|seems|is) (?:right|good|correct|fine|"
     r"great|perfect)|"
-    r"sounds? (?:just|exactly|about) right|i affirm|right on|si|"
+    r"sounds? (?:just|exactly|about) right|"
     r"you(?:'ve| have)? (?:got |have )?(?:it|that|this|everything|all)(?: \w+){0,2} "
     r"(?:right|correct)|this (?:is|works|sounds) (?:right|correct|fine|"
     r"good|great|perfect|ok|okay)|it(?:'s| is| does| works| sounds| would| will)(?: \w+)? (?:fine|"
     r"good|ok|okay|perfect|correct|right|great|work|nice)|works|please do|do it|go ahead|go for it|"
-    r"please (?:try|check|do|get|book)(?: it| that| this)?(?: one)?(?: for me)?(?=\s*[.!]|\s*$)|"
-    r"please try|i want (?:this|that|it)(?: one)?(?=\s*[,.!]|\s*$)|"
-    r"(?:that'?s |it'?s )?(?:much )?better now|much better(?=\s*[.!]*\s*$)|you can(?=\s*[,.!]|\s*$)|"
-    r"no \w+ (?:is|are|would be|will be) (?:fine|ok|okay|good|great|perfect)|"
+    r"please (?:try|check|do|get|book)(?: it| that| this)?(?: one)?(?: for me)?(?=[\s.!]*$)|"
+    r"i want (?:this|that|it)(?: one)?(?=\s*[,.!]|\s*$)|"
+    r"(?:that'?s |it'?s )?(?:much )?better now(?=[\s.!]*$)|"
+    r"no (?:subtitles|changes?|rush|preference) (?:is|are|would be|will be) (?:fine|ok|okay|good)|"
     r"proceed|confirm(?:ed)?|affirmative|"
     r"indeed|i (?:do|am|would|will)(?= *(?:[.!,]|$))|i'd like that|i agree|i confirm|agreed|sure thing|by all means|"
     r"yes please|let'?s do it|let'?s go|"
@@ -322,7 +326,7 @@ _YES_START = re.compile(
     r"request|asked for|wanted|said|was trying to do|meant)|that was (?:my request|what i (?:said|"
     r"asked for|wanted|was trying to do))|i'?m (?:good|fine|ok|okay|happy) with (?:that|it|this)|"
     r"my request is (?:that|this)|you nailed it|(?:your|you'?re) recap is (?:spotless|right|"
-    r"correct|perfect))\b",
+    r"correct|perfect))\b(?! (?:question|point|grief|lord|god)\b)",
     IC,
 )
 #: a word of assent counts anywhere only in a short sentence ("That works, thanks."), not in a
@@ -330,23 +334,31 @@ _YES_START = re.compile(
 _YES_WORDS = 14
 _YES_ANY = re.compile(
     r"\b(?:yes|yeah|yep|yup|(?<!make )(?<!be )sure|ok|okay|alright|absolutely|definitely|certainly|correct|"
-    r"exactly|perfect|great|good|fine|works|suits|go ahead|please do|do it|do that|proceed|"
+    r"exactly|(?:perfect|great|good|fine)(?! (?:question|point|grief|lord|god)\b)|works|suits|go ahead|please do|do it|do that|proceed|"
     r"confirm(?:ed)?|agreed?|by all means|go for it|sounds like a plan|that'?s (?:it|the one|right"
     r"|correct|fine)|let'?s do|accept(?:ed)?|that'?s what i (?:need|want|wanted|needed|said)|"
-    r"(?:that|this|it)(?:'s| is) (?:the )?exact(?:ly)?(?: thing)?(?: what)? i (?:want|need)|"
-    r"that was my order|(?:take|book|get) (?:that|this) (?:one|appointment|time|slot|ticket|bus|"
-    r"room|table|ride|seat)\b|awesome|wonderful|excellent|"
+    r"(?:that|this|it)(?:'s| is) (?:the )?exact(?:ly)?(?: thing)?(?: what)? i (?:want|need)"
+    r"(?=[\s.!]*$)|"
+    r"that was my order|"
     r"(?:will|would|should) work|(?:you|i) got (?:it|that|this) right|ideal|lock it in|"
-    r"you(?:'ve| have)? figured it out|nailed it|get it done|make it happen|i'?ll take it|"
-    r"let'?s go with (?:that|it|this|them)\b|"
-    r"(?:make|complete|finalize) the (?:purchase|booking|reservation|transfer|payment)"
-    r"(?! later| tomorrow| another| next| after)|"
+    r"you(?:'ve| have)? figured it out|"
     r"(?:book|reserve|grab|schedule|confirm|buy|order) (?:it|that|this|them)\b(?! for\b)|"
     r"(?:book|reserve|grab|schedule|confirm|buy|order|take|get) the (?:reservation|booking|room|"
     r"table|ride|appointment|tickets?)\b(?! for\b)|"
     r"i'?m (?:good|fine|ok|okay|happy) with (?:that|it|this)|granted|assent|approved?)\b",
     IC,
 )
+#: an order to go ahead, as a whole clause ("Make the purchase.", "Sure, get it done!", "I hear
+#: it's a dump, but I'll take it."; not "Make the purchase when I say.", "My sister might take
+#: that room.")
+_GO_AHEAD = re.compile(
+    r"^\s*(?:(?:yes|yeah|ok|okay|sure|great|please|then|so)[,!. ]+)*(?:please )?(?:i'?d like to )?"
+    r"(?:make the (?:purchase|booking|reservation|transfer|payment)|get it done|make it happen|"
+    r"(?:take|book|get) (?:that|this) (?:one|appointment|time|slot|ticket|bus|room|table|ride|"
+    r"seat)|let'?s go with (?:that|it|this|them)|i'?ll take it)(?: please| then| now)?[\s.!]*$",
+    IC,
+)
+_CLAUSES = re.compile(r"[,;]\s*(?:but\s+|and\s+|so\s+)?")
 #: a plain yes that leads a question ("Yes, what is the address?"): the yes still stands
 _YES_LEAD = re.compile(
     r"^(?:(?:oh|well|wow)[,.! ]+)?(?:(?:yes|yeah|yep|yup|yes please)\b\s*[,.!]?|(?:sure|perfect|"
@@ -355,10 +367,11 @@ _YES_LEAD = re.compile(
     r"be)? (?:great|good|perfect|fine|correct|right))\s*[,.!])\s*\w",
     IC,
 )
-#: a yes only as the whole reply ("Please!", "You can.", "Deal.")
+#: a yes only as the whole reply ("Please!", "You can, thanks.", "Deal.", "Sweet.")
 _WHOLE_YES = re.compile(
-    r"^\s*(?:please|you (?:can|may)|deal|(?:finally[,!]? )?you(?:'ve| have)? got it(?: right)?)"
-    r"\s*[.!]*\s*$",
+    r"^\s*(?:please|you (?:can|may)|deal|(?:finally[,!]? )?you(?:'ve| have)? got it(?: right)?|"
+    r"sweet|si|nailed it|i affirm|right on|much better)"
+    r"(?:[\s,.!]*(?:thanks?|thank you|please))?[\s.!]*$",
     IC,
 )
 _SHORT_YES = re.compile(
@@ -368,7 +381,8 @@ _SHORT_YES = re.compile(
 )
 _NO_START = re.compile(
     r"^(?:(?:oh|um|uh|hmm|well|actually|sorry|wait|hold on|oops|hi|hey|please)[,.! ]+){0,3}"
-    r"(?:no(?! \w+ (?:is|are|would be|will be) (?:fine|ok|okay|good|great|perfect)\b| problem\b|"
+    r"(?:no(?! (?:subtitles|changes?|rush|preference) (?:is|are|would be|will be) (?:fine|ok|okay|"
+    r"good)\b| problem\b|"
     r" worries\b)|nope|nah|not|negative|never ?mind|don'?t|do not|i don'?t|i do not|i'?m not|"
     r"i am not|maybe (?:later|another time|not)|perhaps (?:later|not|another)|i'?ll pass|pass|"
     r"(?:that|it)(?:'s| is)? not|that (?:won'?t|will not|doesn'?t|does not)|wrong|incorrect|"
@@ -397,7 +411,9 @@ _NO_STRONG = re.compile(
     r"\bmust ?n(?:o|')t\b|\brefrain from\b|\bnot what i (?:said|asked)\b|\bbut no\b|"
     r"\bi guess not\b|\bsuper (?:expensive|pricey)\b|"
     r"\b(?:don'?t|do not) need (?:\w+ ){0,3}(?:yet|now|right now|at the moment|for now)\b|"
-    r"\b(?:let me|i need to|i'?ll have to|i have to) (?:check|think|ask|talk|discuss)\b",
+    r"\b(?:let me|i need to|i'?ll have to|i have to) (?:check|think|ask|talk|discuss)\b|"
+    r"\b(?:do|book|buy|reserve|handle|get|take care of|make) (?:it|that|this|them)(?: \w+){0,3}? "
+    r"myself\b|\btake it from here\b",
     IC,
 )
 _CHANGE = re.compile(
@@ -442,9 +458,13 @@ _THANKS_ONLY = re.compile(
     IC,
 )
 #: the agent's offer to act, as its last question ("Can I book it for you now?")
-_OFFERED = re.compile(r"\b(?:shall|should|can|may) i (?:go ahead and )?" + _ACTION, IC)
+_BOOKING = (
+    r"(?:book|reserve|purchase|buy|schedule|rent|transfer|pay|order|play|confirm)(?: (?:it|that|"
+    r"this|them|the|your|a|an|\d|\$))"
+)
+_OFFERED = re.compile(r"\b(?:shall|should|can|may) i (?:go ahead and )?" + _BOOKING, IC)
 #: the agent saying what it will do next ("Okay, I will book Dr. Durr on March 9th at 4 pm.")
-_INTENDED = re.compile(r"\bi(?:'ll| will) (?:now |go ahead and )?" + _ACTION, IC)
+_INTENDED = re.compile(r"\bi(?:'ll| will) (?:now |go ahead and )?" + _BOOKING, IC)
 _THANKS = re.compile(r"\b(?:thanks?|thank you|thx|appreciate (?:it|that|your)|cheers)\b", IC)
 _BYE = re.compile(
     r"\b(?:that'?s (?:all|it|everything)|that is (?:all|it|everything)|that(?:'ll| will) be all|"
@@ -573,10 +593,12 @@ def _new_choice(message: str, said: set[str]) -> bool:
 
 
 _CLAUSE = re.compile(r"[,;]|\s-+\s|\s\u2014\s|\s\.|(?<=[a-z])\.(?=[a-z]{2})")
-_JOINED = re.compile(r"\s(?:and|but|however|though)\s")
+_JOINED = re.compile(r"\sand\s")
 #: what, after "and" or "but", doubts the clause before it ("Fine and what if I don't go?")
 _DOUBT = re.compile(r"\bif\b|n't\b|\b(?:dont|wont|cant|isnt|doesnt|didnt|wouldnt)\b|\bnot\b|\bcancel|\binstead\b|\bcheaper\b|\bother\b|"
-                    r"\belse\b|\bsure\b|\breally\b", IC)  # fmt: skip
+                    r"\belse\b|\bsure\b|\breally\b|\b(?:what|how) about\b|\b(?:can|could|will|would|"
+                    r"shall|should) (?:you|we)\b|\bwhy\b|\bcatch\b|\bscam\b|\blegal\b|\bwait|\bhold|"
+                    r"\blater\b|\bnext\b|\buntil\b", IC)  # fmt: skip
 
 
 def _lead_clause(sentence: str) -> str:
@@ -623,6 +645,7 @@ def read_user(message: str, agent: str = "") -> UserAct:
             or bool(_WHOLE_YES.match(low))
             or bool(sentences and _YES_LEAD.match(sentences[0]))
             or any(_YES_ANY.search(s) for s in said if len(s.split()) <= _YES_WORDS)
+            or any(_GO_AHEAD.match(c) for s in said for c in _CLAUSES.split(s))
         )
     )
     said_words = _agent_words(agent) if agent else set()
@@ -664,6 +687,7 @@ def read_user(message: str, agent: str = "") -> UserAct:
     before = agent[-AGENT_CHARS:].strip()
     asked = before.endswith("?")
     offered = bool(_OFFERED.search(ending) if asked else _INTENDED.search(before))
+    offered = offered and bool(_THANKS_ONLY.match(low)) and not _FAILED.search(before)
     if not (yes or no) and thanked and (_ASK_CONFIRM.search(agent[-AGENT_CHARS:]) or offered):
         # a thanks, and nothing else, for details the agent asked to be confirmed, or for its
         # offer to act, accepts them ("Please confirm a table for 2 at 7 pm." "Thank you!";

@@ -142,6 +142,12 @@ _MONEY = re.compile(
 #: how many of a call's arguments are compared with the proposal (a call of a million is read
 #: as its first ones)
 _ARGUMENTS = 64
+#: a check for a place to book, after a failure: the booking tried again
+_RETRY = re.compile(
+    r"\bsee (?:if|whether) there(?:'s| is| are) (?:an? |any )?(?:open |available |free )?(?:seat|"
+    r"table|room|slot|opening|ticket|appointment|spot|ride|reservation)s?\b",
+    re.I,
+)
 #: an argument that is an amount of money
 _MONEY_KEY = re.compile(r"amount|price|cost|fee|total|fare|sum|pay|balance|money", re.I)
 _COUNT = re.compile(r"\d{1,6}(?:\.\d+)?")
@@ -243,8 +249,13 @@ class Reading:
         action = {_stem(w) for w in words[:1] + [w for w in words if w in _VERBS]}
         acted = bool(action & {_stem(_HEARD.get(w, w)) for w in _words(said)})
         # "see if there's a table at 6:30?" after a booking failed: the booking tried again
-        retried = bool(before) and read_agent(said).failed
         looks = {m.group(0) for m in itertools.islice(_LOOKUP.finditer(said), 8)}
+        retried = (
+            bool(before)
+            and looks <= {"see if", "see whether"}
+            and bool(_RETRY.search(said))
+            and read_agent(said).failed
+        )
         lookup = bool(looks) and not acted and not retried
         hit, carried, stated, named_value = 0, 0, 0, False
         # each day said relative to today states one date of the call, where no date is said
@@ -293,8 +304,8 @@ class Reading:
             if dates and _ISO.fullmatch(text):
                 return False  # a date the proposal states otherwise
         hit += carried
-        if lookup:  # a search, unless "find" asked to be confirmed with the call's details
-            return looks == {"find"} and self.cue and named_value and hit >= 3
+        if lookup:
+            return False  # a search, not the call ("I'll find buses ... Is that right?")
         if hit >= 2:
             return True
         one = hit == 1 and named_value and (acted or stated == 1)
