@@ -168,8 +168,8 @@ _PLAIN_VALUE = re.compile(r"[\d\s:.,$%/-]*", re.I)
 _LOOKUP = re.compile(
     r"\b(?:check (?:the |your |on )?(?:balance|availability|status|weather)|look (?:up|into|for)|"
     r"search|find|see (?:if|whether)(?! (?:i|we) (?:got|have|understood)\b| (?:it|that|this|"
-    r"everything) (?:is|was|'s) (?:right|correct))|(?:see|view|check) your (?:balance|transactions|account|"
-    r"statement)|show (?:you|me)|recent transactions)\b",
+    r"everything) (?:is|was|'s) (?:right|correct))|(?:see|view|check) your (?:balance|"
+    r"transactions|account|statement)|show (?:you|me)|recent transactions)\b",
     re.I,
 )
 
@@ -237,9 +237,9 @@ class Reading:
         the user's wish, one named value (not a number, a date or a time) with the step's action
         ("playing" for "Play a movie") or as the call's only value. A proposal that looks
         something up ("Do you want me to check your balance?") confirms no call that it does not
-        name the action of, unless it tries again what failed ("I couldn't book it. Shall I see
-        if there's a table at 6:30?") or asks to confirm a "find" with three of the call's values
-        ("I will find a shared ride for 2 to 300 Main St if that is right."). Values of the
+        name the action of ("I'll find buses ... Is that right?" confirms no purchase), unless it
+        checks for a place again after a booking failed ("I couldn't book it. Shall I see if
+        there's a table at 6:30?"). Values of the
         proposal this one revised (:attr:`earlier`) count only when the new one states one of
         the call's own."""
         if not self.proposal or not arguments:
@@ -256,7 +256,8 @@ class Reading:
             and bool(_RETRY.search(said))
             and read_agent(said).failed
         )
-        lookup = bool(looks) and not acted and not retried
+        if looks and not acted and not retried:
+            return False  # a search, not the call
         hit, carried, stated, named_value = 0, 0, 0, False
         # each day said relative to today states one date of the call, where no date is said
         relative = 0 if _DATE.search(said) else relative_days(said)
@@ -304,8 +305,6 @@ class Reading:
             if dates and _ISO.fullmatch(text):
                 return False  # a date the proposal states otherwise
         hit += carried
-        if lookup:
-            return False  # a search, not the call ("I'll find buses ... Is that right?")
         if hit >= 2:
             return True
         one = hit == 1 and named_value and (acted or stated == 1)
