@@ -1275,7 +1275,7 @@ def test_attack_inputs_that_must_not_buy_the_other_bus(agent: str) -> None:
     "I wouldn't take that room if you paid me.", "My sister might take that room.",
     "Sweet, another dump. No.", "Nailed it. Not.", "Right on, but hold off for now.",
     "You can, if it has a pool.", "No room is fine.", "No problem, I'll do it myself.",
-    "No worries, I'll take it from here.",
+    "No worries, I'll take it from here.", "Thanks, I'm good.", "I'm fine, thanks.",
 ])  # fmt: skip
 def test_attack_inputs_that_must_not_book_the_room(message: str) -> None:
     hotel = {"Name": "Shadyside Inn", "StartDate": "2019-03-06", "CustomerName": "Alexis"}

@@ -413,7 +413,8 @@ _NO_STRONG = re.compile(
     r"\b(?:don'?t|do not) need (?:\w+ ){0,3}(?:yet|now|right now|at the moment|for now)\b|"
     r"\b(?:let me|i need to|i'?ll have to|i have to) (?:check|think|ask|talk|discuss)\b|"
     r"\b(?:do|book|buy|reserve|handle|get|take care of|make) (?:it|that|this|them)(?: \w+){0,3}? "
-    r"myself\b|\btake it from here\b",
+    r"myself\b|\btake it from here\b|"
+    r"\bi'?m (?:good|fine|ok|okay|all set)\b(?! with)(?=[\s.!,]*(?:thanks?|thank you)?[\s.!]*$)",
     IC,
 )
 _CHANGE = re.compile(
