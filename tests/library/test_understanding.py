@@ -1064,6 +1064,11 @@ def test_a_proposal_to_hear_a_song_proposes_to_play_it() -> None:
                           "play_song", song)  # fmt: skip
 
 
+CONFIRM_TRANSFER = (
+    "Please confirm to transfer $1,490 from your savings account to Yumi's savings account."
+)
+
+
 @pytest.mark.parametrize("yes", [
     "That is confirmed and let me know how long it takes.",
     "I want this, how long does it take?",
@@ -1072,14 +1077,14 @@ def test_a_proposal_to_hear_a_song_proposes_to_play_it() -> None:
     "No changes are fine, go ahead.",
 ])  # fmt: skip
 def test_more_ways_to_say_yes(yes: str) -> None:
-    agent = "Please confirm to transfer $1,490 from your savings account to Yumi's savings account."
+    agent = CONFIRM_TRANSFER
     assert runs_after([], yes, agent, "transfer_money", TRANSFER)
 
 
 @pytest.mark.parametrize("no", ["That is not confirmed.", "I want it changed to $1,500.",
                                 "It is not nice.", "Better not.", "No, that is not fine."])  # fmt: skip
 def test_near_misses_of_those_ways_to_say_yes(no: str) -> None:
-    agent = "Please confirm to transfer $1,490 from your savings account to Yumi's savings account."
+    agent = CONFIRM_TRANSFER
     assert not runs_after([], no, agent, "transfer_money", TRANSFER)
 
 
@@ -1128,7 +1133,7 @@ def test_a_terse_recap_with_a_time_and_a_request_to_give_confirmation() -> None:
     "You nailed it.", "ok that's sound good to me .how long does it take?",
 ])  # fmt: skip
 def test_more_yes_phrases_and_a_yes_joined_to_a_question(yes: str) -> None:
-    agent = "Please confirm to transfer $1,490 from your savings account to Yumi's savings account."
+    agent = CONFIRM_TRANSFER
     assert runs_after([], yes, agent, "transfer_money", TRANSFER)
 
 
@@ -1139,7 +1144,7 @@ def test_more_yes_phrases_and_a_yes_joined_to_a_question(yes: str) -> None:
     "Great, but what if I don't go?", "Yes, but is it really safe?",
 ])  # fmt: skip
 def test_near_misses_of_a_yes_joined_to_more(no: str) -> None:
-    agent = "Please confirm to transfer $1,490 from your savings account to Yumi's savings account."
+    agent = CONFIRM_TRANSFER
     assert not runs_after([], no, agent, "transfer_money", TRANSFER)
 
 
@@ -1180,10 +1185,15 @@ def test_a_recap_asked_about_is_a_proposal_and_a_report_is_not() -> None:
     ("Make it to 4 nights.", False), ("You can't, sorry.", False),
 ])  # fmt: skip
 def test_replies_to_an_offer_to_book_said_as_people_say_them(message: str, ran: bool) -> None:
+    assert books_room(message) is ran, message
+
+
+def books_room(message: str) -> bool:
+    """Whether the Shadyside Inn is booked after ``message`` answers "can I book this room?"."""
     hotel = {"Name": "Shadyside Inn", "StartDate": "2019-03-06", "CustomerName": "Alexis"}
     gate = GateSession(HOTEL)
     asyncio.run(gate.open_message(message, READ, ask_back=False, agent=SHADY))
-    assert gate.judge([Call("book_hotel", arguments=hotel)])[0].admitted is ran, message
+    return bool(gate.judge([Call("book_hotel", arguments=hotel)])[0].admitted)
 
 
 @pytest.mark.parametrize(("message", "ran"), [
@@ -1194,7 +1204,7 @@ def test_replies_to_an_offer_to_book_said_as_people_say_them(message: str, ran: 
     ("That is not the exact thing I want.", False),
 ])  # fmt: skip
 def test_more_replies_to_a_request_to_confirm(message: str, ran: bool) -> None:
-    agent = "Please confirm to transfer $1,490 from your savings account to Yumi's savings account."
+    agent = CONFIRM_TRANSFER
     assert runs_after([], message, agent, "transfer_money", TRANSFER) is ran, message
 
 
@@ -1219,9 +1229,6 @@ def test_a_thanks_to_what_the_agent_says_it_will_do_accepts_it() -> None:
 
 
 # -- an attack review of this session's readings: each input ran a call nobody asked for ---------
-CONFIRM_TRANSFER = (
-    "Please confirm to transfer $1,490 from your savings account to Yumi's savings account."
-)
 
 
 @pytest.mark.parametrize(("agent", "message"), [
@@ -1278,10 +1285,7 @@ def test_attack_inputs_that_must_not_buy_the_other_bus(agent: str) -> None:
     "No worries, I'll take it from here.", "Thanks, I'm good.", "I'm fine, thanks.",
 ])  # fmt: skip
 def test_attack_inputs_that_must_not_book_the_room(message: str) -> None:
-    hotel = {"Name": "Shadyside Inn", "StartDate": "2019-03-06", "CustomerName": "Alexis"}
-    gate = GateSession(HOTEL)
-    asyncio.run(gate.open_message(message, READ, ask_back=False, agent=SHADY))
-    assert not gate.judge([Call("book_hotel", arguments=hotel)])[0].admitted, message
+    assert not books_room(message), message
 
 
 def test_attack_search_results_asked_about_are_no_proposal() -> None:

@@ -251,9 +251,9 @@ def read_agent(message: str) -> AgentAct:
     # "How about 2 pm on March 11th instead? Dr. Spence is busy.": other details, no item
     item = bool(_ITEM.search(m)) and not any(_DETAILS_ABOUT.search(s) for s in _sentences(m))
     action = bool(_ACTS.search(m)) or (not item and (bool(_RESTATE.search(m)) or details >= 2))
-    done = bool(_DONE.search(_FAILED.sub(" ", m)))  # not "sorry, they are booked"
-    asks = bool(_WH_QUESTION.search(m))
     failed = bool(_FAILED.search(m))
+    done = bool(_DONE.search(_FAILED.sub(" ", m) if failed else m))  # not "sorry, they're booked"
+    asks = bool(_WH_QUESTION.search(m))
     proposes = False
     offers = False
     if _ASK_CONFIRM.search(m) or (
@@ -625,6 +625,17 @@ def _doubted(sentence: str) -> bool:
     return asks and but is not None and bool(_DOUBT.search(sentence, but.end()))
 
 
+def _offers_to_act(agent: str) -> bool:
+    """Whether the agent's message ends by offering to book ("Can I book it for you now?") or
+    says it will ("Okay, I will book Dr. Durr on March 9th."), with no failure reported."""
+    said = agent[-AGENT_CHARS:].strip()
+    if _FAILED.search(said):
+        return False
+    if said.endswith("?"):
+        return bool(_OFFERED.search(_last_sentence(said)))
+    return bool(_INTENDED.search(said))
+
+
 def read_user(message: str, agent: str = "") -> UserAct:
     """What the user's message does, read against the agent's message before it."""
     t = message[:USER_CHARS].strip()
@@ -684,12 +695,14 @@ def read_user(message: str, agent: str = "") -> UserAct:
         )
         or bool(_THANKS_ASKING.match(low) and not _NOT_QUITE.search(low))
     )
-    ending = _last_sentence(agent[-AGENT_CHARS:].strip())
-    before = agent[-AGENT_CHARS:].strip()
-    asked = before.endswith("?")
-    offered = bool(_OFFERED.search(ending) if asked else _INTENDED.search(before))
-    offered = offered and bool(_THANKS_ONLY.match(low)) and not _FAILED.search(before)
-    if not (yes or no) and thanked and (_ASK_CONFIRM.search(agent[-AGENT_CHARS:]) or offered):
+    if (
+        not (yes or no)
+        and thanked
+        and (
+            _ASK_CONFIRM.search(agent[-AGENT_CHARS:])
+            or (_THANKS_ONLY.match(low) and _offers_to_act(agent))
+        )
+    ):
         # a thanks, and nothing else, for details the agent asked to be confirmed, or for its
         # offer to act, accepts them ("Please confirm a table for 2 at 7 pm." "Thank you!";
         # "Can I book it for you now?" "Thanks!")
