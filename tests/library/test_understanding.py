@@ -1159,19 +1159,19 @@ def test_more_failures_said_otherwise_with_their_counter_offers(offer: str) -> N
     assert runs_after([BUS_PROPOSED], "Yes, that will be great.", offer, "buy_bus_ticket", BUS)
 
 
-def test_a_recap_asked_about_is_a_proposal_and_a_report_is_not() -> None:
+def test_a_recap_asked_about_is_a_proposal_and_so_is_a_report_of_work_not_done() -> None:
     asked = ("Please let me know if these details are confirmed. I'd like to transfer $1,490 from "
              "your savings account to Yumi's savings account.")  # fmt: skip
     assert runs_after([], "That will work.", asked, "transfer_money", TRANSFER)
     done = "Your transfer of $1,490 to Yumi's savings account is confirmed."
-    assert not runs_after([], "That will work.", done, "transfer_money", TRANSFER)
+    assert runs_after([], "That will work.", done, "transfer_money", TRANSFER)  # no receipt
     terse = "OK, so $1,490 from your savings account to Yumi's savings account"
     assert runs_after([], "Yes that's good", terse, "transfer_money", TRANSFER)
     booked = ("I have you booked on the 5:20 pm bus from Anaheim to Las Vegas on March 2nd for 3. "
               "Does that sound alright to you?")  # fmt: skip
     assert runs_after([], "Yes, that is perfect.", booked, "buy_bus_ticket", BUS)
     reported = "I have you booked on the 5:20 pm bus from Anaheim to Las Vegas on March 2nd for 3."
-    assert not runs_after([], "Yes, that is perfect.", reported, "buy_bus_ticket", BUS)
+    assert runs_after([], "Yes, that is perfect.", reported, "buy_bus_ticket", BUS)  # no receipt
 
 
 # -- STAR (Wizard-of-Oz dialogues) replies to "can I book this room for you?" --------------------
@@ -1295,3 +1295,60 @@ def test_attack_search_results_asked_about_are_no_proposal() -> None:
              "5 pm. Does that sound good to you?")  # fmt: skip
     for message in ("Sounds good.", "Yes, what's the price?"):
         assert not runs_after([], message, found, "reserve_car", car), message
+
+
+BUS_CLAIMED = "Okay. I have booked 3 tickets on the bus from Anaheim to Las Vegas at 5:20 pm."
+
+
+@pytest.mark.parametrize(("yes", "agent", "tool", "args"), [
+    ("Sounds great.", BUS_CLAIMED, "buy_bus_ticket", {**BUS, "leaving_time": "17:20"}),
+    ("That's fine.", BUS_CLAIMED, "buy_bus_ticket", {**BUS, "leaving_time": "17:20"}),
+    ("That will work.", "Your transfer of $1,490 to Yumi's savings account is confirmed.",
+     "transfer_money", TRANSFER),
+])  # fmt: skip
+def test_a_yes_to_work_reported_done_with_no_receipt_runs_it_once(
+    yes: str, agent: str, tool: str, args: dict[str, Any]
+) -> None:
+    """An agent that says it did what it only proposed: the user's yes runs it, once."""
+    gate = GateSession(ERRANDS)
+    asyncio.run(gate.open_message(yes, READ, ask_back=False, agent=agent))
+    ticket = gate.judge([Call(tool, arguments=args)])[0]
+    assert ticket.admitted
+    gate.finish(ticket, True)
+    # it now has its receipt: the same report and yes do not run it again
+    asyncio.run(gate.open_message(yes, READ, ask_back=False, agent=agent))
+    assert not gate.judge([Call(tool, arguments=args)])[0].admitted
+
+
+@pytest.mark.parametrize("agent", [
+    BUS_CLAIMED + " Anything else?",
+    BUS_CLAIMED + " Would you like a ride to the station?",
+    "Great news, your 3 tickets from Anaheim to Las Vegas at 5:20 pm are booked! Anything else?",
+])  # fmt: skip
+def test_a_yes_to_another_question_after_work_reported_done_books_nothing(agent: str) -> None:
+    assert not runs_after([], "Yes", agent, "buy_bus_ticket", {**BUS, "leaving_time": "17:20"})
+
+
+CAR = {"pickup_location": "Charles de Gaulle Airport", "pickup_date": "2019-03-07",
+       "dropoff_date": "2019-03-08", "type": "Standard"}  # fmt: skip
+
+
+@pytest.mark.parametrize(("agent", "ran"), [
+    # the day said is the drop-off's, whichever order the call gives its dates in
+    ("Please confirm: a Standard car from Charles de Gaulle Airport until Friday.", True),
+    ("Please confirm: a Standard car from Charles de Gaulle Airport, Thursday to Friday.", True),
+    # a day that is none of the call's dates
+    ("Please confirm: a Standard car from Charles de Gaulle Airport until Saturday.", False),
+    ("Please confirm: a Standard car from Charles de Gaulle Airport, Thursday to Sunday.", False),
+])  # fmt: skip
+def test_a_day_said_relative_to_today_is_any_of_the_calls_dates(agent: str, ran: bool) -> None:
+    for args in (CAR, dict(reversed(CAR.items()))):
+        assert runs_after([], "Yes, that's right.", agent, "reserve_car", args) is ran
+
+
+@pytest.mark.parametrize("agent", [
+    "I have a Standard car available next Thursday at Charles de Gaulle Airport.",
+    "2 cars available, one is a Standard car at Charles de Gaulle Airport next Thursday.",
+])  # fmt: skip
+def test_a_yes_to_what_is_available_books_nothing(agent: str) -> None:
+    assert not runs_after([], "Great, that will do.", agent, "reserve_car", CAR)

@@ -477,6 +477,8 @@ class GateSession:
             and req.step is None
             and step is not None
             and reading.confirms(call.arguments, self._words_of(step))
+            # "I have booked it": a yes confirms it only where it has not been done
+            and not (reading.claimed and self._machine.status(step) is Status.DONE)
         ):
             return False
         spoken = proposed_steps(worded(self._machine.graph.to_plan(), self.wordings),

@@ -171,7 +171,7 @@ _WH_QUESTION = re.compile(
 _FOUND = re.compile(
     r"\b(?:there(?:'s| is| are| was)|i (?:found|have found|see)|i've found|found \d|\d+ (?:results|"
     r"options|matches)|one of the|you (?:will|might|may) (?:like|enjoy)|featuring|is playing|"
-    r"what do you think|how'?s that|(?:is|are) (?:available|rated|located)|rating)\b",
+    r"what do you think|how'?s that|(?:is|are) (?:rated|located)|available|rating)\b",
     IC,
 )
 #: the agent reporting how many things a search found (what follows is one to choose)
@@ -267,7 +267,9 @@ def read_agent(message: str) -> AgentAct:
     elif m.endswith("?") and action and not _WH_QUESTION.search(_last_sentence(m)):
         # "Shall I book it?", "A table for 2 at 7 pm?"; not "Is X still your spot at 7 pm?"
         last = _last_sentence(m)
-        proposes = (details >= 2 and not _AUX_FIRST.match(last)) or bool(_ACTS.search(last))
+        # "I have booked it for 2 at 7 pm. Anything else?": the question is about something else
+        stated = len(_DETAIL.findall(last)) if done else details
+        proposes = (stated >= 2 and not _AUX_FIRST.match(last)) or bool(_ACTS.search(last))
     elif _OFFER.search(m) and re.search(r"\b" + _ACTION, m, IC) and not asks:
         proposes, offers = details >= 3, details < 3
     elif not (done or asks) and _PROPOSE.search(m) and details >= 2 and action:
@@ -766,6 +768,26 @@ def said_relative(text: str, value: str) -> bool | None:
     if _WEEKDAYS[day.weekday()] in weekdays or day.day in days or _TODAY.search(t):
         return True
     return False if weekdays or days else None
+
+
+def stray_days(text: str, values: list[str]) -> bool:
+    """Whether ``text`` says a weekday or a day of the month that none of the ISO dates among
+    ``values`` falls on (another date than any of the call's; a call with no ISO date: no)."""
+    said: list[datetime.date] = []
+    for value in values:
+        m = _ISO_DATE.fullmatch(value.strip()[:10])
+        try:
+            said += [datetime.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))] if m else []
+        except ValueError:
+            continue
+    if not said:
+        return False
+    t = text.lower()
+    weekdays = {w.group(1) for w in _WEEKDAY.finditer(t)}
+    days = {int(n.group(1)) for n in _NTH.finditer(t)}
+    return bool(weekdays - {_WEEKDAYS[d.weekday()] for d in said}) or bool(
+        days - {d.day for d in said}
+    )
 
 
 def relative_days(text: str) -> int:

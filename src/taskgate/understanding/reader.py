@@ -42,6 +42,7 @@ from taskgate.understanding.acts import (
     relative_days,
     said_relative,
     spoken_forms,
+    stray_days,
 )
 
 Kind = Literal[
@@ -213,6 +214,9 @@ class Reading:
     #: the proposals this one revised, with the user's changes to them ("no, make it Friday"):
     #: the details the new proposal did not repeat
     earlier: str = ""
+    #: the agent reported the call done ("I have reserved 3 tickets in Phoenix."): the yes
+    #: confirms it only where the gate has no receipt of the step (the session checks)
+    claimed: bool = False
 
     @classmethod
     def of(cls, match: Match) -> Reading:
@@ -261,9 +265,12 @@ class Reading:
         hit, carried, stated, named_value = 0, 0, 0, False
         # each day said relative to today states one date of the call, where no date is said
         relative = 0 if _DATE.search(said) else relative_days(said)
+        given = list(itertools.islice(arguments.items(), _ARGUMENTS))
+        if relative and stray_days(said, [v for _, v in given if isinstance(v, str)]):
+            return False  # "next Tuesday" for a Thursday: another date
         rest = said  # the proposal less the values the call states
         plain: list[tuple[str, str]] = []
-        for key, value in itertools.islice(arguments.items(), _ARGUMENTS):
+        for key, value in given:
             if _switch(value):  # "without subtitles" states subtitles=False: a value said
                 hit += any(w in said for w in _key_words(key))
                 continue
@@ -279,10 +286,8 @@ class Reading:
                 named_value |= not _PLAIN_VALUE.fullmatch(text)
                 for f in forms:  # a value said is no count or time of its own ("659 Main St")
                     rest = f.sub(" ", rest)
-            elif relative and (day := said_relative(said, text)) is not None:
-                if not day:
-                    return False  # "next Tuesday" for a Thursday: another date
-                hit += relative > 0
+            elif relative and said_relative(said, text):  # the day said is this date's
+                hit += 1
                 relative -= 1
             else:
                 plain.append((str(key), text))
@@ -442,12 +447,14 @@ class ConversationReader:
                 or (a.yes_no and not a.item)
                 or a.terse  # "boulevard march 8th": the call's details, for a yes
             )
-            and not (a.asks or a.done or a.lists or a.failed)  # a failure report proposes nothing
+            and not (a.asks or a.lists or a.failed)  # a failure report proposes nothing
+            and (not a.done or _recap(said, a.confirming))
             and (not named or set(named) <= set(_named(plan, said)[0]))  # the same action
             and said
         ):
             # a yes to details the agent stated: the call they describe
-            return Reading("confirm", proposal=said, cue=a.confirming, bare=not a.action)
+            return Reading("confirm", proposal=said, cue=a.confirming, bare=not a.action,
+                           claimed=a.done)  # fmt: skip
         if named and (u.asks or not u.question) and not (u.closing and not u.asks):
             if len(named) > 1 and _either(plan, named, user):  # "A or B, whichever you think"
                 return Reading("unclear", candidates=named)
@@ -503,6 +510,15 @@ def revised(
             break
         parts[:0] = [agent[-AGENT_CHARS:], user[:USER_CHARS]]
     return replace(reading, earlier=" ".join(parts)) if parts else reading
+
+
+def _recap(said: str, confirming: bool) -> bool:
+    """Whether a report of work done can be a recap for a yes: it ends with no question other
+    than one asking to confirm ("I have booked it. Anything else?" is asked something else)."""
+    return confirming or "?" not in _LAST.split(said.strip())[-1]
+
+
+_LAST = re.compile(r"(?<=[.!])\s+")
 
 
 def _restated(agent: str, earlier: Sequence[Turn]) -> bool:
