@@ -1352,3 +1352,58 @@ def test_a_day_said_relative_to_today_is_any_of_the_calls_dates(agent: str, ran:
 ])  # fmt: skip
 def test_a_yes_to_what_is_available_books_nothing(agent: str) -> None:
     assert not runs_after([], "Great, that will do.", agent, "reserve_car", CAR)
+
+
+SONG = {"song_name": "Find Me", "playback_device": "kitchen speaker"}
+
+
+@pytest.mark.parametrize(("agent", "ran"), [
+    ("Confirm Find Me on kitchen speaker.", True),  # a song called "Find Me" is no search
+    ("Please verify the following information: cast Find Me on the kitchen speaker.", True),
+    ("Let me check to see if I've got this right: Find Me on the kitchen speaker?", True),
+    ("Shall I find Find Me for the kitchen speaker?", False),  # a search for it
+    ("Let me search for Find Me on the kitchen speaker, okay?", False),
+])  # fmt: skip
+def test_search_words_inside_the_calls_values_are_no_search(agent: str, ran: bool) -> None:
+    assert runs_after([], "Yes, that's right.", agent, "play_song", SONG) is ran
+
+
+@pytest.mark.parametrize(("agent", "ran"), [
+    ("So a Standard car from Charles de Gaulle Airport tomorrow, returned on March 8th?", True),
+    ("Please confirm: a Standard car from Charles de Gaulle Airport on Thursday until the 8th.", True),
+    ("So a Standard car from Charles de Gaulle Airport tomorrow, returned on March 9th?", False),
+    ("Please confirm: a Standard car at Charles de Gaulle Airport on Monday, back March 8th.", False),
+])  # fmt: skip
+def test_a_day_said_relative_to_today_and_a_date_said_plainly_are_both_read(
+    agent: str, ran: bool
+) -> None:
+    assert runs_after([], "Yes, that's right.", agent, "reserve_car", CAR) is ran
+
+
+def test_a_weekday_in_a_name_is_no_day_said() -> None:
+    event = {"event_name": "Taking Back Sunday", "date": "2019-03-08", "tickets": "4"}
+    plan = Plan.model_validate({"binding": "tool", "steps": {"buy": {
+        "tool": "buy_tickets", "text": "buy tickets for an event"}}})  # fmt: skip
+    agent = "Ok so just to confirm: you would like 4 tickets to Taking Back Sunday next Friday."
+    for day, ran in (("2019-03-08", True), ("2019-03-10", False)):
+        gate = GateSession(plan)
+        asyncio.run(gate.open_message("That's great.", READ, ask_back=False, agent=agent))
+        call = Call("buy_tickets", arguments={**event, "date": day})
+        assert gate.judge([call])[0].admitted is ran
+
+
+@pytest.mark.parametrize(("user", "ran"), [
+    ("That sounds good. How long is the bus ride and when does the bus leave?", True),
+    ("Yep, that's right. Which bus station do I leave from?", True),
+    ("Is the bus ride long? When does the bus leave?", False),  # questions alone
+])  # fmt: skip
+def test_a_yes_with_questions_naming_the_step_confirms_the_recap(user: str, ran: bool) -> None:
+    agent = "So you'd like 3 bus tickets from Anaheim to Las Vegas on March 2nd at 5:20 pm."
+    args = {**BUS, "leaving_time": "17:20"}
+    assert runs_after([], user, agent, "buy_bus_ticket", args) is ran
+
+
+@pytest.mark.parametrize("ask", ["Does this match up?", "Do I have that straight?"])
+def test_more_ways_to_ask_for_a_confirmation(ask: str) -> None:
+    agent = f"Ok. 3 bus tickets from Anaheim to Las Vegas on March 2nd at 5:20 pm. {ask}"
+    assert runs_after([], "Yes.", agent, "buy_bus_ticket", {**BUS, "leaving_time": "17:20"})

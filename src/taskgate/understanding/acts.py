@@ -42,7 +42,8 @@ _CONFIRM_CUE = re.compile(
     r"sound (?:good|right|ok|okay|alright|all right|correct)(?: to you)?\s*\?|re-?confirm|"
     r"re-?check|(?:does|do) (?:that|this|everything|it|these) (?:look|sound|seem) (?:right|"
     r"correct|ok|okay|alright|all right|good|accurate)|did i get that right|(?:got|have) (?:this|that|everything|"
-    r"it|all) (?:right|correct(?:ly)?)|let me know if)",
+    r"it|all) (?:right|correct(?:ly)?|straight)|(?:does|do) (?:this|that|it|everything) match(?: up)?\b|"
+    r"let me know if)",
     IC,
 )
 _ACTION = (

@@ -92,8 +92,9 @@ _SAME = {
     "requirements": "requirement", "requirement": "requirement", "needs": "requirement",
     "specs": "requirement", "specifications": "requirement",
 }  # fmt: skip
-#: a proposal to hear a song proposes to play it (a request to hear one is no request to play)
-_HEARD = {"hear": "play", "listen": "play"}
+#: a proposal to hear (or cast) a song proposes to play it (a request to hear one is no request
+#: to play)
+_HEARD = {"hear": "play", "listen": "play", "cast": "play"}
 _VERBS = frozenset(_SAME.values()) - {"requirement"}
 #: a step that records what the user needs: a statement of need authorizes it
 _RECORDS = frozenset(
@@ -168,11 +169,26 @@ _PLAIN_VALUE = re.compile(r"[\d\s:.,$%/-]*", re.I)
 #: a proposal that looks something up rather than acting
 _LOOKUP = re.compile(
     r"\b(?:check (?:the |your |on )?(?:balance|availability|status|weather)|look (?:up|into|for)|"
-    r"search|find|see (?:if|whether)(?! (?:i|we) (?:got|have|understood)\b| (?:it|that|this|"
+    r"search|find|see (?:if|whether)(?! (?:i|we)(?:'ve)? (?:got|have|understood)\b| (?:it|that|this|"
     r"everything) (?:is|was|'s) (?:right|correct))|(?:see|view|check) your (?:balance|"
     r"transactions|account|statement)|show (?:you|me)|recent transactions)\b",
     re.I,
 )
+
+
+def _statements(text: str) -> str:
+    """``text`` less its questions."""
+    return " ".join(p for p in re.split(r"(?<=[.!?])\s+", text) if not p.rstrip().endswith("?"))
+
+
+def _unnamed(said: str, arguments: Sequence[tuple[str, object]]) -> str:
+    """``said`` less the names among the call's values ("4 tickets to Taking Back Sunday next
+    Friday": the day said is Friday)."""
+    for _, value in arguments:
+        if isinstance(value, str) and not _PLAIN_VALUE.fullmatch(value):
+            for form in spoken_forms(value):
+                said = form.sub(" ", said)
+    return said
 
 
 def _switch(value: object) -> bool:
@@ -253,20 +269,13 @@ class Reading:
         action = {_stem(w) for w in words[:1] + [w for w in words if w in _VERBS]}
         acted = bool(action & {_stem(_HEARD.get(w, w)) for w in _words(said)})
         # "see if there's a table at 6:30?" after a booking failed: the booking tried again
-        looks = {m.group(0) for m in itertools.islice(_LOOKUP.finditer(said), 8)}
-        retried = (
-            bool(before)
-            and looks <= {"see if", "see whether"}
-            and bool(_RETRY.search(said))
-            and read_agent(said).failed
-        )
-        if looks and not acted and not retried:
-            return False  # a search, not the call
         hit, carried, stated, named_value = 0, 0, 0, False
         # each day said relative to today states one date of the call, where no date is said
-        relative = 0 if _DATE.search(said) else relative_days(said)
+        relative = relative_days(said)
         given = list(itertools.islice(arguments.items(), _ARGUMENTS))
-        if relative and stray_days(said, [v for _, v in given if isinstance(v, str)]):
+        if relative and stray_days(
+            _unnamed(said, given), [v for _, v in given if isinstance(v, str)]
+        ):
             return False  # "next Tuesday" for a Thursday: another date
         rest = said  # the proposal less the values the call states
         plain: list[tuple[str, str]] = []
@@ -289,6 +298,7 @@ class Reading:
             elif relative and said_relative(said, text):  # the day said is this date's
                 hit += 1
                 relative -= 1
+                plain.append((str(key), text))  # unless another date is said plainly
             else:
                 plain.append((str(key), text))
                 if before and any(f.search(before) for f in forms):
@@ -296,6 +306,16 @@ class Reading:
                     named_value |= not _PLAIN_VALUE.fullmatch(text)
         if carried and not hit:
             return False  # the new proposal states nothing of this call: another proposal's
+        # what it proposes to do, less the call's values ("play Find Me" finds nothing)
+        looks = {m.group(0) for m in itertools.islice(_LOOKUP.finditer(rest), 8)}
+        retried = (
+            bool(before)
+            and looks <= {"see if", "see whether"}
+            and bool(_RETRY.search(said))
+            and read_agent(said).failed
+        )
+        if looks and not acted and not retried:
+            return False  # a search, not the call
         money = bool(_MONEY.search(rest))
         times = bool(_TIME.search(rest))
         dates = bool(_DATE.search(rest))
@@ -449,7 +469,8 @@ class ConversationReader:
             )
             and not (a.asks or a.lists or a.failed)  # a failure report proposes nothing
             and (not a.done or _recap(said, a.confirming))
-            and (not named or set(named) <= set(_named(plan, said)[0]))  # the same action
+            # the same action (what the user's questions name is asked about, not asked for)
+            and set(_named(plan, _statements(user))[0]) <= set(_named(plan, said)[0])
             and said
         ):
             # a yes to details the agent stated: the call they describe
