@@ -1407,3 +1407,19 @@ def test_a_yes_with_questions_naming_the_step_confirms_the_recap(user: str, ran:
 def test_more_ways_to_ask_for_a_confirmation(ask: str) -> None:
     agent = f"Ok. 3 bus tickets from Anaheim to Las Vegas on March 2nd at 5:20 pm. {ask}"
     assert runs_after([], "Yes.", agent, "buy_bus_ticket", {**BUS, "leaving_time": "17:20"})
+
+
+FOUND_BUS = "The 5:20 pm bus from Anaheim to Las Vegas leaves on March 2nd."
+
+
+@pytest.mark.parametrize(("earlier", "agent", "ran"), [
+    ([], FOUND_BUS, False),  # an item found: how many travel was never said
+    ([("How many of you are travelling?", "3 of us.")], FOUND_BUS, True),
+    ([], "Please confirm: the 5:20 pm bus from Anaheim to Las Vegas on March 2nd.", True),
+    ([], "Shall I buy tickets on the 5:20 pm bus from Anaheim to Las Vegas on March 2nd?", True),
+])  # fmt: skip
+def test_a_count_nobody_said_is_not_confirmed_by_liking_what_was_found(
+    earlier: list[tuple[str, str]], agent: str, ran: bool
+) -> None:
+    args = {**BUS, "leaving_time": "17:20"}
+    assert runs_after(earlier, "That sounds great.", agent, "buy_bus_ticket", args) is ran

@@ -152,6 +152,10 @@ _RETRY = re.compile(
 )
 #: an argument that is an amount of money
 _MONEY_KEY = re.compile(r"amount|price|cost|fee|total|fare|sum|pay|balance|money", re.I)
+_COUNT_KEY = re.compile(
+    r"number|count|size|tickets|seats|passengers|riders|people|guests|travell?ers|adults|rooms",
+    re.I,
+)
 _COUNT = re.compile(r"\d{1,6}(?:\.\d+)?")
 _CLOCK = re.compile(r"\d{1,2}:\d{2}")
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -233,6 +237,8 @@ class Reading:
     #: the agent reported the call done ("I have reserved 3 tickets in Phoenix."): the yes
     #: confirms it only where the gate has no receipt of the step (the session checks)
     claimed: bool = False
+    #: the turns before (for a count the proposal does not repeat)
+    heard: str = ""
 
     @classmethod
     def of(cls, match: Match) -> Reading:
@@ -261,7 +267,12 @@ class Reading:
         checks for a place again after a booking failed ("I couldn't book it. Shall I see if
         there's a table at 6:30?"). Values of the
         proposal this one revised (:attr:`earlier`) count only when the new one states one of
-        the call's own."""
+        the call's own. A proposal that names no action and asks no confirmation ("Dodie plays
+        The Van Buren on March 6th at 6:30 pm.") confirms no call whose count (tickets, seats,
+        guests, ...) neither it nor the turns before it (:attr:`heard`) said: it is an item
+        found, liked, not a booking recapped. A day said relative to today ("next Friday") may
+        state any one of the call's dates; one that none of them falls on, or a date said
+        plainly that none of them is, states another date."""
         if not self.proposal or not arguments:
             return False
         said, before = self.proposal.lower(), self.earlier.lower()
@@ -330,6 +341,15 @@ class Reading:
             if dates and _ISO.fullmatch(text):
                 return False  # a date the proposal states otherwise
         hit += carried
+        heard = self.heard.lower()
+        uncounted = any(
+            _COUNT_KEY.search(k)
+            and _COUNT.fullmatch(t)
+            and not any(f.search(heard) for f in spoken_forms(t))
+            for k, t in plain
+        )
+        if uncounted and not (self.cue or acted or read_agent(said).acts):
+            return False  # "Dodie plays The Van Buren on March 6th": how many was never said
         if hit >= 2:
             return True
         one = hit == 1 and named_value and (acted or stated == 1)
@@ -410,6 +430,11 @@ class ConversationReader:
         before them, oldest first, each (the agent's message, the user's reply): a confirmed
         proposal that revised an earlier one is read with it (see :func:`revised`)."""
         reading = self._read(plan, message, agent)
+        if reading.kind == "confirm" and reading.proposal:
+            heard = " ".join(
+                f"{a[-AGENT_CHARS:]} {u[:USER_CHARS]}" for a, u in list(earlier)[-REVISIONS:]
+            )
+            reading = replace(reading, heard=heard)
         if reading.kind == "confirm" and reading.bare and not _restated(agent, earlier):
             return Reading("other")  # "mets vs braves citi field march 13th": found, not recapped
         if reading.kind == "confirm" and reading.proposal and earlier:
