@@ -42,8 +42,8 @@ _CONFIRM_CUE = re.compile(
     r"sound (?:good|right|ok|okay|alright|all right|correct)(?: to you)?\s*\?|re-?confirm|"
     r"re-?check|(?:does|do) (?:that|this|everything|it|these) (?:look|sound|seem) (?:right|"
     r"correct|ok|okay|alright|all right|good|accurate)|did i get that right|(?:got|have) (?:this|that|everything|"
-    r"it|all) (?:right|correct(?:ly)?|straight)|(?:does|do) (?:this|that|it|everything) match(?: up)?\b|"
-    r"let me know if)",
+    r"it|all) (?:right|correct(?:ly)?|straight)|(?:does|do) (?:this|that|it|everything) match(?: up)?"
+    r"\s*\?|let me know if)",
     IC,
 )
 _ACTION = (
@@ -55,7 +55,8 @@ _ACTION = (
     r"draft|file|pay|cancel|delete|update|issue|process|sign|register|request|visit|"
     r"played|transferred)\b"
 )
-_PROPOSE = re.compile(
+#: the agent offering to act itself ("Shall I book it?", "I can reserve it for 2")
+_TO_ACT = (
     r"\b(?:shall|should|can|may|could) (?:i|we) (?:go ahead and |now |then |also )?"
     + _ACTION
     + r"|\b(?:would|do|did|will) you (?:like|want|wish|need) (?:me )?(?:to )?(?:go ahead and |now "
@@ -65,9 +66,11 @@ _PROPOSE = re.compile(
     + _ACTION
     + r"|\bi (?:can|could) (?:go ahead and |also )?"
     + _ACTION
-    + r"|\bhow about (?:i|we|trying|booking|a|an|the|\d)|\bwould .{0,60}\bwork\b",
-    IC,
 )
+_PROPOSE = re.compile(
+    _TO_ACT + r"|\bhow about (?:i|we|trying|booking|a|an|the|\d)|\bwould .{0,60}\bwork\b", IC
+)
+_OFFERS_TO_ACT = re.compile(_TO_ACT, IC)
 _ACTS = re.compile(r"\b" + _ACTION, IC)
 #: the agent restating what the user asked for, to be confirmed ("So a cab for 2 to ...?")
 _RESTATE = re.compile(
@@ -172,7 +175,8 @@ _WH_QUESTION = re.compile(
 _FOUND = re.compile(
     r"\b(?:there(?:'s| is| are| was)|i (?:found|have found|see)|i've found|found \d|\d+ (?:results|"
     r"options|matches)|one of the|you (?:will|might|may) (?:like|enjoy)|featuring|is playing|"
-    r"what do you think|how'?s that|(?:is|are) (?:rated|located)|available|rating)\b",
+    r"what do you think|how'?s that|(?:is|are) (?:available|rated|located)|(?:have|has|\d+) (?:\w+ ){0,3}"
+    r"available|rating)\b",
     IC,
 )
 #: the agent reporting how many things a search found (what follows is one to choose)
@@ -226,6 +230,21 @@ _AUX_FIRST = re.compile(
     r"might|am)\b",
     IC,
 )
+
+
+def asks_to_confirm(message: str) -> bool:
+    """Whether the agent's message asks the user to confirm ("Please confirm: ...")."""
+    return bool(_ASK_CONFIRM.search(message[-AGENT_CHARS:]))
+
+
+def offers_to_act(message: str) -> bool:
+    """Whether the agent's message offers to act itself ("Shall I buy 3 tickets?")."""
+    return bool(_OFFERS_TO_ACT.search(message[-AGENT_CHARS:]))
+
+
+def names_action(text: str) -> bool:
+    """Whether ``text`` names an action (book, buy, send, play, ...)."""
+    return bool(_ACTS.search(text))
 
 
 def counter_offer(message: str) -> bool:

@@ -36,7 +36,10 @@ from taskgate.roles import Match, Matcher
 from taskgate.understanding.acts import (
     AGENT_CHARS,
     USER_CHARS,
+    asks_to_confirm,
     counter_offer,
+    names_action,
+    offers_to_act,
     read_agent,
     read_user,
     relative_days,
@@ -92,9 +95,8 @@ _SAME = {
     "requirements": "requirement", "requirement": "requirement", "needs": "requirement",
     "specs": "requirement", "specifications": "requirement",
 }  # fmt: skip
-#: a proposal to hear (or cast) a song proposes to play it (a request to hear one is no request
-#: to play)
-_HEARD = {"hear": "play", "listen": "play", "cast": "play"}
+#: a proposal to hear a song proposes to play it (a request to hear one is no request to play)
+_HEARD = {"hear": "play", "listen": "play"}
 _VERBS = frozenset(_SAME.values()) - {"requirement"}
 #: a step that records what the user needs: a statement of need authorizes it
 _RECORDS = frozenset(
@@ -153,8 +155,25 @@ _RETRY = re.compile(
 #: an argument that is an amount of money
 _MONEY_KEY = re.compile(r"amount|price|cost|fee|total|fare|sum|pay|balance|money", re.I)
 _COUNT_KEY = re.compile(
-    r"number|count|size|tickets|seats|passengers|riders|people|guests|travell?ers|adults|rooms",
+    r"number|count|size|tickets|seats|passengers|riders|people|guests|travell?ers|adults|rooms|"
+    r"quantity|qty|party|pax|persons|attendees|occupants|heads",
     re.I,
+)
+_NUMBER_WORDS = frozenset(
+    [
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+    ]
 )
 _COUNT = re.compile(r"\d{1,6}(?:\.\d+)?")
 _CLOCK = re.compile(r"\d{1,2}:\d{2}")
@@ -180,19 +199,43 @@ _LOOKUP = re.compile(
 )
 
 
-def _statements(text: str) -> str:
-    """``text`` less its questions."""
-    return " ".join(p for p in re.split(r"(?<=[.!?])\s+", text) if not p.rstrip().endswith("?"))
+def _asked_for(text: str) -> str:
+    """``text`` less its questions about the item ("How long is the ride?"); a question that
+    speaks of an action stays ("Before you buy, how much is it?", "Could you transfer $50?")."""
+    return " ".join(
+        p
+        for p in re.split(r"(?<=[.!?])\s+", text)
+        if not p.rstrip().endswith("?") or names_action(p)
+    )
+
+
+_DAY = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|the \d{1,2}(?:st|nd|rd|th)", re.I)
 
 
 def _unnamed(said: str, arguments: Sequence[tuple[str, object]]) -> str:
     """``said`` less the names among the call's values ("4 tickets to Taking Back Sunday next
     Friday": the day said is Friday)."""
     for _, value in arguments:
-        if isinstance(value, str) and not _PLAIN_VALUE.fullmatch(value):
+        if (
+            isinstance(value, str)
+            and not _PLAIN_VALUE.fullmatch(value)
+            and not _DAY.fullmatch(value.strip())
+        ):
             for form in spoken_forms(value):
                 said = form.sub(" ", said)
     return said
+
+
+def _uncounted(plain: Sequence[tuple[str, str]], heard: str) -> bool:
+    """Whether a count among the call's values not stated (``plain``: tickets, seats, guests)
+    is said nowhere in ``heard``, as a number of its own (not in a time or an amount)."""
+    numbers = _TIME.sub(" ", _MONEY.sub(" ", heard))
+    return any(
+        _COUNT_KEY.search(key)
+        and (_COUNT.fullmatch(text) or text.lower() in _NUMBER_WORDS)
+        and not any(f.search(numbers) for f in spoken_forms(text))
+        for key, text in plain
+    )
 
 
 def _switch(value: object) -> bool:
@@ -273,8 +316,8 @@ class Reading:
         found, liked, not a booking recapped. A day said relative to today ("next Friday") may
         state any one of the call's dates; one that none of them falls on, or a date said
         plainly that none of them is, states another date."""
-        if not self.proposal or not arguments:
-            return False
+        if not self.proposal or not arguments or len(arguments) > _ARGUMENTS:
+            return False  # a call of more arguments than are read is not the one proposed
         said, before = self.proposal.lower(), self.earlier.lower()
         words = _words(wording)
         action = {_stem(w) for w in words[:1] + [w for w in words if w in _VERBS]}
@@ -283,12 +326,13 @@ class Reading:
         hit, carried, stated, named_value = 0, 0, 0, False
         # each day said relative to today states one date of the call, where no date is said
         relative = relative_days(said)
-        given = list(itertools.islice(arguments.items(), _ARGUMENTS))
-        if relative and stray_days(
-            _unnamed(said, given), [v for _, v in given if isinstance(v, str)]
-        ):
+        given = list(arguments.items())
+        isos = [v for _, v in given if isinstance(v, str) and _ISO.fullmatch(v.strip())]
+        unsaid = [v for v in isos if not any(f.search(said) for f in spoken_forms(v))]
+        if relative and unsaid and stray_days(_unnamed(said, given), isos):
             return False  # "next Tuesday" for a Thursday: another date
         rest = said  # the proposal less the values the call states
+        numbers = _TIME.sub(" ", _MONEY.sub(" ", said))  # "5:20 pm" and "$20" count nothing
         plain: list[tuple[str, str]] = []
         for key, value in given:
             if _switch(value):  # "without subtitles" states subtitles=False: a value said
@@ -301,7 +345,9 @@ class Reading:
                 continue
             text = str(value).strip()
             stated += 1
-            if any(f.search(said) for f in forms):
+            # a count is said as a number of its own, not inside "5:20 pm" or "$20"
+            where = numbers if _COUNT.fullmatch(text) and not _MONEY_KEY.search(key) else said
+            if any(f.search(where) for f in forms):
                 hit += 1
                 named_value |= not _PLAIN_VALUE.fullmatch(text)
                 for f in forms:  # a value said is no count or time of its own ("659 Main St")
@@ -341,14 +387,9 @@ class Reading:
             if dates and _ISO.fullmatch(text):
                 return False  # a date the proposal states otherwise
         hit += carried
-        heard = self.heard.lower()
-        uncounted = any(
-            _COUNT_KEY.search(k)
-            and _COUNT.fullmatch(t)
-            and not any(f.search(heard) for f in spoken_forms(t))
-            for k, t in plain
-        )
-        if uncounted and not (self.cue or acted or read_agent(said).acts):
+        if _uncounted(plain, f"{said} {self.heard.lower()}") and not (
+            acted or asks_to_confirm(said) or offers_to_act(said)
+        ):
             return False  # "Dodie plays The Van Buren on March 6th": how many was never said
         if hit >= 2:
             return True
@@ -458,7 +499,8 @@ class ConversationReader:
                     return Reading("unclear", candidates=proposed)
                 if proposed:
                     return Reading("confirm", proposed, redo)
-                return Reading("confirm", proposal=said, cue=a.confirming)
+                return Reading("confirm", proposal=said, cue=a.confirming,
+                               claimed=_claims(said, a.done))  # fmt: skip
             if (  # "book it, please"
                 a.proposes
                 and named
@@ -493,14 +535,14 @@ class ConversationReader:
                 or a.terse  # "boulevard march 8th": the call's details, for a yes
             )
             and not (a.asks or a.lists or a.failed)  # a failure report proposes nothing
-            and (not a.done or _recap(said, a.confirming))
+            and (not a.done or _own_claim(said, a.confirming))
             # the same action (what the user's questions name is asked about, not asked for)
-            and set(_named(plan, _statements(user))[0]) <= set(_named(plan, said)[0])
+            and set(_named(plan, _asked_for(user))[0]) <= set(_named(plan, said)[0])
             and said
         ):
             # a yes to details the agent stated: the call they describe
             return Reading("confirm", proposal=said, cue=a.confirming, bare=not a.action,
-                           claimed=a.done)  # fmt: skip
+                           claimed=_claims(said, a.done))  # fmt: skip
         if named and (u.asks or not u.question) and not (u.closing and not u.asks):
             if len(named) > 1 and _either(plan, named, user):  # "A or B, whichever you think"
                 return Reading("unclear", candidates=named)
@@ -558,13 +600,49 @@ def revised(
     return replace(reading, earlier=" ".join(parts)) if parts else reading
 
 
-def _recap(said: str, confirming: bool) -> bool:
-    """Whether a report of work done can be a recap for a yes: it ends with no question other
-    than one asking to confirm ("I have booked it. Anything else?" is asked something else)."""
-    return confirming or "?" not in _LAST.split(said.strip())[-1]
+def _own_claim(said: str, confirming: bool) -> bool:
+    """Whether a report of work done is the agent's own claim to have just done it, to be read
+    as a recap for a yes ("Okay. I have reserved 3 tickets in Phoenix."): said in the first
+    person or the present perfect, of no one else's work, nothing undone or in the past, and
+    ending with no question other than one asking to confirm ("I have booked it. Anything
+    else?" is asked something else)."""
+    return (
+        bool(_OWN_CLAIM.search(said))
+        and not _NOT_OWN.search(said)
+        and (confirming or "?" not in _LAST.split(said.strip())[-1])
+    )
+
+
+def _claims(said: str, done: bool) -> bool:
+    """Whether an agent's message says the work is done, in any words (a yes to it then runs
+    nothing the gate holds a receipt of)."""
+    return done or bool(_SAYS_DONE.search(said))
 
 
 _LAST = re.compile(r"(?<=[.!])\s+")
+_CLAIMED = (
+    r"(?:booked|reserved|bought|purchased|scheduled|made|placed|ordered|confirmed|set up|"
+    r"arranged)"
+)
+#: the agent's own claim to have just done it
+_OWN_CLAIM = re.compile(
+    r"\bi(?:'ve| have)(?: just| now| already)? (?:\w+ )?" + _CLAIMED + r"\b|"
+    r"\b(?:has|have) been (?:\w+ )?" + _CLAIMED + r"\b|\b(?:is|are) (?:now )?" + _CLAIMED + r"\b",
+    re.I,
+)
+#: someone else's work, work undone, or work in the past
+_NOT_OWN = re.compile(
+    r"\b(?:cancel\w*|revers\w*|refund\w*|undo\w*|undone|last (?:week|month|year|time|night)|"
+    r"yesterday|ago|earlier|previous\w*|before|already|by (?:the|your|a|an|his|her|their|my)\b|"
+    r"was|were|had)\b",
+    re.I,
+)
+#: work said done, in other words than :func:`read_agent`'s
+_SAYS_DONE = re.compile(
+    r"\bi (?:just )?(?:booked|bought|purchased|reserved|got you|scheduled|made|sent|"
+    r"transferred|ordered|placed|paid)\b|\b(?:done|all set|complete|completed|finished)\b",
+    re.I,
+)
 
 
 def _restated(agent: str, earlier: Sequence[Turn]) -> bool:
