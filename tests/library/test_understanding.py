@@ -1519,3 +1519,54 @@ def test_attack_a_call_of_more_arguments_than_are_read_is_not_the_one_proposed()
 ])  # fmt: skip
 def test_attack_words_said_in_passing_refuse_no_recap(agent: str) -> None:
     assert runs_after([], "Yes", agent, "reserve_car", CAR)
+
+
+# -- a second attack review: ways around the first one's fixes
+@pytest.mark.parametrize(("report", "ran"), [
+    ("Your 3 tickets on the bus from Anaheim to Las Vegas at 5:20 pm got booked.", False),
+    ("You're booked: 3 tickets on the bus from Anaheim to Las Vegas at 5:20 pm.", False),
+    ("Booked! 3 tickets on the bus from Anaheim to Las Vegas at 5:20 pm.", False),
+    ("The 5:20 pm bus from Anaheim to Las Vegas, 3 tickets: all good.", False),
+    ("Shall I buy another 3 tickets on the bus from Anaheim to Las Vegas at 5:20 pm?", True),
+])  # fmt: skip
+def test_attack_a_step_done_runs_again_only_for_a_proposal_of_another_one(
+    report: str, ran: bool
+) -> None:
+    bus = {**BUS, "leaving_time": "17:20"}
+    gate = GateSession(ERRANDS)
+    proposal = "Shall I buy 3 tickets on the bus from Anaheim to Las Vegas on March 2nd at 5:20 pm?"
+    asyncio.run(gate.open_message("Yes.", READ, ask_back=False, agent=proposal))
+    gate.finish(gate.judge([Call("buy_bus_ticket", arguments=bus)])[0], True)
+    asyncio.run(gate.open_message("Great.", READ, ask_back=False, agent=report))
+    assert gate.judge([Call("buy_bus_ticket", arguments=bus)])[0].admitted is ran
+
+
+@pytest.mark.parametrize(("agent", "user", "tool", "args"), [
+    ("The transfer of $1,490 from your savings account to Yumi's savings account got voided.",
+     "Great.", "transfer_money", TRANSFER),
+    ("Your transfer of $1,490 to Yumi's savings account is scheduled by Yumi.", "Great.",
+     "transfer_money", TRANSFER),
+    ("Your 3 tickets on the bus from Anaheim to Las Vegas at 5:20 pm have been released.",
+     "Great.", "buy_bus_ticket", {**BUS, "leaving_time": "17:20"}),
+    ("So you'd like 3 bus tickets from Anaheim to Las Vegas on March 2nd at 5:20 pm.",
+     "Right. Should I get bus tickets or drive?", "buy_bus_ticket",
+     {**BUS, "leaving_time": "17:20"}),
+    ("So you'd like 3 bus tickets from Anaheim to Las Vegas on March 2nd at 5:20 pm.",
+     "Correct. Before I commit, how much will the bus tickets cost?", "buy_bus_ticket",
+     {**BUS, "leaving_time": "17:20"}),
+    ("Please confirm: a Standard car from Charles de Gaulle Airport on Sunday.", "Yes.",
+     "reserve_car", {**CAR, "note": "on Sunday"}),
+])  # fmt: skip
+def test_attack_round_two_inputs_that_must_not_run_a_call(
+    agent: str, user: str, tool: str, args: dict[str, Any]
+) -> None:
+    assert not runs_after([], user, agent, tool, args)
+
+
+@pytest.mark.parametrize("change", [
+    {"travelers": ["40"]}, {"travelers": {"adults": 40}}, {"to_location": ["Reno"]},
+    {"travelers": "forty"}, {"travelers": "40 adults"},
+])  # fmt: skip
+def test_attack_values_the_proposal_cannot_state_confirm_nothing(change: dict[str, Any]) -> None:
+    agent, yes = BUS_PROPOSED
+    assert not runs_after([], yes, agent, "buy_bus_ticket", {**BUS, **change})

@@ -48,7 +48,13 @@ from taskgate.matching.wordings import worded
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 from taskgate.roles import Match, Matcher
 from taskgate.understanding.acts import AGENT_CHARS, USER_CHARS
-from taskgate.understanding.reader import REVISIONS, Reading, Turn, proposed_steps
+from taskgate.understanding.reader import (
+    REVISIONS,
+    Reading,
+    Turn,
+    proposed_steps,
+    says_again,
+)
 
 #: what a refused call's notice says: plain words (the default), or the paper's rejection notice
 Notices = Literal["plain", "protocol"]
@@ -477,8 +483,12 @@ class GateSession:
             and req.step is None
             and step is not None
             and reading.confirms(call.arguments, self._words_of(step))
-            # "I have booked it": a yes confirms it only where it has not been done
-            and not (reading.claimed and self._machine.status(step) is Status.DONE)
+            # a step done: a yes runs it again only for a proposal of another one, never for a
+            # report that it is done ("I have booked it." "Great.")
+            and not (
+                self._machine.status(step) is Status.DONE
+                and (reading.claimed or not says_again(reading.proposal))
+            )
         ):
             return False
         spoken = proposed_steps(worded(self._machine.graph.to_plan(), self.wordings),

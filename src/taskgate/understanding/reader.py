@@ -155,10 +155,15 @@ _RETRY = re.compile(
 #: an argument that is an amount of money
 _MONEY_KEY = re.compile(r"amount|price|cost|fee|total|fare|sum|pay|balance|money", re.I)
 _COUNT_KEY = re.compile(
-    r"number|count|size|tickets|seats|passengers|riders|people|guests|travell?ers|adults|rooms|"
-    r"quantity|qty|party|pax|persons|attendees|occupants|heads",
+    r"(?<![a-z])(?:number|count|size|tickets|seats|passengers|riders|people|guests|travell?ers|adults|rooms|"
+    r"quantity|qty|party|pax|persons|attendees|occupants|heads|children|kids|infants|group|"
+    r"riders)",
     re.I,
 )
+_WORD_OF = {
+    "2": "two", "3": "three", "4": "four", "5": "five", "6": "six", "7": "seven", "8": "eight",
+    "9": "nine", "10": "ten", "11": "eleven", "12": "twelve",
+}  # fmt: skip
 _NUMBER_WORDS = frozenset(
     [
         "one",
@@ -205,11 +210,33 @@ def _asked_for(text: str) -> str:
     return " ".join(
         p
         for p in re.split(r"(?<=[.!?])\s+", text)
-        if not p.rstrip().endswith("?") or names_action(p)
+        if not p.rstrip().endswith("?") or names_action(p) or _HESITATES.search(p)
     )
 
 
-_DAY = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|the \d{1,2}(?:st|nd|rd|th)", re.I)
+def _hesitates(text: str) -> bool:
+    """Whether a message asks a question that is still deciding."""
+    return any(
+        p.rstrip().endswith("?") and _HESITATES.search(p)
+        for p in itertools.islice(re.split(r"(?<=[.!?])\s+", text), 16)
+    )
+
+
+#: a question still deciding ("Should I get them or drive?", "Before I commit, how much?")
+_HESITATES = re.compile(
+    r"\b(?:should i|do i (?:really|want|need)|before|really|wait|or|recommend|worth|commit|sure|but|"
+    r"instead|rather|"
+    r"better|hmm+|hold on)\b",
+    re.I,
+)
+
+
+#: what a value that says a day and nothing else is made of ("Friday", "on Sunday.")
+_DAY_WORDS = re.compile(
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|\b(?:the|on|at|in|for|next|this|until|by)\b|"
+    r"\d{1,2}(?:st|nd|rd|th)",
+    re.I,
+)
 
 
 def _unnamed(said: str, arguments: Sequence[tuple[str, object]]) -> str:
@@ -219,23 +246,27 @@ def _unnamed(said: str, arguments: Sequence[tuple[str, object]]) -> str:
         if (
             isinstance(value, str)
             and not _PLAIN_VALUE.fullmatch(value)
-            and not _DAY.fullmatch(value.strip())
+            and _DAY_WORDS.sub("", value.lower()).strip(" .,!?")
         ):
             for form in spoken_forms(value):
                 said = form.sub(" ", said)
     return said
 
 
-def _uncounted(plain: Sequence[tuple[str, str]], heard: str) -> bool:
-    """Whether a count among the call's values not stated (``plain``: tickets, seats, guests)
-    is said nowhere in ``heard``, as a number of its own (not in a time or an amount)."""
+def _uncounted(arguments: Sequence[tuple[str, object]], heard: str) -> bool:
+    """Whether a count among the call's values (tickets, seats, guests) is said
+    nowhere in ``heard`` as a number of its own (not in a time or an amount), or is no plain
+    number ("forty", "40 adults")."""
     numbers = _TIME.sub(" ", _MONEY.sub(" ", heard))
-    return any(
-        _COUNT_KEY.search(key)
-        and (_COUNT.fullmatch(text) or text.lower() in _NUMBER_WORDS)
-        and not any(f.search(numbers) for f in spoken_forms(text))
-        for key, text in plain
-    )
+    for key, value in arguments:
+        if not _COUNT_KEY.search(str(key)) or isinstance(value, bool):
+            continue
+        text = str(value).strip().lower()
+        if text in ("", "0", "none", "dontcare"):
+            continue
+        if not _COUNT.fullmatch(text) or not any(f.search(numbers) for f in spoken_forms(text)):
+            return True  # never said, or no number a proposal could be checked against
+    return False
 
 
 def _switch(value: object) -> bool:
@@ -338,8 +369,10 @@ class Reading:
             if _switch(value):  # "without subtitles" states subtitles=False: a value said
                 hit += any(w in said for w in _key_words(key))
                 continue
-            if not isinstance(value, str | int | float):
+            if value is None:
                 continue
+            if not isinstance(value, str | int | float):
+                return False  # a list or a table of values: details the proposal cannot state
             forms = spoken_forms(str(value))
             if not forms:
                 continue
@@ -387,7 +420,7 @@ class Reading:
             if dates and _ISO.fullmatch(text):
                 return False  # a date the proposal states otherwise
         hit += carried
-        if _uncounted(plain, f"{said} {self.heard.lower()}") and not (
+        if _uncounted(given, f"{said} {self.heard.lower()}") and not (
             acted or asks_to_confirm(said) or offers_to_act(said)
         ):
             return False  # "Dodie plays The Van Buren on March 6th": how many was never said
@@ -535,6 +568,8 @@ class ConversationReader:
                 or a.terse  # "boulevard march 8th": the call's details, for a yes
             )
             and not (a.asks or a.lists or a.failed)  # a failure report proposes nothing
+            and not _UNDONE.search(said)  # "the transfer got voided": news, not a recap
+            and not _hesitates(user)  # "Right. Should I get them or drive?": still deciding
             and (not a.done or _own_claim(said, a.confirming))
             # the same action (what the user's questions name is asked about, not asked for)
             and set(_named(plan, _asked_for(user))[0]) <= set(_named(plan, said)[0])
@@ -600,6 +635,19 @@ def revised(
     return replace(reading, earlier=" ".join(parts)) if parts else reading
 
 
+_AGAIN = re.compile(
+    r"\b(?:another|again|more|second|third|additional|extra|also|new|else|instead|too|as well|"
+    r"re-?book\w*)\b",
+    re.I,
+)
+
+
+def says_again(proposal: str) -> bool:
+    """Whether a proposal is for another one of what was done ("Shall I book another table?",
+    "3 more tickets", "the 6 pm bus instead"): a confirmation of it may run a step again."""
+    return bool(_AGAIN.search(proposal))
+
+
 def _own_claim(said: str, confirming: bool) -> bool:
     """Whether a report of work done is the agent's own claim to have just done it, to be read
     as a recap for a yes ("Okay. I have reserved 3 tickets in Phoenix."): said in the first
@@ -634,7 +682,13 @@ _OWN_CLAIM = re.compile(
 _NOT_OWN = re.compile(
     r"\b(?:cancel\w*|revers\w*|refund\w*|undo\w*|undone|last (?:week|month|year|time|night)|"
     r"yesterday|ago|earlier|previous\w*|before|already|by (?:the|your|a|an|his|her|their|my)\b|"
-    r"was|were|had)\b",
+    r"was|were|had|got|by \w+|in (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*)\b",
+    re.I,
+)
+#: work undone, refused or past: news to acknowledge, no recap
+_UNDONE = re.compile(
+    r"\b(?:cancel\w*|revers\w*|refund\w*|void\w*|bounced|released|declined|rejected|undo\w*|"
+    r"undone|expired|last (?:week|month|year|time|night)|yesterday|ago)\b",
     re.I,
 )
 #: work said done, in other words than :func:`read_agent`'s
