@@ -1570,3 +1570,16 @@ def test_attack_round_two_inputs_that_must_not_run_a_call(
 def test_attack_values_the_proposal_cannot_state_confirm_nothing(change: dict[str, Any]) -> None:
     agent, yes = BUS_PROPOSED
     assert not runs_after([], yes, agent, "buy_bus_ticket", {**BUS, **change})
+
+
+def test_a_recap_of_a_cancellation_to_make_is_confirmed_and_news_of_one_made_is_not() -> None:
+    plan = Plan.model_validate({"binding": "tool", "steps": {"cancel": {
+        "tool": "cancel_reservation", "text": "cancel a restaurant reservation"}}})  # fmt: skip
+    args = {"restaurant_name": "Sushi Yoshizumi", "date": "2019-03-03"}
+    for agent, ran in (
+        ("So you'd like to cancel your reservation at Sushi Yoshizumi on March 3rd.", True),
+        ("Your reservation at Sushi Yoshizumi on March 3rd was cancelled yesterday.", False),
+    ):
+        gate = GateSession(plan)
+        asyncio.run(gate.open_message("Yes, that's right.", READ, ask_back=False, agent=agent))
+        assert gate.judge([Call("cancel_reservation", arguments=args)])[0].admitted is ran

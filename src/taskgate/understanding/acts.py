@@ -70,7 +70,7 @@ _TO_ACT = (
 _PROPOSE = re.compile(
     _TO_ACT + r"|\bhow about (?:i|we|trying|booking|a|an|the|\d)|\bwould .{0,60}\bwork\b", IC
 )
-_OFFERS_TO_ACT = re.compile(_TO_ACT, IC)
+_PROPOSES_TO_ACT = re.compile(_TO_ACT, IC)
 _ACTS = re.compile(r"\b" + _ACTION, IC)
 #: the agent restating what the user asked for, to be confirmed ("So a cab for 2 to ...?")
 _RESTATE = re.compile(
@@ -237,9 +237,9 @@ def asks_to_confirm(message: str) -> bool:
     return bool(_ASK_CONFIRM.search(message[-AGENT_CHARS:]))
 
 
-def offers_to_act(message: str) -> bool:
+def proposes_to_act(message: str) -> bool:
     """Whether the agent's message offers to act itself ("Shall I buy 3 tickets?")."""
-    return bool(_OFFERS_TO_ACT.search(message[-AGENT_CHARS:]))
+    return bool(_PROPOSES_TO_ACT.search(message[-AGENT_CHARS:]))
 
 
 def names_action(text: str) -> bool:

@@ -39,7 +39,7 @@ from taskgate.understanding.acts import (
     asks_to_confirm,
     counter_offer,
     names_action,
-    offers_to_act,
+    proposes_to_act,
     read_agent,
     read_user,
     relative_days,
@@ -159,26 +159,6 @@ _COUNT_KEY = re.compile(
     r"quantity|qty|party|pax|persons|attendees|occupants|heads|children|kids|infants|group|"
     r"riders)",
     re.I,
-)
-_WORD_OF = {
-    "2": "two", "3": "three", "4": "four", "5": "five", "6": "six", "7": "seven", "8": "eight",
-    "9": "nine", "10": "ten", "11": "eleven", "12": "twelve",
-}  # fmt: skip
-_NUMBER_WORDS = frozenset(
-    [
-        "one",
-        "two",
-        "three",
-        "four",
-        "five",
-        "six",
-        "seven",
-        "eight",
-        "nine",
-        "ten",
-        "eleven",
-        "twelve",
-    ]
 )
 _COUNT = re.compile(r"\d{1,6}(?:\.\d+)?")
 _CLOCK = re.compile(r"\d{1,2}:\d{2}")
@@ -421,7 +401,7 @@ class Reading:
                 return False  # a date the proposal states otherwise
         hit += carried
         if _uncounted(given, f"{said} {self.heard.lower()}") and not (
-            acted or asks_to_confirm(said) or offers_to_act(said)
+            acted or asks_to_confirm(said) or proposes_to_act(said)
         ):
             return False  # "Dodie plays The Van Buren on March 6th": how many was never said
         if hit >= 2:
@@ -687,7 +667,7 @@ _NOT_OWN = re.compile(
 )
 #: work undone, refused or past: news to acknowledge, no recap
 _UNDONE = re.compile(
-    r"\b(?:cancel\w*|revers\w*|refund\w*|void\w*|bounced|released|declined|rejected|undo\w*|"
+    r"\b(?:cancell?ed|cancellation|reversed|refunded|voided|bounced|released|declined|rejected|"
     r"undone|expired|last (?:week|month|year|time|night)|yesterday|ago)\b",
     re.I,
 )
