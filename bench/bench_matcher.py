@@ -102,6 +102,12 @@ def agreement(seeds: range) -> None:
             c, m = got.overall(tier)
             parts.append(f"tier {tier} {a / n:.3f} (core {c / m:.3f})")
         print(f"agreement, {name}: {'; '.join(parts)}; {ms:.2f} ms per probe, {len(items)} probes")
+        if name == "conversation":  # the kinds of the paper's probes, one figure each
+            kinds = []
+            for label in ("ask", "premature", "redo_probe", "legit_redo", "ambiguous"):
+                a, n = got.overall("heldout", [label])
+                kinds.append(f"{label} {a / n:.3f} ({a}/{n})" if n else f"{label} -")
+            print(f"  per kind, held-out wordings: {'; '.join(kinds)}")
 
 
 def main() -> None:
