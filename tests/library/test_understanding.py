@@ -1298,11 +1298,12 @@ def test_attack_search_results_asked_about_are_no_proposal() -> None:
 
 
 BUS_CLAIMED = "Okay. I have booked 3 tickets on the bus from Anaheim to Las Vegas at 5:20 pm."
+BUS_520 = {**BUS, "leaving_time": "17:20"}  # the bus the messages below speak of
 
 
 @pytest.mark.parametrize(("yes", "agent", "tool", "args"), [
-    ("Sounds great.", BUS_CLAIMED, "buy_bus_ticket", {**BUS, "leaving_time": "17:20"}),
-    ("That's fine.", BUS_CLAIMED, "buy_bus_ticket", {**BUS, "leaving_time": "17:20"}),
+    ("Sounds great.", BUS_CLAIMED, "buy_bus_ticket", BUS_520),
+    ("That's fine.", BUS_CLAIMED, "buy_bus_ticket", BUS_520),
     ("That will work.", "Your transfer of $1,490 to Yumi's savings account is confirmed.",
      "transfer_money", TRANSFER),
 ])  # fmt: skip
@@ -1326,7 +1327,7 @@ def test_a_yes_to_work_reported_done_with_no_receipt_runs_it_once(
     "Great news, your 3 tickets from Anaheim to Las Vegas at 5:20 pm are booked! Anything else?",
 ])  # fmt: skip
 def test_a_yes_to_another_question_after_work_reported_done_books_nothing(agent: str) -> None:
-    assert not runs_after([], "Yes", agent, "buy_bus_ticket", {**BUS, "leaving_time": "17:20"})
+    assert not runs_after([], "Yes", agent, "buy_bus_ticket", BUS_520)
 
 
 CAR = {"pickup_location": "Charles de Gaulle Airport", "pickup_date": "2019-03-07",
@@ -1399,14 +1400,14 @@ def test_a_weekday_in_a_name_is_no_day_said() -> None:
 ])  # fmt: skip
 def test_a_yes_with_questions_naming_the_step_confirms_the_recap(user: str, ran: bool) -> None:
     agent = "So you'd like 3 bus tickets from Anaheim to Las Vegas on March 2nd at 5:20 pm."
-    args = {**BUS, "leaving_time": "17:20"}
+    args = BUS_520
     assert runs_after([], user, agent, "buy_bus_ticket", args) is ran
 
 
 @pytest.mark.parametrize("ask", ["Does this match up?", "Do I have that straight?"])
 def test_more_ways_to_ask_for_a_confirmation(ask: str) -> None:
     agent = f"Ok. 3 bus tickets from Anaheim to Las Vegas on March 2nd at 5:20 pm. {ask}"
-    assert runs_after([], "Yes.", agent, "buy_bus_ticket", {**BUS, "leaving_time": "17:20"})
+    assert runs_after([], "Yes.", agent, "buy_bus_ticket", BUS_520)
 
 
 FOUND_BUS = "The 5:20 pm bus from Anaheim to Las Vegas leaves on March 2nd."
@@ -1421,7 +1422,7 @@ FOUND_BUS = "The 5:20 pm bus from Anaheim to Las Vegas leaves on March 2nd."
 def test_a_count_nobody_said_is_not_confirmed_by_liking_what_was_found(
     earlier: list[tuple[str, str]], agent: str, ran: bool
 ) -> None:
-    args = {**BUS, "leaving_time": "17:20"}
+    args = BUS_520
     assert runs_after(earlier, "That sounds great.", agent, "buy_bus_ticket", args) is ran
 
 
@@ -1434,9 +1435,9 @@ def test_a_count_nobody_said_is_not_confirmed_by_liking_what_was_found(
     ("Yes, last month's transfer of $1,490 from your savings account to Yumi's savings account "
      "was completed.", "transfer_money", TRANSFER),
     ("The cancellation of your 3 tickets on the bus from Anaheim to Las Vegas at 5:20 pm is "
-     "complete.", "buy_bus_ticket", {**BUS, "leaving_time": "17:20"}),
+     "complete.", "buy_bus_ticket", BUS_520),
     ("Your 3 tickets on the bus from Anaheim to Las Vegas at 5:20 pm were purchased last week.",
-     "buy_bus_ticket", {**BUS, "leaving_time": "17:20"}),
+     "buy_bus_ticket", BUS_520),
     ("Your Standard car at Charles de Gaulle Airport on March 7th was reserved by your company.",
      "reserve_car", CAR),
     ("Find Me was playing on the kitchen speaker yesterday.", "play_song", SONG),
@@ -1457,28 +1458,33 @@ def test_attack_work_reported_as_someone_elses_undone_or_past_runs_nothing(
 def test_attack_a_yes_to_a_report_of_a_purchase_with_its_receipt_buys_nothing_again(
     report: str,
 ) -> None:
-    bus = {**BUS, "leaving_time": "17:20"}
+    gate = bus_bought()
+    asyncio.run(gate.open_message("Yes", READ, ask_back=False, agent=report))
+    assert not gate.judge([Call("buy_bus_ticket", arguments=BUS_520)])[0].admitted
+
+
+def bus_bought() -> GateSession:
+    """A gate on which the user said yes to buying the 5:20 pm bus, and it was bought."""
     gate = GateSession(ERRANDS)
     proposal = "Shall I buy 3 tickets on the bus from Anaheim to Las Vegas on March 2nd at 5:20 pm?"
     asyncio.run(gate.open_message("Yes.", READ, ask_back=False, agent=proposal))
-    ticket = gate.judge([Call("buy_bus_ticket", arguments=bus)])[0]
+    ticket = gate.judge([Call("buy_bus_ticket", arguments=BUS_520)])[0]
     assert ticket.admitted
     gate.finish(ticket, True)
-    asyncio.run(gate.open_message("Yes", READ, ask_back=False, agent=report))
-    assert not gate.judge([Call("buy_bus_ticket", arguments=bus)])[0].admitted
+    return gate
 
 
 @pytest.mark.parametrize(("agent", "user", "tool", "args"), [
     ("The 5:20 pm bus from Anaheim to Las Vegas on March 2nd costs $39 each for 3. Does that "
-     "match your budget?", "Yes", "buy_bus_ticket", {**BUS, "leaving_time": "17:20"}),
+     "match your budget?", "Yes", "buy_bus_ticket", BUS_520),
     ("Shall I look up who is in the cast of Find Me on the kitchen speaker?", "Yes", "play_song",
      SONG),
     ("So you'd like 3 bus tickets from Anaheim to Las Vegas on March 2nd at 5:20 pm.",
      "Okay. Before you buy, how much are the bus tickets?", "buy_bus_ticket",
-     {**BUS, "leaving_time": "17:20"}),
+     BUS_520),
     ("So you'd like 3 bus tickets from Anaheim to Las Vegas on March 2nd at 5:20 pm.",
      "Right. Should I buy bus tickets or drive?", "buy_bus_ticket",
-     {**BUS, "leaving_time": "17:20"}),
+     BUS_520),
     ("Please confirm: a visit to Greentree Terrace Apartments on Friday.", "Yes", "schedule_visit",
      {**GREEN, "visit_date": "2019-03-05", "preferred_day": "Friday"}),
 ])  # fmt: skip
@@ -1532,13 +1538,9 @@ def test_attack_words_said_in_passing_refuse_no_recap(agent: str) -> None:
 def test_attack_a_step_done_runs_again_only_for_a_proposal_of_another_one(
     report: str, ran: bool
 ) -> None:
-    bus = {**BUS, "leaving_time": "17:20"}
-    gate = GateSession(ERRANDS)
-    proposal = "Shall I buy 3 tickets on the bus from Anaheim to Las Vegas on March 2nd at 5:20 pm?"
-    asyncio.run(gate.open_message("Yes.", READ, ask_back=False, agent=proposal))
-    gate.finish(gate.judge([Call("buy_bus_ticket", arguments=bus)])[0], True)
+    gate = bus_bought()
     asyncio.run(gate.open_message("Great.", READ, ask_back=False, agent=report))
-    assert gate.judge([Call("buy_bus_ticket", arguments=bus)])[0].admitted is ran
+    assert gate.judge([Call("buy_bus_ticket", arguments=BUS_520)])[0].admitted is ran
 
 
 @pytest.mark.parametrize(("agent", "user", "tool", "args"), [
@@ -1547,13 +1549,13 @@ def test_attack_a_step_done_runs_again_only_for_a_proposal_of_another_one(
     ("Your transfer of $1,490 to Yumi's savings account is scheduled by Yumi.", "Great.",
      "transfer_money", TRANSFER),
     ("Your 3 tickets on the bus from Anaheim to Las Vegas at 5:20 pm have been released.",
-     "Great.", "buy_bus_ticket", {**BUS, "leaving_time": "17:20"}),
+     "Great.", "buy_bus_ticket", BUS_520),
     ("So you'd like 3 bus tickets from Anaheim to Las Vegas on March 2nd at 5:20 pm.",
      "Right. Should I get bus tickets or drive?", "buy_bus_ticket",
-     {**BUS, "leaving_time": "17:20"}),
+     BUS_520),
     ("So you'd like 3 bus tickets from Anaheim to Las Vegas on March 2nd at 5:20 pm.",
      "Correct. Before I commit, how much will the bus tickets cost?", "buy_bus_ticket",
-     {**BUS, "leaving_time": "17:20"}),
+     BUS_520),
     ("Please confirm: a Standard car from Charles de Gaulle Airport on Sunday.", "Yes.",
      "reserve_car", {**CAR, "note": "on Sunday"}),
 ])  # fmt: skip

@@ -184,12 +184,15 @@ _LOOKUP = re.compile(
 )
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
 def _asked_for(text: str) -> str:
     """``text`` less its questions about the item ("How long is the ride?"); a question that
     speaks of an action stays ("Before you buy, how much is it?", "Could you transfer $50?")."""
     return " ".join(
         p
-        for p in re.split(r"(?<=[.!?])\s+", text)
+        for p in _SENTENCE_END.split(text)
         if not p.rstrip().endswith("?") or names_action(p) or _HESITATES.search(p)
     )
 
@@ -198,7 +201,7 @@ def _hesitates(text: str) -> bool:
     """Whether a message asks a question that is still deciding."""
     return any(
         p.rstrip().endswith("?") and _HESITATES.search(p)
-        for p in itertools.islice(re.split(r"(?<=[.!?])\s+", text), 16)
+        for p in itertools.islice(_SENTENCE_END.split(text), 16)
     )
 
 
@@ -659,10 +662,10 @@ _OWN_CLAIM = re.compile(
     re.I,
 )
 #: someone else's work, work undone, or work in the past
+#: (read after :data:`_UNDONE`, which already refuses undone and past work)
 _NOT_OWN = re.compile(
-    r"\b(?:cancel\w*|revers\w*|refund\w*|undo\w*|undone|last (?:week|month|year|time|night)|"
-    r"yesterday|ago|earlier|previous\w*|before|already|by (?:the|your|a|an|his|her|their|my)\b|"
-    r"was|were|had|got|by \w+|in (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*)\b",
+    r"\b(?:cancel\w*|revers\w*|refund\w*|undo\w*|earlier|previous\w*|before|already|was|were|"
+    r"had|got|by \w+|in (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*)\b",
     re.I,
 )
 #: work undone, refused or past: news to acknowledge, no recap
