@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gzip
+import itertools
 import json
 import random
 import re
@@ -59,6 +60,9 @@ class Case:
     method: str  # the call
     args: dict[str, Any] = field(default_factory=dict)
     earlier: tuple[tuple[str, str], ...] = ()  # the turns before: (system turn, user turn)
+    done: tuple[str, ...] = ()  # steps that ran before the user's turn (besides context "done")
+    #: calls the agent made on the turn before this one, in order (two drinks in one message)
+    first: tuple[tuple[str, dict[str, Any]], ...] = ()
 
 
 def _acts(turn: dict[str, Any]) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -272,16 +276,103 @@ def star_cases(root: Path) -> tuple[list[Case], dict[str, Plan]]:
     return out, plans
 
 
+# -- Taskmaster-4 (Byrne, Ganesh, Google 2024; CC BY 4.0): coffee orders, each call annotated --
+TM4 = Path(__file__).resolve().parents[2] / "shared" / "data" / "taskmaster" / "TM-4-2024"
+#: the calls that change the order (the rest look the menu or the order up): each a step
+_ORDERING = ("add_order_item", "update_order_item", "update_order", "finish_order")
+
+
+def _tm4_calls(turn: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A user turn's calls that change the order, in order, with their arguments (a call whose
+    arguments TM-4 wrote as broken JSON has none)."""
+    notes = turn.get("annotations") or []
+    out = []
+    for note, after in itertools.pairwise(notes):
+        if note["name"] == "api_call" and note["value"] in _ORDERING and after["name"] == "request":
+            try:
+                args = json.loads(after["value"])
+            except ValueError:
+                args = {}
+            out.append((str(note["value"]), args if isinstance(args, dict) else {}))
+    return out
+
+
+def tm4_act(calls: list[tuple[str, dict[str, Any]]], ordered: bool, user: str) -> str:
+    """The kind of a user turn, from the calls TM-4's agent made on it: a request for a first
+    drink, several drinks in one message, another drink after one was ordered, a change, a
+    confirmation (the order sent), or none of them (a question, a greeting)."""
+    methods = [m for m, _ in calls]
+    if "finish_order" in methods:
+        return "confirm"
+    if "update_order_item" in methods or (
+        "update_order" in methods and "add_order_item" not in methods
+    ):
+        return "change"
+    adds = methods.count("add_order_item")
+    if adds > 1:
+        return "several"
+    if adds:
+        return "another" if ordered else "request"
+    return "question" if "?" in user else "other"
+
+
+def tm4_cases(root: Path, files: slice) -> tuple[list[Case], dict[str, Plan]]:
+    """Every call that changes an order, at the user turn TM-4 annotates it on (**asked**; the
+    agent's turn before it and the three before are the context, the calls of the turn before
+    it are judged first); and at each turn that does not send the order while a later one does,
+    the sending of the order (**unasked**: the user asked a question, changed a drink, or
+    ordered another), and at each turn that sends it, the last drink ordered again (**unasked**:
+    a yes to the order is no second drink)."""
+    out: list[Case] = []
+    for path in sorted((root / "data").glob("data_*.json"))[files]:
+        for dialogue in json.loads(path.read_text(encoding="utf-8")):
+            turns = dialogue["utterances"]
+            said: list[tuple[str, str]] = []
+            done: list[str] = []
+            last_add: dict[str, Any] | None = None
+            for i, turn in enumerate(turns):
+                if turn["speaker"] != "user":
+                    continue
+                agent = turns[i - 1]["text"] if i and turns[i - 1]["speaker"] != "user" else ""
+                calls = _tm4_calls(turn)
+                act = tm4_act(calls, last_add is not None, turn["text"])
+                base = {"label": "asked", "context": "", "act": act, "service": "coffee",
+                        "agent": agent, "user": turn["text"], "earlier": tuple(said[-3:]),
+                        "done": tuple(dict.fromkeys(done))}  # fmt: skip
+                for k, (method, args) in enumerate(calls):
+                    out.append(Case(method=method, args=args, first=tuple(calls[:k]), **base))
+                later = [c for t in turns[i + 1 :] if t["speaker"] == "user"
+                         for c in _tm4_calls(t) if c[0] == "finish_order"]  # fmt: skip
+                methods = [m for m, _ in calls]
+                if later and "finish_order" not in methods:
+                    out.append(Case(**{**base, "label": "unasked"}, method="finish_order",
+                                    args=later[0][1], first=tuple(calls)))  # fmt: skip
+                if "finish_order" in methods and last_add is not None:
+                    out.append(Case(**{**base, "label": "unasked"}, method="add_order_item",
+                                    args=last_add))  # fmt: skip
+                said.append((agent, turn["text"]))
+                done += methods
+                last_add = next((a for m, a in reversed(calls) if m == "add_order_item"), last_add)
+    steps = {m: {"tool": m, "text": m.replace("_", " "), "repeatable": m != "finish_order"}
+             for m in _ORDERING}  # fmt: skip
+    return out, {"coffee": Plan.model_validate({"binding": "tool", "steps": steps})}
+
+
 async def replay(case: Case, plan: Plan, reader: ConversationReader) -> tuple[bool, float]:
     """Whether the gate runs the case's call, and the decision's cost in seconds (reading the
     turn and judging the call)."""
     gate = GateSession(plan)
-    if case.context == "done":  # an earlier call of the step succeeded
-        gate.open_request(case.method)
-        gate.finish(gate.begin(case.method), "ok")
+    done = (case.method,) if case.context == "done" else case.done
+    for step in done:  # an earlier call of the step succeeded
+        gate.open_request(step)
+        gate.finish(gate.begin(step), "ok")
     start = time.perf_counter()
     await gate.open_message(case.user, reader, ask_back=False, agent=case.agent,
                             earlier=case.earlier)  # fmt: skip
+    for method, args in case.first:  # the turn's calls before this one, as the gate judges them
+        ticket = gate.judge([Call(method, arguments=args)])[0]
+        if ticket.admitted:
+            gate.finish(ticket, "ok")
     ticket = gate.judge([Call(case.method, arguments=case.args)])[0]
     return ticket.admitted, time.perf_counter() - start
 
@@ -343,6 +434,7 @@ def main() -> None:
     ap.add_argument("--split", default="dev", choices=("dev", "train"))
     ap.add_argument("--sgd", type=Path, default=SGD, help="the stripped SGD splits' folder")
     ap.add_argument("--star", type=Path, default=STAR, help="a clone of RasaHQ/STAR")
+    ap.add_argument("--tm4", type=Path, default=TM4, help="Taskmaster's TM-4-2024 folder")
     ap.add_argument("--show", type=int, default=0, help="print N wrong cases of each kind")
     ap.add_argument("--namer", choices=("none", "embedding"), default="none",
                     help="the reader's namer: none (the default) or the bundled MiniLM")  # fmt: skip
@@ -368,6 +460,15 @@ def main() -> None:
     else:
         print(f"bench_conversations: STAR skipped: no dialogues/ in {args.star} "
               "(clone github.com/RasaHQ/STAR and pass --star DIR)")  # fmt: skip
+    if (args.tm4 / "data").is_dir():
+        for files, what in ((slice(0, 4), "files 00-03, read for misses"),
+                            (slice(4, None), "files 04-07, never read for misses")):  # fmt: skip
+            tm4, coffee = tm4_cases(args.tm4, files)
+            results, costs = asyncio.run(measure(tm4, coffee, args.show, reader))
+            report(f"Taskmaster-4 coffee orders ({what}) replayed the same way", results, costs)
+    else:
+        print(f"bench_conversations: Taskmaster-4 skipped: no data/ in {args.tm4} (clone "
+              "github.com/google-research-datasets/Taskmaster, pass --tm4 DIR/TM-4-2024)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -413,8 +413,13 @@ class GateSession:
         if name is None or not call.readable:  # not a tool name, or arguments unreadable
             return self._refused(booking, Verdict("refuse", step, Reason.MALFORMED_CALL), call.id)
         verdict = self._machine.judge(booking, self.policy, in_flight, requested=self.requested)
-        if verdict.admitted and self._only_confirmed(step):
-            # a "yes" confirms the proposed call, not every step the state would admit
+        if verdict.admitted and (
+            self._only_confirmed(step)
+            or self._beyond_reading(step)
+            or not self._of_thing(call, step)
+        ):
+            # a "yes" confirms the proposed call, and a request asks for the steps it names, not
+            # every step the state would admit
             verdict = Verdict("refuse", step, Reason.NOT_REQUESTED)
         if verdict.reason is Reason.REPEATED_RECEIPT:  # the same call again under its request
             verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)  # would run it again
@@ -453,6 +458,46 @@ class GateSession:
             and req.step is not None
             and step != req.step
         )
+
+    def _of_thing(self, call: Call, step: str | None) -> bool:
+        """Whether the call is of the thing the user ordered, where the message ordered one ("I'll
+        take a mocha" asks for no latte): see :meth:`Reading.of_thing`."""
+        reading = self._reading
+        if (
+            reading is None
+            or not reading.thing
+            or not reading.steps
+            or step != reading.steps[0]  # the step that adds it; the others change the order
+            or not self.requested
+        ):
+            return True
+        return reading.of_thing(call.arguments, self._words_of(step))
+
+    def _beyond_reading(self, step: str | None) -> bool:
+        """Whether ``step`` is neither a step the user's message asked for (read by a reader of
+        conversations) nor a prerequisite of one: "I'll take a mocha" asks for the drink to be
+        added, not for the order to be sent. Only where the session refuses what was not asked
+        for (``unrequested="refuse"``, the default); the paper's state-bound enforcement runs
+        any eligible step."""
+        reading, req = self._reading, self._machine.request
+        if (
+            not self.requested
+            or step is None
+            or reading is None
+            or reading.kind == "confirm"  # its own rule: _only_confirmed
+            or req is None
+            or req.step is None
+            or req.step not in reading.steps
+        ):
+            return False
+        graph = self._machine.graph
+        allowed, todo = set(), [s for s in reading.steps if s in graph]
+        while todo:  # the steps asked for and, transitively, what they require
+            s = todo.pop()
+            if s not in allowed and s in graph:
+                allowed.add(s)
+                todo.extend(graph.prerequisites(s))
+        return step not in allowed
 
     def _open_confirmed(self, calls: Sequence[Call]) -> None:
         """When the user confirmed the agent's proposal of a call of ``calls`` (a proposal naming

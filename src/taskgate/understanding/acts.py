@@ -43,7 +43,11 @@ _CONFIRM_CUE = re.compile(
     r"re-?check|(?:does|do) (?:that|this|everything|it|these) (?:look|sound|seem) (?:right|"
     r"correct|ok|okay|alright|all right|good|accurate)|did i get that right|(?:got|have) (?:this|that|everything|"
     r"it|all) (?:right|correct(?:ly)?|straight)|(?:does|do) (?:this|that|it|everything) match(?: up)?"
-    r"\s*\?|let me know if)",
+    r"\s*\?|let me know if|"
+    # "is your order correct on the screen?", "does everything look right?", "is this the right one?"
+    r"(?:is|are|does|do) (?:your|the|my|our|everything) (?:\w+ ){0,2}(?:looks? |appears? |seems? )?"
+    r"(?:correct|right|accurate|ok|okay|good|fine)\b|is (?:this|that|it) (?:the|your) (?:correct|"
+    r"right|complete|whole|entire)\b)",
     IC,
 )
 _ACTION = (
@@ -520,6 +524,26 @@ _NEED = re.compile(
     r"for|would like|'d like)\b|\b(?:our|my) (?:budget|requirement|deadline)\b|\bbudget (?:is|of)\b",
     IC,
 )
+#: an order of a thing: a verb of taking, or a request form, before a thing counted or named
+_A_THING = r"(?:a|an|one|two|three|four|five|six|some|another|\d+)\b"
+_ORDERS = re.compile(
+    r"\b(?:(?:i|we)(?:'ll| will| wanna| want to)|let me|lemme|(?:i'm|i am|we're|we are) going to) "
+    r"(?:just |please )?(?:take|have|"
+    r"get|order|grab|go with|try)\b(?! (?:to|there|back|home|in|out|off|on|up|it|that|this|them)\b)|"
+    r"\b(?:can|could|may) (?:i|we) (?:please |just )?(?:get|have|order|grab)\b(?! (?:a |an |some )?"
+    r"(?:minute|moment|second|sec|recommendation|suggestion|menu|list|look|idea)s?\b)|"
+    r"\b(?:would|will) (?:i|we) be able to (?:order|get|have)\b|"
+    r"\b(?:i|we)(?:'d| would)? (?:like|love) (?:to (?:order|get|have|try) )?(?:just )?(?:the\b|"
+    + _A_THING
+    + ")"
+    + r"|\b(?:i|we) (?:want|need) (?:to (?:order|get|have) )?(?:just )?"
+    + _A_THING
+    + "|"
+    r"\b(?:give|get|bring|make) me " + _A_THING + r"|\bgimme\b|"
+    r"^\s*(?:(?:hi|hello|hey)(?: there)?[,.!]*\s*)?" + _A_THING + r"[^.?!,]{1,60},? please\b",
+    IC,
+)
+_BARE_THING = re.compile(r"\s*" + _A_THING + r"[^.?!]{1,80}[.!]?\s*$", IC)
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}  # fmt: skip
 _VALUE = re.compile(
@@ -557,6 +581,7 @@ class UserAct:
     asks: bool = False  # a request form ("I want", "can you", an imperative)
     declines: bool = False  # an outright no ("absolutely not", "forget it", "not today")
     need: bool = False  # a statement of need ("we need 40 laptops")
+    orders: bool = False  # it orders a thing ("I'll take a mocha", "can I get a latte?")
 
 
 def _sentences(text: str) -> list[str]:
@@ -660,7 +685,7 @@ def _offers_to_act(agent: str) -> bool:
 
 def read_user(message: str, agent: str = "") -> UserAct:
     """What the user's message does, read against the agent's message before it."""
-    t = message[:USER_CHARS].strip()
+    t = message[:USER_CHARS].strip().replace("\u2019", "'")
     low = t.lower()
     first = re.split(r"[.!?;]|\s-\s|,\s*but\b|\bbut\b", low, maxsplit=1)[0]
     declines = bool(_NO_STRONG.search(low))
@@ -703,8 +728,10 @@ def read_user(message: str, agent: str = "") -> UserAct:
         low,
     )
     asks = bool(_ASKS_FOR.search(low))
+    # an order, or at the start a thing and nothing else ("A vanilla macchiato with almond milk")
+    orders = bool(_ORDERS.search(low) or (not agent.strip() and _BARE_THING.match(low)))
     closing = bool(_BYE.search(low)) or (
-        bool(_THANKS.search(low)) and not values(low) and not _ASKS_FOR.search(
+        bool(_THANKS.search(low)) and not values(low) and not orders and not _ASKS_FOR.search(
             low.replace("please", ""))
     )  # fmt: skip
     thanked = (
@@ -741,6 +768,7 @@ def read_user(message: str, agent: str = "") -> UserAct:
         asks=asks,
         need=bool(_NEED.search(low)),
         declines=declines,
+        orders=orders,
     )
 
 

@@ -273,7 +273,11 @@ def _stem(word: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    return [_SAME.get(w, w) for w in _WORD.findall(text.lower()) if w not in _STOP]
+    low = _MAKE_SURE.sub(" ", text.lower())  # "make sure it is right" makes nothing
+    return [_SAME.get(w, w) for w in _WORD.findall(low) if w not in _STOP]
+
+
+_MAKE_SURE = re.compile(r"\bmake (?:sure|certain)\b")
 
 
 @dataclass(frozen=True)
@@ -296,6 +300,8 @@ class Reading:
     claimed: bool = False
     #: the turns before (for a count the proposal does not repeat)
     heard: str = ""
+    #: the user's order of a thing ("I'll take a mocha"): it authorizes calls of that thing only
+    thing: str = ""
 
     @classmethod
     def of(cls, match: Match) -> Reading:
@@ -333,6 +339,8 @@ class Reading:
         if not self.proposal or not arguments or len(arguments) > _ARGUMENTS:
             return False  # a call of more arguments than are read is not the one proposed
         said, before = self.proposal.lower(), self.earlier.lower()
+        if _finishing(wording, arguments) and (self.cue or asks_to_confirm(said)):
+            return True  # "Is this order correct?" "Yes.": the order placed, by its identifier
         words = _words(wording)
         action = {_stem(w) for w in words[:1] + [w for w in words if w in _VERBS]}
         acted = bool(action & {_stem(_HEARD.get(w, w)) for w in _words(said)})
@@ -411,6 +419,30 @@ class Reading:
             return True
         one = hit == 1 and named_value and (acted or stated == 1)
         return not self.bare and self.cue and one
+
+    def of_thing(self, arguments: Mapping[str, object] | None, wording: str = "") -> bool:
+        """Whether a call (its ``arguments``, its step's ``wording``) is of a thing the user
+        ordered: half the words of one thing the order names ("a rental car", "two chai lattes")
+        are words of its values ("chai-latte-1928"), or all of them of the step's wording ("I
+        need a bus ticket" for "Buy a bus ticket"). "I need a rental car" orders no bus
+        ticket. An order
+        that names no thing ("I'd like to order") is of any call that has one of its words.
+        True when the reading ordered nothing."""
+        if not self.thing:
+            return True
+        worded = {_stem(w) for w in _WORD.findall(wording.lower())}
+        have: set[str] = set()
+        for value in _flat(arguments or {}):
+            have.update(_stem(w) for w in _WORD.findall(value.lower()))
+        things = _things(self.thing)
+        if things:  # "a hazelnut cappuccino" for "cappuccino-5258" with a hazelnut add-on; the
+            # step's wording names the whole thing ("a laptop" for "Buy a laptop"), not a kind
+            # of it ("a music event" for "Buy tickets for an event")
+            return any(len(t & have) * 2 >= len(t) or t <= worded for t in things)
+        have |= worded
+        wanted = {_stem(w) for w in _WORD.findall(self.thing.lower())
+                  if len(w) >= 3 and w not in _STOP and w not in _ORDER_WORDS}  # fmt: skip
+        return bool(wanted & have)
 
     def understood(self, plan: Plan) -> str:
         """What the gate understood, in plain words, for a refusal's notice."""
@@ -509,6 +541,15 @@ class ConversationReader:
         redo = explicit_redo(user)  # "another" or "also" is a new request, not a redo
         if (a.proposes or a.offers) and u.declines:
             return Reading("decline", about=negated or proposed)
+        changers = _first_word(plan, _CHANGERS)
+        if (
+            changers
+            and (a.proposes or a.offers or a.confirming or a.acts or a.done)  # something to change
+            and (u.change or (u.no and (u.asks or u.orders)) or _CHANGING.search(user))
+            and not (u.declines or u.closing or u.alternatives or negated)
+            and (u.asks or u.orders or not u.question)
+        ):  # "No, I'd like it decaf": a change asked for, the plan's steps that change things
+            return Reading("change", changers, about=proposed)
         if a.proposes or a.offers:
             if u.yes and not (u.change or u.no or u.alternatives or negated):
                 if len(proposed) > 1:
@@ -561,6 +602,24 @@ class ConversationReader:
             # a yes to details the agent stated: the call they describe
             return Reading("confirm", proposal=said, cue=a.confirming, bare=not a.action,
                            claimed=_claims(said, a.done))  # fmt: skip
+        if (
+            u.orders
+            and not (named or u.no or u.closing or _SEARCH.search(user))
+            # in reply to details to confirm, an order is a change of them ("I'd like 2
+            # tickets."), unless it is one more thing ("Can I also get a muffin?")
+            and not (
+                (a.proposes or a.offers or a.confirming or a.acts or a.done or (u.change and said))
+                and not _ALSO.search(user)
+            )
+            and not ((a.item or a.lists) and _ANOTHER.search(user))  # "another event": others
+        ):
+            # "I'll take a mocha": the plan's one step that adds or buys a thing (several: ask)
+            takers = _first_word(plan, _TAKERS)
+            if len(takers) == 1:
+                # the order's details may be set by the steps that change it ("to go")
+                return Reading("need", takers + changers, thing=user)
+            if takers:
+                return Reading("unclear", candidates=takers)
         if named and (u.asks or not u.question) and not (u.closing and not u.asks):
             if len(named) > 1 and _either(plan, named, user):  # "A or B, whichever you think"
                 return Reading("unclear", candidates=named)
@@ -761,6 +820,131 @@ def _either(plan: Plan, named: tuple[str, ...], text: str) -> bool:
         for m in _OR.finditer(text)
         for s in named
     )
+
+
+_ANOTHER = re.compile(r"\banother\b", re.I)
+_ALSO = re.compile(r"\b(?:also|too|as well|another|one more|and a|plus)\b", re.I)
+#: the first words of a step that adds or buys a thing, and of one that changes what was done
+_TAKERS = frozenset(["add", "order", "buy", "purchase", "get"])
+_CHANGERS = frozenset(["update", "change", "modify", "edit", "amend", "adjust", "alter"])
+#: a user's words that change something ("can I change it to decaf", "make it a large")
+_CHANGING = re.compile(
+    r"\b(?:change|switch|swap|modify|instead|make (?:it|that|this|them|mine|the)|actually)\b", re.I
+)
+
+
+#: the words of an order that name no thing ("I'd love to get one, please")
+_ORDER_WORDS = frozenset(
+    [
+        "take",
+        "have",
+        "get",
+        "order",
+        "grab",
+        "like",
+        "love",
+        "want",
+        "need",
+        "please",
+        "hello",
+        "hey",
+        "there",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "some",
+        "another",
+        "give",
+        "bring",
+        "make",
+        "try",
+        "thanks",
+        "thank",
+        "today",
+        "drink",
+        "drinks",
+    ]
+)
+
+
+#: where the name of a thing ends: a preposition, "and", a stop
+_THING_END = re.compile(
+    r"[,.;:!?()]|\s(?:for|in|at|with|without|to|from|on|near|by|and|or|but|please|now|too|also|"
+    r"as well|instead|that|which|who|if|under|called|named|made)\b",
+    re.I,
+)
+_THING_START = re.compile(
+    r"\b(?:a|an|one|two|three|four|five|six|some|another|the|\d+)\s+(?:more\s+|of\s+(?:the|those|"
+    r"these)\s+)?",
+    re.I,
+)
+
+
+def _things(text: str) -> list[set[str]]:
+    """The things an order names, each as its words' stems ("I'll take a Mocha and two chai
+    lattes with oat milk": {mocha}, {chai, latte}); the first 16."""
+    out: list[set[str]] = []
+    for part in itertools.islice(_THING_END.split(text[:USER_CHARS].lower()), 64):
+        starts = [m.end() for m in itertools.islice(_THING_START.finditer(part), 32)]
+        if not starts:
+            continue
+        words = {_stem(w) for w in _WORD.findall(part[starts[-1] :])  # after the last article
+                 if w not in _STOP and w not in _ORDER_WORDS}  # fmt: skip
+        if words and len(words) <= 4:
+            out.append(words)
+        if len(out) >= 16:
+            break
+    return out
+
+
+def _flat(value: object, budget: int = _ARGUMENTS) -> list[str]:
+    """The text values of a call's arguments, nested lists and tables walked, at most
+    ``budget`` of them and each cut at 200 characters."""
+    out: list[str] = []
+    todo: list[object] = [value]
+    while todo and len(out) < budget:
+        item = todo.pop()
+        if isinstance(item, Mapping):
+            todo.extend(itertools.islice(item.values(), budget))
+        elif isinstance(item, list | tuple):
+            todo.extend(item[:budget])
+        elif isinstance(item, str | int | float) and not isinstance(item, bool):
+            out.append(str(item)[:200])
+    return out
+
+
+#: the first words of a step that completes what the user confirmed (an order, a checkout)
+_FINISHERS = frozenset(
+    ["finish", "submit", "place", "complete", "finalize", "finalise", "checkout", "process"]
+)
+#: an argument that identifies a record the conversation does not show ("order_id")
+_ID_KEY = re.compile(r"(?:^|[_\s-])(?:id|uuid|ref|reference|key)$|[a-z]Id$")
+_ID_VALUE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+
+
+def _finishing(wording: str, arguments: Mapping[str, object]) -> bool:
+    """Whether a call completes what was confirmed: its step's wording starts with a verb of
+    :data:`_FINISHERS` and each of its arguments is an identifier ("order_id": "38056"), which
+    no proposal states."""
+    first = next((w for w in _WORD.findall(wording.lower()) if w not in _STOP), "")
+    return first in _FINISHERS and all(
+        isinstance(v, str) and _ID_KEY.search(str(k)) is not None and _ID_VALUE.fullmatch(v)
+        for k, v in arguments.items()
+    )
+
+
+def _first_word(plan: Plan, verbs: frozenset[str]) -> tuple[str, ...]:
+    """The steps whose wording starts with one of ``verbs`` ("Add ...", "Update ...")."""
+    out = []
+    for sid in plan.steps:
+        first = next((w for w in _WORD.findall(step_wording(plan, sid).lower()) if w not in _STOP
+                      or w in verbs), "")  # fmt: skip
+        if first in verbs:
+            out.append(sid)
+    return tuple(out)
 
 
 def _records(plan: Plan) -> tuple[str, ...]:
