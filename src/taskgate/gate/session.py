@@ -323,8 +323,10 @@ class GateSession:
         match = reading.match
         steps = [s for s in reading.steps if s in plan.steps]  # never a step it lacks
         with self._lock:  # the first step asked for that is not done (unless a redo): the
-            # others of the message are context ("draft the RFQ from the requirements too")
-            fresh = [s for s in steps if self._machine.status(s) is not Status.DONE]
+            # others of the message are context ("draft the RFQ from the requirements too"); a
+            # repeatable step asked for again is asked for ("can I also get a latte?")
+            fresh = [s for s in steps if self._machine.status(s) is not Status.DONE
+                     or self._machine.graph.repeatable(s)]  # fmt: skip
         pick = steps if match.explicit_redo else (fresh or steps)
         step: str | None = pick[0] if pick else None
         asked = [c for c in match.candidates if c in plan.steps]

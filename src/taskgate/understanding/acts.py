@@ -528,9 +528,9 @@ _NEED = re.compile(
 _A_THING = r"(?:a|an|one|two|three|four|five|six|some|another|\d+)\b"
 _ORDERS = re.compile(
     r"\b(?:(?:i|we)(?:'ll| will| wanna| want to)|let me|lemme|(?:i'm|i am|we're|we are) going to) "
-    r"(?:just |please )?(?:take|have|"
+    r"(?:just |please |also )?(?:take|have|"
     r"get|order|grab|go with|try)\b(?! (?:to|there|back|home|in|out|off|on|up|it|that|this|them)\b)|"
-    r"\b(?:can|could|may) (?:i|we) (?:please |just )?(?:get|have|order|grab)\b(?! (?:a |an |some )?"
+    r"\b(?:can|could|may) (?:i|we) (?:please |just |also )?(?:get|have|order|grab)\b(?! (?:a |an |some )?"
     r"(?:minute|moment|second|sec|recommendation|suggestion|menu|list|look|idea)s?\b)|"
     r"\b(?:would|will) (?:i|we) be able to (?:order|get|have)\b|"
     r"\b(?:i|we)(?:'d| would)? (?:like|love) (?:to (?:order|get|have|try) )?(?:just )?(?:the\b|"
@@ -730,7 +730,7 @@ def read_user(message: str, agent: str = "") -> UserAct:
     asks = bool(_ASKS_FOR.search(low))
     # an order, or at the start a thing and nothing else ("A vanilla macchiato with almond milk")
     orders = bool(_ORDERS.search(low) or (not agent.strip() and _BARE_THING.match(low)))
-    closing = bool(_BYE.search(low)) or (
+    closing = bool(_BYE.search(low) and not orders) or (
         bool(_THANKS.search(low)) and not values(low) and not orders and not _ASKS_FOR.search(
             low.replace("please", ""))
     )  # fmt: skip

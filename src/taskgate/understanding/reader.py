@@ -611,7 +611,8 @@ class ConversationReader:
                 (a.proposes or a.offers or a.confirming or a.acts or a.done or (u.change and said))
                 and not _ALSO.search(user)
             )
-            and not ((a.item or a.lists) and _ANOTHER.search(user))  # "another event": others
+            # "another event" after one shown: others like it (not after a recap: one more)
+            and not (said and _ANOTHER.search(user) and not (a.done or a.confirming or a.proposes))
         ):
             # "I'll take a mocha": the plan's one step that adds or buys a thing (several: ask)
             takers = _first_word(plan, _TAKERS)

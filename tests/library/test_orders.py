@@ -1,0 +1,182 @@
+"""Orders, changes asked for and orders placed: what a shop's customer says, read by the default
+reader (no model call), on a plan worded by its tools' names only, as Taskmaster-4's coffee
+orders are replayed by ``bench/bench_conversations.py``."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taskgate import Plan
+from taskgate.core.verdict import Reason
+from taskgate.gate.session import Call, GateSession
+from taskgate.understanding import ConversationReader
+
+ROOT = Path(__file__).resolve().parents[2]
+READ = ConversationReader()
+COFFEE = Plan.model_validate({"binding": "tool", "steps": {
+    "add_order_item": {"tool": "add_order_item", "text": "add order item", "repeatable": True},
+    "update_order_item": {"tool": "update_order_item", "text": "update order item",
+                          "repeatable": True},
+    "finish_order": {"tool": "finish_order", "text": "finish order"},
+}})  # fmt: skip
+MOCHA = {"menu_item_id": "mocha-2211", "quantity": "1"}
+LATTE = {"menu_item_id": "latte-0256", "quantity": "1"}
+DECAF = {"order_item_id": "49692", "attributes": [{"attribute_id": "caffeine", "option": "Decaf"}]}
+SEND = {"order_id": "38056"}
+Calls = Sequence[tuple[str, dict[str, Any]]]
+
+
+def ran(user: str, calls: Calls, agent: str = "", done: Sequence[str] = (),
+        plan: Plan = COFFEE) -> list[bool]:  # fmt: skip
+    """Which of ``calls`` (made in this order after the user's message) the gate runs."""
+    gate = GateSession(plan)
+    for step in done:
+        gate.open_request(step)
+        gate.finish(gate.begin(step), "ok")
+    asyncio.run(gate.open_message(user, READ, ask_back=False, agent=agent))
+    out = []
+    for tool, args in calls:
+        ticket = gate.judge([Call(tool, arguments=args)])[0]
+        out.append(ticket.admitted)
+        if ticket.admitted:
+            gate.finish(ticket, "ok")
+    return out
+
+
+@pytest.mark.parametrize("user", [
+    "I'll take a Mocha please.", "one Mocha please", "Can I get a mocha with oat milk?",
+    "Hi. Yeah, my name is Mike. I'll take a Mocha please.", "Gimme a mocha.",
+    "A double mocha with almond milk", "I\u2019d like a mocha, please.", "Let me get a mocha.",
+    "Today, I am going to have a Mocha, please.", "Think I'll have a nice Mocha, thanks.",
+    "I'd like to order the Mocha for Yeo please.", "Could I get a mocha to go?",
+])  # fmt: skip
+def test_an_order_of_a_thing_adds_it(user: str) -> None:
+    assert ran(user, [("add_order_item", MOCHA)]) == [True]
+
+
+def test_an_order_adds_the_thing_ordered_and_sends_nothing() -> None:
+    """The order is of a mocha: a latte is refused, and so is sending the order (nobody said
+    it was complete)."""
+    calls = [("add_order_item", LATTE), ("finish_order", SEND), ("add_order_item", MOCHA)]
+    assert ran("I'll take a mocha please.", calls) == [False, False, True]
+
+
+@pytest.mark.parametrize("user", [
+    "Do you have mochas?", "What is in a mocha?", "I don't want a mocha.", "Can I get a minute?",
+    "No thanks, that's all.", "Is there a mocha on the menu?", "Hi there!",
+])  # fmt: skip
+def test_no_order_adds_nothing(user: str) -> None:
+    assert ran(user, [("add_order_item", MOCHA)]) == [False]
+
+
+def test_one_more_thing_after_the_first_is_added_is_another_order() -> None:
+    agent = "Is the order on the screen correct?"
+    assert ran("Can I also get a latte?", [("add_order_item", LATTE)], agent,
+               ["add_order_item"]) == [True]  # fmt: skip
+    assert ran("Yes.", [("add_order_item", LATTE)], agent, ["add_order_item"]) == [False]
+
+
+def test_a_change_asked_for_runs_the_step_that_changes_things_not_the_sending() -> None:
+    agent = "Sure. Before I send it, is what you see the correct order?"
+    for user in ("No actually. I'd like a decaf.", "Nope, can I change it to decaf."):
+        calls = [("finish_order", SEND), ("update_order_item", DECAF)]
+        assert ran(user, calls, agent, ["add_order_item"]) == [False, True]
+
+
+def test_a_yes_to_the_order_on_the_screen_sends_it_once() -> None:
+    for agent in ("Is the order correct on the screen?", "Does everything look right to you?",
+                  "Can you make sure your order is correct before I send it?"):  # fmt: skip
+        calls = [("add_order_item", MOCHA), ("finish_order", SEND), ("finish_order", SEND)]
+        assert ran("Yes, that's my order.", calls, agent, ["add_order_item"]) == [
+            False, True, False]  # fmt: skip
+
+
+@pytest.mark.parametrize("args", [
+    {"order_id": "38056", "tip": "50"}, {"order_id": "38056 and 38057"}, {"order": "38056"},
+    {"order_id": ["38056"]},
+])  # fmt: skip
+def test_a_yes_to_the_order_places_no_call_with_details_it_never_saw(args: dict[str, Any]) -> None:
+    assert ran("Yes.", [("finish_order", args)], "Is the order correct?", ["add_order_item"]) == [
+        False]  # fmt: skip
+
+
+def test_an_order_in_reply_to_details_to_confirm_changes_them() -> None:
+    plan = Plan.model_validate({"binding": "tool", "steps": {"buy": {
+        "tool": "buy_tickets", "text": "Buy tickets for an event", "repeatable": True}}})  # fmt: skip
+    args = {"event_name": "Zz Top", "number_of_tickets": "2", "city": "Vancouver"}
+    agent = "Is the following correct; Reserving 3 tickets for Zz Top on March 8th in Vancouver."
+    assert ran("I'd like 2 tickets.", [("buy_tickets", args)], agent, plan=plan) == [False]
+    shown = "It's a Hip Hop event at 29 East Allen Street."
+    assert ran("I would like another event.", [("buy_tickets", args)], shown, plan=plan) == [False]
+    # a kind of the thing the step buys is no order of what the call buys
+    assert ran("A music event please.", [("buy_tickets", args)], plan=plan) == [False]
+
+
+def test_an_order_of_another_thing_buys_nothing() -> None:
+    plan = Plan.model_validate({"binding": "tool", "steps": {"buy": {
+        "tool": "buy_bus_ticket", "text": "Buy tickets for a bus journey", "repeatable": True}}})  # fmt: skip
+    args = {"from_location": "Fresno", "to_location": "San Francisco", "travelers": "1"}
+    user = "I need a rental car for next friday pick up in San Francisco."
+    assert ran(user, [("buy_bus_ticket", args)], plan=plan) == [False]
+    assert ran("I need a bus ticket to San Francisco.", [("buy_bus_ticket", args)],
+               plan=plan) == [True]  # fmt: skip
+
+
+TRIP = Plan.model_validate({"binding": "tool", "steps": {
+    "check": {"tool": "check_rooms", "text": "check the hotel's rooms"},
+    "hotel": {"tool": "book_hotel", "text": "book the hotel", "deps": ["check"]},
+    "flight": {"tool": "book_flight", "text": "book the flight"},
+}})  # fmt: skip
+
+
+def test_a_request_runs_the_steps_it_names_and_what_they_require_only() -> None:
+    calls = [("check_rooms", {}), ("book_hotel", {}), ("book_flight", {})]
+    assert ran("Please book the hotel.", calls, plan=TRIP) == [True, True, False]
+    assert ran("Book the hotel and the flight.", calls, plan=TRIP) == [True, True, True]
+
+
+def test_a_step_asked_for_by_nobody_is_refused_as_not_asked_for() -> None:
+    gate = GateSession(TRIP)
+    asyncio.run(gate.open_message("Please book the flight.", READ, ask_back=False))
+    ticket = gate.judge([Call("check_rooms", arguments={})])[0]
+    assert not ticket.admitted and ticket.verdict.reason is Reason.NOT_REQUESTED
+
+
+def test_the_papers_state_bound_enforcement_runs_any_eligible_step() -> None:
+    gate = GateSession(TRIP, unrequested="run")
+    asyncio.run(gate.open_message("Please book the flight.", READ, ask_back=False))
+    assert gate.judge([Call("check_rooms", arguments={})])[0].admitted
+
+
+def test_a_labelled_sample_of_coffee_orders_runs_asked_calls_and_stops_the_rest() -> None:
+    """200 cases from Taskmaster-4 (tests/data; CC BY 4.0), files 00-03: a regression guard,
+    not the measurement (``bench/bench_conversations.py --tm4 DIR``)."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_conversations", ROOT / "bench" / "bench_conversations.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["bench_conversations"] = bench
+    spec.loader.exec_module(bench)
+    plans = {k: Plan.model_validate(v) for k, v in
+             json.loads((ROOT / "tests/data/tm4_plans.json").read_text()).items()}  # fmt: skip
+    lines = (ROOT / "tests/data/tm4_sample.jsonl").read_text(encoding="utf-8").splitlines()
+    got: dict[str, list[bool]] = {"asked": [], "unasked": []}
+    for line in lines:
+        raw = json.loads(line)
+        case = bench.Case(**{**raw, "earlier": tuple(map(tuple, raw["earlier"])),
+                             "done": tuple(raw["done"]),
+                             "first": tuple((m, a) for m, a in raw["first"])})  # fmt: skip
+        admitted, _ = asyncio.run(bench.replay(case, plans[case.service], READ))
+        got[case.label].append(admitted == (case.label == "asked"))
+    assert len(got["asked"]) == 120 and len(got["unasked"]) == 80
+    assert sum(got["asked"]) / 120 >= 0.75  # 0.84 on files 00-03 when written
+    assert sum(got["unasked"]) / 80 >= 0.95  # 0.995 on files 00-03 when written
