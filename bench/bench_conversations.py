@@ -21,9 +21,13 @@ turn before it, earlier=the three turns before)``, then the call judged with its
   for the transaction ("I want to book a rental car", "Can you book me a hotel?"); SGD's agents
   search and confirm first, the words ask for it, and the gate follows the words.
 
+Two more corpora when their folders are given: STAR (``--star DIR``, :func:`star_cases`) and
+Taskmaster-4's coffee orders (``--tm4 DIR``, :func:`tm4_cases`: requests, several drinks in one
+message, changes asked for, orders confirmed).
+
 Prints the two shares overall, per user act and per service, and the decision's cost (p50, p99).
 Run: .venv/bin/python bench/bench_conversations.py [--split dev|train] [--sgd DIR] [--star DIR]
-[--namer embedding] [--show N]
+[--tm4 DIR] [--namer embedding] [--show N]
 """
 
 from __future__ import annotations
