@@ -93,7 +93,12 @@ def test_a_change_asked_for_runs_the_step_that_changes_things_not_the_sending() 
 
 def test_a_yes_to_the_order_on_the_screen_sends_it_once() -> None:
     for agent in ("Is the order correct on the screen?", "Does everything look right to you?",
-                  "Can you make sure your order is correct before I send it?"):  # fmt: skip
+                  "Can you make sure your order is correct before I send it?",
+                  "Is the order in front of you correct", "Does this order look okay to you?",
+                  "Do I have your correct order?", "Is this what you ordered?",
+                  # names the adding step ("make"), which is done: no second drink
+                  "Can you confirm the order is correct before I send it to the bar to make it?",
+                  "Please confirm your order so we can make it for you."):  # fmt: skip
         calls = [("add_order_item", MOCHA), ("finish_order", SEND), ("finish_order", SEND)]
         assert ran("Yes, that's my order.", calls, agent, ["add_order_item"]) == [
             False, True, False]  # fmt: skip

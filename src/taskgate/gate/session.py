@@ -47,7 +47,7 @@ from taskgate.matching.askback import ask_back_question
 from taskgate.matching.wordings import worded
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 from taskgate.roles import Match, Matcher
-from taskgate.understanding.acts import AGENT_CHARS, USER_CHARS
+from taskgate.understanding.acts import AGENT_CHARS, USER_CHARS, read_agent
 from taskgate.understanding.reader import (
     REVISIONS,
     Reading,
@@ -320,6 +320,7 @@ class GateSession:
             reading: Reading = await aread(plan, message, agent, before)
         else:
             reading = Reading.of(await matcher.match(plan, message))
+        reading = self._not_again(reading, agent)
         match = reading.match
         steps = [s for s in reading.steps if s in plan.steps]  # never a step it lacks
         with self._lock:  # the first step asked for that is not done (unless a redo): the
@@ -340,6 +341,22 @@ class GateSession:
             self._epoch += 1
             self._reading = reading
         return Opened(req, match._replace(step=step), None, reading)
+
+    def _not_again(self, reading: Reading, agent: str) -> Reading:
+        """A "yes" to a proposal that names only steps already done, and not another one of
+        them ("Can you confirm the order is correct before I send it to be made?" after the
+        drink was added), runs none of them again: it is read as a yes to the proposal's
+        details (a call they describe, :meth:`Reading.confirms`)."""
+        if reading.kind != "confirm" or not reading.steps or reading.explicit_redo:
+            return reading
+        with self._lock:
+            done = all(self._machine.status(s) is Status.DONE for s in reading.steps
+                       if s in self._machine.graph)  # fmt: skip
+        if not done or says_again(agent[-AGENT_CHARS:]):
+            return reading
+        said = agent[-AGENT_CHARS:]
+        return dataclasses.replace(reading, steps=(), proposal=said,
+                                   cue=read_agent(said).confirming)  # fmt: skip
 
     # -- judging calls ---------------------------------------------------------------------------
     def judge(self, calls: Sequence[Call | object], *, keyed: bool = False) -> list[Ticket]:

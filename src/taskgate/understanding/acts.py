@@ -47,7 +47,14 @@ _CONFIRM_CUE = re.compile(
     # "is your order correct on the screen?", "does everything look right?", "is this the right one?"
     r"(?:is|are|does|do) (?:your|the|my|our|everything) (?:\w+ ){0,2}(?:looks? |appears? |seems? )?"
     r"(?:correct|right|accurate|ok|okay|good|fine)\b|is (?:this|that|it) (?:the|your) (?:correct|"
-    r"right|complete|whole|entire)\b)",
+    r"right|complete|whole|entire|full)\b|"
+    # "does this order look okay?", "is the order in front of you correct", "is this your order?"
+    r"(?:is|are|does|do) (?:this|that|these|it) (?:\w+ ){1,2}(?:looks?|appears?|seems?) (?:correct|"
+    r"right|accurate|ok|okay|good|fine)\b|(?:is|are) (?:your|the) (?:\w+ ){1,5}(?:correct|right|"
+    r"accurate)\s*(?:\?|$)|is (?:this|that) (?:what you (?:ordered|wanted|asked for)|your order)\b|"
+    r"do (?:i|we) have (?:your|the|it|that|this|everything) (?:\w+ ){0,2}(?:correct|right)\b|"
+    r"if (?:the|your|it|this|that|everything) (?:\w+ ){0,2}(?:looks?|is|seems?) (?:correct|right|good|"
+    r"ok|okay)\b|\b(?:check|look over|review)\b[^.?!]{0,60}\b(?:correct|right|okay)\b)",
     IC,
 )
 _ACTION = (
