@@ -57,6 +57,8 @@ def ran(user: str, calls: Calls, agent: str = "", done: Sequence[str] = (),
     "A double mocha with almond milk", "I\u2019d like a mocha, please.", "Let me get a mocha.",
     "Today, I am going to have a Mocha, please.", "Think I'll have a nice Mocha, thanks.",
     "I'd like to order the Mocha for Yeo please.", "Could I get a mocha to go?",
+    "I'm gonna get a mocha, please.", "I just want a mocha.", "I could really go for a mocha.",
+    "Can I get a mocha with 2% milk? Make it to go.",
 ])  # fmt: skip
 def test_an_order_of_a_thing_adds_it(user: str) -> None:
     assert ran(user, [("add_order_item", MOCHA)]) == [True]
@@ -89,6 +91,15 @@ def test_a_change_asked_for_runs_the_step_that_changes_things_not_the_sending() 
     for user in ("No actually. I'd like a decaf.", "Nope, can I change it to decaf."):
         calls = [("finish_order", SEND), ("update_order_item", DECAF)]
         assert ran(user, calls, agent, ["add_order_item"]) == [False, True]
+
+
+@pytest.mark.parametrize("user", [
+    "That looks right.", "its right.", "The details are right.", "That's my order.",
+    "You've got it, spot-on!",
+])  # fmt: skip
+def test_more_ways_to_say_the_order_is_right(user: str) -> None:
+    assert ran(user, [("finish_order", SEND)], "Does this appear right to you?",
+               ["add_order_item"]) == [True]  # fmt: skip
 
 
 def test_a_yes_to_the_order_on_the_screen_sends_it_once() -> None:

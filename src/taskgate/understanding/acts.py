@@ -40,7 +40,7 @@ _CONFIRM_CUE = re.compile(
     r"is (?:that|this) (?:it|what you want)\s*\?|is (?:that|this) what you want|(?:is|are) (?:that|this|these|it|everything|the details?) "
     r"(?:correct|right|ok|okay|accurate|good|fine)|(?:correct|right|ok|okay|accurate|alright|fine)\s*\?|"
     r"sound (?:good|right|ok|okay|alright|all right|correct)(?: to you)?\s*\?|re-?confirm|"
-    r"re-?check|(?:does|do) (?:that|this|everything|it|these) (?:look|sound|seem) (?:right|"
+    r"re-?check|(?:does|do) (?:that|this|everything|it|these) (?:look|sound|seem|appear) (?:right|"
     r"correct|ok|okay|alright|all right|good|accurate)|did i get that right|(?:got|have) (?:this|that|everything|"
     r"it|all) (?:right|correct(?:ly)?|straight)|(?:does|do) (?:this|that|it|everything) match(?: up)?"
     r"\s*\?|let me know if|"
@@ -54,7 +54,9 @@ _CONFIRM_CUE = re.compile(
     r"accurate)\s*(?:\?|$)|is (?:this|that) (?:what you (?:ordered|wanted|asked for)|your order)\b|"
     r"do (?:i|we) have (?:your|the|it|that|this|everything) (?:\w+ ){0,2}(?:correct|right)\b|"
     r"if (?:the|your|it|this|that|everything) (?:\w+ ){0,2}(?:looks?|is|seems?) (?:correct|right|good|"
-    r"ok|okay)\b|\b(?:check|look over|review)\b[^.?!]{0,60}\b(?:correct|right|okay)\b)",
+    r"ok|okay)\b|\b(?:check|look over|review)\b[^.?!]{0,60}\b(?:correct|right|okay)\b|"
+    r"(?:tell me|let me know) if (?:this|that|it|everything|i have it|we have it|i've got it) (?:is )?"
+    r"(?:the )?(?:right|correct)\b)",
     IC,
 )
 _ACTION = (
@@ -329,7 +331,8 @@ _YES_START = re.compile(
     r"of course|certainly|correct|exactly|perfect|great|good|fine|cool|awesome|excellent|"
     r"wonderful|terrific|fantastic|(?:sounds|seems|looks) (?:good|great|fine|perfect|right|nice|ok|okay|like a|"
     r"wonderful|excellent|awesome|lovely|amazing|fantastic|terrific|super|ideal)|"
-    r"that(?:'?s|'?ll| is| would be| will be| will| would| should| seems| sounds| works)"
+    r"that(?:'?s|'?ll| is| would be| will be| will| would| should| seems| sounds| works| looks|"
+    r" appears)"
     r"(?: (?!not\b|never\b|hardly\b)\w+){0,2} "
     r"(?:right|correct|fine|good|great|perfect|it|ok|okay|work|works|what|all|exactly|ideal|"
     r"nice|wonderful|awesome|excellent|amazing|lovely|brilliant|cool|confirmed|accurate|"
@@ -337,11 +340,12 @@ _YES_START = re.compile(
     r"(?=[\s.!]*$)|"
     r"that(?: all)? works|(?:that|everything|it) all (?:sounds|looks|seems) (?:right|good|correct|"
     r"fine|great|perfect)|everything (?:sounds|looks|seems|is) (?:right|good|correct|fine|"
-    r"great|perfect)|"
+    r"great|perfect)|(?:the )?(?:details?|order) (?:is|are|looks?) (?:all )?(?:right|correct|"
+    r"accurate|good|fine|perfect)|"
     r"sounds? (?:just|exactly|about) right|"
     r"you(?:'ve| have)? (?:got |have )?(?:it|that|this|everything|all)(?: \w+){0,2} "
     r"(?:right|correct)|this (?:is|works|sounds) (?:right|correct|fine|"
-    r"good|great|perfect|ok|okay)|it(?:'s| is| does| works| sounds| would| will)(?: \w+)? (?:fine|"
+    r"good|great|perfect|ok|okay)|it(?:'?s| is| does| works| sounds| would| will)(?: \w+)? (?:fine|"
     r"good|ok|okay|perfect|correct|right|great|work|nice)|works|please do|do it|go ahead|go for it|"
     r"please (?:try|check|do|get|book)(?: it| that| this)?(?: one)?(?: for me)?(?=[\s.!]*$)|"
     r"i want (?:this|that|it)(?: one)?(?=\s*[,.!]|\s*$)|"
@@ -372,7 +376,7 @@ _YES_ANY = re.compile(
     r"|correct|fine)|let'?s do|accept(?:ed)?|that'?s what i (?:need|want|wanted|needed|said)|"
     r"(?:that|this|it)(?:'s| is) (?:the )?exact(?:ly)?(?: thing)?(?: what)? i (?:want|need)"
     r"(?=[\s.!]*$)|"
-    r"that was my order|"
+    r"that was my order|that(?:'?s| is) (?:my|the right|the correct) order|spot[- ]on|"
     r"(?:will|would|should) work|(?:you|i) got (?:it|that|this) right|ideal|lock it in|"
     r"you(?:'ve| have)? figured it out|"
     r"(?:book|reserve|grab|schedule|confirm|buy|order) (?:it|that|this|them)\b(?! for\b)|"
@@ -534,7 +538,8 @@ _NEED = re.compile(
 #: an order of a thing: a verb of taking, or a request form, before a thing counted or named
 _A_THING = r"(?:a|an|one|two|three|four|five|six|some|another|\d+)\b"
 _ORDERS = re.compile(
-    r"\b(?:(?:i|we)(?:'ll| will| wanna| want to)|let me|lemme|(?:i'm|i am|we're|we are) going to) "
+    r"\b(?:(?:i|we)(?:'ll| will| wanna| want to)|let me|lemme|(?:i'm|i am|we're|we are) "
+    r"(?:going to|gonna)) "
     r"(?:just |please |also )?(?:take|have|"
     r"get|order|grab|go with|try)\b(?! (?:to|there|back|home|in|out|off|on|up|it|that|this|them)\b)|"
     r"\b(?:can|could|may) (?:i|we) (?:please |just |also )?(?:get|have|order|grab)\b(?! (?:a |an |some )?"
@@ -543,10 +548,11 @@ _ORDERS = re.compile(
     r"\b(?:i|we)(?:'d| would)? (?:like|love) (?:to (?:order|get|have|try) )?(?:just )?(?:the\b|"
     + _A_THING
     + ")"
-    + r"|\b(?:i|we) (?:want|need) (?:to (?:order|get|have) )?(?:just )?"
+    + r"|\b(?:i|we) (?:just |really |only )?(?:want|need) (?:to (?:order|get|have) )?(?:just )?"
     + _A_THING
     + "|"
     r"\b(?:give|get|bring|make) me " + _A_THING + r"|\bgimme\b|"
+    r"\b(?:i|we) (?:could|would) (?:really )?go for " + _A_THING + "|"
     r"^\s*(?:(?:hi|hello|hey)(?: there)?[,.!]*\s*)?" + _A_THING + r"[^.?!,]{1,60},? please\b",
     IC,
 )

@@ -602,9 +602,12 @@ class ConversationReader:
             # a yes to details the agent stated: the call they describe
             return Reading("confirm", proposal=said, cue=a.confirming, bare=not a.action,
                            claimed=_claims(said, a.done))  # fmt: skip
+        takers = _first_word(plan, _TAKERS)
         if (
             u.orders
-            and not (named or u.no or u.closing or _SEARCH.search(user))
+            # "Can I get a latte? Make it to go.": it names the adding step at most
+            and not (set(named) - set(takers + changers) or u.no or u.closing)
+            and not _SEARCH.search(user)
             # in reply to details to confirm, an order is a change of them ("I'd like 2
             # tickets."), unless it is one more thing ("Can I also get a muffin?")
             and not (
@@ -615,7 +618,6 @@ class ConversationReader:
             and not (said and _ANOTHER.search(user) and not (a.done or a.confirming or a.proposes))
         ):
             # "I'll take a mocha": the plan's one step that adds or buys a thing (several: ask)
-            takers = _first_word(plan, _TAKERS)
             if len(takers) == 1:
                 # the order's details may be set by the steps that change it ("to go")
                 return Reading("need", takers + changers, thing=user)
