@@ -196,3 +196,18 @@ def test_a_labelled_sample_of_coffee_orders_runs_asked_calls_and_stops_the_rest(
     assert len(got["asked"]) == 120 and len(got["unasked"]) == 80
     assert sum(got["asked"]) / 120 >= 0.75  # 0.84 on files 00-03 when written
     assert sum(got["unasked"]) / 80 >= 0.95  # 0.995 on files 00-03 when written
+
+
+def test_a_second_thing_in_one_message_is_asked_for_again_in_plain_words() -> None:
+    """One message runs a step once (a retry cannot be told from a second drink): the second
+    drink is refused with words that say so, and the user's yes to it adds it."""
+    gate = GateSession(COFFEE)
+    asyncio.run(gate.open_message("A mocha and a latte, please.", READ, ask_back=False))
+    first = gate.judge([Call("add_order_item", arguments=MOCHA)])[0]
+    gate.finish(first, "ok")
+    second = gate.judge([Call("add_order_item", arguments=LATTE)])[0]
+    assert first.admitted and not second.admitted
+    assert "already ran once for the user's last message" in second.refusal
+    asyncio.run(gate.open_message("Yes please.", READ, ask_back=False,
+                                  agent="Shall I add the latte too?"))  # fmt: skip
+    assert gate.judge([Call("add_order_item", arguments=LATTE)])[0].admitted

@@ -583,8 +583,24 @@ class GateSession:
                 f"{tool} was not run: {reading.understood(plan)}. Do only what the user asks; "
                 "ask them if unsure."
             )
+        graph = self._machine.graph
+        if (
+            self.notices == "plain"
+            and verdict.reason is Reason.ALREADY_DONE
+            and verdict.step is not None
+            and verdict.step in graph
+            and graph.repeatable(verdict.step)
+            and req is not None
+            and req.step == verdict.step
+        ):  # "a latte and a mocha, please": the second call under the one request
+            tool = quoted(call.tool or "") or "The call"
+            return (
+                f"{tool} was not run: it already ran once for the user's last message, and one "
+                "message runs it once. If the user asked for more, ask them to confirm the next "
+                "one."
+            )
         if self.notices == "plain":
-            return plain_refusal(verdict, call, self._machine.graph)
+            return plain_refusal(verdict, call, graph)
         return render_rejection(verdict, call)
 
     def _reserve(self, ticket: Ticket) -> Ticket:
