@@ -47,7 +47,7 @@ from taskgate.matching.askback import ask_back_question
 from taskgate.matching.wordings import worded
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 from taskgate.roles import Match, Matcher
-from taskgate.understanding.acts import AGENT_CHARS, USER_CHARS, read_agent
+from taskgate.understanding.acts import AGENT_CHARS, USER_CHARS, read_agent, read_user
 from taskgate.understanding.reader import (
     REVISIONS,
     Reading,
@@ -320,7 +320,7 @@ class GateSession:
             reading: Reading = await aread(plan, message, agent, before)
         else:
             reading = Reading.of(await matcher.match(plan, message))
-        reading = self._not_again(reading, agent)
+        reading = self._not_again(reading, agent, message)
         match = reading.match
         steps = [s for s in reading.steps if s in plan.steps]  # never a step it lacks
         with self._lock:  # the first step asked for that is not done (unless a redo): the
@@ -342,7 +342,7 @@ class GateSession:
             self._reading = reading
         return Opened(req, match._replace(step=step), None, reading)
 
-    def _not_again(self, reading: Reading, agent: str) -> Reading:
+    def _not_again(self, reading: Reading, agent: str, message: str) -> Reading:
         """A "yes" to a proposal that names only steps already done, and not another one of
         them ("Can you confirm the order is correct before I send it to be made?" after the
         drink was added), runs none of them again: it is read as a yes to the proposal's
@@ -352,9 +352,11 @@ class GateSession:
         with self._lock:
             done = all(self._machine.status(s) is Status.DONE for s in reading.steps
                        if s in self._machine.graph)  # fmt: skip
-        if not done or says_again(agent[-AGENT_CHARS:]):
-            return reading
         said = agent[-AGENT_CHARS:]
+        if not done or says_again(said):
+            return reading
+        if not read_user(message[:USER_CHARS], said).yes:  # "hold on, I want to add a muffin"
+            return Reading("other")
         return dataclasses.replace(reading, steps=(), proposal=said,
                                    cue=read_agent(said).confirming)  # fmt: skip
 
@@ -479,18 +481,23 @@ class GateSession:
         )
 
     def _of_thing(self, call: Call, step: str | None) -> bool:
-        """Whether the call is of the thing the user ordered, where the message ordered one ("I'll
-        take a mocha" asks for no latte): see :meth:`Reading.of_thing`."""
+        """Whether the call is of what the user ordered or changed, where the message ordered a
+        thing or asked for a change: the adding step's call of the thing ordered, as many as
+        were ordered ("I'll take a mocha" adds no latte, and one mocha); a call of a step that
+        changes things only with a word the user said among its values. See
+        :meth:`Reading.of_thing` and :meth:`Reading.mentions`."""
         reading = self._reading
         if (
             reading is None
             or not reading.thing
-            or not reading.steps
-            or step != reading.steps[0]  # the step that adds it; the others change the order
+            or step is None
             or not self.requested
+            or reading.kind not in ("need", "change")
         ):
             return True
-        return reading.of_thing(call.arguments, self._words_of(step))
+        if reading.kind == "need" and reading.steps and step == reading.steps[0]:
+            return reading.of_thing(call.arguments)
+        return reading.mentions(call.arguments)
 
     def _beyond_reading(self, step: str | None) -> bool:
         """Whether ``step`` is neither a step the user's message asked for (read by a reader of

@@ -11,6 +11,7 @@ conversations (and checked on its dev split; see ``bench/bench_conversations.py`
 from __future__ import annotations
 
 import datetime
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -539,13 +540,14 @@ _NEED = re.compile(
 _A_THING = r"(?:a|an|one|two|three|four|five|six|some|another|\d+)\b"
 _ORDERS = re.compile(
     r"\b(?:(?:i|we)(?:'ll| will| wanna| want to)|let me|lemme|(?:i'm|i am|we're|we are) "
-    r"(?:going to|gonna)) "
-    r"(?:just |please |also )?(?:take|have|"
-    r"get|order|grab|go with|try)\b(?! (?:to|there|back|home|in|out|off|on|up|it|that|this|them)\b)|"
+    r"(?:going to|gonna)) (?:just |please |also )?(?:take|have|get|order|grab|go with|go for|try|"
+    r"buy)\b(?! (?:to|there|back|home|in|out|off|on|up|it|that|this|them)\b)|"
     r"\b(?:can|could|may) (?:i|we) (?:please |just |also )?(?:get|have|order|grab)\b(?! (?:a |an |some )?"
     r"(?:minute|moment|second|sec|recommendation|suggestion|menu|list|look|idea)s?\b)|"
     r"\b(?:would|will) (?:i|we) be able to (?:order|get|have)\b|"
-    r"\b(?:i|we)(?:'d| would)? (?:like|love) (?:to (?:order|get|have|try) )?(?:just )?(?:the\b|"
+    r"\b(?:i|we)(?:'d| would)? (?:really )?(?:like|love) (?:to (?:order|get|have|try|buy|grab|"
+    r"take|place an order for) )?(?:just )?"
+    r"(?:the\b|"
     + _A_THING
     + ")"
     + r"|\b(?:i|we) (?:just |really |only )?(?:want|need) (?:to (?:order|get|have) )?(?:just )?"
@@ -553,9 +555,33 @@ _ORDERS = re.compile(
     + "|"
     r"\b(?:give|get|bring|make) me " + _A_THING + r"|\bgimme\b|"
     r"\b(?:i|we) (?:could|would) (?:really )?go for " + _A_THING + "|"
+    r"\b(?:and also|also|plus)\s+" + _A_THING + "|"
     r"^\s*(?:(?:hi|hello|hey)(?: there)?[,.!]*\s*)?" + _A_THING + r"[^.?!,]{1,60},? please\b",
     IC,
 )
+#: the agent asks what the user would like ("What can I get for you?", "Anything else?")
+_ASKS_WHAT = re.compile(
+    r"\bwhat (?:can|could|may|shall) (?:i|we) (?:get|make|bring|start|do)|\bwhat (?:would|will|do|"
+    r"can) (?:you|ya) (?:like|want|have|need|order|get)|\bwhat(?:'s| is| will it be| will you have)"
+    r"(?: your order| it going to be| it gonna be)?\s*(?:today|for you|this morning)?\s*\?|"
+    r"\b(?:anything|something) else|\bwhat else|\bhow can i help|\bready to order",
+    IC,
+)
+
+
+def asks_what(agent: str) -> bool:
+    """Whether the agent's message asks what the user would like ("What can I get you?")."""
+    return bool(_ASKS_WHAT.search(agent[-AGENT_CHARS:]))
+
+
+_HOLD = re.compile(
+    r"\b(?:hold on|hang on|(?<!can't )(?<!cant )(?<!cannot )(?<!not )wait(?! (?:for|until|till|"
+    r"list|to|staff|times?|line)\b)|not (?:so |too |quite )?sure|unsure|"
+    r"not certain|let me think|on second thought)\b",
+    IC,
+)
+_WH = re.compile(r"\b(?:which|what|how|why|when|where|whether)\b", IC)
+_QUOTED = re.compile(r'"[^"]{0,400}"|\u201c[^\u201d]{0,400}\u201d')
 _BARE_THING = re.compile(r"\s*" + _A_THING + r"[^.?!]{1,80}[.!]?\s*$", IC)
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}  # fmt: skip
@@ -720,6 +746,8 @@ def read_user(message: str, agent: str = "") -> UserAct:
             or any(_GO_AHEAD.match(c) for s in said for c in _CLAUSES.split(s))
         )
     )
+    if yes and _HOLD.search(low):
+        yes = False  # "Yes, that's correct, but hold on", "yes? I'm not sure"
     said_words = _agent_words(agent) if agent else set()
     renamed = bool(agent) and _new_names(t, said_words)
     if agent and _new_choice(t, said_words):
@@ -742,7 +770,11 @@ def read_user(message: str, agent: str = "") -> UserAct:
     )
     asks = bool(_ASKS_FOR.search(low))
     # an order, or at the start a thing and nothing else ("A vanilla macchiato with almond milk")
-    orders = bool(_ORDERS.search(low) or (not agent.strip() and _BARE_THING.match(low)))
+    bare = _QUOTED.sub(" ", low)  # what is quoted is no order of the user's
+    orders = any(  # not in a question asking which, what or how ("a mocha or a latte, which?")
+        _ORDERS.search(p) and not (p.rstrip().endswith("?") and _WH.search(p))
+        for p in itertools.islice(_sentences(bare), 16)
+    ) or bool((not agent.strip() or asks_what(agent)) and _BARE_THING.match(bare))
     closing = bool(_BYE.search(low) and not orders) or (
         bool(_THANKS.search(low)) and not values(low) and not orders and not _ASKS_FOR.search(
             low.replace("please", ""))

@@ -36,7 +36,10 @@ from taskgate.roles import Match, Matcher
 from taskgate.understanding.acts import (
     AGENT_CHARS,
     USER_CHARS,
+    AgentAct,
+    UserAct,
     asks_to_confirm,
+    asks_what,
     counter_offer,
     names_action,
     proposes_to_act,
@@ -339,7 +342,12 @@ class Reading:
         if not self.proposal or not arguments or len(arguments) > _ARGUMENTS:
             return False  # a call of more arguments than are read is not the one proposed
         said, before = self.proposal.lower(), self.earlier.lower()
-        if _finishing(wording, arguments) and (self.cue or asks_to_confirm(said)):
+        if (
+            _finishing(wording, arguments)
+            and (self.cue or asks_to_confirm(said))
+            # "Is the order correct?", not "Is your email correct?"
+            and _of_step(said, wording, self.heard)
+        ):
             return True  # "Is this order correct?" "Yes.": the order placed, by its identifier
         words = _words(wording)
         action = {_stem(w) for w in words[:1] + [w for w in words if w in _VERBS]}
@@ -420,29 +428,51 @@ class Reading:
         one = hit == 1 and named_value and (acted or stated == 1)
         return not self.bare and self.cue and one
 
-    def of_thing(self, arguments: Mapping[str, object] | None, wording: str = "") -> bool:
-        """Whether a call (its ``arguments``, its step's ``wording``) is of a thing the user
-        ordered: half the words of one thing the order names ("a rental car", "two chai lattes")
-        are words of its values ("chai-latte-1928"), or all of them of the step's wording ("I
-        need a bus ticket" for "Buy a bus ticket"). "I need a rental car" orders no bus
-        ticket. An order
-        that names no thing ("I'd like to order") is of any call that has one of its words.
-        True when the reading ordered nothing."""
+    def of_thing(self, arguments: Mapping[str, object] | None) -> bool:
+        """Whether a call is of a thing the user ordered, as many as were ordered: the words of
+        one thing the order names ("a rental car", "two chai lattes", not "a latte" in "not a
+        latte") are words of the call's values ("chai-latte-1928"; all of them for a thing of
+        one or two words, two in three for a longer one), and no count among its values
+        (quantity, tickets, ...) is more than the order said ("a mocha": one). "I need a rental
+        car" orders no bus ticket, "one item" no gold bar. True when the reading ordered
+        nothing."""
         if not self.thing:
             return True
-        worded = {_stem(w) for w in _WORD.findall(wording.lower())}
         have: set[str] = set()
-        for value in _flat(arguments or {}):
+        for value in _flat(arguments or {}, notes=False):  # "note": "mocha" orders no mocha
             have.update(_stem(w) for w in _WORD.findall(value.lower()))
         things = _things(self.thing)
-        if things:  # "a hazelnut cappuccino" for "cappuccino-5258" with a hazelnut add-on; the
-            # step's wording names the whole thing ("a laptop" for "Buy a laptop"), not a kind
-            # of it ("a music event" for "Buy tickets for an event")
-            return any(len(t & have) * 2 >= len(t) or t <= worded for t in things)
-        have |= worded
-        wanted = {_stem(w) for w in _WORD.findall(self.thing.lower())
-                  if len(w) >= 3 and w not in _STOP and w not in _ORDER_WORDS}  # fmt: skip
-        return bool(wanted & have)
+        if not things:  # "I want to get am almond milk mocha": no article, any word of it
+            loose = {_stem(w) for w in _WORD.findall(self.thing[:USER_CHARS].lower())
+                     if len(w) >= 3 and w not in _STOP and w not in _ORDER_WORDS}  # fmt: skip
+            if not loose & have:
+                return False
+        elif not any(
+            len(t & have) * 2 >= len(t) and (head in have or len(t & have) >= 2)
+            for t, head in things
+        ):  # half its words, its head noun among them or two: "decaf mocha", "English
+            return False  # breakfast tea"; not "hot sauce" for a hot chocolate
+        return not _too_many(arguments or {}, _counts(self.thing))
+
+    def mentions(self, arguments: Mapping[str, object] | None) -> bool:
+        """Whether a call carries a word the user said (a change asked for: "No, I'd like it
+        decaf" for a change whose value is "Decaf"; "Make it snappy" changes nothing). True when
+        the reading ordered or changed nothing."""
+        if not self.thing:
+            return True
+        text = self.thing[:USER_CHARS].lower()
+        said = {_stem(w) for w in _WORD.findall(text) if len(w) >= 2 and w not in _STOP
+                and w not in _ORDER_WORDS and w not in _CHANGE_WORDS}  # fmt: skip
+        squashed = "".join(_WORD.findall(text))  # "to go" for the value "Togo"
+        for value in _flat(arguments or {}):
+            low = value.lower()
+            if said & {_stem(w) for w in _WORD.findall(low)}:
+                return True
+            whole = "".join(_WORD.findall(low))
+            letters = sum(c.isalpha() for c in whole)
+            if letters >= 3 and whole not in _STOP and whole in squashed:
+                return True
+        return False
 
     def understood(self, plan: Plan) -> str:
         """What the gate understood, in plain words, for a refusal's notice."""
@@ -546,10 +576,16 @@ class ConversationReader:
             changers
             and (a.proposes or a.offers or a.confirming or a.acts or a.done)  # something to change
             and (u.change or (u.no and (u.asks or u.orders)) or _CHANGING.search(user))
-            and not (u.declines or u.closing or u.alternatives or negated)
+            and not (u.declines or u.closing or u.alternatives or negated or _KEEP.search(user))
             and (u.asks or u.orders or not u.question)
         ):  # "No, I'd like it decaf": a change asked for, the plan's steps that change things
-            return Reading("change", changers, about=proposed)
+            return Reading("change", changers, about=proposed, thing=user)
+        if ((a.proposes or a.offers or a.confirming) and _ALSO.search(user)) or (
+            u.orders and asks_what(said)
+        ):  # "Yes, and also a mocha"; "What can I get for you?" "I'll take a mocha."
+            ordered = _order(plan, user, said, u, a, named, changers)
+            if ordered is not None:
+                return ordered
         if a.proposes or a.offers:
             if u.yes and not (u.change or u.no or u.alternatives or negated):
                 if len(proposed) > 1:
@@ -602,27 +638,9 @@ class ConversationReader:
             # a yes to details the agent stated: the call they describe
             return Reading("confirm", proposal=said, cue=a.confirming, bare=not a.action,
                            claimed=_claims(said, a.done))  # fmt: skip
-        takers = _first_word(plan, _TAKERS)
-        if (
-            u.orders
-            # "Can I get a latte? Make it to go.": it names the adding step at most
-            and not (set(named) - set(takers + changers) or u.no or u.closing)
-            and not _SEARCH.search(user)
-            # in reply to details to confirm, an order is a change of them ("I'd like 2
-            # tickets."), unless it is one more thing ("Can I also get a muffin?")
-            and not (
-                (a.proposes or a.offers or a.confirming or a.acts or a.done or (u.change and said))
-                and not _ALSO.search(user)
-            )
-            # "another event" after one shown: others like it (not after a recap: one more)
-            and not (said and _ANOTHER.search(user) and not (a.done or a.confirming or a.proposes))
-        ):
-            # "I'll take a mocha": the plan's one step that adds or buys a thing (several: ask)
-            if len(takers) == 1:
-                # the order's details may be set by the steps that change it ("to go")
-                return Reading("need", takers + changers, thing=user)
-            if takers:
-                return Reading("unclear", candidates=takers)
+        ordered = _order(plan, user, said, u, a, named, changers)
+        if ordered is not None:
+            return ordered
         if named and (u.asks or not u.question) and not (u.closing and not u.asks):
             if len(named) > 1 and _either(plan, named, user):  # "A or B, whichever you think"
                 return Reading("unclear", candidates=named)
@@ -828,11 +846,96 @@ def _either(plan: Plan, named: tuple[str, ...], text: str) -> bool:
 _ANOTHER = re.compile(r"\banother\b", re.I)
 _ALSO = re.compile(r"\b(?:also|too|as well|another|one more|and a|plus)\b", re.I)
 #: the first words of a step that adds or buys a thing, and of one that changes what was done
-_TAKERS = frozenset(["add", "order", "buy", "purchase", "get"])
+_TAKERS = frozenset(["add", "order", "buy", "purchase"])
 _CHANGERS = frozenset(["update", "change", "modify", "edit", "amend", "adjust", "alter"])
 #: a user's words that change something ("can I change it to decaf", "make it a large")
 _CHANGING = re.compile(
     r"\b(?:change|switch|swap|modify|instead|make (?:it|that|this|them|mine|the)|actually)\b", re.I
+)
+
+
+def _order(
+    plan: Plan,
+    user: str,
+    said: str,
+    u: UserAct,
+    a: AgentAct,
+    named: tuple[str, ...],
+    changers: tuple[str, ...],
+) -> Reading | None:
+    """The reading of an order of a thing ("I'll take a mocha"): the plan's one step that adds or
+    buys (several: ask which), with the steps that change the order ("to go"), each for calls of
+    what the user said only (:meth:`Reading.of_thing`, :meth:`Reading.mentions`); None when the
+    message orders nothing the gate can read as an order."""
+    takers = _first_word(plan, _TAKERS)
+    things = _things(user)
+    if not (
+        takers
+        and u.orders
+        and len(user) < USER_CHARS  # a message read in part: what follows may take it back
+        # "Can I get a latte? Make it to go.": it names the adding step at most
+        and not (set(named) - set(takers + changers) or u.no or u.closing)
+        and not _SEARCH.search(user)
+        and not _NOT_AN_ORDER.search(user)  # quoted, reported, taken back, not now
+        and not (things and things[0][0] & _SERVICES)  # "can I get a refund?"
+        # in reply to details to confirm, an order is a change of them ("I'd like 2
+        # tickets."), unless it is one more thing ("Can I also get a muffin?")
+        and not (
+            (a.proposes or a.offers or a.confirming or a.acts or (u.change and said))
+            and not (_ALSO.search(user) or asks_what(said))
+        )
+        # "another event" after one shown: others like it (not after a recap: one more)
+        and not (said and _ANOTHER.search(user) and not (a.done or a.confirming or a.proposes))
+    ):
+        return None
+    if len(takers) > 1:
+        return Reading("unclear", candidates=takers)
+    return Reading("need", takers + changers, thing=user)
+
+
+#: what makes words that order something no order: quoted or reported speech, a condition, another
+#: day, words taking it back
+_NOT_AN_ORDER = re.compile(
+    r"\b(?:said|says|say|saying|told|tell me|translate|repeat after|spell|quote|wrote|"
+    r"sign|what if|only if|unless|tomorrow|yesterday|next time|last time|on second thought|"
+    r"never ?mind|scratch that|kidding|jk|lol|no wait|wait|hold on|hang on|forget (?:it|that)|"
+    r"cancel (?:it|that)|changed my mind|no one|nobody|not now|later)\b|\bbut (?:i'?m|i am|i was|"
+    r"they|it'?s|that'?s)\b",
+    re.I,
+)
+#: what a request form may ask for that is no thing to add or buy
+_SERVICES = frozenset(
+    [
+        "refund",
+        "price",
+        "cost",
+        "receipt",
+        "moment",
+        "minute",
+        "second",
+        "think",
+        "look",
+        "recommendation",
+        "suggestion",
+        "menu",
+        "wifi",
+        "password",
+        "help",
+        "question",
+        "manager",
+        "word",
+        "idea",
+        "list",
+        "option",
+        "information",
+        "info",
+    ]
+)
+#: "don't change it", "keep it as it is": no change asked for
+_KEEP = re.compile(
+    r"\b(?:don'?t|do not|never|no need to|not|nothing to) (?:\w+ ){0,3}(?:change|modify|edit|"
+    r"switch|swap|touch|alter)\b|\b(?:keep|leave) (?:it|that|everything|them)\b",
+    re.I,
 )
 
 
@@ -876,7 +979,7 @@ _ORDER_WORDS = frozenset(
 #: where the name of a thing ends: a preposition, "and", a stop
 _THING_END = re.compile(
     r"[,.;:!?()]|\s(?:for|in|at|with|without|to|from|on|near|by|and|or|but|please|now|too|also|"
-    r"as well|instead|that|which|who|if|under|called|named|made)\b",
+    r"as well|instead|that|which|who|if|under|called|named|made|about)\b",
     re.I,
 )
 _THING_START = re.compile(
@@ -886,32 +989,104 @@ _THING_START = re.compile(
 )
 
 
-def _things(text: str) -> list[set[str]]:
-    """The things an order names, each as its words' stems ("I'll take a Mocha and two chai
-    lattes with oat milk": {mocha}, {chai, latte}); the first 16."""
-    out: list[set[str]] = []
-    for part in itertools.islice(_THING_END.split(text[:USER_CHARS].lower()), 64):
-        starts = [m.end() for m in itertools.islice(_THING_START.finditer(part), 32)]
-        if not starts:
+def _things(text: str) -> list[tuple[set[str], str]]:
+    """The things an order names, each as its words' stems and its last word's ("I'll take a
+    Mocha and two chai lattes with oat milk": {mocha}, {chai, latte}); the first 16."""
+    out: list[tuple[set[str], str]] = []
+    said = _NOT_THIS.sub(" , ", text[:USER_CHARS].lower())  # "not a latte": no thing ordered
+    for part in itertools.islice(_THING_END.split(said), 64):
+        start = _THING_START.search(part)
+        if start is None:
             continue
-        words = {_stem(w) for w in _WORD.findall(part[starts[-1] :])  # after the last article
-                 if w not in _STOP and w not in _ORDER_WORDS}  # fmt: skip
-        if words and len(words) <= 4:
-            out.append(words)
+        kept = [_stem(w) for w in _WORD.findall(part[start.end() :])  # after its first article
+                if w not in _STOP and w not in _ORDER_WORDS]  # fmt: skip
+        if kept and len(set(kept)) <= 6:
+            out.append((set(kept), kept[-1]))
         if len(out) >= 16:
             break
     return out
 
 
-def _flat(value: object, budget: int = _ARGUMENTS) -> list[str]:
+#: a thing refused or set aside ("not a latte", "instead of a latte", "no sugar")
+_NOT_THIS = re.compile(
+    r"\b(?:not|no|instead of|rather than|except(?: for)?|without|never|had|was|were)\s+"
+    r"(?:(?:a|an|the|any|one|two|three|some|my|your)\s+)?[\w%-]+(?:\s+[\w%-]+){0,2}",
+    re.I,
+)
+#: the words of a change asked for that name nothing changed
+_CHANGE_WORDS = frozenset(
+    [
+        "change",
+        "switch",
+        "swap",
+        "modify",
+        "instead",
+        "actually",
+        "make",
+        "yes",
+        "no",
+        "nope",
+        "please",
+        "want",
+        "like",
+        "could",
+        "can",
+        "would",
+        "it",
+        "that",
+        "this",
+        "mine",
+    ]
+)
+_COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "another": 1, "two": 2, "three": 3, "four": 4,
+                "five": 5, "six": 6}  # fmt: skip
+
+
+def _counts(text: str) -> int:
+    """The most an order counts of one thing ("a mocha": 1, "two lattes": 2, "12 bagels": 12);
+    0 when it says "some" or no count at all."""
+    most = 0
+    for m in itertools.islice(_THING_START.finditer(text[:USER_CHARS].lower()), 64):
+        word = m.group(0).split()[0]
+        if word.isdigit():
+            most = max(most, int(word[:6]))
+        elif word == "some":
+            return 0
+        else:
+            most = max(most, _COUNT_WORDS.get(word, 0))
+    return most
+
+
+def _too_many(arguments: Mapping[str, object], most: int) -> bool:
+    """Whether a count among the call's arguments (quantity, tickets, ...) is more than ``most``
+    (``most`` 0: no count said, none checked)."""
+    if not most:
+        return False
+    for key, value in itertools.islice(arguments.items(), _ARGUMENTS):
+        if _COUNT_KEY.search(str(key)) and not isinstance(value, bool):
+            text = str(value).strip()[:12]
+            if not _COUNT.fullmatch(text) or float(text) > most:
+                return True
+    return False
+
+
+#: a free-text field of a call, where any words may be written ("note": "mocha")
+_NOTE_KEY = re.compile(
+    r"note|comment|message|description|instruction|text|memo|remark|request|detail", re.I
+)
+
+
+def _flat(value: object, budget: int = _ARGUMENTS, *, notes: bool = True) -> list[str]:
     """The text values of a call's arguments, nested lists and tables walked, at most
-    ``budget`` of them and each cut at 200 characters."""
+    ``budget`` of them and each cut at 200 characters; without the values of free-text fields
+    (a note, a comment, ...) unless ``notes``."""
     out: list[str] = []
     todo: list[object] = [value]
     while todo and len(out) < budget:
         item = todo.pop()
         if isinstance(item, Mapping):
-            todo.extend(itertools.islice(item.values(), budget))
+            todo.extend(v for k, v in itertools.islice(item.items(), budget)
+                        if notes or not _NOTE_KEY.search(str(k)))  # fmt: skip
         elif isinstance(item, list | tuple):
             todo.extend(item[:budget])
         elif isinstance(item, str | int | float) and not isinstance(item, bool):
@@ -930,13 +1105,126 @@ _ID_VALUE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
 def _finishing(wording: str, arguments: Mapping[str, object]) -> bool:
     """Whether a call completes what was confirmed: its step's wording starts with a verb of
-    :data:`_FINISHERS` and each of its arguments is an identifier ("order_id": "38056"), which
+    :data:`_FINISHERS` and its arguments are one or two identifiers ("order_id": "38056"), which
     no proposal states."""
     first = next((w for w in _WORD.findall(wording.lower()) if w not in _STOP), "")
-    return first in _FINISHERS and all(
-        isinstance(v, str) and _ID_KEY.search(str(k)) is not None and _ID_VALUE.fullmatch(v)
-        for k, v in arguments.items()
+    return (
+        first in _FINISHERS
+        and len(arguments) <= 2
+        and all(
+            isinstance(v, str)
+            and _ID_KEY.search(str(k)) is not None
+            and _ID_VALUE.fullmatch(v) is not None
+            and any(c.isdigit() for c in v)
+            for k, v in arguments.items()
+        )
     )
+
+
+def _of_step(said: str, wording: str, heard: str = "") -> bool:
+    """Whether a request to confirm is about what a step acts on: it names a word of the step's
+    wording that is no verb of finishing ("Is the order correct?" for "finish order"), or nothing
+    at all but what is shown and what was said in the turns before (``heard``: "One mocha with
+    oat milk?" after the user ordered it; "Does this look right on the screen?"; what it says it
+    does next, "before I send it", aside). "Is your email correct?" is about something else; so
+    is a proposal to undo it ("... if you want me to cancel your order")."""
+    low = said.lower()[-AGENT_CHARS:]
+    objects = {_stem(w) for w in _WORD.findall(wording.lower()[:400])
+               if w not in _STOP and w not in _FINISHERS and len(w) >= 3}  # fmt: skip
+    for m in itertools.islice(_CONTRARY.finditer(low), 16):
+        if objects & {_stem(w) for w in _WORD.findall(low[m.end() : m.end() + 40])}:
+            return False  # "cancel your order"
+    asked = _NEXT.split(low, maxsplit=1)[0]  # the question, not what follows a yes
+    words = {_stem(w) for w in _WORD.findall(asked) if w not in _STOP and len(w) >= 3}
+    before = {_stem(w) for w in _WORD.findall(heard.lower()[: 4 * AGENT_CHARS])}
+    return bool(objects & {_stem(w) for w in _WORD.findall(low)}) or not words - _SHOWN - before
+
+
+#: a proposal to undo or change what it names
+_CONTRARY = re.compile(
+    r"\b(?:cancel|delet|remov|refund|void|return|chang|modif|updat|edit|undo|revok|clos|"
+    r"withdraw|discard|drop)\w*",
+    re.I,
+)
+#: where a request to confirm goes on to what follows a yes ("before I send it", "then I'll")
+_NEXT = re.compile(
+    r"\b(?:before|then|once|so (?:i|we|that)|if so|and i'?ll|and we'?ll|i'?ll|we'?ll|i will|we will)\b"
+)
+#: the words of a request to confirm what is shown
+_SHOWN = frozenset(
+    _stem(w)
+    for w in (
+        "look",
+        "looks",
+        "right",
+        "correct",
+        "correctly",
+        "okay",
+        "good",
+        "fine",
+        "accurate",
+        "screen",
+        "display",
+        "displayed",
+        "monitor",
+        "tablet",
+        "check",
+        "sure",
+        "make",
+        "confirm",
+        "please",
+        "everything",
+        "this",
+        "that",
+        "here",
+        "front",
+        "shown",
+        "appear",
+        "appears",
+        "seem",
+        "seems",
+        "verify",
+        "review",
+        "let",
+        "know",
+        "tell",
+        "just",
+        "sound",
+        "great",
+        "alright",
+        "perfect",
+        "want",
+        "like",
+        "thing",
+        "things",
+        "detail",
+        "details",
+        "wanted",
+        "ordered",
+        "does",
+        "do",
+        "is",
+        "are",
+        "got",
+        "see",
+        "yes",
+        "yeah",
+        "course",
+        "absolutely",
+        "problem",
+        "sir",
+        "madam",
+        "over",
+        "how",
+        "again",
+        "enter",
+        "entered",
+        "confirmation",
+        "one",
+        "all",
+        "set",
+    )
+)
 
 
 def _first_word(plan: Plan, verbs: frozenset[str]) -> tuple[str, ...]:
