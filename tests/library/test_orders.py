@@ -71,6 +71,14 @@ def test_an_order_adds_the_thing_ordered_and_sends_nothing() -> None:
     assert ran("I'll take a mocha please.", calls) == [False, False, True]
 
 
+def test_a_call_of_another_thing_is_refused_in_words_that_say_so() -> None:
+    gate = GateSession(COFFEE)
+    asyncio.run(gate.open_message("I'll take a mocha please.", READ, ask_back=False))
+    ticket = gate.judge([Call("add_order_item", arguments=LATTE)])[0]
+    assert not ticket.admitted and ticket.verdict.reason is Reason.NOT_REQUESTED
+    assert "its details are not what the user asked for" in ticket.refusal
+
+
 @pytest.mark.parametrize("user", [
     "Do you have mochas?", "What is in a mocha?", "I don't want a mocha.", "Can I get a minute?",
     "No thanks, that's all.", "Is there a mocha on the menu?", "Hi there!",

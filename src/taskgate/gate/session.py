@@ -434,14 +434,21 @@ class GateSession:
         if name is None or not call.readable:  # not a tool name, or arguments unreadable
             return self._refused(booking, Verdict("refuse", step, Reason.MALFORMED_CALL), call.id)
         verdict = self._machine.judge(booking, self.policy, in_flight, requested=self.requested)
-        if verdict.admitted and (
-            self._only_confirmed(step)
-            or self._beyond_reading(step)
-            or not self._of_thing(call, step)
-        ):
+        if verdict.admitted and (self._only_confirmed(step) or self._beyond_reading(step)):
             # a "yes" confirms the proposed call, and a request asks for the steps it names, not
             # every step the state would admit
             verdict = Verdict("refuse", step, Reason.NOT_REQUESTED)
+        elif verdict.admitted and not self._of_thing(call, step):  # "a mocha": no latte
+            refused = Verdict("refuse", step, Reason.NOT_REQUESTED)
+            tool = quoted(booking.tool or "") or "The call"
+            notice = (
+                f"{tool} was not run: its details are not what the user asked for. Call it with "
+                "what they asked for, or ask them."
+                if self.notices == "plain"
+                else render_rejection(refused, booking)
+            )
+            return Ticket(booking, refused, refusal=notice, id=call.id,
+                          at=self._machine.ledger_length)  # fmt: skip
         if verdict.reason is Reason.REPEATED_RECEIPT:  # the same call again under its request
             verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)  # would run it again
         if not verdict.admitted:
