@@ -12,6 +12,11 @@ the gate cannot tell, and the steps it is about without authorizing them (declin
   (it is unclear between them: ask back).
 * **A statement of need** ("we need 40 laptops, budget about $50k") authorizes the steps that
   record what is needed (a step worded with requirements, needs, details, collect, record, ...).
+* **An order of a thing** ("I'll take a mocha", "Can I get a latte with oat milk?") authorizes the
+  plan's one step that adds or buys (its wording starts with add, order, buy or purchase), for
+  calls of that thing only, and the steps that change things, for calls carrying a word the user
+  said; a change asked for after the agent's recap ("No, I'd like it decaf") authorizes the
+  latter.
 * **A confirmation** ("yes", "sounds good -- is it expensive?") authorizes what the agent's message
   proposed: the step it names, or, when it names none, the call whose arguments the proposal
   states (judged when the call comes, :meth:`Reading.confirms`).
@@ -431,8 +436,8 @@ class Reading:
     def of_thing(self, arguments: Mapping[str, object] | None) -> bool:
         """Whether a call is of a thing the user ordered, as many as were ordered: the words of
         one thing the order names ("a rental car", "two chai lattes", not "a latte" in "not a
-        latte") are words of the call's values ("chai-latte-1928"; all of them for a thing of
-        one or two words, two in three for a longer one), and no count among its values
+        latte") are words of the call's values, a note's aside ("chai-latte-1928": half its
+        words, its last word among them or two of them), and no count among its values
         (quantity, tickets, ...) is more than the order said ("a mocha": one). "I need a rental
         car" orders no bus ticket, "one item" no gold bar. True when the reading ordered
         nothing."""
