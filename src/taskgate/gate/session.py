@@ -503,7 +503,7 @@ class GateSession:
         ):
             return True
         if reading.kind == "need" and reading.steps and step == reading.steps[0]:
-            return reading.of_thing(call.arguments)
+            return reading.of_thing(call.arguments, self._words_of(step))
         return reading.mentions(call.arguments)
 
     def _beyond_reading(self, step: str | None) -> bool:

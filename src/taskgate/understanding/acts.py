@@ -46,12 +46,15 @@ _CONFIRM_CUE = re.compile(
     r"it|all) (?:right|correct(?:ly)?|straight)|(?:does|do) (?:this|that|it|everything) match(?: up)?"
     r"\s*\?|let me know if|"
     # "is your order correct on the screen?", "does everything look right?", "is this the right one?"
-    r"(?:is|are|does|do) (?:your|the|my|our|everything) (?:\w+ ){0,2}(?:looks? |appears? |seems? )?"
-    r"(?:correct|right|accurate|ok|okay|good|fine)\b|is (?:this|that|it) (?:the|your) (?:correct|"
+    r"(?:is|are|does|do) (?:(?:your|the|my|our) (?:\w+ )?(?:order|booking|reservation|purchase|cart|"
+    r"basket|request|details|selection|items?|drinks?)|everything) (?:\w+ ){0,2}(?:looks? |appears? |"
+    r"seems? )?(?:correct(?:ly)?|right|accurate|ok|okay|good|fine|properly)\b|is (?:this|that|it) "
+    r"(?:the|your) (?:correct|"
     r"right|complete|whole|entire|full)\b|"
     # "does this order look okay?", "is the order in front of you correct", "is this your order?"
     r"(?:is|are|does|do) (?:this|that|these|it) (?:\w+ ){1,2}(?:looks?|appears?|seems?) (?:correct|"
-    r"right|accurate|ok|okay|good|fine)\b|(?:is|are) (?:your|the) (?:\w+ ){1,5}(?:correct|right|"
+    r"right|accurate|ok|okay|good|fine)\b|(?:is|are) (?:your|the) (?:\w+ )?(?:order|booking|reservation|"
+    r"purchase|cart|basket|selection|drinks?)(?: \w+){0,4} (?:correct(?:ly)?|right|"
     r"accurate)\s*(?:\?|$)|is (?:this|that) (?:what you (?:ordered|wanted|asked for)|your order)\b|"
     r"do (?:i|we) have (?:your|the|it|that|this|everything) (?:\w+ ){0,2}(?:correct|right)\b|"
     r"if (?:the|your|it|this|that|everything) (?:\w+ ){0,2}(?:looks?|is|seems?) (?:correct|right|good|"
@@ -541,7 +544,7 @@ _A_THING = r"(?:a|an|one|two|three|four|five|six|some|another|\d+)\b"
 _ORDERS = re.compile(
     r"\b(?:(?:i|we)(?:'ll| will| wanna| want to)|let me|lemme|(?:i'm|i am|we're|we are) "
     r"(?:going to|gonna)) (?:just |please |also )?(?:take|have|get|order|grab|go with|go for|try|"
-    r"buy)\b(?! (?:to|there|back|home|in|out|off|on|up|it|that|this|them)\b)|"
+    r"buy|do)\b(?! (?:to|there|back|home|in|out|off|on|up|it|that|this|them)\b)|"
     r"\b(?:can|could|may) (?:i|we) (?:please |just |also )?(?:get|have|order|grab)\b(?! (?:a |an |some )?"
     r"(?:minute|moment|second|sec|recommendation|suggestion|menu|list|look|idea)s?\b)|"
     r"\b(?:would|will) (?:i|we) be able to (?:order|get|have)\b|"
@@ -574,6 +577,10 @@ def asks_what(agent: str) -> bool:
     return bool(_ASKS_WHAT.search(agent[-AGENT_CHARS:]))
 
 
+#: a word of assent before an order ("Sounds good, and can I have their address?")
+_YES_WORD = re.compile(
+    r"\b(?:yes|yeah|yea|yep|yup|sure|ok|okay|correct|right|perfect|fine|good|great|works)\b", IC
+)
 _HOLD = re.compile(
     r"\b(?:hold on|hang on|(?<!can't )(?<!cant )(?<!cannot )(?<!not )wait(?! (?:for|until|till|"
     r"list|to|staff|times?|line)\b)|not (?:so |too |quite )?sure|unsure|"
@@ -581,6 +588,12 @@ _HOLD = re.compile(
     IC,
 )
 _WH = re.compile(r"\b(?:which|what|how|why|when|where|whether)\b", IC)
+#: a thing and nothing else, named in a few words ("Mocha, please.", "Just a mocha, thanks")
+_SHORT_THING = re.compile(
+    r"\s*(?:just |only )?(?:(?:a|an|one|two|three) )?[a-z][\w%-]*(?: [a-z][\w%-]*){0,3}[,.]?"
+    r"(?: (?:please|thanks|thank you))?[.!]?\s*$",
+    IC,
+)
 _QUOTED = re.compile(r'"[^"]{0,400}"|\u201c[^\u201d]{0,400}\u201d')
 _BARE_THING = re.compile(r"\s*" + _A_THING + r"[^.?!]{1,80}[.!]?\s*$", IC)
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
@@ -748,6 +761,9 @@ def read_user(message: str, agent: str = "") -> UserAct:
     )
     if yes and _HOLD.search(low):
         yes = False  # "Yes, that's correct, but hold on", "yes? I'm not sure"
+    ordered = _ORDERS.search(_QUOTED.sub(" ", low))
+    if yes and ordered and not _YES_WORD.search(low[: ordered.start()]):
+        yes = False  # "I'll take a mocha": an order, not a yes to the recap before it
     said_words = _agent_words(agent) if agent else set()
     renamed = bool(agent) and _new_names(t, said_words)
     if agent and _new_choice(t, said_words):
@@ -774,7 +790,10 @@ def read_user(message: str, agent: str = "") -> UserAct:
     orders = any(  # not in a question asking which, what or how ("a mocha or a latte, which?")
         _ORDERS.search(p) and not (p.rstrip().endswith("?") and _WH.search(p))
         for p in itertools.islice(_sentences(bare), 16)
-    ) or bool((not agent.strip() or asks_what(agent)) and _BARE_THING.match(bare))
+    ) or bool(
+        (not agent.strip() and _BARE_THING.match(bare))
+        or (asks_what(agent) and (_BARE_THING.match(bare) or _SHORT_THING.match(bare)))
+    )
     closing = bool(_BYE.search(low) and not orders) or (
         bool(_THANKS.search(low)) and not values(low) and not orders and not _ASKS_FOR.search(
             low.replace("please", ""))

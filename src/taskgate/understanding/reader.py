@@ -282,10 +282,14 @@ def _stem(word: str) -> str:
 
 def _words(text: str) -> list[str]:
     low = _MAKE_SURE.sub(" ", text.lower())  # "make sure it is right" makes nothing
+    low = _PLACE.sub("finish order", low)  # "place the order": finish it
     return [_SAME.get(w, w) for w in _WORD.findall(low) if w not in _STOP]
 
 
 _MAKE_SURE = re.compile(r"\bmake (?:sure|certain)\b")
+_PLACE = re.compile(
+    r"\b(?:place|submit|send|put through) (?:the|your|my|this) order\b(?! for\b)|\bcheck ?out\b"
+)
 
 
 @dataclass(frozen=True)
@@ -349,9 +353,10 @@ class Reading:
         said, before = self.proposal.lower(), self.earlier.lower()
         if (
             _finishing(wording, arguments)
-            and (self.cue or asks_to_confirm(said))
+            and (self.cue or asks_to_confirm(said) or proposes_to_act(said))
             # "Is the order correct?", not "Is your email correct?"
             and _of_step(said, wording, self.heard)
+            and _ids_said(said, arguments)  # "Is your order number 5 correct?": order 5 only
         ):
             return True  # "Is this order correct?" "Yes.": the order placed, by its identifier
         words = _words(wording)
@@ -433,49 +438,61 @@ class Reading:
         one = hit == 1 and named_value and (acted or stated == 1)
         return not self.bare and self.cue and one
 
-    def of_thing(self, arguments: Mapping[str, object] | None) -> bool:
-        """Whether a call is of a thing the user ordered, as many as were ordered: the words of
-        one thing the order names ("a rental car", "two chai lattes", not "a latte" in "not a
-        latte") are words of the call's values, a note's aside ("chai-latte-1928": half its
-        words, its last word among them or two of them), and no count among its values
-        (quantity, tickets, ...) is more than the order said ("a mocha": one). "I need a rental
-        car" orders no bus ticket, "one item" no gold bar. True when the reading ordered
-        nothing."""
+    def of_thing(self, arguments: Mapping[str, object] | None, wording: str = "") -> bool:
+        """Whether a call is of a thing the user ordered, and no more of it than they counted.
+        The thing is sought in the values of the call's item fields (an id, an item, a product,
+        a name, ...; every value but a note's where it has none): one value holds half the
+        thing's words, its last word or two of them, and is made of the user's words, numbers
+        aside ("mocha-2211" for "a mocha"; not "mocha-gift-card-500", not "gold-bar" with a
+        flavour of mocha). No count among the call's values (quantity, tickets, ...) is more than
+        the order counted of that thing ("a mocha": one; "a dozen donuts": 12; no count said:
+        one), and no price, discount or code is one the user did not say. "I need a rental car"
+        orders no bus ticket. A thing that is the kind the step's ``wording`` names ("two
+        tickets" for "Buy tickets for an event") is of an item made of the user's words ("Mets
+        game" for "two tickets for the Mets game"). True when the reading ordered nothing."""
         if not self.thing:
             return True
-        have: set[str] = set()
-        for value in _flat(arguments or {}, notes=False):  # "note": "mocha" orders no mocha
-            have.update(_stem(w) for w in _WORD.findall(value.lower()))
-        things = _things(self.thing)
-        if not things:  # "I want to get am almond milk mocha": no article, any word of it
-            loose = {_stem(w) for w in _WORD.findall(self.thing[:USER_CHARS].lower())
-                     if len(w) >= 3 and w not in _STOP and w not in _ORDER_WORDS}  # fmt: skip
-            if not loose & have:
-                return False
-        elif not any(
-            len(t & have) * 2 >= len(t) and (head in have or len(t & have) >= 2)
-            for t, head in things
-        ):  # half its words, its head noun among them or two: "decaf mocha", "English
-            return False  # breakfast tea"; not "hot sauce" for a hot chocolate
-        return not _too_many(arguments or {}, _counts(self.thing))
+        args = arguments or {}
+        text = self.thing[:USER_CHARS].lower()
+        said = {_stem(w) for w in _WORD.findall(text)}
+        have = {_stem(w) for v in _flat(args, notes=False) for w in _WORD.findall(v.lower())}
+        items = [{_stem(w) for w in _WORD.findall(v.lower()) if not w.isdigit()}
+                 for v in _item_values(args)]  # fmt: skip
+        kind = {_stem(w) for w in _WORD.findall(wording.lower()[:400])}
+        for words, head, count in _things(self.thing):
+            if words <= kind:  # "two tickets" for "Buy tickets": the item is the user's words
+                named = any(item and len(item & said) * 2 >= len(item) for item in items)
+            else:  # half its words, its last word or two of them, in an item of the user's
+                hit = words & have
+                named = (
+                    len(hit) * 2 >= len(words)
+                    and (head in have or len(hit) >= 2)
+                    and any(item & words and len(item & said) * 2 >= len(item) for item in items)
+                )
+            if named:
+                return not (_too_many(args, count) or _unsaid_terms(args, text))
+        return False
 
     def mentions(self, arguments: Mapping[str, object] | None) -> bool:
-        """Whether a call carries a word the user said (a change asked for: "No, I'd like it
-        decaf" for a change whose value is "Decaf"; "Make it snappy" changes nothing). True when
-        the reading ordered or changed nothing."""
+        """Whether a change carries what the user said, and no count they did not: a value
+        that is a word of the user's or a run of their words ("Decaf" for "No, I'd like it
+        decaf", "Togo" for "to go"; not a note's words), and no count more than the user's ("make
+        it two"; none said: one). "Make it snappy" changes nothing. True when the reading ordered
+        or changed nothing."""
         if not self.thing:
             return True
+        args = arguments or {}
         text = self.thing[:USER_CHARS].lower()
-        said = {_stem(w) for w in _WORD.findall(text) if len(w) >= 2 and w not in _STOP
+        words = _WORD.findall(text)
+        said = {_stem(w) for w in words if len(w) >= 2 and w not in _STOP
                 and w not in _ORDER_WORDS and w not in _CHANGE_WORDS}  # fmt: skip
-        squashed = "".join(_WORD.findall(text))  # "to go" for the value "Togo"
-        for value in _flat(arguments or {}):
+        runs = {"".join(words[i : i + n]) for n in (2, 3) for i in range(len(words) - n + 1)}
+        most = max((c for _, _, c in _things(self.thing)), default=1)
+        if _too_many(args, most) or _unsaid_terms(args, text):
+            return False
+        for value in _flat(args, notes=False):
             low = value.lower()
-            if said & {_stem(w) for w in _WORD.findall(low)}:
-                return True
-            whole = "".join(_WORD.findall(low))
-            letters = sum(c.isalpha() for c in whole)
-            if letters >= 3 and whole not in _STOP and whole in squashed:
+            if said & {_stem(w) for w in _WORD.findall(low)} or "".join(_WORD.findall(low)) in runs:
                 return True
         return False
 
@@ -576,12 +593,13 @@ class ConversationReader:
         redo = explicit_redo(user)  # "another" or "also" is a new request, not a redo
         if (a.proposes or a.offers) and u.declines:
             return Reading("decline", about=negated or proposed)
-        changers = _first_word(plan, _CHANGERS)
+        changers = _related(plan, _first_word(plan, _CHANGERS), said)
         if (
             changers
             and (a.proposes or a.offers or a.confirming or a.acts or a.done)  # something to change
             and (u.change or (u.no and (u.asks or u.orders)) or _CHANGING.search(user))
             and not (u.declines or u.closing or u.alternatives or negated or _KEEP.search(user))
+            and not (u.orders and asks_what(said))  # "What would you like?" "Actually, a latte"
             and (u.asks or u.orders or not u.question)
         ):  # "No, I'd like it decaf": a change asked for, the plan's steps that change things
             return Reading("change", changers, about=proposed, thing=user)
@@ -800,21 +818,75 @@ def _named(
     fifth of the step's words, its action among them unless ``loose``: "redo the requirements"
     names the action by "redo"), and the steps it matches only through shared words."""
     said = set(_words(text))
+    raw = {_stem(w) for w in _WORD.findall(text.lower())}
     words, actions = _step_words(plan), _actions(plan)
+    # a step that changes, undoes, finishes or charges is named by its own verb only ("Is your
+    # email correct?" names no "change account email", "the payment method" no "process payment")
+    verbs = {s: _stem(_first(step_wording(plan, s))) for s in plan.steps}
+    mute = {s for s, v in verbs.items() if v in _OWN_VERB and not _family(v) & raw}
     matched = {s: w & said for s, w in words.items() if w and len(w & said) * 5 >= len(w)}
     loose = loose or not _SEARCH.search(text)  # a search names the object, not the step
     matched = {
         s: hit
         for s, hit in matched.items()
         if hit
-        and (hit & actions[s] or (loose and (len(hit) >= 2 or len(hit) * 2 >= len(words[s]))))
+        and (
+            hit & actions[s]
+            or (
+                loose
+                and (len(hit) >= 2 or len(hit) * 2 >= len(words[s]))
+                and not actions[s] & _ALTERS  # "Is your email correct?" changes no email
+            )
+        )
     }
     named: list[str] = []
     shared: list[str] = []
     for sid, hit in matched.items():
         others = set().union(*(words[o] for o in matched if o != sid))
-        (named if hit - others else shared).append(sid)
+        if sid not in mute:  # its words still make others' shared
+            (named if hit - others else shared).append(sid)
     return tuple(named), tuple(shared) if len(shared) > 1 else ()
+
+
+def _first(wording: str) -> str:
+    """A step wording's first word that is no stop word (its verb)."""
+    return next((w for w in _WORD.findall(wording.lower()[:200]) if w not in _STOP), "")
+
+
+#: the actions that change or undo what was done: a step of them is named by its action only
+_ALTERS = frozenset(
+    [
+        "update",
+        "change",
+        "modify",
+        "edit",
+        "amend",
+        "adjust",
+        "alter",
+        "delete",
+        "remove",
+        "cancel",
+        "close",
+        "refund",
+        "void",
+        "revoke",
+        "reset",
+        "replace",
+        "deactivate",
+        "terminate",
+    ]
+)
+
+
+_FINISHING = frozenset(
+    _stem(w) for w in ["finish", "submit", "place", "complete", "finalize", "checkout"]
+)
+_OWN_VERB = frozenset(_stem(w) for w in _ALTERS | {"process", "charge", "pay"}) | _FINISHING
+
+
+def _family(verb: str) -> frozenset[str]:
+    """The verbs that name a step of ``verb``'s: finishing is said in any of its words."""
+    return _FINISHING if verb in _FINISHING else frozenset([verb])
 
 
 def _negated(plan: Plan, step: str, text: str) -> bool:
@@ -904,13 +976,19 @@ _NOT_AN_ORDER = re.compile(
     r"\b(?:said|says|say|saying|told|tell me|translate|repeat after|spell|quote|wrote|"
     r"sign|what if|only if|unless|tomorrow|yesterday|next time|last time|on second thought|"
     r"never ?mind|scratch that|kidding|jk|lol|no wait|wait|hold on|hang on|forget (?:it|that)|"
-    r"cancel (?:it|that)|changed my mind|no one|nobody|not now|later)\b|\bbut (?:i'?m|i am|i was|"
+    r"cancel (?:it|that)|changed my mind|no one|nobody|not now|later|or maybe|or perhaps|"
+    r"or possibly)\b|\bbut (?:i'?m|i am|i was|"
     r"they|it'?s|that'?s)\b",
     re.I,
 )
 #: what a request form may ask for that is no thing to add or buy
 _SERVICES = frozenset(
     [
+        "address",
+        "number",
+        "phone",
+        "contact",
+        "email",
         "refund",
         "price",
         "cost",
@@ -988,28 +1066,62 @@ _THING_END = re.compile(
     re.I,
 )
 _THING_START = re.compile(
-    r"\b(?:a|an|one|two|three|four|five|six|some|another|the|\d+)\s+(?:more\s+|of\s+(?:the|those|"
-    r"these)\s+)?",
+    r"\b(?:(?:half )?a dozen|a couple(?: of)?|a pair of|a few|\d+\s?x|a|an|one|two|three|four|"
+    r"five|six|seven|eight|nine|ten|twelve|some|another|the|\d+)\s+(?:more\s+|of\s+(?:the|those|"
+    r"these)\s+)?|\b(?:get|take|have|order|want|need|like|gimme|grab|do)\s+(?=[a-z])",
     re.I,
 )
 
 
-def _things(text: str) -> list[tuple[set[str], str]]:
-    """The things an order names, each as its words' stems and its last word's ("I'll take a
-    Mocha and two chai lattes with oat milk": {mocha}, {chai, latte}); the first 16."""
-    out: list[tuple[set[str], str]] = []
-    said = _NOT_THIS.sub(" , ", text[:USER_CHARS].lower())  # "not a latte": no thing ordered
+def _things(text: str) -> list[tuple[frozenset[str], str, int]]:
+    """The things an order names, each as its words' stems, its last word's and how many of it
+    were counted ("I'll take a Mocha and two chai lattes with oat milk": ({mocha}, mocha, 1),
+    ({chai, latte}, latte, 2); "mocha x2": 2; no count said: 1); the first 16. A thing refused
+    or set aside ("not a latte", "instead of a latte") is none."""
+    out: list[tuple[frozenset[str], str, int]] = []
+    said = _NOT_THIS.sub(" , ", text[:USER_CHARS].lower())
     for part in itertools.islice(_THING_END.split(said), 64):
         start = _THING_START.search(part)
         if start is None:
             continue
-        kept = [_stem(w) for w in _WORD.findall(part[start.end() :])  # after its first article
+        nxt = _THING_START.match(part, start.end())
+        while nxt is not None and nxt.end() > start.end():  # "like two lattes": the count's
+            start, nxt = nxt, _THING_START.match(part, nxt.end())
+        rest = part[start.end() :]
+        times = _TIMES.search(rest)  # "mocha x2"
+        kept = [_stem(w) for w in _WORD.findall(_TIMES.sub(" ", rest))
                 if w not in _STOP and w not in _ORDER_WORDS]  # fmt: skip
         if kept and len(set(kept)) <= 6:
-            out.append((set(kept), kept[-1]))
+            count = int(times.group(1)[:6]) if times else _count(start.group(0))
+            out.append((frozenset(kept), kept[-1], count))
         if len(out) >= 16:
             break
+    if not out:  # "Mocha, please.": a few words and nothing else
+        kept = [_stem(w) for w in _WORD.findall(_THING_END.split(said, maxsplit=1)[0])
+                if w not in _STOP and w not in _ORDER_WORDS and w not in _AFFIX]  # fmt: skip
+        if 0 < len(kept) <= 4:
+            out.append((frozenset(kept), kept[-1], 1))
     return out
+
+
+#: the words around a thing named alone ("Just a mocha, thanks")
+_AFFIX = frozenset(["just", "only", "thanks", "thank", "you"])
+_TIMES = re.compile(r"\bx\s?(\d{1,6})\b", re.I)
+_COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "another": 1, "the": 1, "two": 2, "three": 3, "four": 4,
+                "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12,
+                "dozen": 12, "couple": 2, "pair": 2, "few": 3}  # fmt: skip
+
+
+def _count(start: str) -> int:
+    """How many an order's words before a thing count ("two": 2, "half a dozen": 6, "3x": 3,
+    "some" or a verb: 1)."""
+    low = start.lower().split()
+    if low[:2] == ["half", "a"]:
+        return 6
+    digits = re.match(r"\d{1,6}", low[0])
+    if digits:
+        return int(digits.group(0))
+    return max((_COUNT_WORDS.get(w, 0) for w in low[:3]), default=0) or 1
 
 
 #: a thing refused or set aside ("not a latte", "instead of a latte", "no sugar")
@@ -1043,36 +1155,73 @@ _CHANGE_WORDS = frozenset(
         "mine",
     ]
 )
-_COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "another": 1, "two": 2, "three": 3, "four": 4,
-                "five": 5, "six": 6}  # fmt: skip
-
-
-def _counts(text: str) -> int:
-    """The most an order counts of one thing ("a mocha": 1, "two lattes": 2, "12 bagels": 12);
-    0 when it says "some" or no count at all."""
-    most = 0
-    for m in itertools.islice(_THING_START.finditer(text[:USER_CHARS].lower()), 64):
-        word = m.group(0).split()[0]
-        if word.isdigit():
-            most = max(most, int(word[:6]))
-        elif word == "some":
-            return 0
-        else:
-            most = max(most, _COUNT_WORDS.get(word, 0))
-    return most
 
 
 def _too_many(arguments: Mapping[str, object], most: int) -> bool:
-    """Whether a count among the call's arguments (quantity, tickets, ...) is more than ``most``
-    (``most`` 0: no count said, none checked)."""
-    if not most:
-        return False
-    for key, value in itertools.islice(arguments.items(), _ARGUMENTS):
-        if _COUNT_KEY.search(str(key)) and not isinstance(value, bool):
-            text = str(value).strip()[:12]
-            if not _COUNT.fullmatch(text) or float(text) > most:
+    """Whether a count among the call's values (quantity, tickets, units, ... at any depth; a
+    yes-or-no or a word where a number belongs counts as too many) is more than ``most``. A
+    size said in words ("large") is no count."""
+    todo: list[tuple[str, object]] = [(str(k), v) for k, v in
+                                      itertools.islice(arguments.items(), _ARGUMENTS)]  # fmt: skip
+    seen = 0
+    while todo and seen < 4 * _ARGUMENTS:
+        key, value = todo.pop()
+        seen += 1
+        if isinstance(value, Mapping):
+            todo.extend((str(k), v) for k, v in itertools.islice(value.items(), _ARGUMENTS))
+            continue
+        if isinstance(value, list | tuple):
+            todo.extend((key, v) for v in value[:_ARGUMENTS])
+            continue
+        if not _COUNT_KEY.search(_CAMEL.sub(r"\1_\2", key)):
+            continue
+        text = str(value).strip()[:12]
+        if not isinstance(value, bool) and _COUNT.fullmatch(text):
+            if float(text) > most:
                 return True
+        elif not (_SIZE_KEY.search(key) and not isinstance(value, bool)):
+            return True
     return False
+
+
+_CAMEL = re.compile(r"([a-z])([A-Z])")
+_SIZE_KEY = re.compile(r"size", re.I)
+#: a field of an item's price or terms: an order says none it did not say
+_TERMS_KEY = re.compile(r"price|cost|fee|total|amount|discount|coupon|promo|voucher|code", re.I)
+
+
+def _unsaid_terms(arguments: Mapping[str, object], said: str) -> bool:
+    """Whether a price, discount or code among the call's top-level values is not in ``said``."""
+    for key, value in itertools.islice(arguments.items(), _ARGUMENTS):
+        if (
+            _TERMS_KEY.search(str(key))
+            and value not in (None, "", 0)
+            and str(value).lower()[:64] not in said
+        ):
+            return True
+    return False
+
+
+#: a field that names the item a call adds ("menu_item_id", "product", "sku", "name")
+_ITEM_KEY = re.compile(r"item|product|sku|menu|name|title|event|drink|dish|article|goods", re.I)
+
+
+def _item_values(arguments: Mapping[str, object]) -> list[str]:
+    """The values of a call's item fields (at any depth), else every value but a note's."""
+    items: list[str] = []
+    todo: list[tuple[str, object]] = [(str(k), v) for k, v in
+                                      itertools.islice(arguments.items(), _ARGUMENTS)]  # fmt: skip
+    seen = 0
+    while todo and seen < 4 * _ARGUMENTS:
+        key, value = todo.pop()
+        seen += 1
+        if isinstance(value, Mapping):
+            todo.extend((str(k), v) for k, v in itertools.islice(value.items(), _ARGUMENTS))
+        elif isinstance(value, list | tuple):
+            todo.extend((key, v) for v in value[:_ARGUMENTS])
+        elif isinstance(value, str) and _ITEM_KEY.search(key) and not _NOTE_KEY.search(key):
+            items.append(value[:200])
+    return items or _flat(arguments, notes=False)
 
 
 #: a free-text field of a call, where any words may be written ("note": "mocha")
@@ -1127,22 +1276,82 @@ def _finishing(wording: str, arguments: Mapping[str, object]) -> bool:
 
 
 def _of_step(said: str, wording: str, heard: str = "") -> bool:
-    """Whether a request to confirm is about what a step acts on: it names a word of the step's
-    wording that is no verb of finishing ("Is the order correct?" for "finish order"), or nothing
-    at all but what is shown and what was said in the turns before (``heard``: "One mocha with
-    oat milk?" after the user ordered it; "Does this look right on the screen?"; what it says it
-    does next, "before I send it", aside). "Is your email correct?" is about something else; so
-    is a proposal to undo it ("... if you want me to cancel your order")."""
+    """Whether a request to confirm is about what a step acts on. Its question (the last two
+    sentences that ask or ask to confirm; what it says it does next, "before I send it", aside)
+    proposes nothing
+    undone ("... or would you like to cancel?"), and names a word of the step's wording that is
+    no verb of finishing ("Is the order correct?" for "finish order"), or shows something
+    ("this", "everything") and names nothing but what is shown and what was said in the turns
+    before (``heard``: "One mocha with oat milk?" after the user ordered it). "Is your email
+    correct?" and "Are you okay?" are about something else."""
     low = said.lower()[-AGENT_CHARS:]
+    parts = list(itertools.islice(_SENTENCE_END.split(low), 64))
+    asks = [p for p in parts if p.rstrip().endswith("?") or asks_to_confirm(p)][-2:] or [low]
+    if any(_CONTRARY.search(p) for p in asks):
+        return False  # "... if you want me to cancel your order"
+    asked = " ".join(_NEXT.split(p, maxsplit=1)[0] for p in asks)
+    words = {_stem(w) for w in _WORD.findall(asked) if w not in _STOP and len(w) >= 3}
     objects = {_stem(w) for w in _WORD.findall(wording.lower()[:400])
                if w not in _STOP and w not in _FINISHERS and len(w) >= 3}  # fmt: skip
-    for m in itertools.islice(_CONTRARY.finditer(low), 16):
-        if objects & {_stem(w) for w in _WORD.findall(low[m.end() : m.end() + 40])}:
-            return False  # "cancel your order"
-    asked = _NEXT.split(low, maxsplit=1)[0]  # the question, not what follows a yes
-    words = {_stem(w) for w in _WORD.findall(asked) if w not in _STOP and len(w) >= 3}
+    if objects and all(_heads(asked, o) for o in objects):
+        return True  # "Is the order correct?"; not "Is the payment method on file correct?"
     before = {_stem(w) for w in _WORD.findall(heard.lower()[: 4 * AGENT_CHARS])}
-    return bool(objects & {_stem(w) for w in _WORD.findall(low)}) or not words - _SHOWN - before
+    return bool(_SHOWING.search(asked)) and not words - _SHOWN - before
+
+
+def _heads(text: str, word: str) -> bool:
+    """Whether ``word`` (a stem) is in ``text`` as what it speaks of, not before another noun
+    ("the order is correct", "your order?"; not "order number", "payment method")."""
+    tokens = _WORD.findall(text)
+    return any(
+        _stem(t) == word and (i + 1 == len(tokens) or tokens[i + 1] in _AFTER_HEAD)
+        for i, t in enumerate(tokens[:400])
+    )
+
+
+#: the words that may follow the thing a request to confirm speaks of
+_AFTER_HEAD = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "look",
+        "looks",
+        "looking",
+        "appear",
+        "appears",
+        "seem",
+        "seems",
+        "correct",
+        "correctly",
+        "right",
+        "accurate",
+        "ok",
+        "okay",
+        "good",
+        "fine",
+        "displayed",
+        "shown",
+        "on",
+        "in",
+        "here",
+        "there",
+        "so",
+        "now",
+        "all",
+        "details",
+        "before",
+        "please",
+    ]
+)
+#: a question about what is shown ("Does this look right?", "Is everything correct?")
+_SHOWING = re.compile(r"\b(?:this|that|it|everything|all|these|screen|display)\b")
+
+
+def _ids_said(said: str, arguments: Mapping[str, object]) -> bool:
+    """Whether the numbers a request to confirm states are those of the call's identifiers."""
+    stated = set(re.findall(r"\d+", said[-AGENT_CHARS:]))
+    return not stated or all(set(re.findall(r"\d+", str(v))) <= stated for v in arguments.values())
 
 
 #: a proposal to undo or change what it names
@@ -1230,6 +1439,20 @@ _SHOWN = frozenset(
         "set",
     )
 )
+
+
+def _related(plan: Plan, changers: tuple[str, ...], said: str) -> tuple[str, ...]:
+    """The ``changers`` that change what the plan adds or buys, or what the agent's message
+    speaks of: a word of their wording, their verb aside, is one of those steps' or the
+    message's ("update order item" beside "add order item"; not "change account email")."""
+    takers = _first_word(plan, _TAKERS)
+    near = {_stem(w) for s in takers for w in _WORD.findall(step_wording(plan, s).lower())[1:]
+            if len(w) >= 3 and w not in _STOP} | {_stem(w) for w in _words(said) if len(w) >= 3}  # fmt: skip
+    return tuple(
+        c for c in changers
+        if {_stem(w) for w in _WORD.findall(step_wording(plan, c).lower())[1:]
+            if len(w) >= 3 and w not in _STOP} & near
+    )  # fmt: skip
 
 
 def _first_word(plan: Plan, verbs: frozenset[str]) -> tuple[str, ...]:
