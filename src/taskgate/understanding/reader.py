@@ -589,7 +589,7 @@ class ConversationReader:
         named, unclear = _named(plan, user, loose=explicit_redo(user))
         negated = tuple(s for s in named if _negated(plan, s, user))
         named = tuple(s for s in named if s not in negated)
-        proposed, _ = _named(plan, said) if (a.proposes or a.offers) else ((), ())
+        proposed, _ = _named(plan, said, agent=True) if (a.proposes or a.offers) else ((), ())
         redo = explicit_redo(user)  # "another" or "also" is a new request, not a redo
         if (a.proposes or a.offers) and u.declines:
             return Reading("decline", about=negated or proposed)
@@ -655,7 +655,7 @@ class ConversationReader:
             and not _hesitates(user)  # "Right. Should I get them or drive?": still deciding
             and (not a.done or _own_claim(said, a.confirming))
             # the same action (what the user's questions name is asked about, not asked for)
-            and set(_named(plan, _asked_for(user))[0]) <= set(_named(plan, said)[0])
+            and set(_named(plan, _asked_for(user))[0]) <= set(_named(plan, said, agent=True)[0])
             and said
         ):
             # a yes to details the agent stated: the call they describe
@@ -812,17 +812,17 @@ def _actions(plan: Plan) -> dict[str, set[str]]:
 
 
 def _named(
-    plan: Plan, text: str, *, loose: bool = False
+    plan: Plan, text: str, *, loose: bool = False, agent: bool = False
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The steps ``text`` names (a word of the step no other matched step shares, and at least a
     fifth of the step's words, its action among them unless ``loose``: "redo the requirements"
-    names the action by "redo"), and the steps it matches only through shared words."""
+    names the action by "redo"), and the steps it matches only through shared words. In the
+    ``agent``'s words, a step that changes, undoes, finishes or charges is named by its own verb
+    only ("Is your email correct?" proposes no "change account email")."""
     said = set(_words(text))
     raw = {_stem(w) for w in _WORD.findall(text.lower())}
     words, actions = _step_words(plan), _actions(plan)
-    # a step that changes, undoes, finishes or charges is named by its own verb only ("Is your
-    # email correct?" names no "change account email", "the payment method" no "process payment")
-    verbs = {s: _stem(_first(step_wording(plan, s))) for s in plan.steps}
+    verbs = {s: _stem(_first(step_wording(plan, s))) for s in plan.steps} if agent else {}
     mute = {s for s, v in verbs.items() if v in _OWN_VERB and not _family(v) & raw}
     matched = {s: w & said for s, w in words.items() if w and len(w & said) * 5 >= len(w)}
     loose = loose or not _SEARCH.search(text)  # a search names the object, not the step
