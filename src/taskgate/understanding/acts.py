@@ -761,8 +761,9 @@ def read_user(message: str, agent: str = "") -> UserAct:
     )
     if yes and _HOLD.search(low):
         yes = False  # "Yes, that's correct, but hold on", "yes? I'm not sure"
-    ordered = _ORDERS.search(_QUOTED.sub(" ", low))
-    if yes and ordered and not _YES_WORD.search(low[: ordered.start()]):
+    unquoted = _QUOTED.sub(" ", low)
+    ordered = _ORDERS.search(unquoted)
+    if yes and ordered and not _YES_WORD.search(unquoted[: ordered.start()]):
         yes = False  # "I'll take a mocha": an order, not a yes to the recap before it
     said_words = _agent_words(agent) if agent else set()
     renamed = bool(agent) and _new_names(t, said_words)
@@ -786,7 +787,7 @@ def read_user(message: str, agent: str = "") -> UserAct:
     )
     asks = bool(_ASKS_FOR.search(low))
     # an order, or at the start a thing and nothing else ("A vanilla macchiato with almond milk")
-    bare = _QUOTED.sub(" ", low)  # what is quoted is no order of the user's
+    bare = unquoted  # what is quoted is no order of the user's
     orders = any(  # not in a question asking which, what or how ("a mocha or a latte, which?")
         _ORDERS.search(p) and not (p.rstrip().endswith("?") and _WH.search(p))
         for p in itertools.islice(_sentences(bare), 16)
