@@ -429,3 +429,12 @@ def test_plain_orders_the_first_review_refused_are_added(
 def test_a_yes_to_placing_the_order_places_it() -> None:
     agent = "One latte with oat milk. Shall I place the order?"
     assert ran("Yes.", [("finish_order", SEND)], agent, ["add_order_item"]) == [True]
+
+
+def test_a_choice_among_the_options_listed_changes_what_was_added_with_it() -> None:
+    agent = "We have Vanilla, Sugar Free Vanilla, Hazelnut, Chocolate Sauce and Caramel Sauce."
+    hazelnut = ("update_order_item", {"order_item_id": "14755", "addons": [
+        {"addon_id": "hazelnut-sweetener", "option": "ADD"}]})  # fmt: skip
+    assert ran("Hazelnut, please.", [hazelnut], agent, ["add_order_item"]) == [True]
+    assert ran("Hazelnut, please.", [ZERO], agent, ["add_order_item"]) == [False]
+    assert ran("Hazelnut, please.", [("finish_order", SEND)], agent, ["add_order_item"]) == [False]

@@ -603,6 +603,10 @@ class ConversationReader:
             and (u.asks or u.orders or not u.question)
         ):  # "No, I'd like it decaf": a change asked for, the plan's steps that change things
             return Reading("change", changers, about=proposed, thing=user)
+        if changers and _picks(user, said) and not (u.no or u.closing or u.question):
+            # "We have vanilla, hazelnut or caramel." "Hazelnut, please.": a choice among the
+            # options the agent listed, for the steps that change what was added
+            return Reading("change", changers, thing=user)
         if ((a.proposes or a.offers or a.confirming) and _ALSO.search(user)) or (
             u.orders and asks_what(said)
         ):  # "Yes, and also a mocha"; "What can I get for you?" "I'll take a mocha."
@@ -1439,6 +1443,18 @@ _SHOWN = frozenset(
         "set",
     )
 )
+
+
+def _picks(user: str, said: str) -> bool:
+    """Whether ``user`` picks one of the options ``said`` lists ("We have Vanilla, Hazelnut,
+    Caramel." "Hazelnut, please."): the agent names three or more in a row, and the user's few
+    words of substance are all among them."""
+    low = said.lower()[-AGENT_CHARS:]
+    if low.count(",") < 2:
+        return False
+    words = {w for w in _WORD.findall(user.lower()[:200]) if w not in _STOP
+             and w not in _ORDER_WORDS and w not in _AFFIX}  # fmt: skip
+    return 0 < len(words) <= 4 and words <= set(_WORD.findall(low))
 
 
 def _related(plan: Plan, changers: tuple[str, ...], said: str) -> tuple[str, ...]:
