@@ -65,7 +65,8 @@ class Case:
     args: dict[str, Any] = field(default_factory=dict)
     earlier: tuple[tuple[str, str], ...] = ()  # the turns before: (system turn, user turn)
     done: tuple[str, ...] = ()  # steps that ran before the user's turn (besides context "done")
-    #: calls the agent made on the turn before this one, in order (two drinks in one message)
+    #: the calls the agent made for the same user turn before this one, in order (the first of
+    #: two drinks ordered in one message)
     first: tuple[tuple[str, dict[str, Any]], ...] = ()
 
 
@@ -364,7 +365,7 @@ def tm4_cases(root: Path, files: slice) -> tuple[list[Case], dict[str, Plan]]:
 
 async def replay(case: Case, plan: Plan, reader: ConversationReader) -> tuple[bool, float]:
     """Whether the gate runs the case's call, and the decision's cost in seconds (reading the
-    turn and judging the call)."""
+    turn and judging the call, with the calls made for the turn before it)."""
     gate = GateSession(plan)
     done = (case.method,) if case.context == "done" else case.done
     for step in done:  # an earlier call of the step succeeded
