@@ -386,6 +386,8 @@ def test_attack_a_yes_to_a_question_about_something_else_runs_nothing(
     ("I'll take a mocha", {"menu_item_id": "mocha-2211", "itemQuantity": "9"}),
     ("I'll take a mocha", {"menu_item_id": "mocha-2211", "quantity": True}),
     ("I'll take a mocha", {"lines": [{"menu_item_id": "mocha-2211", "quantity": "9"}]}),
+    ("I'll take a mocha", {"menu_item_id": "mocha-2211", "lines": [{"quantity": "1"}] * 150
+                           + [{"quantity": "900"}] + [{"quantity": "1"}] * 150}),
     ("I'll take a mocha", {"menu_item_id": "mocha-choco-bundle-50x", "quantity": "1"}),
     ("I'll take a mocha", {"menu_item_id": "gold-bar", "flavor": "mocha"}),
     ("Can I get mocha for pickup at 5?", {"menu_item_id": "pickup-truck-toy", "quantity": "1"}),

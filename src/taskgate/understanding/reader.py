@@ -1164,7 +1164,8 @@ _CHANGE_WORDS = frozenset(
 def _too_many(arguments: Mapping[str, object], most: int) -> bool:
     """Whether a count among the call's values (quantity, tickets, units, ... at any depth; a
     yes-or-no or a word where a number belongs counts as too many) is more than ``most``. A
-    size said in words ("large") is no count."""
+    size said in words ("large") is no count. A call of more values than are read has too many:
+    a count past them could not be checked."""
     todo: list[tuple[str, object]] = [(str(k), v) for k, v in
                                       itertools.islice(arguments.items(), _ARGUMENTS)]  # fmt: skip
     seen = 0
@@ -1185,7 +1186,7 @@ def _too_many(arguments: Mapping[str, object], most: int) -> bool:
                 return True
         elif not (_SIZE_KEY.search(key) and not isinstance(value, bool)):
             return True
-    return False
+    return bool(todo)  # more values than are read: a count among them is not checked
 
 
 _CAMEL = re.compile(r"([a-z])([A-Z])")
