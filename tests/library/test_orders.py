@@ -440,3 +440,13 @@ def test_a_choice_among_the_options_listed_changes_what_was_added_with_it() -> N
     assert ran("Hazelnut, please.", [hazelnut], agent, ["add_order_item"]) == [True]
     assert ran("Hazelnut, please.", [ZERO], agent, ["add_order_item"]) == [False]
     assert ran("Hazelnut, please.", [("finish_order", SEND)], agent, ["add_order_item"]) == [False]
+
+
+@pytest.mark.parametrize("user", [
+    "Yes. How long is the wait?", "That would be awesome. May I have a phone number?",
+    "Yes, it is. Can I have a venue address and a starting time?",
+])  # fmt: skip
+def test_a_yes_with_a_question_about_the_wait_or_an_address_stays_a_yes(user: str) -> None:
+    from taskgate.understanding.acts import read_user
+
+    assert read_user(user, "Please confirm a Luxury ride for 2 to 235 West 46th Street.").yes

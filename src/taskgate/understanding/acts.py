@@ -582,9 +582,15 @@ _YES_WORD = re.compile(
     r"\b(?:yes|yeah|yea|yep|yup|sure|ok|okay|correct|right|perfect|fine|good|great|works)\b", IC
 )
 _HOLD = re.compile(
-    r"\b(?:hold on|hang on|(?<!can't )(?<!cant )(?<!cannot )(?<!not )wait(?! (?:for|until|till|"
-    r"list|to|staff|times?|line)\b)|not (?:so |too |quite )?sure|unsure|"
+    r"\b(?:hold on|hang on|(?:^|(?<=[.!?,] ))wait\b|(?<!can't )(?<!cant )(?<!cannot )\bwait(?=\s*[,.!-]|\s+a (?:sec|second|minute|"
+    r"moment|bit)\b)|not (?:so |too |quite )?sure|unsure|"
     r"not certain|let me think|on second thought)\b",
+    IC,
+)
+#: what a request form may ask for that is no thing to order ("their address", "a phone number")
+_SERVICE_AFTER = re.compile(
+    r"\s*(?:[\w']+ ){0,3}?(?:address|number|phone|time|price|cost|charge|fare|contact|email|"
+    r"details|info|information|directions|hours|receipt|refund|wait|rating)s?\b",
     IC,
 )
 _WH = re.compile(r"\b(?:which|what|how|why|when|where|whether)\b", IC)
@@ -763,7 +769,12 @@ def read_user(message: str, agent: str = "") -> UserAct:
         yes = False  # "Yes, that's correct, but hold on", "yes? I'm not sure"
     unquoted = _QUOTED.sub(" ", low)
     ordered = _ORDERS.search(unquoted)
-    if yes and ordered and not _YES_WORD.search(unquoted[: ordered.start()]):
+    if (
+        yes
+        and ordered
+        and not _YES_WORD.search(unquoted[: ordered.start()])
+        and not _SERVICE_AFTER.match(unquoted, ordered.end())  # "May I have their address?"
+    ):
         yes = False  # "I'll take a mocha": an order, not a yes to the recap before it
     said_words = _agent_words(agent) if agent else set()
     renamed = bool(agent) and _new_names(t, said_words)
