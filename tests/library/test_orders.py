@@ -5,15 +5,14 @@ orders are replayed by ``bench/bench_conversations.py``."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import benches
 from taskgate import Plan
 from taskgate.core.verdict import Reason
 from taskgate.gate.session import Call, GateSession
@@ -186,13 +185,7 @@ def test_the_papers_state_bound_enforcement_runs_any_eligible_step() -> None:
 def test_a_labelled_sample_of_coffee_orders_runs_asked_calls_and_stops_the_rest() -> None:
     """200 cases from Taskmaster-4 (tests/data; CC BY 4.0), files 00-03: a regression guard,
     not the measurement (``bench/bench_conversations.py --tm4 DIR``)."""
-    spec = importlib.util.spec_from_file_location(
-        "bench_conversations", ROOT / "bench" / "bench_conversations.py"
-    )
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules["bench_conversations"] = bench
-    spec.loader.exec_module(bench)
+    bench = benches.conversations()
     plans = {k: Plan.model_validate(v) for k, v in
              json.loads((ROOT / "tests/data/tm4_plans.json").read_text()).items()}  # fmt: skip
     lines = (ROOT / "tests/data/tm4_sample.jsonl").read_text(encoding="utf-8").splitlines()

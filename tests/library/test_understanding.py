@@ -5,15 +5,14 @@ conversations (the Schema-Guided Dialogue train split; see tests/data/README.md)
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+import benches
 from taskgate import Plan, ToolGate
 from taskgate.core.machine import Status
 from taskgate.gate.session import Call, GateSession
@@ -241,21 +240,10 @@ def test_the_middleware_runs_what_the_user_confirmed_and_stops_what_they_decline
 
 
 # -- public conversations ---------------------------------------------------------------------------
-def _bench() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "bench_conversations", ROOT / "bench" / "bench_conversations.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_conversations"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_labelled_sample_of_public_conversations_runs_asked_calls_and_stops_the_rest() -> None:
     """610 cases from SGD's train split (tests/data): a regression guard, not the measurement
     (``bench/bench_conversations.py`` measures the dev split)."""
-    bench = _bench()
+    bench = benches.conversations()
     plans = {k: Plan.model_validate(v) for k, v in
              json.loads((ROOT / "tests/data/sgd_train_plans.json").read_text()).items()}  # fmt: skip
     lines = (ROOT / "tests/data/sgd_train_sample.jsonl").read_text(encoding="utf-8").splitlines()
@@ -277,7 +265,7 @@ def test_a_labelled_sample_of_public_conversations_runs_asked_calls_and_stops_th
 def test_a_labelled_sample_of_a_second_corpus_runs_asked_calls_and_stops_the_rest() -> None:
     """250 replies to a booking proposal from STAR (tests/data; MIT): the wizard booked next
     (asked) or checked other details (unasked, the call is the booking of what was proposed)."""
-    bench = _bench()
+    bench = benches.conversations()
     plans = {k: Plan.model_validate(v) for k, v in
              json.loads((ROOT / "tests/data/star_plans.json").read_text()).items()}  # fmt: skip
     lines = (ROOT / "tests/data/star_sample.jsonl").read_text(encoding="utf-8").splitlines()

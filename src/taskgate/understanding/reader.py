@@ -1161,23 +1161,33 @@ _CHANGE_WORDS = frozenset(
 )
 
 
-def _too_many(arguments: Mapping[str, object], most: int) -> bool:
-    """Whether a count among the call's values (quantity, tickets, units, ... at any depth; a
-    yes-or-no or a word where a number belongs counts as too many) is more than ``most``. A
-    size said in words ("large") is no count. A call of more values than are read has too many:
-    a count past them could not be checked."""
+def _leaves(arguments: Mapping[str, object]) -> tuple[list[tuple[str, object]], bool]:
+    """A call's values that are neither tables nor lists, each with the name of the field that
+    holds it (nested tables and lists walked, at most ``4 * _ARGUMENTS`` entries read), and
+    whether every value was read."""
     todo: list[tuple[str, object]] = [(str(k), v) for k, v in
                                       itertools.islice(arguments.items(), _ARGUMENTS)]  # fmt: skip
+    out: list[tuple[str, object]] = []
     seen = 0
     while todo and seen < 4 * _ARGUMENTS:
         key, value = todo.pop()
         seen += 1
         if isinstance(value, Mapping):
             todo.extend((str(k), v) for k, v in itertools.islice(value.items(), _ARGUMENTS))
-            continue
-        if isinstance(value, list | tuple):
+        elif isinstance(value, list | tuple):
             todo.extend((key, v) for v in value[:_ARGUMENTS])
-            continue
+        else:
+            out.append((key, value))
+    return out, not todo
+
+
+def _too_many(arguments: Mapping[str, object], most: int) -> bool:
+    """Whether a count among the call's values (quantity, tickets, units, ... at any depth; a
+    yes-or-no or a word where a number belongs counts as too many) is more than ``most``. A
+    size said in words ("large") is no count. A call of more values than are read has too many:
+    a count past them could not be checked."""
+    leaves, complete = _leaves(arguments)
+    for key, value in leaves:
         if not _COUNT_KEY.search(_CAMEL.sub(r"\1_\2", key)):
             continue
         text = str(value).strip()[:12]
@@ -1186,7 +1196,7 @@ def _too_many(arguments: Mapping[str, object], most: int) -> bool:
                 return True
         elif not (_SIZE_KEY.search(key) and not isinstance(value, bool)):
             return True
-    return bool(todo)  # more values than are read: a count among them is not checked
+    return not complete
 
 
 _CAMEL = re.compile(r"([a-z])([A-Z])")
@@ -1213,19 +1223,8 @@ _ITEM_KEY = re.compile(r"item|product|sku|menu|name|title|event|drink|dish|artic
 
 def _item_values(arguments: Mapping[str, object]) -> list[str]:
     """The values of a call's item fields (at any depth), else every value but a note's."""
-    items: list[str] = []
-    todo: list[tuple[str, object]] = [(str(k), v) for k, v in
-                                      itertools.islice(arguments.items(), _ARGUMENTS)]  # fmt: skip
-    seen = 0
-    while todo and seen < 4 * _ARGUMENTS:
-        key, value = todo.pop()
-        seen += 1
-        if isinstance(value, Mapping):
-            todo.extend((str(k), v) for k, v in itertools.islice(value.items(), _ARGUMENTS))
-        elif isinstance(value, list | tuple):
-            todo.extend((key, v) for v in value[:_ARGUMENTS])
-        elif isinstance(value, str) and _ITEM_KEY.search(key) and not _NOTE_KEY.search(key):
-            items.append(value[:200])
+    items = [value[:200] for key, value in _leaves(arguments)[0]
+             if isinstance(value, str) and _ITEM_KEY.search(key) and not _NOTE_KEY.search(key)]  # fmt: skip
     return items or _flat(arguments, notes=False)
 
 
