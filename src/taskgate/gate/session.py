@@ -52,6 +52,7 @@ from taskgate.understanding.reader import (
     REVISIONS,
     Reading,
     Turn,
+    counted,
     proposed_steps,
     says_again,
 )
@@ -99,6 +100,10 @@ class Ticket:
     at: int = 0
     gated: bool = True  # False: a tool no step is bound to, let through ungated
     key: int = 0  # the session's own number for the ticket
+    #: the request the gate opened for this call as it judged it (a confirmed proposal, one
+    #: more thing of the message's order), in the ledger before the call's own entries: a
+    #: surface that stores the ledger's entries per call stores it with this call's
+    opened: LedgerEntry | None = None
 
     @property
     def admitted(self) -> bool:
@@ -236,6 +241,9 @@ class GateSession:
         self._machine = machine
         self._lock = threading.Lock()
         self._reading: Reading | None = None  # what the gate understood of the last message
+        #: the things of the message's order each of its requests took: work order -> (the
+        #: thing's place, how many); "a latte and a mocha" runs the adding step once for each
+        self._taken: dict[str, tuple[int, int]] = {}
         #: the last turns read (the agent's message, the user's reply), for a revised proposal
         self._said: deque[Turn] = deque(maxlen=REVISIONS)
         self._running: set[str] = set()  # steps with an admitted call not finished (or in doubt)
@@ -279,11 +287,13 @@ class GateSession:
             )
             self._epoch += 1
             self._reading = None
+            self._taken.clear()
             return req
 
     def close_request(self) -> None:
         with self._lock:
             self._reading = None
+            self._taken.clear()
             self._machine.close_request()
             self._epoch += 1
 
@@ -336,10 +346,12 @@ class GateSession:
                 self._machine.close_request()
                 self._epoch += 1
                 self._reading = reading
+                self._taken.clear()
                 return Opened(None, match, ask_back_question(plan, asked), reading)
             req = self._machine.open_request(step, explicit_redo=match.explicit_redo)
             self._epoch += 1
             self._reading = reading
+            self._taken.clear()
         return Opened(req, match._replace(step=step), None, reading)
 
     def _not_again(self, reading: Reading, agent: str, message: str) -> Reading:
@@ -388,8 +400,9 @@ class GateSession:
         known): see :meth:`judge`."""
         call = Call(tool, work_order=work_order, arguments=arguments)
         with self._lock:  # the batch of one, without the batch's bookkeeping
+            mark = self._machine.ledger_length
             self._open_confirmed([call])
-            return self._reserve(self._one(call, self._running))
+            return self._reserve(self._opening(mark, self._one(call, self._running)))
 
     def begin_all(self, tools: Sequence[object]) -> list[Ticket]:
         """Judge the calls of one model turn, given by their tools' names: see :meth:`judge`."""
@@ -397,11 +410,13 @@ class GateSession:
 
     def _decide(self, calls: Sequence[Call], keyed: bool) -> list[Ticket]:
         ids = Counter(c.id for c in calls) if keyed else None
+        mark = self._machine.ledger_length
         self._open_confirmed(calls)
         in_flight = set(self._running)
         tickets = []
         for call in calls:
-            ticket = self._one(call, in_flight)
+            ticket = self._opening(mark, self._one(call, in_flight))
+            mark = self._machine.ledger_length
             if (
                 ids is not None
                 and ticket.gated
@@ -415,6 +430,13 @@ class GateSession:
                 in_flight.add(ticket.step)
             tickets.append(ticket)
         return tickets
+
+    def _opening(self, mark: int, ticket: Ticket) -> Ticket:
+        """The ticket, with the request the gate opened since the ledger's length was ``mark``
+        (judging it, or the batch it is the first of)."""
+        if self._machine.ledger_length == mark:
+            return ticket
+        return dataclasses.replace(ticket, opened=self._machine.last_entry())
 
     def _one(self, call: Call, in_flight: set[str]) -> Ticket:
         current = self._current()
@@ -434,6 +456,8 @@ class GateSession:
         if name is None or not call.readable:  # not a tool name, or arguments unreadable
             return self._refused(booking, Verdict("refuse", step, Reason.MALFORMED_CALL), call.id)
         verdict = self._machine.judge(booking, self.policy, in_flight, requested=self.requested)
+        if verdict.reason is Reason.REPEATED_RECEIPT and call.work_order is None:
+            verdict, booking = self._next_thing(call, booking, verdict, in_flight)
         if verdict.admitted and (self._only_confirmed(step) or self._beyond_reading(step)):
             # a "yes" confirms the proposed call, and a request asks for the steps it names, not
             # every step the state would admit
@@ -453,7 +477,69 @@ class GateSession:
             verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)  # would run it again
         if not verdict.admitted:
             return self._refused(booking, verdict, call.id)
+        self._take(call, step)
         return Ticket(booking, verdict, id=call.id, at=self._machine.ledger_length)
+
+    def _next_thing(
+        self, call: Call, booking: Booking, verdict: Verdict, in_flight: set[str]
+    ) -> tuple[Verdict, Booking]:
+        """A call of the adding step that already ran for the message, when the message ordered
+        several things ("a latte and a mocha, please") and the call is of one not yet taken:
+        its own request opens (a fresh work order, in the ledger as any request) and the call
+        is judged under it. Otherwise the verdict stands."""
+        step, reading, req = verdict.step, self._reading, self._machine.request
+        if (
+            step is None
+            or reading is None
+            or reading.kind != "need"
+            or not reading.thing
+            or req is None
+            or req.step != step
+            or not reading.steps
+            or reading.steps[0] != step
+            or not self._machine.graph.repeatable(step)
+            or self._untaken(call, step, fresh=True) is None
+        ):
+            return verdict, booking
+        self._machine.open_request(step, work_order=None)
+        self._epoch += 1
+        booking = dataclasses.replace(booking, work_order=self._current())
+        return self._machine.judge(
+            booking, self.policy, in_flight, requested=self.requested
+        ), booking
+
+    def _untaken(self, call: Call, step: str, fresh: bool = False) -> tuple[int, int] | None:
+        """The thing of the message's order a call of the adding step is of, and how many it
+        counts, when the message's earlier requests have not taken that many of it yet (None:
+        of no thing, or only of things taken). ``fresh``: for a request not yet opened (the
+        current one's thing is taken too)."""
+        reading = self._reading
+        if reading is None:
+            return None
+        current = None if fresh else self._current()
+        counts, want = reading.counts(), counted(call.arguments)
+        for place in reading.things_of(call.arguments, self._words_of(step)):
+            taken = sum(n for wo, (p, n) in self._taken.items() if p == place and wo != current)
+            if place < len(counts) and taken + want <= counts[place]:
+                return place, want
+        return None
+
+    def _take(self, call: Call, step: str | None) -> None:
+        """Note the thing of the order an admitted call of the adding step is of, under its
+        request's work order (a later call under the same one replaces it: a retry)."""
+        reading = self._reading
+        if (
+            step is not None
+            and reading is not None
+            and reading.kind == "need"
+            and reading.thing
+            and reading.steps
+            and reading.steps[0] == step
+            and self.requested
+        ):
+            hit = self._untaken(call, step)
+            if hit is not None:
+                self._taken[self._current()] = hit
 
     def _refused(self, call: Booking, verdict: Verdict, call_id: str | None) -> Ticket:
         return Ticket(call, verdict, refusal=self.notice(verdict, call), id=call_id,
@@ -468,6 +554,7 @@ class GateSession:
     def reading(self, reading: Reading | None) -> None:
         with self._lock:
             self._reading = reading
+            self._taken.clear()
 
     def _words_of(self, step: str) -> str:
         """Everything a step is called by: its text, its tool's description and name."""
@@ -503,7 +590,7 @@ class GateSession:
         ):
             return True
         if reading.kind == "need" and reading.steps and step == reading.steps[0]:
-            return reading.of_thing(call.arguments, self._words_of(step))
+            return self._untaken(call, step) is not None
         return reading.mentions(call.arguments)
 
     def _beyond_reading(self, step: str | None) -> bool:
@@ -609,9 +696,8 @@ class GateSession:
         ):  # "a latte and a mocha, please": the second call under the one request
             tool = quoted(call.tool or "") or "The call"
             return (
-                f"{tool} was not run: it already ran once for the user's last message, and one "
-                "message runs it once. If the user asked for more, ask them to confirm the next "
-                "one."
+                f"{tool} was not run: it already ran for what the user's last message asked for. "
+                "If the user asked for more, ask them to confirm the next one."
             )
         if self.notices == "plain":
             return plain_refusal(verdict, call, graph)
@@ -625,14 +711,12 @@ class GateSession:
         if not verdict.admitted:
             self._machine.record(ticket.call, verdict, self.policy)
             entry = self._machine.last_entry()
-            return Ticket(
-                ticket.call, verdict, entry, ticket.refusal, ticket.id, ticket.at, key=key
-            )
+            return dataclasses.replace(ticket, entry=entry, key=key)
         assert verdict.step is not None
         self._running.add(verdict.step)
         self._open[key] = self._epoch
         at = self._machine.ledger_length
-        return Ticket(ticket.call, verdict, None, "", ticket.id, at, key=key)
+        return dataclasses.replace(ticket, entry=None, refusal="", at=at, key=key)
 
     def finish(self, ticket: Ticket, outcome: Outcome | bool) -> LedgerEntry | None:
         """The admitted call ended: ``"ok"`` (or True) records its receipt, ``"failed"`` (or

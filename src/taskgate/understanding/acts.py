@@ -473,7 +473,7 @@ _JUST = re.compile(
     IC,
 )
 _ALTERNATIVES = re.compile(
-    r"\b(?:what else|something else|any ?(?:other|others|more)\b(?! help| questions?)|other "
+    r"\b(?:what else|something else|any ?(?:other|others|more)\b(?! help| questions?)|(?<!the )other "
     r"(?:options?|choices?|ones?)|(?:find|show|give|suggest|recommend|get|search|look for) (?:me )?"
     r"(?:some(?:thing)? )?(?:an)?other|different (?:one|options?)|more options|(?:are|is) there "
     r"(?:any )?(?:other|more|another)|(?:got|have you got|do you have) any(?:thing)? (?:other|else|"

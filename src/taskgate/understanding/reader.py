@@ -439,8 +439,21 @@ class Reading:
         return not self.bare and self.cue and one
 
     def of_thing(self, arguments: Mapping[str, object] | None, wording: str = "") -> bool:
-        """Whether a call is of a thing the user ordered, and no more of it than they counted.
-        The thing is sought in the values of the call's item fields (an id, an item, a product,
+        """Whether a call is of a thing the user ordered, and no more of it than they counted
+        (:meth:`thing_of`). True when the reading ordered nothing."""
+        return not self.thing or bool(self.things_of(arguments, wording))
+
+    def counts(self) -> tuple[int, ...]:
+        """How many of each thing the order counted, in the order's order ("a latte and two
+        mochas": (1, 2)); empty when it ordered nothing."""
+        return tuple(count for _, _, count in _things(self.thing)) if self.thing else ()
+
+    def things_of(
+        self, arguments: Mapping[str, object] | None, wording: str = ""
+    ) -> tuple[int, ...]:
+        """Which things of the order a call may be of (their places among :meth:`counts`), the
+        closest first ("an oat latte and an almond latte": a latte with almond milk is of the
+        second, then the first); none when it is of none of them. The thing is sought in the values of the call's item fields (an id, an item, a product,
         a name, ...; every value but a note's where it has none): one value holds half the
         thing's words, its last word or two of them, and is made of the user's words, numbers
         aside ("mocha-2211" for "a mocha"; not "mocha-gift-card-500", not "gold-bar" with a
@@ -449,9 +462,9 @@ class Reading:
         one), and no price, discount or code is one the user did not say. "I need a rental car"
         orders no bus ticket. A thing that is the kind the step's ``wording`` names ("two
         tickets" for "Buy tickets for an event") is of an item made of the user's words ("Mets
-        game" for "two tickets for the Mets game"). True when the reading ordered nothing."""
+        game" for "two tickets for the Mets game")."""
         if not self.thing:
-            return True
+            return ()
         args = arguments or {}
         text = self.thing[:USER_CHARS].lower()
         said = {_stem(w) for w in _WORD.findall(text)}
@@ -459,19 +472,22 @@ class Reading:
         items = [{_stem(w) for w in _WORD.findall(v.lower()) if not w.isdigit()}
                  for v in _item_values(args)]  # fmt: skip
         kind = {_stem(w) for w in _WORD.findall(wording.lower()[:400])}
-        for words, head, count in _things(self.thing):
+        if _unsaid_terms(args, text):
+            return ()
+        found: list[tuple[int, int]] = []
+        for place, (words, head, count) in enumerate(_things(self.thing)):
+            hit = words & have
             if words <= kind:  # "two tickets" for "Buy tickets": the item is the user's words
                 named = any(item and len(item & said) * 2 >= len(item) for item in items)
             else:  # half its words, its last word or two of them, in an item of the user's
-                hit = words & have
                 named = (
                     len(hit) * 2 >= len(words)
                     and (head in have or len(hit) >= 2)
                     and any(item & words and len(item & said) * 2 >= len(item) for item in items)
                 )
-            if named:
-                return not (_too_many(args, count) or _unsaid_terms(args, text))
-        return False
+            if named and not _too_many(args, count):
+                found.append((-len(hit), place))
+        return tuple(place for _, place in sorted(found))
 
     def mentions(self, arguments: Mapping[str, object] | None) -> bool:
         """Whether a change carries what the user said, and no count they did not: a value
@@ -1085,6 +1101,9 @@ def _things(text: str) -> list[tuple[frozenset[str], str, int]]:
     out: list[tuple[frozenset[str], str, int]] = []
     said = _NOT_THIS.sub(" , ", text[:USER_CHARS].lower())
     for part in itertools.islice(_THING_END.split(said), 64):
+        if out and _ONE_MORE.fullmatch(part.strip()):  # "a mocha with oat milk and another"
+            out.append((out[-1][0], out[-1][1], 1))
+            continue
         start = _THING_START.search(part)
         if start is None:
             continue
@@ -1108,6 +1127,8 @@ def _things(text: str) -> list[tuple[frozenset[str], str, int]]:
     return out
 
 
+#: one more of the thing before ("a mocha with oat milk and another with almond milk")
+_ONE_MORE = re.compile(r"(?:another|one more)(?: one)?", re.I)
 #: the words around a thing named alone ("Just a mocha, thanks")
 _AFFIX = frozenset(["just", "only", "thanks", "thank", "you"])
 _TIMES = re.compile(r"\bx\s?(\d{1,6})\b", re.I)
@@ -1197,6 +1218,14 @@ def _too_many(arguments: Mapping[str, object], most: int) -> bool:
         elif not (_SIZE_KEY.search(key) and not isinstance(value, bool)):
             return True
     return not complete
+
+
+def counted(arguments: Mapping[str, object] | None) -> int:
+    """How many a call counts: its largest count among its values (none: one)."""
+    counts = [float(str(v).strip()[:12]) for k, v in _leaves(arguments or {})[0]
+              if _COUNT_KEY.search(_CAMEL.sub(r"\1_\2", k)) and not isinstance(v, bool)
+              and _COUNT.fullmatch(str(v).strip()[:12])]  # fmt: skip
+    return max(1, int(max(counts, default=1)))
 
 
 _CAMEL = re.compile(r"([a-z])([A-Z])")

@@ -362,7 +362,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         (``Command(resume={"approve": True, "by": "alice", "reason": "..."})``; anything else
         keeps the refusal). An approval is a receipts-ledger entry, and the call is judged again
         under it. Returns the call's ticket and the ledger rows it made so far."""
-        rows = self._rows(gate, ticket.entry)
+        rows = self._rows(gate, ticket.opened) + self._rows(gate, ticket.entry)
         if ticket.admitted or self.approvals != "ask" or ticket.verdict.reason not in APPROVABLE:
             return ticket, rows
         if _ran_on_this_request(gate, ticket):  # an approval never runs a step twice on one
