@@ -109,6 +109,32 @@ def test_more_ways_to_say_the_order_is_right(user: str) -> None:
                ["add_order_item"]) == [True]  # fmt: skip
 
 
+@pytest.mark.parametrize(("agent", "user"), [
+    ("Alright, before we send this to the coffee bar, please check the order details and confirm "
+     "they're correct. Once you do, I'll get it started.", "Yes, looks good"),
+    ("Before I send the order in, can you confirm that the order is correct?", "It's good."),
+    ("Okay can you confirm please?", "yes"),
+    ("Is this the order you want to place?", "Yeah, that's it."),
+    ("OK, does this order look all right to you?", "Yes it does."),
+    ("Okay is that better?", "Yes, thank you."),
+    ("Could you look at the updated order to make sure it's correct?", "Yes."),
+    ("Can you confirm if your order matches what is on the screen?", "Yes it does."),
+])  # fmt: skip
+def test_a_yes_to_a_request_to_check_the_order_sends_it(agent: str, user: str) -> None:
+    assert ran(user, [("finish_order", SEND)], agent, ["add_order_item"]) == [True]
+
+
+@pytest.mark.parametrize("agent", [
+    "Would you like anything else with your order?", "Is everything okay with you today?",
+    "I'll cancel your order. Can you confirm?", "Is your order ready to be picked up?",
+    "Do you want me to change the order? Does that sound right?",
+    "Can you confirm your phone number is correct?", "Are you doing okay?",
+    "Before I send it, would you like to remove the latte?",
+])  # fmt: skip
+def test_attack_a_yes_to_a_question_that_checks_no_order_sends_nothing(agent: str) -> None:
+    assert ran("Yes.", [("finish_order", SEND)], agent, ["add_order_item"]) == [False]
+
+
 def test_a_yes_to_the_order_on_the_screen_sends_it_once() -> None:
     for agent in ("Is the order correct on the screen?", "Does everything look right to you?",
                   "Can you make sure your order is correct before I send it?",

@@ -353,7 +353,7 @@ class Reading:
         said, before = self.proposal.lower(), self.earlier.lower()
         if (
             _finishing(wording, arguments)
-            and (self.cue or asks_to_confirm(said) or proposes_to_act(said))
+            and (self.cue or asks_to_confirm(said) or proposes_to_act(said) or _judges(said))
             # "Is the order correct?", not "Is your email correct?"
             and _of_step(said, wording, self.heard)
             and _ids_said(said, arguments)  # "Is your order number 5 correct?": order 5 only
@@ -1322,14 +1322,45 @@ def _of_step(said: str, wording: str, heard: str = "") -> bool:
     asks = [p for p in parts if p.rstrip().endswith("?") or asks_to_confirm(p)][-2:] or [low]
     if any(_CONTRARY.search(p) for p in asks):
         return False  # "... if you want me to cancel your order"
-    asked = " ".join(_NEXT.split(p, maxsplit=1)[0] for p in asks)
-    words = {_stem(w) for w in _WORD.findall(asked) if w not in _STOP and len(w) >= 3}
+    asked = " ".join(_asking(p) for p in asks)
+    words = {_stem(w) for w in _WORD.findall(asked)
+             if w not in _STOP and w not in _FINISHERS and len(w) >= 3}  # fmt: skip
     objects = {_stem(w) for w in _WORD.findall(wording.lower()[:400])
                if w not in _STOP and w not in _FINISHERS and len(w) >= 3}  # fmt: skip
     if objects and all(_heads(asked, o) for o in objects):
         return True  # "Is the order correct?"; not "Is the payment method on file correct?"
     before = {_stem(w) for w in _WORD.findall(heard.lower()[: 4 * AGENT_CHARS])}
-    return bool(_SHOWING.search(asked)) and not words - _SHOWN - before
+    if words - _SHOWN - before:
+        return False
+    # "Does this look right?"; "Can you confirm, please?" with nothing undone said before it
+    return bool(_SHOWING.search(asked)) or (asks_to_confirm(asked) and not _CONTRARY.search(low))
+
+
+def _judges(said: str) -> bool:
+    """Whether the agent's last question asks the user to judge something ("Does this order
+    look all right to you?", "Is that better?", "Can you make sure we have it right?")."""
+    low = said.lower()[-AGENT_CHARS:]
+    last = next((p for p in reversed(list(itertools.islice(_SENTENCE_END.split(low), 64)))
+                 if p.strip()), "")  # fmt: skip
+    return bool(_JUDGED.search(last)) and (
+        last.rstrip().endswith("?") or bool(_REQUEST.match(last.strip()))
+    )
+
+
+#: a word that asks for a judgement
+_JUDGED = re.compile(
+    r"\b(?:correct(?:ly)?|right|good|ok|okay|fine|accurate(?:ly)?|alright|all right|better|"
+    r"perfect|match(?:es)?|everything)\b"
+)
+#: a sentence that asks the user to do something ("Can you ...", "Please ...")
+_REQUEST = re.compile(r"(?:\w+,? )?(?:can|could|would|will) you\b|(?:\w+,? )?please\b")
+
+
+def _asking(sentence: str) -> str:
+    """A sentence that asks, less what it says follows a yes ("before I send it over, is this
+    right?": "is this right?"); the whole sentence where nothing else is left."""
+    left = _NEXT.sub(" , ", sentence)
+    return left if _WORD.search(left) else sentence
 
 
 def _heads(text: str, word: str) -> bool:
@@ -1378,7 +1409,9 @@ _AFTER_HEAD = frozenset(
     ]
 )
 #: a question about what is shown ("Does this look right?", "Is everything correct?")
-_SHOWING = re.compile(r"\b(?:this|that|it|everything|all|these|screen|display)\b")
+_SHOWING = re.compile(
+    r"\b(?:this|that|it|everything|all|these|those|screen|display|here|what you(?:'re)? see(?:ing)?)\b"
+)
 
 
 def _ids_said(said: str, arguments: Mapping[str, object]) -> bool:
@@ -1389,13 +1422,14 @@ def _ids_said(said: str, arguments: Mapping[str, object]) -> bool:
 
 #: a proposal to undo or change what it names
 _CONTRARY = re.compile(
-    r"\b(?:cancel|delet|remov|refund|void|return|chang|modif|updat|edit|undo|revok|clos|"
-    r"withdraw|discard|drop)\w*",
+    r"\b(?!(?:updat|chang|modifi|edit)ed\b)(?:cancel|delet|remov|refund|void|return|chang|modif|"
+    r"updat|edit|undo|revok|clos|withdraw|discard|drop)\w*",
     re.I,
 )
 #: where a request to confirm goes on to what follows a yes ("before I send it", "then I'll")
 _NEXT = re.compile(
-    r"\b(?:before|then|once|so (?:i|we|that)|if so|and i'?ll|and we'?ll|i'?ll|we'?ll|i will|we will)\b"
+    r"\b(?:before|then|once|so (?:i|we|that)|if so|and i'?ll|and we'?ll|i'?ll|we'?ll|i will|"
+    r"we will)\b[^,;:?!]*"
 )
 #: the words of a request to confirm what is shown
 _SHOWN = frozenset(
@@ -1470,6 +1504,59 @@ _SHOWN = frozenset(
         "one",
         "all",
         "set",
+        "better",
+        "updated",
+        "changed",
+        "new",
+        "final",
+        "current",
+        "accuracy",
+        "accurately",
+        "match",
+        "matches",
+        "matching",
+        "show",
+        "shows",
+        "showing",
+        "did",
+        "yours",
+        "gotten",
+        "way",
+        "input",
+        "checking",
+        "again",
+        "take",
+        "certainly",
+        "sure",
+        "ensure",
+        "may",
+        "favor",
+        "doublecheck",
+        "double",
+        "safe",
+        "about",
+        "whole",
+        "end",
+        "below",
+        "above",
+        "item",
+        "items",
+        "information",
+        "info",
+        "those",
+        "these",
+        "seeing",
+        "entered",
+        "listed",
+        "written",
+        "put",
+        "thanks",
+        "thank",
+        "but",
+        "well",
+        "now",
+        "okay",
+        "ok",
     )
 )
 
