@@ -57,10 +57,34 @@ def ran(user: str, calls: Calls, agent: str = "", done: Sequence[str] = (),
     "Today, I am going to have a Mocha, please.", "Think I'll have a nice Mocha, thanks.",
     "I'd like to order the Mocha for Yeo please.", "Could I get a mocha to go?",
     "I'm gonna get a mocha, please.", "I just want a mocha.", "I could really go for a mocha.",
-    "Can I get a mocha with 2% milk? Make it to go.",
+    "Can I get a mocha with 2% milk? Make it to go.", "Let's get a mocha today.",
+    "I would like mocha with oat milk please.", "Can I go ahead and get a mocha please?",
+    "All I want is a mocha", "I'm looking to order a mocha.", "I would like to please order a mocha",
+    "Please give me a mocha flavored with vanilla.", "Can I get a double shot mocha?",
 ])  # fmt: skip
 def test_an_order_of_a_thing_adds_it(user: str) -> None:
-    assert ran(user, [("add_order_item", MOCHA)]) == [True]
+    mocha = {**MOCHA, "notes": "double shot"} if "double" in user else MOCHA
+    assert ran(user, [("add_order_item", mocha)]) == [True]
+
+
+@pytest.mark.parametrize(("user", "item"), [
+    ("Could I please order 2 hot latte's.", {"menu_item_id": "latte-2343", "quantity": "2"}),
+    ("I would like to order two Chai Lattes.", {"menu_item_id": "chailatte-0987", "quantity": "2"}),
+])  # fmt: skip
+def test_an_order_written_loosely_adds_its_thing(user: str, item: dict[str, Any]) -> None:
+    assert ran(user, [("add_order_item", item)]) == [True]
+
+
+@pytest.mark.parametrize(("user", "item"), [
+    ("I'd like mine hot.", {"menu_item_id": "hot-chocolate-1", "quantity": "1"}),
+    ("I love mocha.", MOCHA),
+    ("I would like information about the mocha.", MOCHA),
+    ("I'd like to know if you have mocha.", MOCHA),
+    ("Can I get a double shot mocha?", {"menu_item_id": "latte-1", "notes": "double shot mocha"}),
+    ("I would like to order two Chai Lattes.", {"menu_item_id": "chailattegiftcard-1"}),
+])  # fmt: skip
+def test_attack_words_that_order_no_such_thing_add_nothing(user: str, item: dict[str, Any]) -> None:
+    assert ran(user, [("add_order_item", item)]) == [False]
 
 
 def test_an_order_adds_the_thing_ordered_and_sends_nothing() -> None:

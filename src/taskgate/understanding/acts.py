@@ -542,17 +542,25 @@ _NEED = re.compile(
 #: an order of a thing: a verb of taking, or a request form, before a thing counted or named
 _A_THING = r"(?:a|an|one|two|three|four|five|six|some|another|\d+)\b"
 _ORDERS = re.compile(
-    r"\b(?:(?:i|we)(?:'ll| will| wanna| want to)|let me|lemme|(?:i'm|i am|we're|we are) "
-    r"(?:going to|gonna)) (?:just |please |also )?(?:take|have|get|order|grab|go with|go for|try|"
+    r"\b(?:(?:i|we)(?:'ll| will| wanna| want to)|let me|lemme|let'?s|(?:i'm|i am|we're|we are) "
+    r"(?:going to|gonna)) (?:just |please |also |go ahead and )?(?:take|have|get|order|grab|go with|go for|try|"
     r"buy|do)\b(?! (?:to|there|back|home|in|out|off|on|up|it|that|this|them)\b)|"
-    r"\b(?:can|could|may) (?:i|we) (?:please |just |also )?(?:get|have|order|grab)\b(?! (?:a |an |some )?"
+    r"\b(?:can|could|may) (?:i|we) (?:please |just |also |go ahead and )?(?:get|have|order|grab)\b(?! (?:a |an |some )?"
     r"(?:minute|moment|second|sec|recommendation|suggestion|menu|list|look|idea)s?\b)|"
     r"\b(?:would|will) (?:i|we) be able to (?:order|get|have)\b|"
-    r"\b(?:i|we)(?:'d| would)? (?:really )?(?:like|love) (?:to (?:order|get|have|try|buy|grab|"
+    r"\b(?:all (?:i|we) (?:want|need) is|(?:(?:i|we) (?:was|were|am|are)|i'm|we're) looking to (?:order|get|buy)) "
+    + _A_THING
+    + "|"
+    r"\b(?:i|we)(?:'d| would)? (?:really )?(?:like|love) (?:to (?:please )?(?:order|get|have|try|buy|grab|"
     r"take|place an order for) )?(?:just )?"
     r"(?:the\b|"
     + _A_THING
     + ")"
+    # "I would like cortado with oat milk", not "I'd like mine hot" or "I'd like to know"
+    + r"|\b(?:i|we)(?:'d| would) (?:really )?like (?:to (?:please )?(?:order|get|have) )?"
+    r"(?!(?:to|it|that|this|them|those|these|mine|you|him|her|us|some\w*|any\w*|no\w*|more|"
+    r"less|what|which|if|when|how|for|in|on|at|very|so|too)\b)[a-z]{3,}(?=[^.?!]{0,60}(?:,? please|"
+    r"\bwith\b|[.!]|$))"
     + r"|\b(?:i|we) (?:just |really |only )?(?:want|need) (?:to (?:order|get|have) )?(?:just )?"
     + _A_THING
     + "|"

@@ -467,10 +467,13 @@ class Reading:
             return ()
         args = arguments or {}
         text = self.thing[:USER_CHARS].lower()
-        said = {_stem(w) for w in _WORD.findall(text)}
-        have = {_stem(w) for v in _flat(args, notes=False) for w in _WORD.findall(v.lower())}
-        items = [{_stem(w) for w in _WORD.findall(v.lower()) if not w.isdigit()}
-                 for v in _item_values(args)]  # fmt: skip
+        spoken = _WORD.findall(text)
+        said = {_stem(w) for w in spoken}
+        # the thing's words may be anywhere in the call, a note's too ("double shot"); the item
+        # must still be of the user's words
+        have = {_stem(w) for v in _flat(args) for w in _WORD.findall(v.lower())}
+        items = [_item_words(v, spoken) for v in _item_values(args)]
+        have.update(*items)
         kind = {_stem(w) for w in _WORD.findall(wording.lower()[:400])}
         if _unsaid_terms(args, text):
             return ()
@@ -1082,7 +1085,8 @@ _ORDER_WORDS = frozenset(
 #: where the name of a thing ends: a preposition, "and", a stop
 _THING_END = re.compile(
     r"[,.;:!?()]|\s(?:for|in|at|with|without|to|from|on|near|by|and|or|but|please|now|too|also|"
-    r"as well|instead|that|which|who|if|under|called|named|made|about)\b",
+    r"as well|instead|that|which|who|if|under|called|named|made|about|flavou?red|served|topped|"
+    r"prepared|brewed|sweetened)\b",
     re.I,
 )
 _THING_START = re.compile(
@@ -1099,7 +1103,7 @@ def _things(text: str) -> list[tuple[frozenset[str], str, int]]:
     ({chai, latte}, latte, 2); "mocha x2": 2; no count said: 1); the first 16. A thing refused
     or set aside ("not a latte", "instead of a latte") is none."""
     out: list[tuple[frozenset[str], str, int]] = []
-    said = _NOT_THIS.sub(" , ", text[:USER_CHARS].lower())
+    said = _NOT_THIS.sub(" , ", _POSSESSIVE.sub(r"\1s", text[:USER_CHARS].lower()))
     for part in itertools.islice(_THING_END.split(said), 64):
         if out and _ONE_MORE.fullmatch(part.strip()):  # "a mocha with oat milk and another"
             out.append((out[-1][0], out[-1][1], 1))
@@ -1127,6 +1131,8 @@ def _things(text: str) -> list[tuple[frozenset[str], str, int]]:
     return out
 
 
+#: a plural written with an apostrophe ("two latte's")
+_POSSESSIVE = re.compile(r"(\w)['\u2019]s\b")
 #: one more of the thing before ("a mocha with oat milk and another with almond milk")
 _ONE_MORE = re.compile(r"(?:another|one more)(?: one)?", re.I)
 #: the words around a thing named alone ("Just a mocha, thanks")
@@ -1189,17 +1195,19 @@ def _leaves(arguments: Mapping[str, object]) -> tuple[list[tuple[str, object]], 
     todo: list[tuple[str, object]] = [(str(k), v) for k, v in
                                       itertools.islice(arguments.items(), _ARGUMENTS)]  # fmt: skip
     out: list[tuple[str, object]] = []
-    seen = 0
+    seen, whole = 0, len(arguments) <= _ARGUMENTS
     while todo and seen < 4 * _ARGUMENTS:
         key, value = todo.pop()
         seen += 1
         if isinstance(value, Mapping):
+            whole &= len(value) <= _ARGUMENTS
             todo.extend((str(k), v) for k, v in itertools.islice(value.items(), _ARGUMENTS))
         elif isinstance(value, list | tuple):
+            whole &= len(value) <= _ARGUMENTS
             todo.extend((key, v) for v in value[:_ARGUMENTS])
         else:
             out.append((key, value))
-    return out, not todo
+    return out, whole and not todo
 
 
 def _too_many(arguments: Mapping[str, object], most: int) -> bool:
@@ -1218,6 +1226,20 @@ def _too_many(arguments: Mapping[str, object], most: int) -> bool:
         elif not (_SIZE_KEY.search(key) and not isinstance(value, bool)):
             return True
     return not complete
+
+
+def _item_words(value: str, spoken: Sequence[str]) -> set[str]:
+    """The words of an item's value, numbers aside, as stems; a value that runs two or three of
+    the user's words together ("chailatte-0987" for "two chai lattes") has theirs."""
+    words = [w for w in _WORD.findall(value.lower()) if not w.isdigit()]
+    if len(words) == 1:
+        run = _stem(words[0])
+        for n in (2, 3):
+            for i in range(min(len(spoken), 64) - n + 1):
+                part = spoken[i : i + n]
+                if _stem("".join(part)) == run or "".join(_stem(w) for w in part) == run:
+                    return {_stem(w) for w in part}
+    return {_stem(w) for w in words}
 
 
 def counted(arguments: Mapping[str, object] | None) -> int:
