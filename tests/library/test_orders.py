@@ -521,6 +521,36 @@ def test_a_choice_among_the_options_listed_changes_what_was_added_with_it() -> N
     assert ran("Hazelnut, please.", [("finish_order", SEND)], agent, ["add_order_item"]) == [False]
 
 
+HAZELNUT = ("update_order_item", {"order_item_id": "14755", "addons": [
+    {"addon_id": "hazelnut-sweetener-013", "option": "ADD"}]})  # fmt: skip
+OPTIONS = "We have Vanilla, Sugar Free Vanilla, Hazelnut, Chocolate Sauce and Caramel Sauce."
+
+
+@pytest.mark.parametrize("user", [
+    "Can I add hazelnut please.", "I would like to add Hazelnut to my order please.",
+    "i want to add hazelnut", "Ooo ok let's add hazelnut.", "Add hazelnut to that please.",
+    "Could you add some hazelnut?", "I'll add Hazelnut",
+])  # fmt: skip
+def test_adding_something_to_what_was_ordered_changes_it(user: str) -> None:
+    """ "Add hazelnut": the item ordered is changed with it (or it is added as an item)."""
+    assert ran(user, [HAZELNUT], OPTIONS, ["add_order_item"]) == [True]
+    assert ran(user, [("finish_order", SEND)], OPTIONS, ["add_order_item"]) == [False]
+
+
+@pytest.mark.parametrize(("user", "call"), [
+    ("Can I add hazelnut please.", ("update_order_item", {"order_item_id": "14755", "addons": [
+        {"addon_id": "caramel-sauce-15", "option": "ADD"}]})),
+    ("Don't add hazelnut.", HAZELNUT),
+    ("Can you add a note that I'm allergic to nuts?", HAZELNUT),
+    ("Can you add it to my order?", HAZELNUT),
+    ("Can I add hazelnut please.", ZERO),
+])  # fmt: skip
+def test_attack_adding_one_thing_changes_nothing_else(
+    user: str, call: tuple[str, dict[str, Any]]
+) -> None:
+    assert ran(user, [call], OPTIONS, ["add_order_item"]) == [False]
+
+
 @pytest.mark.parametrize("user", [
     "Yes. How long is the wait?", "That would be awesome. May I have a phone number?",
     "Yes, it is. Can I have a venue address and a starting time?",

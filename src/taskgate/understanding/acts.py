@@ -567,7 +567,12 @@ _ORDERS = re.compile(
     r"\b(?:give|get|bring|make) me " + _A_THING + r"|\bgimme\b|"
     r"\b(?:i|we) (?:could|would) (?:really )?go for " + _A_THING + "|"
     r"\b(?:and also|also|plus)\s+" + _A_THING + "|"
-    r"^\s*(?:(?:hi|hello|hey)(?: there)?[,.!]*\s*)?" + _A_THING + r"[^.?!,]{1,60},? please\b",
+    r"^\s*(?:(?:hi|hello|hey)(?: there)?[,.!]*\s*)?" + _A_THING + r"[^.?!,]{1,60},? please\b|"
+    # "Can I add vanilla?", "I'd like to add hazelnut to my order", "Add vanilla to that please"
+    r"\b(?:(?:can|could|may|will|would) (?:i|you|we) (?:please |just |also )?|(?:i'?d|i would|we'?d|"
+    r"we would) (?:like|love) to (?:please )?|(?:i|we) (?:want|need|wanna) to |let'?s |(?:i|we)'?ll "
+    r"(?:just |also )?)add\b(?! (?:it|that|this|them|up|on)\b)|^\s*(?:\w+[,.!]?\s+){0,2}?"
+    r"(?:please |just )?add\b(?! (?:it|that|this|them|up|on)\b)",
     IC,
 )
 #: the agent asks what the user would like ("What can I get for you?", "Anything else?")
@@ -598,7 +603,8 @@ _HOLD = re.compile(
 #: what a request form may ask for that is no thing to order ("their address", "a phone number")
 _SERVICE_AFTER = re.compile(
     r"\s*(?:[\w']+ ){0,3}?(?:address|number|phone|time|price|cost|charge|fare|contact|email|"
-    r"details|info|information|directions|hours|receipt|refund|wait|rating)s?\b",
+    r"details|info|information|directions|hours|receipt|refund|wait|rating|request|note|"
+    r"comment|instruction)s?\b",
     IC,
 )
 _WH = re.compile(r"\b(?:which|what|how|why|when|where|whether)\b", IC)

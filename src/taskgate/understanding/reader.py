@@ -1035,6 +1035,10 @@ _SERVICES = frozenset(
         "option",
         "information",
         "info",
+        "request",
+        "note",
+        "comment",
+        "instruction",
     ]
 )
 #: "don't change it", "keep it as it is": no change asked for
@@ -1078,6 +1082,7 @@ _ORDER_WORDS = frozenset(
         "today",
         "drink",
         "drinks",
+        "add",
     ]
 )
 
@@ -1092,7 +1097,7 @@ _THING_END = re.compile(
 _THING_START = re.compile(
     r"\b(?:(?:half )?a dozen|a couple(?: of)?|a pair of|a few|\d+\s?x|a|an|one|two|three|four|"
     r"five|six|seven|eight|nine|ten|twelve|some|another|the|\d+)\s+(?:more\s+|of\s+(?:the|those|"
-    r"these)\s+)?|\b(?:get|take|have|order|want|need|like|gimme|grab|do)\s+(?=[a-z])",
+    r"these)\s+)?|\b(?:get|take|have|order|want|need|like|gimme|grab|do|add)\s+(?=[a-z])",
     re.I,
 )
 
