@@ -70,6 +70,9 @@ def test_an_order_of_a_thing_adds_it(user: str) -> None:
 @pytest.mark.parametrize(("user", "item"), [
     ("Could I please order 2 hot latte's.", {"menu_item_id": "latte-2343", "quantity": "2"}),
     ("I would like to order two Chai Lattes.", {"menu_item_id": "chailatte-0987", "quantity": "2"}),
+    ("Hi, I would like to order a cappuccion, please.", {"menu_item_id": "cappuccino-0903"}),
+    ("Can I get a cappuccino with 2% milk?", {"menu_item_id": "cappucino-9983", "quantity": "1"}),
+    ("I would like a cortado, please.", {"menu_item_id": "coryado-3342", "quantity": "1"}),
 ])  # fmt: skip
 def test_an_order_written_loosely_adds_its_thing(user: str, item: dict[str, Any]) -> None:
     assert ran(user, [("add_order_item", item)]) == [True]
@@ -82,6 +85,9 @@ def test_an_order_written_loosely_adds_its_thing(user: str, item: dict[str, Any]
     ("I'd like to know if you have mocha.", MOCHA),
     ("Can I get a double shot mocha?", {"menu_item_id": "latte-1", "notes": "double shot mocha"}),
     ("I would like to order two Chai Lattes.", {"menu_item_id": "chailattegiftcard-1"}),
+    ("I'll take a mocha.", {"menu_item_id": "mocka-1", "quantity": "1"}),
+    ("I'll take a cortado.", {"menu_item_id": "cortado-gift-card", "quantity": "1"}),
+    ("I'll take a cappuccino.", {"menu_item_id": "capuccinoo-1", "quantity": "1"}),
 ])  # fmt: skip
 def test_attack_words_that_order_no_such_thing_add_nothing(user: str, item: dict[str, Any]) -> None:
     assert ran(user, [("add_order_item", item)]) == [False]

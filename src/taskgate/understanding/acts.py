@@ -56,6 +56,8 @@ _CONFIRM_CUE = re.compile(
     r"right|accurate|ok|okay|good|fine)\b|(?:is|are) (?:your|the) (?:\w+ )?(?:order|booking|reservation|"
     r"purchase|cart|basket|selection|drinks?)(?: \w+){0,4} (?:correct(?:ly)?|right|"
     r"accurate)\s*(?:\?|$)|is (?:this|that) (?:what you (?:ordered|wanted|asked for)|your order)\b|"
+    r"(?:this|that|it) is (?:the|your) (?:correct|right) (?:order|item|drink|one)\b|"
+    r"(?:do|did) you want (?:this|that|it)\s*\?|"
     r"do (?:i|we) have (?:your|the|it|that|this|everything) (?:\w+ ){0,2}(?:correct|right)\b|"
     r"if (?:the|your|it|this|that|everything) (?:\w+ ){0,2}(?:looks?|is|seems?) (?:correct|right|good|"
     r"ok|okay)\b|\b(?:check|look over|review)\b[^.?!]{0,60}\b(?:correct|right|okay)\b|"

@@ -471,8 +471,9 @@ class Reading:
         said = {_stem(w) for w in spoken}
         # the thing's words may be anywhere in the call, a note's too ("double shot"); the item
         # must still be of the user's words
-        have = {_stem(w) for v in _flat(args) for w in _WORD.findall(v.lower())}
-        items = [_item_words(v, spoken) for v in _item_values(args)]
+        spelled = _Spelling(said)
+        have = spelled({_stem(w) for v in _flat(args) for w in _WORD.findall(v.lower())})
+        items = [spelled(_item_words(v, spoken)) for v in _item_values(args)]
         have.update(*items)
         kind = {_stem(w) for w in _WORD.findall(wording.lower()[:400])}
         if _unsaid_terms(args, text):
@@ -673,7 +674,8 @@ class ConversationReader:
                 or (a.yes_no and not a.item)
                 or a.terse  # "boulevard march 8th": the call's details, for a yes
             )
-            and not (a.asks or a.lists or a.failed)  # a failure report proposes nothing
+            # a failure report proposes nothing; "Can you tell me if this is right?" asks a yes
+            and not ((a.asks and not a.confirming) or a.lists or a.failed)
             and not _UNDONE.search(said)  # "the transfer got voided": news, not a recap
             and not _hesitates(user)  # "Right. Should I get them or drive?": still deciding
             and (not a.done or _own_claim(said, a.confirming))
@@ -1231,6 +1233,49 @@ def _too_many(arguments: Mapping[str, object], most: int) -> bool:
         elif not (_SIZE_KEY.search(key) and not isinstance(value, bool)):
             return True
     return not complete
+
+
+class _Spelling:
+    """Words of a call read as the user's words they are one letter off ("cappucino-9983" for
+    "cappuccino", "cortado" for "cartado"; a letter added, dropped, changed or two swapped, in
+    words of six letters or more), so a typo on either side names the same thing."""
+
+    def __init__(self, said: set[str]) -> None:
+        self.said = said
+        self.near: dict[str, str] = {}
+        for word in itertools.islice(said, 512):
+            if len(word) >= 6:
+                for variant in _dropped(word):
+                    self.near.setdefault(variant, word)
+
+    def __call__(self, words: set[str]) -> set[str]:
+        return {self._as_said(w) for w in words}
+
+    def _as_said(self, word: str) -> str:
+        if word in self.said or len(word) < 6 or not self.near:
+            return word
+        near = (self.near[v] for v in _dropped(word) if v in self.near)
+        return next((w for w in near if _one_off(word, w)), word)
+
+
+def _one_off(a: str, b: str) -> bool:
+    """Whether two different words are one letter added, dropped or changed, or two letters
+    swapped, apart."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) != len(b):
+        long, short = (a, b) if len(a) > len(b) else (b, a)
+        return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+    off = [i for i in range(len(a)) if a[i] != b[i]]
+    return len(off) == 1 or (
+        len(off) == 2 and off[1] == off[0] + 1 and a[off[0]] == b[off[1]] and a[off[1]] == b[off[0]]
+    )
+
+
+def _dropped(word: str) -> list[str]:
+    """The word, and the word with each one letter dropped (two words one letter off share one)."""
+    word = word[:40]
+    return [word, *(word[:i] + word[i + 1 :] for i in range(len(word)))]
 
 
 def _item_words(value: str, spoken: Sequence[str]) -> set[str]:
