@@ -15,13 +15,15 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from taskgate.understanding.patterns import pattern
+
 IC = re.IGNORECASE
 #: how much of a message is read: the user's first characters, the agent's last ones
 USER_CHARS = 2_000
 AGENT_CHARS = 2_000
 
 # -- the agent's message -----------------------------------------------------------------------
-_ASK_CONFIRM = re.compile(
+_ASK_CONFIRM = pattern(
     r"\b(?:please (?:confirm|verify|check)|(?:please )?give (?:me )?(?:your )?confirmation"
     r"(?! number| code| id)|so to confirm[,:]|to confirm[,:] (?=i'?ll|i will|you(?:'d| would)? "
     r"(?:like|want)|an? |\d)|kindly (?:ensure|confirm|verify)|let me know if (?:these|the|this|that|all|"
@@ -33,7 +35,7 @@ _ASK_CONFIRM = re.compile(
     r"(?:that|this|it) (?:work|suit|be (?:ok|okay|fine|alright))(?: for you)?\s*\?)",
     IC,
 )
-_CONFIRM_CUE = re.compile(
+_CONFIRM_CUE = pattern(
     r"\b(?:confirm(?:ing|ation)?\b(?!ed)|verify|to review|review (?:the|these)|recap|to make sure|"
     r"make sure|double[- ]check|just to clarify|to be clear|ensure that|with your approval|"
     r"approve|approval|(?:do|did) i (?:understand|get|have) (?:(?:that|this|it|you|everything) )?"
@@ -86,13 +88,13 @@ _TO_ACT = (
     + r"|\bi (?:can|could) (?:go ahead and |also )?"
     + _ACTION
 )
-_PROPOSE = re.compile(
+_PROPOSE = pattern(
     _TO_ACT + r"|\bhow about (?:i|we|trying|booking|a|an|the|\d)|\bwould .{0,60}\bwork\b", IC
 )
-_PROPOSES_TO_ACT = re.compile(_TO_ACT, IC)
-_ACTS = re.compile(r"\b" + _ACTION, IC)
+_PROPOSES_TO_ACT = pattern(_TO_ACT, IC)
+_ACTS = pattern(r"\b" + _ACTION, IC)
 #: the agent restating what the user asked for, to be confirmed ("So a cab for 2 to ...?")
-_RESTATE = re.compile(
+_RESTATE = pattern(
     r"(?<!\bdo )(?<!\bdid )(?<!\bwould )\b(?:you(?:'d| would)? (?:like|want|wish|need)|you(?:'re| are) (?:to|going|booking|"
     r"looking to|getting)|so (?:a|an|the|you|that|\d)|so \$[\d,.]+ (?:to|for|from)\b|that'?s (?:a|an|\d)|i(?:'ve| have) "
     r"(?:changed|updated|got you down)|let me make sure|the (?:following )?details|you have \d|"
@@ -100,7 +102,7 @@ _RESTATE = re.compile(
     IC,
 )
 #: the agent offering an item to choose, not an action ("How about Cirice?")
-_ITEM = re.compile(
+_ITEM = pattern(
     r"\b(?:how about|what about|perhaps|do you like|sounds? (?:good|great)\s*\?|is a (?:good|"
     r"nice|great) (?:choice|one)|you could go with|have you seen|would you (?:like|prefer) "
     r"(?!to\b)|i (?:found|have found)|there (?:is|are))\b",
@@ -108,7 +110,7 @@ _ITEM = re.compile(
 )
 #: "How about 8:20 am for $29?": a counter-offer of details (a time, a price, a day), no item
 #: a failure report that goes on to a counter-offer ("I found another seat at 2:50 pm")
-_ALTERNATIVE_FOUND = re.compile(
+_ALTERNATIVE_FOUND = pattern(
     r"\b(?:i (?:found|have|can (?:do|offer|get))|there(?:'s| is)) (?:another|an other|a different|"
     r"an alternative|one more|also|one)\b|\binstead\b|\b(?:you|we|i) (?:can|could|might)\b|"
     r"\b(?:another|an alternative|a different) (?:one|opening|slot|seat|table|room|bus|flight|"
@@ -116,7 +118,7 @@ _ALTERNATIVE_FOUND = re.compile(
     r"\bthere(?:'s| is| are) (?:a |an )?(?:\w+ )?(?:opening|slot|seat|table|room|bus|flight)s?\b",
     IC,
 )
-_DETAILS_ABOUT = re.compile(
+_DETAILS_ABOUT = pattern(
     r"\b(?:how|what) about ((?:[\s:$.,]|\d+(?:st|nd|rd|th)?\b|\b(?:am|pm|for|at|on|a|an|the|"
     r"trying|leaving|"
     r"departing|ticket|tickets|bus|seat|seats|one|instead|then|today|tomorrow|tonight|"
@@ -124,7 +126,7 @@ _DETAILS_ABOUT = re.compile(
     r"jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*|st|nd|rd|th)\b)+)\??\s*$",
     IC,
 )
-_FAILED = re.compile(
+_FAILED = pattern(
     r"\b(?:couldn'?t|could not|cannot|can'?t|was(?:n'?t| not) able|unable|failed|"
     r"did(?:n'?t| not) go through|unfortunately|no longer|not available|isn'?t available|"
     r"fail(?:ed)? to|sold out|sorry,? (?:\w+ ){0,3}(?:booked|full)|unavailable|unsuccessful|"
@@ -140,13 +142,13 @@ _FAILED = re.compile(
     IC,
 )
 #: after a failure, an offer to tell more, not to act ("Would you like to hear the options first?")
-_TELLS = re.compile(
+_TELLS = pattern(
     r"\b(?:hear (?:about|the|more)|options\b|look into|tell you|get back to you|seat map|"
     r"first\s*\?)",
     IC,
 )
 #: after a failure, another option put forward ("What about 7 pm.", "Please try Dr. Brown")
-_TRY_THIS = re.compile(r"\b(?:how|what) about\b|\bplease try\b", IC)
+_TRY_THIS = pattern(r"\b(?:how|what) about\b|\bplease try\b", IC)
 
 
 def _after_failure(message: str) -> int:
@@ -161,20 +163,20 @@ def _after_failure(message: str) -> int:
     return len(_DETAIL.findall(rest[cut.end() :])) if cut else 0
 
 
-_DETAIL = re.compile(
+_DETAIL = pattern(
     r"\b(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|today|tomorrow|tonight|monday|"
     r"tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|"
     r"july|august|september|october|november|december|am|pm|people|persons?|tickets?|seats?|"
     r"rooms?|nights?|days?)\b",
     IC,
 )
-_OFFER = re.compile(
+_OFFER = pattern(
     r"\b(?:would|do|did|will) you (?:like|want|wish|wanna|need|be interested)|\bwanna\b|"
     r"\b(?:shall|should|can|may) i\b|\binterested in\b|\bwant (?:me )?to\b|"
     r"\b(?:are you|r u) (?:interested|looking to|ready)",
     IC,
 )
-_DONE = re.compile(
+_DONE = pattern(
     r"\b(?:is|are|was|were|has been|have been|'s been|now) (?:now |all |successfully )?(?:confirmed|"
     r"booked|reserved|made|scheduled|set|added|completed|successful|done|placed|purchased|bought|"
     r"sent|started|playing|on (?:the|its|their) way|effective|finalized|complete)\b|"
@@ -183,7 +185,7 @@ _DONE = re.compile(
     r"(?<!not )(?<!n't )\bsuccessful(?:ly)?\b|\bnow playing\b|\b(?:enjoy|have fun)\b",
     IC,
 )
-_WH_QUESTION = re.compile(
+_WH_QUESTION = pattern(
     r"(?:^|[.!?]\s+)(?:(?:ok(?:ay)?|sure|alright|great|and|so|also)[, ]+)?(?:how many|how much|"
     r"how long|what|when|where|which|who|at what|for how|from where|for which|for what|for when|"
     r"on which|on what|in which|in what|until when|(?:can|could) you (?:tell|give|let)|please "
@@ -191,7 +193,7 @@ _WH_QUESTION = re.compile(
     IC,
 )
 #: the agent presenting what it found, to choose from
-_FOUND = re.compile(
+_FOUND = pattern(
     r"\b(?:there(?:'s| is| are| was)|i (?:found|have found|see)|i've found|found \d|\d+ (?:results|"
     r"options|matches)|one of the|you (?:will|might|may) (?:like|enjoy)|featuring|is playing|"
     r"what do you think|how'?s that|(?:is|are) (?:available|rated|located)|(?:have|has|\d+) (?:\w+ ){0,3}"
@@ -199,13 +201,13 @@ _FOUND = re.compile(
     IC,
 )
 #: the agent reporting how many things a search found (what follows is one to choose)
-_RESULTS = re.compile(
+_RESULTS = pattern(
     r"\b(?:i(?:'ve)? (?:found|have|got)|there (?:are|were)|search revealed|i see) (?:[1-9]\d*|"
     r"several|many|a few|some|multiple)\b(?! (?:transfers?|stops?|layovers?|fares?|stars?|"
     r"people|persons?|tickets?|seats?|rooms?)\b)|\b\d+ (?:results|options|matches)\b",
     IC,
 )
-_LISTING = re.compile(
+_LISTING = pattern(
     r"\b(?:there(?: is| are|'s| was)|i (?:found|have found|see|got)|i've found|found \d|"
     r"\d+ (?:results|options|matches)|rated|rating|costs?|price|priced|available|options?|"
     r"located|address|phone|number is|would you like to hear|interested in)\b",
@@ -237,14 +239,14 @@ class AgentAct:
 
 
 #: words a sentence with a verb has (a recap without any is a list of the call's details)
-_VERBISH = re.compile(
+_VERBISH = pattern(
     r"\b(?:is|are|was|were|be|been|am|will|would|can|could|should|shall|may|might|do|does|did|"
     r"have|has|had|i|you|we|they|he|she|it|there|please|let|want|like|need|found|got|sorry|"
     r"thanks?|hello|hi|welcome|okay|ok|sure|no|yes|not)\b|'(?:s|re|ll|ve|d|m)\b",
     IC,
 )
-_CLOCK_AM = re.compile(r"\d\s*am\b", IC)
-_AUX_FIRST = re.compile(
+_CLOCK_AM = pattern(r"\d\s*am\b", IC)
+_AUX_FIRST = pattern(
     r"\s*(?:have|has|had|did|do|does|are|is|was|were|can|could|will|would|should|shall|may|"
     r"might|am)\b",
     IC,
@@ -329,7 +331,7 @@ def read_agent(message: str) -> AgentAct:
 
 
 # -- the user's message ------------------------------------------------------------------------
-_YES_START = re.compile(
+_YES_START = pattern(
     r"^(?:(?:oh|ok|okay|well|great|alright|all right|awesome|perfect|cool|wonderful|excellent|"
     r"good|terrific|nice|fine|sweet|fantastic|lovely|hi|hey|so|and|then|finally|totally)[,.! ]+){0,3}"
     r"(?:yes|yeah|yea|yep|yup|ya(?! know)|yah|sure|ok|okay|k|alright|all right|absolutely|"
@@ -375,7 +377,7 @@ _YES_START = re.compile(
 #: a word of assent counts anywhere only in a short sentence ("That works, thanks."), not in a
 #: story ("my friend said the Old Towne inn is really good, lets stay there")
 _YES_WORDS = 14
-_YES_ANY = re.compile(
+_YES_ANY = pattern(
     r"\b(?:yes|yeah|yep|yup|(?<!make )(?<!be )sure|ok|okay|alright|absolutely|definitely|certainly|correct|"
     r"exactly|(?:perfect|great|good|fine)(?! (?:question|point|grief|lord|god)\b)|works|suits|go ahead|please do|do it|do that|proceed|"
     r"confirm(?:ed)?|agreed?|by all means|go for it|sounds like a plan|that'?s (?:it|the one|right"
@@ -394,16 +396,16 @@ _YES_ANY = re.compile(
 #: an order to go ahead, as a whole clause ("Make the purchase.", "Sure, get it done!", "I hear
 #: it's a dump, but I'll take it."; not "Make the purchase when I say.", "My sister might take
 #: that room.")
-_GO_AHEAD = re.compile(
+_GO_AHEAD = pattern(
     r"^\s*(?:(?:yes|yeah|ok|okay|sure|great|please|then|so)[,!. ]+)*(?:please )?(?:i'?d like to )?"
     r"(?:make the (?:purchase|booking|reservation|transfer|payment)|get it done|make it happen|"
     r"(?:take|book|get) (?:that|this) (?:one|appointment|time|slot|ticket|bus|room|table|ride|"
     r"seat)|let'?s go with (?:that|it|this|them)|i'?ll take it)(?: please| then| now)?[\s.!]*$",
     IC,
 )
-_CLAUSES = re.compile(r"[,;]\s*(?:but\s+|and\s+|so\s+)?")
+_CLAUSES = pattern(r"[,;]\s*(?:but\s+|and\s+|so\s+)?")
 #: a plain yes that leads a question ("Yes, what is the address?"): the yes still stands
-_YES_LEAD = re.compile(
+_YES_LEAD = pattern(
     r"^(?:(?:oh|well|wow)[,.! ]+)?(?:(?:yes|yeah|yep|yup|yes please)\b\s*[,.!]?|(?:sure|perfect|"
     r"great|good|fine|cool|awesome|excellent|wonderful|"
     r"correct|approved|confirmed|i accept|i agree|i confirm|sounds (?:good|great|perfect)|that(?:'?s| is| sounds| would be| will "
@@ -411,18 +413,18 @@ _YES_LEAD = re.compile(
     IC,
 )
 #: a yes only as the whole reply ("Please!", "You can, thanks.", "Deal.", "Sweet.")
-_WHOLE_YES = re.compile(
+_WHOLE_YES = pattern(
     r"^\s*(?:please|you (?:can|may)|deal|(?:finally[,!]? )?you(?:'ve| have)? got it(?: right)?|"
     r"sweet|si|nailed it|i affirm|right on|much better)"
     r"(?:[\s,.!]*(?:thanks?|thank you|please))?[\s.!]*$",
     IC,
 )
-_SHORT_YES = re.compile(
+_SHORT_YES = pattern(
     r"^\s*(?:it|that|this|they|both|all|everything)(?: (?:all|both))? (?:is|are|does|do|will|"
     r"would|has|was|looks?|seems?)(?: it| so| to me| indeed)?\s*[.!]*\s*$",
     IC,
 )
-_NO_START = re.compile(
+_NO_START = pattern(
     r"^(?:(?:oh|um|uh|hmm|well|actually|sorry|wait|hold on|oops|hi|hey|please)[,.! ]+){0,3}"
     r"(?:no(?! (?:subtitles|changes?|rush|preference) (?:is|are|would be|will be) (?:fine|ok|okay|"
     r"good)\b| problem\b|"
@@ -432,7 +434,7 @@ _NO_START = re.compile(
     r"i(?:'d| would) rather not|i changed my mind|leave it|skip it|hold off|stop)\b",
     IC,
 )
-_NO_ANY = re.compile(
+_NO_ANY = pattern(
     r"\b(?:not (?:now|yet|right now|at (?:the|this) (?:moment|time)|today|really|interested)|"
     r"don'?t (?:want|need|wanna|bother)|do not (?:want|need)|no need|maybe later|"
     r"not looking to|rather not|i'?m not (?:ready|sure|interested)|hold off|not ready|"
@@ -441,7 +443,7 @@ _NO_ANY = re.compile(
     IC,
 )
 #: a decline wherever it stands: "Absolutely not.", "Fine, forget it.", "ok, cancel that"
-_NO_STRONG = re.compile(
+_NO_STRONG = pattern(
     r"\b(?:absolutely|definitely|certainly|of course|sure|yes|yeah)\s+not\b|\bno way\b|"
     r"\b(?:cancel|forget|scrap|drop|stop|hold off on)\s+(?:it|that|this|them|everything|the)\b|"
     r"\bforget (?:about )?it\b|\bdon'?t (?:do|book|buy|send|pay|order|go ahead|proceed|bother|"
@@ -460,7 +462,7 @@ _NO_STRONG = re.compile(
     r"\bi'?m (?:good|fine|ok|okay|all set)\b(?! with)(?=[\s.!,]*(?:thanks?|thank you)?[\s.!]*$)",
     IC,
 )
-_CHANGE = re.compile(
+_CHANGE = pattern(
     r"\b(?!(?:change|switch|move|make) (?:it|that|this) (?:to |for |till |until )?(?:that|this|then|"
     r"it)\b)(?:(?<!that )(?<!this )(?<!that one )(?<!this one )instead|change|changed|switch|rather|actually|make (?:it|that|the|them|this) (?:\d|\$|"
     r"for|on|at|a|an|the|in|to (?!my|the|our|his|her|their|your)|\w+ people)|only need|i meant|correction|(?:should|needs to) be"
@@ -469,12 +471,12 @@ _CHANGE = re.compile(
     IC,
 )
 #: "just 1 person": a change when the agent said another number
-_JUST = re.compile(
+_JUST = pattern(
     r"\b(?:just|only) (\d+|one|two|three|four|five|six|seven|eight|nine|ten) (?:people|persons?|"
     r"of us|guests?|tickets?|seats?|rooms?|nights?)\b",
     IC,
 )
-_ALTERNATIVES = re.compile(
+_ALTERNATIVES = pattern(
     r"\b(?:what else|something else|any ?(?:other|others|more)\b(?! help| questions?)|(?<!the )other "
     r"(?:options?|choices?|ones?)|(?:find|show|give|suggest|recommend|get|search|look for) (?:me )?"
     r"(?:some(?:thing)? )?(?:an)?other|different (?:one|options?)|more options|(?:are|is) there "
@@ -483,20 +485,20 @@ _ALTERNATIVES = re.compile(
     IC,
 )
 #: a word that is a yes only alone ("Nice."), not leading a comma ("Right, as if I'd pay that.")
-_WEAK_YES = re.compile(r"^\s*(?:nice|super|superb|splendid|rad|right)\s*,", IC)
+_WEAK_YES = pattern(r"^\s*(?:nice|super|superb|splendid|rad|right)\s*,", IC)
 #: a thanks, then a question about what was confirmed ("Thanks, what's the address?")
-_THANKS_ASKING = re.compile(
+_THANKS_ASKING = pattern(
     r"^\s*(?:thanks?|thank you)[,.!]?\s+(?:what|what's|how|when|where|which|who|is|are|do|does|"
     r"can|could|will|would)\b[^.!]*\?\s*$",
     IC,
 )
 #: a question after a thanks that doubts the proposal or looks for another one
-_NOT_QUITE = re.compile(
+_NOT_QUITE = pattern(
     r"\b(?:but|however|though|instead|cancel|wait|hold on|cheaper|other|else|different|another|"
     r"alternatives?|better|earlier|later|change|rather|sure|really)\b",
     IC,
 )
-_THANKS_ONLY = re.compile(
+_THANKS_ONLY = pattern(
     r"^\s*(?:thanks?|thank you|thx|cheers)(?: (?:so|very) much| a lot| a bunch)?"
     r"(?: for (?:confirming|that|this))?\s*[.!]*\s*$",
     IC,
@@ -506,11 +508,11 @@ _BOOKING = (
     r"(?:book|reserve|purchase|buy|schedule|rent|transfer|pay|order|play|confirm)(?: (?:it|that|"
     r"this|them|the|your|a|an|\d|\$))"
 )
-_OFFERED = re.compile(r"\b(?:shall|should|can|may) i (?:go ahead and )?" + _BOOKING, IC)
+_OFFERED = pattern(r"\b(?:shall|should|can|may) i (?:go ahead and )?" + _BOOKING, IC)
 #: the agent saying what it will do next ("Okay, I will book Dr. Durr on March 9th at 4 pm.")
-_INTENDED = re.compile(r"\bi(?:'ll| will) (?:now |go ahead and )?" + _BOOKING, IC)
-_THANKS = re.compile(r"\b(?:thanks?|thank you|thx|appreciate (?:it|that|your)|cheers)\b", IC)
-_BYE = re.compile(
+_INTENDED = pattern(r"\bi(?:'ll| will) (?:now |go ahead and )?" + _BOOKING, IC)
+_THANKS = pattern(r"\b(?:thanks?|thank you|thx|appreciate (?:it|that|your)|cheers)\b", IC)
+_BYE = pattern(
     r"\b(?:that'?s (?:all|it|everything)|that is (?:all|it|everything)|that(?:'ll| will) be all|"
     r"that(?:'s| is| will be| would be) (?:all|everything)|nothing (?:else|more|further)|"
     r"no more|i'?m (?:all )?(?:set|done|good)(?! with)|i am (?:all )?(?:set|done|good)(?! with)|all (?:set|good)|"
@@ -518,32 +520,32 @@ _BYE = re.compile(
     r"don'?t need (?:anything|any more|any other|more|further)|need nothing)\b",
     IC,
 )
-_QUESTION_START = re.compile(
+_QUESTION_START = pattern(
     r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|am|was|were|do|does|did|can|"
     r"could|will|would|should|shall|may|might|has|have|had|any idea|what'?s|where'?s|how'?s|"
     r"when'?s|who'?s)\b",
     IC,
 )
-_POLITE = re.compile(
+_POLITE = pattern(
     r"^\s*(?:(?:ok(?:ay)?|so|and|then|hi|hey)[,.! ]+)?(?:can|could|would|will) you (?:please )?"
     r"(?!tell|let me know|say|explain|check (?:if|whether)|confirm (?:if|whether)|find out)\w+",
     IC,
 )
-_ASKS_FOR = re.compile(
+_ASKS_FOR = pattern(
     r"\b(?:i (?:want|need|would like|'d like|wanna|wish|will need|'ll need|'ll take|will take)|"
     r"i'd (?:like|love|want)|we (?:want|need|would like|'d like)|(?:can|could|would|will) (?:you|u) "
     r"(?:please )?\w+|please|let'?s|help me|go ahead|^\s*(?:\w+[,.!]\s+)?[a-z]+ (?:it|that|this|"
     r"them|the|a|an|my|our|me|us)\b)",
     IC,
 )
-_NEED = re.compile(
+_NEED = pattern(
     r"\b(?:i|we) (?:need|require|want|are looking for|'re looking for|am looking for|'m looking "
     r"for|would like|'d like)\b|\b(?:our|my) (?:budget|requirement|deadline)\b|\bbudget (?:is|of)\b",
     IC,
 )
 #: an order of a thing: a verb of taking, or a request form, before a thing counted or named
 _A_THING = r"(?:a|an|one|two|three|four|five|six|some|another|\d+)\b"
-_ORDERS = re.compile(
+_ORDERS = pattern(
     r"\b(?:(?:i|we)(?:'ll| will| wanna| want to)|let me|lemme|let'?s|(?:i'm|i am|we're|we are) "
     r"(?:going to|gonna)) (?:just |please |also |go ahead and )?(?:take|have|get|order|grab|go with|go for|try|"
     r"buy|do)\b(?! (?:to|there|back|home|in|out|off|on|up|it|that|this|them)\b)|"
@@ -578,7 +580,7 @@ _ORDERS = re.compile(
     IC,
 )
 #: the agent asks what the user would like ("What can I get for you?", "Anything else?")
-_ASKS_WHAT = re.compile(
+_ASKS_WHAT = pattern(
     r"\bwhat (?:can|could|may|shall) (?:i|we) (?:get|make|bring|start|do)|\bwhat (?:would|will|do|"
     r"can) (?:you|ya) (?:like|want|have|need|order|get)|\bwhat(?:'s| is| will it be| will you have)"
     r"(?: your order| it going to be| it gonna be)?\s*(?:today|for you|this morning)?\s*\?|"
@@ -593,34 +595,34 @@ def asks_what(agent: str) -> bool:
 
 
 #: a word of assent before an order ("Sounds good, and can I have their address?")
-_YES_WORD = re.compile(
+_YES_WORD = pattern(
     r"\b(?:yes|yeah|yea|yep|yup|sure|ok|okay|correct|right|perfect|fine|good|great|works)\b", IC
 )
-_HOLD = re.compile(
+_HOLD = pattern(
     r"\b(?:hold on|hang on|(?:^|(?<=[.!?,] ))wait\b|(?<!can't )(?<!cant )(?<!cannot )\bwait(?=\s*[,.!-]|\s+a (?:sec|second|minute|"
     r"moment|bit)\b)|not (?:so |too |quite )?sure|unsure|"
     r"not certain|let me think|on second thought)\b",
     IC,
 )
 #: what a request form may ask for that is no thing to order ("their address", "a phone number")
-_SERVICE_AFTER = re.compile(
+_SERVICE_AFTER = pattern(
     r"\s*(?:[\w']+ ){0,3}?(?:address|number|phone|time|price|cost|charge|fare|contact|email|"
     r"details|info|information|directions|hours|receipt|refund|wait|rating|request|note|"
     r"comment|instruction)s?\b",
     IC,
 )
-_WH = re.compile(r"\b(?:which|what|how|why|when|where|whether)\b", IC)
+_WH = pattern(r"\b(?:which|what|how|why|when|where|whether)\b", IC)
 #: a thing and nothing else, named in a few words ("Mocha, please.", "Just a mocha, thanks")
-_SHORT_THING = re.compile(
+_SHORT_THING = pattern(
     r"\s*(?:just |only )?(?:(?:a|an|one|two|three) )?[a-z][\w%-]*(?: [a-z][\w%-]*){0,3}[,.]?"
     r"(?: (?:please|thanks|thank you))?[.!]?\s*$",
     IC,
 )
-_QUOTED = re.compile(r'"[^"]{0,400}"|\u201c[^\u201d]{0,400}\u201d')
-_BARE_THING = re.compile(r"\s*" + _A_THING + r"[^.?!]{1,80}[.!]?\s*$", IC)
+_QUOTED = pattern(r'"[^"]{0,400}"|\u201c[^\u201d]{0,400}\u201d')
+_BARE_THING = pattern(r"\s*" + _A_THING + r"[^.?!]{1,80}[.!]?\s*$", IC)
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}  # fmt: skip
-_VALUE = re.compile(
+_VALUE = pattern(
     r"\b(?:\d+(?::\d+)?(?:st|nd|rd|th)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
     r"twelve|half|quarter|noon|midnight|morning|afternoon|evening|tonight|today|tomorrow|monday|"
     r"tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|june|july|"
@@ -629,7 +631,7 @@ _VALUE = re.compile(
 )
 
 
-_GLUED = re.compile(r"(\d)(?=(?:am|pm|a\.m|p\.m)\b)")
+_GLUED = pattern(r"(\d)(?=(?:am|pm|a\.m|p\.m)\b)")
 
 
 def values(text: str) -> set[str]:
@@ -662,9 +664,9 @@ def _sentences(text: str) -> list[str]:
     return [p for p in re.split(r"(?<=[.!?])\s+", text) if p.strip()]
 
 
-_NAME = re.compile(r"(?<=[^\W_] )[^\W\d_a-z][\w'&-]*(?: [^\W\d_a-z][\w'&-]*)*")
+_NAME = pattern(r"(?<=[^\W_] )[^\W\d_a-z][\w'&-]*(?: [^\W\d_a-z][\w'&-]*)*")
 #: a choice named after a verb of choosing ("I'll take the Old Town Inn", "go with Hilton")
-_CHOICE = re.compile(
+_CHOICE = pattern(
     r"\b(?:take|try|go with|going with|book|prefer|rather have|rather stay at|stay at|switch to|"
     r"instead of|choose|pick)\s+(?:the\s+|a\s+|an\s+)?"
     r"((?-i:[^\W\d_a-z])[\w'&-]*(?:\s+[^\W\d_][\w'&-]*){0,3})",
@@ -714,10 +716,10 @@ def _new_choice(message: str, said: set[str]) -> bool:
     return False
 
 
-_CLAUSE = re.compile(r"[,;]|\s-+\s|\s\u2014\s|\s\.|(?<=[a-z])\.(?=[a-z]{2})")
-_JOINED = re.compile(r"\sand\s")
+_CLAUSE = pattern(r"[,;]|\s-+\s|\s\u2014\s|\s\.|(?<=[a-z])\.(?=[a-z]{2})")
+_JOINED = pattern(r"\sand\s")
 #: what, after "and" or "but", doubts the clause before it ("Fine and what if I don't go?")
-_DOUBT = re.compile(r"\bif\b|n't\b|\b(?:dont|wont|cant|isnt|doesnt|didnt|wouldnt)\b|\bnot\b|\bcancel|\binstead\b|\bcheaper\b|\bother\b|"
+_DOUBT = pattern(r"\bif\b|n't\b|\b(?:dont|wont|cant|isnt|doesnt|didnt|wouldnt)\b|\bnot\b|\bcancel|\binstead\b|\bcheaper\b|\bother\b|"
                     r"\belse\b|\bsure\b|\breally\b|\b(?:what|how) about\b|\b(?:can|could|will|would|"
                     r"shall|should) (?:you|we)\b|\bwhy\b|\bcatch\b|\bscam\b|\blegal\b|\bwait|\bhold|"
                     r"\blater\b|\bnext\b|\buntil\b", IC)  # fmt: skip
@@ -734,7 +736,7 @@ def _lead_clause(sentence: str) -> str:
     return head
 
 
-_BUT = re.compile(r"\b(?:but|however|though)\b", IC)
+_BUT = pattern(r"\b(?:but|however|though)\b", IC)
 
 
 def _doubted(sentence: str) -> bool:
@@ -878,14 +880,14 @@ _MONTHS = [
     "november",
     "december",
 ]
-_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-_CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
+_ISO_DATE = pattern(r"(\d{4})-(\d{2})-(\d{2})")
+_CLOCK = pattern(r"(\d{1,2}):(\d{2})")
 
 
 #: a day said relative to today: "tomorrow", "next Monday", "on the 2nd"
-_TODAY = re.compile(r"\b(?:today|tonight|tomorrow|day after tomorrow)\b")
-_WEEKDAY = re.compile(r"\b(mon|tues|wednes|thurs|fri|satur|sun)day\b")
-_NTH = re.compile(r"\bthe (\d{1,2})(?:st|nd|rd|th)\b(?=\s*(?:[.,!?;]|$|at\b|for\b|in\b|with\b))")
+_TODAY = pattern(r"\b(?:today|tonight|tomorrow|day after tomorrow)\b")
+_WEEKDAY = pattern(r"\b(mon|tues|wednes|thurs|fri|satur|sun)day\b")
+_NTH = pattern(r"\bthe (\d{1,2})(?:st|nd|rd|th)\b(?=\s*(?:[.,!?;]|$|at\b|for\b|in\b|with\b))")
 _WEEKDAYS = ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")
 
 
@@ -946,15 +948,15 @@ def spoken_forms(value: str) -> list[re.Pattern[str]]:
     if m := _ISO_DATE.fullmatch(v):
         month, day = int(m.group(2)), int(m.group(3))
         if not (1 <= month <= 12):
-            return [re.compile(re.escape(v))]
+            return [pattern(re.escape(v))]
         name = _MONTHS[month - 1]
-        return [re.compile(rf"\b{name} {day}(?:st|nd|rd|th)?\b|\b{day}(?:st|nd|rd|th)? of {name}\b"
+        return [pattern(rf"\b{name} {day}(?:st|nd|rd|th)?\b|\b{day}(?:st|nd|rd|th)? of {name}\b"
                            rf"|\b{re.escape(v)}\b")]  # fmt: skip
     if m := _CLOCK.fullmatch(v):
         hour, minute = int(m.group(1)), m.group(2)
         h12 = hour % 12 or 12
         said = f"{h12}:{minute}" if minute != "00" else f"{h12}(?::00)?"
-        return [re.compile(rf"\b{said}\s*(?:am|pm|a\.m|p\.m|o'?clock|in the)|\b{hour}:{minute}\b")]
+        return [pattern(rf"\b{said}\s*(?:am|pm|a\.m|p\.m|o'?clock|in the)|\b{hour}:{minute}\b")]
     if re.fullmatch(r"\d{1,12}\.0+", v):
         v = v.split(".")[0]  # 50.00 is said "50"
     if v.isdigit():
@@ -962,7 +964,7 @@ def spoken_forms(value: str) -> list[re.Pattern[str]]:
         word = [k for k, d in _NUMBER_WORDS.items() if d == str(n)]
         grouped = f"{n:,}"  # 1290 is said "1,290" too
         said = f"{n}|{re.escape(grouped)}" if grouped != str(n) else str(n)
-        return [re.compile(rf"\b(?:{said}{'|' + word[0] if word else ''})\b")]
+        return [pattern(rf"\b(?:{said}{'|' + word[0] if word else ''})\b")]
     if len(v) < 2:  # a letter says nothing about which call was meant
         return []
-    return [re.compile(r"(?<!\w)" + re.escape(v) + r"(?!\w)")]
+    return [pattern(r"(?<!\w)" + re.escape(v) + r"(?!\w)")]

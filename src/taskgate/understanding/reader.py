@@ -55,6 +55,7 @@ from taskgate.understanding.acts import (
     spoken_forms,
     stray_days,
 )
+from taskgate.understanding.patterns import pattern
 
 Kind = Literal[
     "request",
@@ -69,7 +70,7 @@ Kind = Literal[
     "other",
 ]
 
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = pattern(r"[a-z0-9]+")
 _STOP = STOP_WORDS | frozenset(
     [
         "i",
@@ -122,31 +123,31 @@ _RECORDS = frozenset(
         "info",
     ]
 )
-_NEGATION = re.compile(
+_NEGATION = pattern(
     r"\b(?:don'?t|do not|doesn'?t|not|never|no need to|without|won'?t|wouldn'?t|shouldn'?t|"
     r"can'?t|cannot|no)\b[^.!?;,]{0,40}$",
     re.IGNORECASE,
 )
 #: a choice left open between the steps named: ask which
-_EITHER = re.compile(r"\b(?:either|whichever)\b", re.IGNORECASE)
-_OR = re.compile(r"\bor (?:(?:the|to|just|else|maybe|perhaps|rather) )?([a-z]+)", re.IGNORECASE)
-_SEARCH = re.compile(
+_EITHER = pattern(r"\b(?:either|whichever)\b", re.IGNORECASE)
+_OR = pattern(r"\bor (?:(?:the|to|just|else|maybe|perhaps|rather) )?([a-z]+)", re.IGNORECASE)
+_SEARCH = pattern(
     r"\b(?:find|search|look(?:ing)? (?:for|up|into)|show me|recommend|suggest|browse|"
     r"what (?:are|is)|is there|are there)\b",
     re.IGNORECASE,
 )
 #: "one" standing for a thing, not a count ("I have one departing at 5 pm", "another one")
-_PRONOUN_ONE = re.compile(
+_PRONOUN_ONE = pattern(
     r"\bone (?=(?:departing|leaving|arriving|that|which|available|at|in|on|for)\b)|"
     r"\b(?:another|this|that|the other|a different|a new|an earlier|a later) one\b|"
     r"\bthe\s+(?:[\w:$.]+\s+){0,3}one\b(?!\s+(?:tickets?|seats?|persons?|people|rooms?|nights?)\b)",
     re.I,
 )
 #: a number that counts something no call states ("0 transfers", "a 4.3 rating")
-_NOT_A_COUNT = re.compile(r"\b\d+(?:\.\d+)? (?:transfers?|stops?|layovers?|stars?|rating)\b", re.I)
-_NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I)
+_NOT_A_COUNT = pattern(r"\b\d+(?:\.\d+)? (?:transfers?|stops?|layovers?|stars?|rating)\b", re.I)
+_NUMBER = pattern(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I)
 #: an amount of money: "$1,290", "50 dollars" (a match starts only where a number does)
-_MONEY = re.compile(
+_MONEY = pattern(
     r"[$\u00a3\u20ac]\s?\d{1,3}(?:,\d{3})*(?:\.\d+)?|[$\u00a3\u20ac]\s?\d+(?:\.\d+)?|"
     r"(?<![\d,.])\d+(?:,\d{3})*(?:\.\d+)? (?:dollars|usd|euros?|pounds)\b",
     re.I,
@@ -155,35 +156,35 @@ _MONEY = re.compile(
 #: as its first ones)
 _ARGUMENTS = 64
 #: a check for a place to book, after a failure: the booking tried again
-_RETRY = re.compile(
+_RETRY = pattern(
     r"\bsee (?:if|whether) there(?:'s| is| are) (?:an? |any )?(?:open |available |free )?(?:seat|"
     r"table|room|slot|opening|ticket|appointment|spot|ride|reservation)s?\b",
     re.I,
 )
 #: an argument that is an amount of money
-_MONEY_KEY = re.compile(r"amount|price|cost|fee|total|fare|sum|pay|balance|money", re.I)
-_COUNT_KEY = re.compile(
+_MONEY_KEY = pattern(r"amount|price|cost|fee|total|fare|sum|pay|balance|money", re.I)
+_COUNT_KEY = pattern(
     r"(?<![a-z])(?:number|count|size|tickets|seats|passengers|riders|people|guests|travell?ers|adults|rooms|"
     r"quantity|qty|party|pax|persons|attendees|occupants|heads|children|kids|infants|group|"
     r"riders)",
     re.I,
 )
-_COUNT = re.compile(r"\d{1,6}(?:\.\d+)?")
-_CLOCK = re.compile(r"\d{1,2}:\d{2}")
-_ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
-_TIME = re.compile(
+_COUNT = pattern(r"\d{1,6}(?:\.\d+)?")
+_CLOCK = pattern(r"\d{1,2}:\d{2}")
+_ISO = pattern(r"\d{4}-\d{2}-\d{2}")
+_TIME = pattern(
     r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.?|p\.m\.?|o'?clock)|\b\d{1,2}:\d{2}\b", re.I
 )
-_DATE = re.compile(
+_DATE = pattern(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?\b|"
     r"\b\d{1,2}(?:st|nd|rd|th)?(?: of)? (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
     r"|\b\d{4}-\d{2}-\d{2}\b",
     re.I,
 )
 #: a value that is a number, a date or a clock time, not a name
-_PLAIN_VALUE = re.compile(r"[\d\s:.,$%/-]*", re.I)
+_PLAIN_VALUE = pattern(r"[\d\s:.,$%/-]*", re.I)
 #: a proposal that looks something up rather than acting
-_LOOKUP = re.compile(
+_LOOKUP = pattern(
     r"\b(?:check (?:the |your |on )?(?:balance|availability|status|weather)|look (?:up|into|for)|"
     r"search|find|see (?:if|whether)(?! (?:i|we)(?:'ve)? (?:got|have|understood)\b| (?:it|that|this|"
     r"everything) (?:is|was|'s) (?:right|correct))|(?:see|view|check) your (?:balance|"
@@ -192,7 +193,7 @@ _LOOKUP = re.compile(
 )
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_END = pattern(r"(?<=[.!?])\s+")
 
 
 def _asked_for(text: str) -> str:
@@ -214,7 +215,7 @@ def _hesitates(text: str) -> bool:
 
 
 #: a question still deciding ("Should I get them or drive?", "Before I commit, how much?")
-_HESITATES = re.compile(
+_HESITATES = pattern(
     r"\b(?:should i|do i (?:really|want|need)|before|really|wait|or|recommend|worth|commit|sure|but|"
     r"instead|rather|"
     r"better|hmm+|hold on)\b",
@@ -223,7 +224,7 @@ _HESITATES = re.compile(
 
 
 #: what a value that says a day and nothing else is made of ("Friday", "on Sunday.")
-_DAY_WORDS = re.compile(
+_DAY_WORDS = pattern(
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|\b(?:the|on|at|in|for|next|this|until|by)\b|"
     r"\d{1,2}(?:st|nd|rd|th)",
     re.I,
@@ -286,8 +287,8 @@ def _words(text: str) -> list[str]:
     return [_SAME.get(w, w) for w in _WORD.findall(low) if w not in _STOP]
 
 
-_MAKE_SURE = re.compile(r"\bmake (?:sure|certain)\b")
-_PLACE = re.compile(
+_MAKE_SURE = pattern(r"\bmake (?:sure|certain)\b")
+_PLACE = pattern(
     r"\b(?:place|submit|send|put through) (?:the|your|my|this) order\b(?! for\b)|\bcheck ?out\b"
 )
 
@@ -746,7 +747,7 @@ def revised(
     return replace(reading, earlier=" ".join(parts)) if parts else reading
 
 
-_AGAIN = re.compile(
+_AGAIN = pattern(
     r"\b(?:another|again|more|second|third|additional|extra|also|new|else|instead|too|as well|"
     r"re-?book\w*)\b",
     re.I,
@@ -778,32 +779,32 @@ def _claims(said: str, done: bool) -> bool:
     return done or bool(_SAYS_DONE.search(said))
 
 
-_LAST = re.compile(r"(?<=[.!])\s+")
+_LAST = pattern(r"(?<=[.!])\s+")
 _CLAIMED = (
     r"(?:booked|reserved|bought|purchased|scheduled|made|placed|ordered|confirmed|set up|"
     r"arranged)"
 )
 #: the agent's own claim to have just done it
-_OWN_CLAIM = re.compile(
+_OWN_CLAIM = pattern(
     r"\bi(?:'ve| have)(?: just| now| already)? (?:\w+ )?" + _CLAIMED + r"\b|"
     r"\b(?:has|have) been (?:\w+ )?" + _CLAIMED + r"\b|\b(?:is|are) (?:now )?" + _CLAIMED + r"\b",
     re.I,
 )
 #: someone else's work, work undone, or work in the past
 #: (read after :data:`_UNDONE`, which already refuses undone and past work)
-_NOT_OWN = re.compile(
+_NOT_OWN = pattern(
     r"\b(?:cancel\w*|revers\w*|refund\w*|undo\w*|earlier|previous\w*|before|already|was|were|"
     r"had|got|by \w+|in (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*)\b",
     re.I,
 )
 #: work undone, refused or past: news to acknowledge, no recap
-_UNDONE = re.compile(
+_UNDONE = pattern(
     r"\b(?:cancell?ed|cancellation|reversed|refunded|voided|bounced|released|declined|rejected|"
     r"undone|expired|last (?:week|month|year|time|night)|yesterday|ago)\b",
     re.I,
 )
 #: work said done, in other words than :func:`read_agent`'s
-_SAYS_DONE = re.compile(
+_SAYS_DONE = pattern(
     r"\bi (?:just )?(?:booked|bought|purchased|reserved|got you|scheduled|made|sent|"
     r"transferred|ordered|placed|paid)\b|\b(?:done|all set|complete|completed|finished)\b",
     re.I,
@@ -945,13 +946,13 @@ def _either(plan: Plan, named: tuple[str, ...], text: str) -> bool:
     )
 
 
-_ANOTHER = re.compile(r"\banother\b", re.I)
-_ALSO = re.compile(r"\b(?:also|too|as well|another|one more|and a|plus)\b", re.I)
+_ANOTHER = pattern(r"\banother\b", re.I)
+_ALSO = pattern(r"\b(?:also|too|as well|another|one more|and a|plus)\b", re.I)
 #: the first words of a step that adds or buys a thing, and of one that changes what was done
 _TAKERS = frozenset(["add", "order", "buy", "purchase"])
 _CHANGERS = frozenset(["update", "change", "modify", "edit", "amend", "adjust", "alter"])
 #: a user's words that change something ("can I change it to decaf", "make it a large")
-_CHANGING = re.compile(
+_CHANGING = pattern(
     r"\b(?:change|switch|swap|modify|instead|make (?:it|that|this|them|mine|the)|actually)\b", re.I
 )
 
@@ -997,7 +998,7 @@ def _order(
 
 #: what makes words that order something no order: quoted or reported speech, a condition, another
 #: day, words taking it back
-_NOT_AN_ORDER = re.compile(
+_NOT_AN_ORDER = pattern(
     r"\b(?:said|says|say|saying|told|tell me|translate|repeat after|spell|quote|wrote|"
     r"sign|what if|only if|unless|tomorrow|yesterday|next time|last time|on second thought|"
     r"never ?mind|scratch that|kidding|jk|lol|no wait|wait|hold on|hang on|forget (?:it|that)|"
@@ -1044,7 +1045,7 @@ _SERVICES = frozenset(
     ]
 )
 #: "don't change it", "keep it as it is": no change asked for
-_KEEP = re.compile(
+_KEEP = pattern(
     r"\b(?:don'?t|do not|never|no need to|not|nothing to) (?:\w+ ){0,3}(?:change|modify|edit|"
     r"switch|swap|touch|alter)\b|\b(?:keep|leave) (?:it|that|everything|them)\b",
     re.I,
@@ -1090,13 +1091,13 @@ _ORDER_WORDS = frozenset(
 
 
 #: where the name of a thing ends: a preposition, "and", a stop
-_THING_END = re.compile(
+_THING_END = pattern(
     r"[,.;:!?()]|\s(?:for|in|at|with|without|to|from|on|near|by|and|or|but|please|now|too|also|"
     r"as well|instead|that|which|who|if|under|called|named|made|about|flavou?red|served|topped|"
     r"prepared|brewed|sweetened)\b",
     re.I,
 )
-_THING_START = re.compile(
+_THING_START = pattern(
     r"\b(?:(?:half )?a dozen|a couple(?: of)?|a pair of|a few|\d+\s?x|a|an|one|two|three|four|"
     r"five|six|seven|eight|nine|ten|twelve|some|another|the|\d+)\s+(?:more\s+|of\s+(?:the|those|"
     r"these)\s+)?|\b(?:get|take|have|order|want|need|like|gimme|grab|do|add)\s+(?=[a-z])",
@@ -1139,12 +1140,12 @@ def _things(text: str) -> list[tuple[frozenset[str], str, int]]:
 
 
 #: a plural written with an apostrophe ("two latte's")
-_POSSESSIVE = re.compile(r"(\w)['\u2019]s\b")
+_POSSESSIVE = pattern(r"(\w)['\u2019]s\b")
 #: one more of the thing before ("a mocha with oat milk and another with almond milk")
-_ONE_MORE = re.compile(r"(?:another|one more)(?: one)?", re.I)
+_ONE_MORE = pattern(r"(?:another|one more)(?: one)?", re.I)
 #: the words around a thing named alone ("Just a mocha, thanks")
 _AFFIX = frozenset(["just", "only", "thanks", "thank", "you"])
-_TIMES = re.compile(r"\bx\s?(\d{1,6})\b", re.I)
+_TIMES = pattern(r"\bx\s?(\d{1,6})\b", re.I)
 _COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "another": 1, "the": 1, "two": 2, "three": 3, "four": 4,
                 "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12,
                 "dozen": 12, "couple": 2, "pair": 2, "few": 3}  # fmt: skip
@@ -1163,7 +1164,7 @@ def _count(start: str) -> int:
 
 
 #: a thing refused or set aside ("not a latte", "instead of a latte", "no sugar")
-_NOT_THIS = re.compile(
+_NOT_THIS = pattern(
     r"\b(?:not|no|instead of|rather than|except(?: for)?|without|never|had|was|were)\s+"
     r"(?:(?:a|an|the|any|one|two|three|some|my|your)\s+)?[\w%-]+(?:\s+[\w%-]+){0,2}",
     re.I,
@@ -1300,10 +1301,10 @@ def counted(arguments: Mapping[str, object] | None) -> int:
     return max(1, int(max(counts, default=1)))
 
 
-_CAMEL = re.compile(r"([a-z])([A-Z])")
-_SIZE_KEY = re.compile(r"size", re.I)
+_CAMEL = pattern(r"([a-z])([A-Z])")
+_SIZE_KEY = pattern(r"size", re.I)
 #: a field of an item's price or terms: an order says none it did not say
-_TERMS_KEY = re.compile(r"price|cost|fee|total|amount|discount|coupon|promo|voucher|code", re.I)
+_TERMS_KEY = pattern(r"price|cost|fee|total|amount|discount|coupon|promo|voucher|code", re.I)
 
 
 def _unsaid_terms(arguments: Mapping[str, object], said: str) -> bool:
@@ -1319,7 +1320,7 @@ def _unsaid_terms(arguments: Mapping[str, object], said: str) -> bool:
 
 
 #: a field that names the item a call adds ("menu_item_id", "product", "sku", "name")
-_ITEM_KEY = re.compile(r"item|product|sku|menu|name|title|event|drink|dish|article|goods", re.I)
+_ITEM_KEY = pattern(r"item|product|sku|menu|name|title|event|drink|dish|article|goods", re.I)
 
 
 def _item_values(arguments: Mapping[str, object]) -> list[str]:
@@ -1330,7 +1331,7 @@ def _item_values(arguments: Mapping[str, object]) -> list[str]:
 
 
 #: a free-text field of a call, where any words may be written ("note": "mocha")
-_NOTE_KEY = re.compile(
+_NOTE_KEY = pattern(
     r"note|comment|message|description|instruction|text|memo|remark|request|detail", re.I
 )
 
@@ -1358,8 +1359,8 @@ _FINISHERS = frozenset(
     ["finish", "submit", "place", "complete", "finalize", "finalise", "checkout", "process"]
 )
 #: an argument that identifies a record the conversation does not show ("order_id")
-_ID_KEY = re.compile(r"(?:^|[_\s-])(?:id|uuid|ref|reference|key)$|[a-z]Id$")
-_ID_VALUE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+_ID_KEY = pattern(r"(?:^|[_\s-])(?:id|uuid|ref|reference|key)$|[a-z]Id$")
+_ID_VALUE = pattern(r"[A-Za-z0-9_.:-]{1,64}")
 
 
 def _finishing(wording: str, arguments: Mapping[str, object]) -> bool:
@@ -1420,12 +1421,12 @@ def _judges(said: str) -> bool:
 
 
 #: a word that asks for a judgement
-_JUDGED = re.compile(
+_JUDGED = pattern(
     r"\b(?:correct(?:ly)?|right|good|ok|okay|fine|accurate(?:ly)?|alright|all right|better|"
     r"perfect|match(?:es)?|everything)\b"
 )
 #: a sentence that asks the user to do something ("Can you ...", "Please ...")
-_REQUEST = re.compile(r"(?:\w+,? )?(?:can|could|would|will) you\b|(?:\w+,? )?please\b")
+_REQUEST = pattern(r"(?:\w+,? )?(?:can|could|would|will) you\b|(?:\w+,? )?please\b")
 
 
 def _asking(sentence: str) -> str:
@@ -1481,7 +1482,7 @@ _AFTER_HEAD = frozenset(
     ]
 )
 #: a question about what is shown ("Does this look right?", "Is everything correct?")
-_SHOWING = re.compile(
+_SHOWING = pattern(
     r"\b(?:this|that|it|everything|all|these|those|screen|display|here|what you(?:'re)? see(?:ing)?)\b"
 )
 
@@ -1493,13 +1494,13 @@ def _ids_said(said: str, arguments: Mapping[str, object]) -> bool:
 
 
 #: a proposal to undo or change what it names
-_CONTRARY = re.compile(
+_CONTRARY = pattern(
     r"\b(?!(?:updat|chang|modifi|edit)ed\b)(?:cancel|delet|remov|refund|void|return|chang|modif|"
     r"updat|edit|undo|revok|clos|withdraw|discard|drop)\w*",
     re.I,
 )
 #: where a request to confirm goes on to what follows a yes ("before I send it", "then I'll")
-_NEXT = re.compile(
+_NEXT = pattern(
     r"\b(?:before|then|once|so (?:i|we|that)|if so|and i'?ll|and we'?ll|i'?ll|we'?ll|i will|"
     r"we will)\b[^,;:?!]*"
 )
