@@ -295,6 +295,20 @@ def test_attack_several_things_add_each_as_many_as_it_was_counted(
     assert ran(user, [("add_order_item", a) for a in calls]) == want
 
 
+def test_several_things_as_calls_of_one_model_turn_run_one_at_a_time() -> None:
+    """Two calls of the adding step in one model turn: one step never runs twice at once, so
+    the second is refused in words that tell the agent to call it again once the first ended;
+    then it runs."""
+    gate = GateSession(COFFEE)
+    asyncio.run(gate.open_message("A mocha and a latte, please.", READ, ask_back=False))
+    first, second = gate.judge([Call("add_order_item", arguments=MOCHA),
+                                Call("add_order_item", arguments=LATTE)])  # fmt: skip
+    assert first.admitted and not second.admitted
+    assert "Call it again for this one once that call has ended" in second.refusal
+    gate.finish(first, "ok")
+    assert gate.judge([Call("add_order_item", arguments=LATTE)])[0].admitted
+
+
 def test_a_failed_call_of_one_of_several_things_may_be_retried() -> None:
     """A call that failed took nothing: its retry is of the same thing, under the same request."""
     gate = GateSession(COFFEE)

@@ -699,6 +699,17 @@ class GateSession:
                 f"{tool} was not run: it already ran for what the user's last message asked for. "
                 "If the user asked for more, ask them to confirm the next one."
             )
+        if (
+            self.notices == "plain"
+            and verdict.reason is Reason.IN_PROGRESS
+            and verdict.step in graph
+            and graph.repeatable(verdict.step)
+        ):  # "a latte and a mocha" as two calls of one model turn: the second waits its turn
+            tool = quoted(call.tool or "") or "The call"
+            return (
+                f"{tool} was not run: another call of it is running now. Call it again for this "
+                "one once that call has ended."
+            )
         if self.notices == "plain":
             return plain_refusal(verdict, call, graph)
         return render_rejection(verdict, call)

@@ -552,7 +552,7 @@ _ORDERS = pattern(
     r"\b(?:can|could|may) (?:i|we) (?:please |just |also |go ahead and )?(?:get|have|order|grab)\b(?! (?:a |an |some )?"
     r"(?:minute|moment|second|sec|recommendation|suggestion|menu|list|look|idea)s?\b)|"
     r"\b(?:would|will) (?:i|we) be able to (?:order|get|have)\b|"
-    r"\b(?:all (?:i|we) (?:want|need) is|(?:(?:i|we) (?:was|were|am|are)|i'm|we're) looking to (?:order|get|buy)) "
+    r"\b(?:(?:i|we) (?:gotta|got to|have to|need to) order|all (?:i|we) (?:want|need) is|(?:(?:i|we) (?:was|were|am|are)|i'm|we're) looking to (?:order|get|buy)) "
     + _A_THING
     + "|"
     r"\b(?:i|we)(?:'d| would)? (?:really )?(?:like|love) (?:to (?:please )?(?:order|get|have|try|buy|grab|"
