@@ -702,6 +702,7 @@ class GateSession:
         if (
             self.notices == "plain"
             and verdict.reason is Reason.IN_PROGRESS
+            and verdict.step is not None
             and verdict.step in graph
             and graph.repeatable(verdict.step)
         ):  # "a latte and a mocha" as two calls of one model turn: the second waits its turn
