@@ -123,36 +123,44 @@ def test_langgraph_stores_the_request_a_confirmed_proposal_opens(
     assert RAN == ["Chez Pierre"]  # done already: not booked twice
 
 
-def test_the_proxy_journals_each_further_thing_and_reads_it_back() -> None:
+def test_the_proxy_runs_each_thing_once_and_reads_it_back() -> None:
+    """Each reply is judged by a fresh core session: what the message's order took travels with
+    the conversation's reading, so a latte again in the same message is refused, and after a
+    reload from the journal (the reading lost) no further thing runs."""
     from proxy_helpers import post
     from taskgate.proxy import ProxyConfig
     from taskgate.proxy.testing import ProxyServer
 
-    replies = iter([
-        Reply("", tool_calls=(ToolCall("add_order_item", MOCHA, id="c1"),)),
-        Reply("", tool_calls=(ToolCall("add_order_item", LATTE, id="c2"),)),
-        Reply("Done."),
-        Reply("", tool_calls=(ToolCall("add_order_item", LATTE, id="c3"),)),
-    ])  # fmt: skip
+    calls = [("c1", MOCHA), ("c2", LATTE), ("c3", LATTE), ("c4", MOCHA)]
+    replies = iter([Reply("", tool_calls=(ToolCall("add_order_item", a, id=i),)) for i, a in calls]
+                   + [Reply("Done."), Reply("", tool_calls=(ToolCall("add_order_item", LATTE,
+                                                                     id="c5"),))])  # fmt: skip
     messages: list[dict[str, Any]] = [{"role": "user", "content": "A mocha and a latte, please."}]
+    handed = []
     with FakeServer(lambda body: next(replies)) as upstream, httpx.Client(timeout=60) as client:
         config = ProxyConfig(upstream.base_url, plan=COFFEE, status_token="ops")
         with ProxyServer(config) as proxy:
-            for call_id in ("c1", "c2"):
+            for call_id, _ in calls:
                 reply = post(client, proxy.base_url, messages)["choices"][0]["message"]
-                assert [c["id"] for c in reply["tool_calls"]] == [call_id]
-                messages += [reply, {"role": "tool", "tool_call_id": call_id, "content": "added"}]
+                handed.append(bool(reply.get("tool_calls")))
+                if reply.get("tool_calls"):
+                    messages += [reply, {"role": "tool", "tool_call_id": call_id,
+                                         "content": "added"}]  # fmt: skip
+                else:
+                    messages += [reply, {"role": "user", "content": "Go on."}]
+                    break
             post(client, proxy.base_url, messages)
             proxy.app.state.proxy.conversations.clear()  # read back from the journal
             messages += [{"role": "assistant", "content": "Done."},
                          {"role": "user", "content": "Thanks!"}]  # fmt: skip
-            third = post(client, proxy.base_url, messages)["choices"][0]["message"]
+            last = post(client, proxy.base_url, messages)["choices"][0]["message"]
             ops = {"Authorization": "Bearer ops"}
             (row,) = client.get(f"{proxy.url}/taskgate/conversations", headers=ops).json()[
                 "conversations"
             ]
             shown = client.get(f"{proxy.url}/taskgate/conversations/{row['id']}", headers=ops)
-    assert not third.get("tool_calls")  # the latte again is refused
+    assert handed == [True, True, False]  # the latte again is refused (the turn ends there)
+    assert not last.get("tool_calls")
     ledger = shown.json()["ledger"]
     admitted = [e for e in ledger if e["kind"] == "attempt" and e["decision"] == "admit"]
     assert len(admitted) == 2

@@ -241,9 +241,6 @@ class GateSession:
         self._machine = machine
         self._lock = threading.Lock()
         self._reading: Reading | None = None  # what the gate understood of the last message
-        #: the things of the message's order each of its requests took: work order -> (the
-        #: thing's place, how many); "a latte and a mocha" runs the adding step once for each
-        self._taken: dict[str, tuple[int, int]] = {}
         #: the last turns read (the agent's message, the user's reply), for a revised proposal
         self._said: deque[Turn] = deque(maxlen=REVISIONS)
         self._running: set[str] = set()  # steps with an admitted call not finished (or in doubt)
@@ -287,13 +284,11 @@ class GateSession:
             )
             self._epoch += 1
             self._reading = None
-            self._taken.clear()
             return req
 
     def close_request(self) -> None:
         with self._lock:
             self._reading = None
-            self._taken.clear()
             self._machine.close_request()
             self._epoch += 1
 
@@ -346,12 +341,10 @@ class GateSession:
                 self._machine.close_request()
                 self._epoch += 1
                 self._reading = reading
-                self._taken.clear()
                 return Opened(None, match, ask_back_question(plan, asked), reading)
             req = self._machine.open_request(step, explicit_redo=match.explicit_redo)
             self._epoch += 1
             self._reading = reading
-            self._taken.clear()
         return Opened(req, match._replace(step=step), None, reading)
 
     def _not_again(self, reading: Reading, agent: str, message: str) -> Reading:
@@ -498,6 +491,7 @@ class GateSession:
             or not reading.steps
             or reading.steps[0] != step
             or not self._machine.graph.repeatable(step)
+            or self._current() not in reading.taken  # what it took is not known: no more
             or self._untaken(call, step, fresh=True) is None
         ):
             return verdict, booking
@@ -519,7 +513,7 @@ class GateSession:
         current = None if fresh else self._current()
         counts, want = reading.counts(), counted(call.arguments)
         for place in reading.things_of(call.arguments, self._words_of(step)):
-            taken = sum(n for wo, (p, n) in self._taken.items() if p == place and wo != current)
+            taken = sum(n for wo, (p, n) in reading.taken.items() if p == place and wo != current)
             if place < len(counts) and taken + want <= counts[place]:
                 return place, want
         return None
@@ -539,7 +533,7 @@ class GateSession:
         ):
             hit = self._untaken(call, step)
             if hit is not None:
-                self._taken[self._current()] = hit
+                reading.taken[self._current()] = hit
 
     def _refused(self, call: Booking, verdict: Verdict, call_id: str | None) -> Ticket:
         return Ticket(call, verdict, refusal=self.notice(verdict, call), id=call_id,
@@ -554,7 +548,6 @@ class GateSession:
     def reading(self, reading: Reading | None) -> None:
         with self._lock:
             self._reading = reading
-            self._taken.clear()
 
     def _words_of(self, step: str) -> str:
         """Everything a step is called by: its text, its tool's description and name."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from taskgate.core.plan import Plan
@@ -315,6 +315,10 @@ class Reading:
     heard: str = ""
     #: the user's order of a thing ("I'll take a mocha"): it authorizes calls of that thing only
     thing: str = ""
+    #: what the gate ran for this message's order: work order -> (the thing's place among
+    #: :meth:`counts`, how many). The one mutable part: a surface that carries the reading from
+    #: reply to reply carries it, and a surface that lost it (a restart) runs no further thing
+    taken: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, match: Match) -> Reading:
