@@ -579,3 +579,54 @@ def test_a_yes_with_a_question_about_the_wait_or_an_address_stays_a_yes(user: st
     from taskgate.understanding.acts import read_user
 
     assert read_user(user, "Please confirm a Luxury ride for 2 to 235 West 46th Street.").yes
+
+
+CHECKOUT = Plan.model_validate({"binding": "tool", "steps": {
+    "submit_payment": {"tool": "submit_payment", "text": "Submit the payment"},
+    "place_order": {"tool": "place_order", "text": "Place the order"}}})  # fmt: skip
+FINISHERS = [
+    ("finish_order", {"order_id": "38056"}, COFFEE),
+    ("complete_deletion", {"account_id": "u1"}, DELETE),
+    ("process_refund", {"payment_id": "p1"}, DELETE),
+    ("submit_payment", {"payment_id": "p1"}, CHECKOUT),
+    ("place_order", {"cart_id": "c1"}, CHECKOUT),
+]
+
+
+@pytest.mark.parametrize("agent", [
+    "I'll sign you up for our newsletter, is that okay?",
+    "I'm going to remove the latte. Does that look right?",
+    "I'm going to cancel your whole order. Just so you know. Does that look right?",
+    "I'll delete your account now. OK. Is that fine?", "How's everything? All good?",
+    "Is everything okay?", "Everything alright?",
+    "Is everything correct on your end? I mean your internet connection.",
+    "I can start the order from scratch. Does that look right?",
+    "I won't send the order yet. Is that fine?",
+    "I'll hold off sending it for now. Is that alright?",
+    "I'll need to put the order on hold. Is that okay?",
+    "Does this look right? I'll wait to send it until tomorrow.",
+    "We can wait until your friend arrives. Does that sound good?",
+    "Our rewards card saves you money. Do you want this?",
+    "I'll just put you on hold for a moment, is that okay?",
+    "I'll share your email with our partners, is that okay?",
+    "I'm going to void the payment. Just a heads up. Is this okay?",
+    "I'll transfer you to my manager now, okay? Does that sound good?",
+    "Let me switch you to a different barista. Is that alright?", "Did everything go okay?",
+    "Is everything okay? You seemed upset.", "Everything good on your end?",
+])  # fmt: skip
+@pytest.mark.parametrize(("tool", "args", "plan"), FINISHERS)
+def test_attack_a_yes_to_another_action_or_a_social_question_finishes_nothing(
+    agent: str, tool: str, args: dict[str, Any], plan: Plan
+) -> None:
+    """A second review's inputs: each ran the finishing step of every plan on "Yes."."""
+    assert ran("Yes.", [(tool, args)], agent, plan=plan) == [False]
+
+
+@pytest.mark.parametrize("user", [
+    "Yes, correct. Do not submit.", "Yes, that's right. Don't finish it, I want to add more.",
+    "Yes. Hold it until I get there.", "Yes, I'll tell you when to send it.",
+])  # fmt: skip
+def test_attack_a_yes_that_holds_the_order_back_sends_nothing(user: str) -> None:
+    assert ran(user, [("finish_order", SEND)], "Is the order correct?", ["add_order_item"]) == [
+        False
+    ]

@@ -601,7 +601,9 @@ _YES_WORD = pattern(
 _HOLD = pattern(
     r"\b(?:hold on|hang on|(?:^|(?<=[.!?,] ))wait\b|(?<!can't )(?<!cant )(?<!cannot )\bwait(?=\s*[,.!-]|\s+a (?:sec|second|minute|"
     r"moment|bit)\b)|not (?:so |too |quite )?sure|unsure|"
-    r"not certain|let me think|on second thought)\b",
+    r"not certain|let me think|on second thought|hold (?:it|that|them|off)|not yet|"
+    r"(?:don'?t|do not|never) (?:\w+ ){0,2}(?:send|submit|finish|place|complete|process|charge|pay|"
+    r"book|order|start)|(?:i'?ll|i will) (?:tell|let) you (?:know )?when)\b",
     IC,
 )
 #: what a request form may ask for that is no thing to order ("their address", "a phone number")

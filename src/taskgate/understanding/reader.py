@@ -1386,31 +1386,58 @@ def _finishing(wording: str, arguments: Mapping[str, object]) -> bool:
 
 
 def _of_step(said: str, wording: str, heard: str = "") -> bool:
-    """Whether a request to confirm is about what a step acts on. Its question (the last two
-    sentences that ask or ask to confirm; what it says it does next, "before I send it", aside)
-    proposes nothing
-    undone ("... or would you like to cancel?"), and names a word of the step's wording that is
-    no verb of finishing ("Is the order correct?" for "finish order"), or shows something
-    ("this", "everything") and names nothing but what is shown and what was said in the turns
-    before (``heard``: "One mocha with oat milk?" after the user ordered it). "Is your email
-    correct?" and "Are you okay?" are about something else."""
+    """Whether a request to confirm is about what a step acts on. The agent's message proposes
+    nothing undone or other ("... or would you like to cancel?", "I'll sign you up for our
+    newsletter, is that okay?", "I won't send it yet. Is that fine?"), and its question (the
+    last two sentences that ask or ask to confirm; what it says it does next, "before I send it",
+    aside) names a word of the step's wording that is no verb of finishing ("Is the order
+    correct?" for "finish order"), or asks the user to look over what is shown ("Does this look
+    right?", "Can you confirm, please?") and names nothing but what is shown and what was said
+    in the turns before (``heard``: "One mocha with oat milk, right?"
+    after the user ordered it). "Is your email correct?", "Are you okay?" and "How's
+    everything?" are about something else."""
     low = said.lower()[-AGENT_CHARS:]
-    parts = list(itertools.islice(_SENTENCE_END.split(low), 64))
+    plain = _ANY_CHANGE.sub(" ", low)  # "let me know if you want me to change anything"
+    if _CONTRARY.search(plain) or _OTHER_ACT.search(plain):
+        return False  # "... if you want me to cancel your order", "I'll put you on hold"
+    parts = [p for p in itertools.islice(_SENTENCE_END.split(low), 64) if _WORD.search(p)]
     asks = [p for p in parts if p.rstrip().endswith("?") or asks_to_confirm(p)][-2:] or [low]
-    if any(_CONTRARY.search(p) for p in asks):
-        return False  # "... if you want me to cancel your order"
     asked = " ".join(_asking(p) for p in asks)
-    words = {_stem(w) for w in _WORD.findall(asked)
-             if w not in _STOP and w not in _FINISHERS and len(w) >= 3}  # fmt: skip
     objects = {_stem(w) for w in _WORD.findall(wording.lower()[:400])
                if w not in _STOP and w not in _FINISHERS and len(w) >= 3}  # fmt: skip
     if objects and all(_heads(asked, o) for o in objects):
         return True  # "Is the order correct?"; not "Is the payment method on file correct?"
     before = {_stem(w) for w in _WORD.findall(heard.lower()[: 4 * AGENT_CHARS])}
-    if words - _SHOWN - before:
-        return False
-    # "Does this look right?"; "Can you confirm, please?" with nothing undone said before it
-    return bool(_SHOWING.search(asked)) or (asks_to_confirm(asked) and not _CONTRARY.search(low))
+    words = {_stem(w) for w in _WORD.findall(asked)
+             if w not in _STOP and w not in _FINISHERS and len(w) >= 3}  # fmt: skip
+    return (
+        not words - _SHOWN - before - objects
+        and bool(_LOOKED.search(asked))
+        and (bool(_SHOWING.search(asked)) or asks_to_confirm(asked))
+    )
+
+
+#: an action of the agent's other than placing what was shown
+_OTHER_ACT = pattern(
+    r"\b(?:sign (?:you )?up|subscri\w*|newsletter|transfer\w*|shar(?:e|ing)|void\w*|switch\w*|"
+    r"on hold|hold (?:off|it|on)|put (?:you|it|this|that|the order) (?:on hold|aside)|wait\w*|"
+    r"until|tomorrow|later|not yet|(?:won'?t|will not|don'?t|do not|not going to|can'?t|cannot) "
+    r"(?:\w+ ){0,2}(?:send|submit|place|finish|complete|process|start)\w*|from scratch|start (?:it |the "
+    r"order )?over|upgrad\w*|bill\w*|charg\w*|sell\w*|partner\w*|rewards?|loyalty|manager|"
+    r"survey|feedback)\b"
+)
+#: a word that asks the user to look something over or to judge it
+_LOOKED = pattern(
+    r"\b(?:look\w*|appear\w*|see|seeing|screen|display\w*|monitor|shown|show\w*|check\w*|"
+    r"review\w*|verify|confirm\w*|match\w*|correct\w*|accurate\w*|right|better|perfect|"
+    r"want|wanted|would like|(?:is|was) (?:that|this|it) (?:it|all|everything))\b"
+)
+#: an offer to change whatever is wrong, which proposes no change ("Please let me know if you want
+#: me to change anything")
+_ANY_CHANGE = pattern(
+    r"\bif (?:you (?:want|would like|'d like|need)(?: me| us)? to |there(?:'s| is) )?(?:chang|modif|"
+    r"edit|fix|updat|adjust)\w* (?:anything|something)\b"
+)
 
 
 def _judges(said: str) -> bool:
@@ -1581,6 +1608,19 @@ _SHOWN = frozenset(
         "one",
         "all",
         "set",
+        "drink",
+        "drinks",
+        "send",
+        "sent",
+        "bar",
+        "start",
+        "started",
+        "made",
+        "prepared",
+        "preparation",
+        "barista",
+        "baristas",
+        "kitchen",
         "better",
         "updated",
         "changed",
@@ -1613,7 +1653,6 @@ _SHOWN = frozenset(
         "safe",
         "about",
         "whole",
-        "end",
         "below",
         "above",
         "item",
