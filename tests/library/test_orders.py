@@ -630,3 +630,92 @@ def test_attack_a_yes_that_holds_the_order_back_sends_nothing(user: str) -> None
     assert ran(user, [("finish_order", SEND)], "Is the order correct?", ["add_order_item"]) == [
         False
     ]
+
+
+# -- a third review (this session's readings): each input ran a call nobody asked for -------------
+VANILLA = {"order_item_id": "14755", "addons": [{"addon_id": "vanilla-sweetener", "option": "ADD"}]}
+
+
+@pytest.mark.parametrize(("user", "calls"), [
+    ("Two lattes please.", [{**LATTE, "quantity": "1.9"}] * 2),
+    ("A latte, please.", [{**LATTE, "quantity": "1", "units": "50"}]),
+    ("A latte, please.", [{**LATTE, "servings": "50"}]),
+    ("A latte, please.", [{**LATTE, "n": "50"}]),
+    ("A latte please.", [{"menu_item_id": "latte-0256", "lines": [{"quantity": "1"}] * 3}]),
+    ("A latte please.", [{**LATTE, "extra_quantity": "1", "bonus_qty": "1"}]),
+    ("I'll take a mocha", [{"items": [MOCHA, LATTE]}]),
+    ("I'll take a mocha", [{"items": [MOCHA, {"menu_item_id": "gift-card-500"}]}]),
+    ("A mocha and a latte, please.", [{"items": [MOCHA, LATTE]}]),
+    ("A 12 oz latte", [{**LATTE, "quantity": "12"}]),
+    ("A 16 ounce latte please", [{**LATTE, "quantity": "16"}]),
+    ("A latte, please.", [{**LATTE, "price": 0}]),
+    ("A latte, please.", [{**LATTE, "options": {"price": "0.00", "discount_code": "STAFF100"}}]),
+    ("I'll take a coffee.", [{"menu_item_id": "toffee-1", "quantity": "1"}]),
+    ("A cortado please", [{"menu_item_id": "cortada-wine", "quantity": "1"}]),
+    ("I'd like a muffin.", [{"menu_item_id": "puffin-plush", "quantity": "1"}]),
+    ("A butter croissant.", [{"menu_item_id": "butter-croissants-12pack", "quantity": "1"}]),
+    ("A hot chocolate.", [{"menu_item_id": "hot-chocolate-large-50x", "quantity": "1"}]),
+    ("A double espresso.", [{"menu_item_id": "espresso-triple", "quantity": "1"}]),
+])  # fmt: skip
+def test_attack_an_order_runs_no_more_and_nothing_else(
+    user: str, calls: list[dict[str, Any]]
+) -> None:
+    assert not all(ran(user, [("add_order_item", a) for a in calls]))
+
+
+@pytest.mark.parametrize("args", [
+    {**VANILLA, "quantity": "0"},
+    {**VANILLA, "attributes": [{"attribute_id": "caffeine", "option": "Decaf"}]},
+    {**VANILLA, "menu_item_id": "gold-bar"},
+    {**VANILLA, "size": "venti"},
+    {**VANILLA, "price": 0},
+    {**VANILLA, "extras": {"price": "0.00"}},
+])  # fmt: skip
+def test_attack_adding_one_thing_changes_nothing_more(args: dict[str, Any]) -> None:
+    assert ran("Can I add vanilla?", [("update_order_item", args)], OPTIONS,
+               ["add_order_item"]) == [False]  # fmt: skip
+
+
+@pytest.mark.parametrize(("user", "addon"), [
+    ("Add vanilla, not caramel.", "caramel-sauce"),
+    ("Add vanilla without caramel", "caramel-sauce"),
+    ("Add vanilla, no sugar", "sugar"),
+])  # fmt: skip
+def test_attack_what_the_user_set_aside_is_not_added(user: str, addon: str) -> None:
+    call = ("update_order_item", {"order_item_id": "14755",
+                                  "addons": [{"addon_id": addon, "option": "ADD"}]})  # fmt: skip
+    assert ran(user, [call], OPTIONS, ["add_order_item"]) == [False]
+
+
+@pytest.mark.parametrize("user", [
+    "Should I add vanilla?", "If I add vanilla, is it too sweet?",
+    "If I add vanilla it'd be too sweet.", "I would add vanilla, except it's too sweet.",
+    "I usually add vanilla at home.", "Add nothing. No vanilla.", "I might add vanilla.",
+    "Maybe add vanilla? Not sure.", "Add vanilla? No.",
+])  # fmt: skip
+def test_attack_words_about_adding_that_ask_for_nothing_change_nothing(user: str) -> None:
+    call = ("update_order_item", VANILLA)
+    assert ran(user, [call], OPTIONS, ["add_order_item"]) == [False]
+
+
+@pytest.mark.parametrize("user", [
+    "Can I add vanilla to the latte?", "Add vanilla to the latte please",
+])  # fmt: skip
+def test_attack_adding_something_to_a_drink_orders_no_second_drink(user: str) -> None:
+    assert ran(user, [("add_order_item", LATTE)], "I've added a latte.",
+               ["add_order_item"]) == [False]  # fmt: skip
+    assert ran(user, [("update_order_item", VANILLA)], "I've added a latte.",
+               ["add_order_item"]) == [True]  # fmt: skip
+
+
+def test_attack_deeply_nested_or_shared_values_are_refused_without_an_error() -> None:
+    """A price 5,000 lists deep, or a table shared 40 times over (2**40 paths): read within the
+    reader's budget, refused, no recursion error and no exponential walk."""
+    deep: Any = "0.00"
+    for _ in range(5000):
+        deep = [deep]
+    shared: Any = {"price": "1"}
+    for _ in range(40):
+        shared = {"a": shared, "b": shared}
+    for args in ({**LATTE, "price": deep}, {**LATTE, "cost": shared}):
+        assert ran("A latte, please.", [("add_order_item", args)]) == [False]

@@ -575,8 +575,10 @@ _ORDERS = pattern(
     # "Can I add vanilla?", "I'd like to add hazelnut to my order", "Add vanilla to that please"
     r"\b(?:(?:can|could|may|will|would) (?:i|you|we) (?:please |just |also )?|(?:i'?d|i would|we'?d|"
     r"we would) (?:like|love) to (?:please )?|(?:i|we) (?:want|need|wanna) to |let'?s |(?:i|we)'?ll "
-    r"(?:just |also )?)add\b(?! (?:it|that|this|them|up|on)\b)|^\s*(?:\w+[,.!]?\s+){0,2}?"
-    r"(?:please |just )?add\b(?! (?:it|that|this|them|up|on)\b)",
+    r"(?:just |also )?)add\b(?! (?:it|that|this|them|up|on|nothing|none|no)\b)|"
+    r"^\s*(?:(?:ok(?:ay)?|o+h?|so|yes|yeah|sure|great|and|also|then|hi|hello|hey|well|actually|"
+    r"alright)[,.!]*\s+){0,3}(?:please |just |also )?add\b(?! (?:it|that|this|them|up|on|nothing|"
+    r"none|no)\b)",
     IC,
 )
 #: the agent asks what the user would like ("What can I get for you?", "Anything else?")

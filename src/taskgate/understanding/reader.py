@@ -28,6 +28,7 @@ the gate cannot tell, and the steps it is about without authorizing them (declin
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -166,7 +167,7 @@ _MONEY_KEY = pattern(r"amount|price|cost|fee|total|fare|sum|pay|balance|money", 
 _COUNT_KEY = pattern(
     r"(?<![a-z])(?:number|count|size|tickets|seats|passengers|riders|people|guests|travell?ers|adults|rooms|"
     r"quantity|qty|party|pax|persons|attendees|occupants|heads|children|kids|infants|group|"
-    r"riders)",
+    r"riders|units?|servings?|cups?|copies|multiplier|pieces|pcs|times|^n$)",
     re.I,
 )
 _COUNT = pattern(r"\d{1,6}(?:\.\d+)?")
@@ -484,42 +485,71 @@ class Reading:
         if _unsaid_terms(args, text):
             return ()
         found: list[tuple[int, int]] = []
+        if not all(item <= said or _one_unsaid(item, said) for item in items if item):
+            return ()  # an item of the call is not of the user's words ("mocha-gift-card-500")
         for place, (words, head, count) in enumerate(_things(self.thing)):
             hit = words & have
             if words <= kind:  # "two tickets" for "Buy tickets": the item is the user's words
-                named = any(item and len(item & said) * 2 >= len(item) for item in items)
-            else:  # half its words, its last word or two of them, in an item of the user's
+                named = any(items)
+            else:  # half its words, its last word or two of them, in an item
                 named = (
                     len(hit) * 2 >= len(words)
                     and (head in have or len(hit) >= 2)
-                    and any(item & words and len(item & said) * 2 >= len(item) for item in items)
+                    and any(item & words for item in items)
                 )
             if named and not _too_many(args, count):
                 found.append((-len(hit), place))
-        return tuple(place for _, place in sorted(found))
+        places = tuple(place for _, place in sorted(found))
+        if len([item for item in items if item]) > 1 and places:
+            things = _things(self.thing)
+            of = {min((p for p in places if item & things[p][0]), default=-1) for item in items}
+            if len(of - {-1}) > 1:
+                return ()  # one call of several things ordered: one call, one thing
+        return places
 
     def mentions(self, arguments: Mapping[str, object] | None) -> bool:
         """Whether a change carries what the user said, and no count they did not: a value
         that is a word of the user's or a run of their words ("Decaf" for "No, I'd like it
         decaf", "Togo" for "to go"; not a note's words), and no count more than the user's ("make
-        it two"; none said: one). "Make it snappy" changes nothing. True when the reading ordered
-        or changed nothing."""
+        it two"; none said: one). "Make it snappy" changes nothing. What the user set aside ("not
+        caramel") is not said; a count of none removes and is said only with words of removing.
+        Every item it names ("menu_item_id") and every option it sets ("option": "Decaf") is
+        the user's words, an identifier, or a plain switch ("ADD"): "Can I add vanilla?" sets no
+        size and swaps no drink. True when the reading ordered or changed nothing."""
         if not self.thing:
             return True
         args = arguments or {}
         text = self.thing[:USER_CHARS].lower()
-        words = _WORD.findall(text)
+        words = _WORD.findall(_NOT_THIS.sub(" , ", text))
         said = {_stem(w) for w in words if len(w) >= 2 and w not in _STOP
                 and w not in _ORDER_WORDS and w not in _CHANGE_WORDS}  # fmt: skip
         runs = {"".join(words[i : i + n]) for n in (2, 3) for i in range(len(words) - n + 1)}
         most = max((c for _, _, c in _things(self.thing)), default=1)
         if _too_many(args, most) or _unsaid_terms(args, text):
             return False
-        for value in _flat(args, notes=False):
+        if _zeroed(args) and not _REMOVING.search(text):
+            return False  # a count of none: the item removed
+
+        def spoken(value: str) -> bool:
             low = value.lower()
-            if said & {_stem(w) for w in _WORD.findall(low)} or "".join(_WORD.findall(low)) in runs:
-                return True
-        return False
+            return bool(said & {_stem(w) for w in _WORD.findall(low)}) or (
+                "".join(_WORD.findall(low)) in runs
+            )
+
+        for key, value in _leaves(args)[0]:
+            if (
+                not isinstance(value, str)
+                or _NOTE_KEY.search(key)
+                or _LABEL_KEY.search(key)  # "attribute_name": "Order Type" names what is set
+            ):
+                continue
+            if (_ITEM_KEY.search(key) or _CHOICE_KEY.search(key)) and not (
+                spoken(value)
+                or _SWITCH_VALUE.fullmatch(value.strip())
+                or _ID_VALUE_ONLY.fullmatch(value)
+            ):
+                return False  # "menu_item_id": "gold-bar", "size": "venti": not what was said
+        return any(spoken(v) for v in _flat(args, notes=False))
 
     def understood(self, plan: Plan) -> str:
         """What the gate understood, in plain words, for a refusal's notice."""
@@ -624,6 +654,7 @@ class ConversationReader:
             and (a.proposes or a.offers or a.confirming or a.acts or a.done)  # something to change
             and (u.change or (u.no and (u.asks or u.orders)) or _CHANGING.search(user))
             and not (u.declines or u.closing or u.alternatives or negated or _KEEP.search(user))
+            and not _NOT_AN_ORDER.search(user)  # "Add vanilla? No.", "maybe add vanilla"
             and not (u.orders and asks_what(said))  # "What would you like?" "Actually, a latte"
             and (u.asks or u.orders or not u.question)
         ):  # "No, I'd like it decaf": a change asked for, the plan's steps that change things
@@ -1006,9 +1037,10 @@ _NOT_AN_ORDER = pattern(
     r"\b(?:said|says|say|saying|told|tell me|translate|repeat after|spell|quote|wrote|"
     r"sign|what if|only if|unless|tomorrow|yesterday|next time|last time|on second thought|"
     r"never ?mind|scratch that|kidding|jk|lol|no wait|wait|hold on|hang on|forget (?:it|that)|"
-    r"cancel (?:it|that)|changed my mind|no one|nobody|not now|later|or maybe|or perhaps|"
+    r"cancel (?:it|that)|changed my mind|no one|nobody|not now|later|or maybe|or perhaps|maybe|"
+    r"might|not sure|usually|should i|if i|"
     r"or possibly)\b|\bbut (?:i'?m|i am|i was|"
-    r"they|it'?s|that'?s)\b",
+    r"they|it'?s|that'?s)\b|[?.!]\s*(?:no|nope|nah)[.!\s]*$",
     re.I,
 )
 #: what a request form may ask for that is no thing to add or buy
@@ -1103,7 +1135,8 @@ _THING_END = pattern(
 )
 _THING_START = pattern(
     r"\b(?:(?:half )?a dozen|a couple(?: of)?|a pair of|a few|\d+\s?x|a|an|one|two|three|four|"
-    r"five|six|seven|eight|nine|ten|twelve|some|another|the|\d+)\s+(?:more\s+|of\s+(?:the|those|"
+    r"five|six|seven|eight|nine|ten|twelve|some|another|the|\d+(?!\s*(?:oz|ounces?|ml|%|percent|g|"
+    r"kg|lbs?|shots?|pumps?|inch(?:es)?|cm|l|liters?|litres?)\b))\s+(?:more\s+|of\s+(?:the|those|"
     r"these)\s+)?|\b(?:get|take|have|order|want|need|like|gimme|grab|do|add)\s+(?=[a-z])",
     re.I,
 )
@@ -1116,6 +1149,8 @@ def _things(text: str) -> list[tuple[frozenset[str], str, int]]:
     or set aside ("not a latte", "instead of a latte") is none."""
     out: list[tuple[frozenset[str], str, int]] = []
     said = _NOT_THIS.sub(" , ", _POSSESSIVE.sub(r"\1s", text[:USER_CHARS].lower()))
+    if _ADD.search(said):  # "add vanilla to the latte": the latte is where, not a thing
+        said = _DESTINATION.sub(" , ", said)
     for part in itertools.islice(_THING_END.split(said), 64):
         if out and _ONE_MORE.fullmatch(part.strip()):  # "a mocha with oat milk and another"
             out.append((out[-1][0], out[-1][1], 1))
@@ -1143,6 +1178,12 @@ def _things(text: str) -> list[tuple[frozenset[str], str, int]]:
     return out
 
 
+_ADD = pattern(r"\badd\b")
+#: where something added goes ("to the latte", "into my order")
+_DESTINATION = pattern(
+    r"\b(?:to|into|onto|in|on|with) (?:the|my|that|this|your|our|it|them|each|both|all|one|his|her)"
+    r"\b[^.?!,;]*"
+)
 #: a plural written with an apostrophe ("two latte's")
 _POSSESSIVE = pattern(r"(\w)['\u2019]s\b")
 #: one more of the thing before ("a mocha with oat milk and another with almond milk")
@@ -1228,28 +1269,28 @@ def _too_many(arguments: Mapping[str, object], most: int) -> bool:
     size said in words ("large") is no count. A call of more values than are read has too many:
     a count past them could not be checked."""
     leaves, complete = _leaves(arguments)
+    total = 0
     for key, value in leaves:
         if not _COUNT_KEY.search(_CAMEL.sub(r"\1_\2", key)):
             continue
         text = str(value).strip()[:12]
         if not isinstance(value, bool) and _COUNT.fullmatch(text):
-            if float(text) > most:
-                return True
+            total += math.ceil(float(text))  # the counts of its lines together; 1.9 is 2
         elif not (_SIZE_KEY.search(key) and not isinstance(value, bool)):
             return True
-    return not complete
+    return total > most or not complete
 
 
 class _Spelling:
     """Words of a call read as the user's words they are one letter off ("cappucino-9983" for
-    "cappuccino", "cortado" for "cartado"; a letter added, dropped, changed or two swapped, in
-    words of six letters or more), so a typo on either side names the same thing."""
+    "cappuccino", "cortado" for "cartado"; a letter added, dropped, changed or two swapped
+    inside words of seven letters or more), so a typo on either side names the same thing."""
 
     def __init__(self, said: set[str]) -> None:
         self.said = said
         self.near: dict[str, str] = {}
         for word in itertools.islice(said, 512):
-            if len(word) >= 6:
+            if len(word) >= 7:
                 for variant in _dropped(word):
                     self.near.setdefault(variant, word)
 
@@ -1257,7 +1298,7 @@ class _Spelling:
         return {self._as_said(w) for w in words}
 
     def _as_said(self, word: str) -> str:
-        if word in self.said or len(word) < 6 or not self.near:
+        if word in self.said or len(word) < 7 or not self.near:
             return word
         near = (self.near[v] for v in _dropped(word) if v in self.near)
         return next((w for w in near if _one_off(word, w)), word)
@@ -1265,8 +1306,13 @@ class _Spelling:
 
 def _one_off(a: str, b: str) -> bool:
     """Whether two different words are one letter added, dropped or changed, or two letters
-    swapped, apart."""
-    if abs(len(a) - len(b)) > 1:
+    swapped, apart, inside the word: the first letter the same, and the last too unless one
+    was added or dropped ("coffee" is no "toffee", "cortado" no "cortada")."""
+    if (
+        abs(len(a) - len(b)) > 1
+        or a[:1] != b[:1]
+        or (len(a) == len(b) and a[-1:] != b[-1:] and a[-2:] != b[-2:][::-1])
+    ):
         return False
     if len(a) != len(b):
         long, short = (a, b) if len(a) > len(b) else (b, a)
@@ -1283,10 +1329,15 @@ def _dropped(word: str) -> list[str]:
     return [word, *(word[:i] + word[i + 1 :] for i in range(len(word)))]
 
 
+_COUNTED_WORD = pattern(r"\d+(?:x|pk|pack|ct|count|pcs|pieces|set|dozen)|x\d+")
+
+
 def _item_words(value: str, spoken: Sequence[str]) -> set[str]:
     """The words of an item's value, numbers aside, as stems; a value that runs two or three of
     the user's words together ("chailatte-0987" for "two chai lattes") has theirs."""
-    words = [w for w in _WORD.findall(value.lower()) if not w.isdigit()]
+    # numbers and specs ("2211", "16gb") aside; a count ("12pack", "50x") is a word of its own
+    words = [w for w in _WORD.findall(value.lower())
+             if not any(c.isdigit() for c in w) or _COUNTED_WORD.fullmatch(w)]  # fmt: skip
     if len(words) == 1:
         run = _stem(words[0])
         for n in (2, 3):
@@ -1297,12 +1348,20 @@ def _item_words(value: str, spoken: Sequence[str]) -> set[str]:
     return {_stem(w) for w in words}
 
 
+def _one_unsaid(item: set[str], said: set[str]) -> bool:
+    """Whether an item of four words or more has one word the user did not say ("hot chocolate
+    with cream" for "a hot chocolate with whipped cream"), and none of them a count ("12pack")."""
+    left = item - said
+    return len(item) >= 4 and len(left) == 1 and not any(c.isdigit() for w in left for c in w)
+
+
 def counted(arguments: Mapping[str, object] | None) -> int:
-    """How many a call counts: its largest count among its values (none: one)."""
-    counts = [float(str(v).strip()[:12]) for k, v in _leaves(arguments or {})[0]
+    """How many a call counts: its counts among its values together, each rounded up (none:
+    one)."""
+    counts = [math.ceil(float(str(v).strip()[:12])) for k, v in _leaves(arguments or {})[0]
               if _COUNT_KEY.search(_CAMEL.sub(r"\1_\2", k)) and not isinstance(v, bool)
               and _COUNT.fullmatch(str(v).strip()[:12])]  # fmt: skip
-    return max(1, int(max(counts, default=1)))
+    return max(1, sum(counts))
 
 
 _CAMEL = pattern(r"([a-z])([A-Z])")
@@ -1312,15 +1371,46 @@ _TERMS_KEY = pattern(r"price|cost|fee|total|amount|discount|coupon|promo|voucher
 
 
 def _unsaid_terms(arguments: Mapping[str, object], said: str) -> bool:
-    """Whether a price, discount or code among the call's top-level values is not in ``said``."""
-    for key, value in itertools.islice(arguments.items(), _ARGUMENTS):
+    """Whether a price, discount or code among the call's values (at any depth; a zero too) is
+    not in ``said``."""
+    for key, value in _leaves(arguments)[0]:
         if (
-            _TERMS_KEY.search(str(key))
-            and value not in (None, "", 0)
+            _TERMS_KEY.search(key)
+            and value is not None
+            and value != ""
+            and not isinstance(value, bool)
             and str(value).lower()[:64] not in said
         ):
             return True
     return False
+
+
+#: a field that sets an option of what was ordered ("option": "Decaf", "size": "venti")
+_CHOICE_KEY = pattern(
+    r"option|value|choice|selection|setting|variant|size|flavou?r|milk|temperature|type|style",
+    re.I,
+)
+#: a field that names which option a call sets, not what it is set to
+_LABEL_KEY = pattern(r"attribute|field|label|param|property", re.I)
+#: a value that only switches something on or off ("ADD", "remove", "yes")
+_SWITCH_VALUE = pattern(r"add|remove|yes|no|true|false|on|off|none|include|exclude", re.I)
+#: a value that is an identifier and no word ("14755", "a1-22")
+_ID_VALUE_ONLY = pattern(r"[\d_.:-]+|[a-z]?\d[\w.:-]*", re.I)
+#: words that remove something ("take the latte off", "remove it", "none")
+_REMOVING = pattern(
+    r"\b(?:remov\w*|delet\w*|take (?:\w+ ){0,3}off|drop|cancel\w*|zero|none|no more)\b"
+)
+
+
+def _zeroed(arguments: Mapping[str, object]) -> bool:
+    """Whether a count among the call's values is zero (the item removed)."""
+    return any(
+        _COUNT_KEY.search(_CAMEL.sub(r"\1_\2", key))
+        and not isinstance(value, bool)
+        and _COUNT.fullmatch(str(value).strip()[:12]) is not None
+        and float(str(value).strip()[:12]) == 0
+        for key, value in _leaves(arguments)[0]
+    )
 
 
 #: a field that names the item a call adds ("menu_item_id", "product", "sku", "name")
