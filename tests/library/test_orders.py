@@ -719,3 +719,18 @@ def test_attack_deeply_nested_or_shared_values_are_refused_without_an_error() ->
         shared = {"a": shared, "b": shared}
     for args in ({**LATTE, "price": deep}, {**LATTE, "cost": shared}):
         assert ran("A latte, please.", [("add_order_item", args)]) == [False]
+
+
+@pytest.mark.parametrize("user", [
+    "A latte, I mean a latte with oat milk.", "I'd like a latte. Yes, a latte.",
+    "A latte. A latte, please.", "Could I get a latte? I really want a latte.",
+    "I'd like a latte, and make the latte with oat milk.", "Two lattes, I mean one latte.",
+    "Can I get a latte? Just a latte, thanks.",
+])  # fmt: skip
+def test_attack_a_thing_said_again_is_one_thing(user: str) -> None:
+    assert ran(user, [("add_order_item", LATTE)] * 2) == [True, False]
+
+
+def test_the_same_thing_with_other_details_is_two_things() -> None:
+    user = "Can I get a latte with almond milk and a latte with oat milk, please?"
+    assert ran(user, [("add_order_item", LATTE)] * 3) == [True, True, False]

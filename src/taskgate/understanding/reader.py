@@ -1146,17 +1146,25 @@ def _things(text: str) -> list[tuple[frozenset[str], str, int]]:
     """The things an order names, each as its words' stems, its last word's and how many of it
     were counted ("I'll take a Mocha and two chai lattes with oat milk": ({mocha}, mocha, 1),
     ({chai, latte}, latte, 2); "mocha x2": 2; no count said: 1); the first 16. A thing refused
-    or set aside ("not a latte", "instead of a latte") is none."""
+    or set aside ("not a latte", "instead of a latte") is none. A thing said again, with no other
+    details ("A latte. A latte, please.", "a latte, I mean a latte with oat milk"), is one thing;
+    "a latte with oat milk and a latte with almond milk" are two, and so is "a latte and another"."""
     out: list[tuple[frozenset[str], str, int]] = []
+    details: list[set[str]] = []  # the words after each thing, up to the next ("with oat milk")
+    again: list[bool] = []  # "another", "one more": one more of the thing before, never merged
     said = _NOT_THIS.sub(" , ", _POSSESSIVE.sub(r"\1s", text[:USER_CHARS].lower()))
     if _ADD.search(said):  # "add vanilla to the latte": the latte is where, not a thing
         said = _DESTINATION.sub(" , ", said)
     for part in itertools.islice(_THING_END.split(said), 64):
         if out and _ONE_MORE.fullmatch(part.strip()):  # "a mocha with oat milk and another"
             out.append((out[-1][0], out[-1][1], 1))
+            details.append(set())
+            again.append(True)
             continue
         start = _THING_START.search(part)
         if start is None:
+            if details:
+                details[-1].update(_stem(w) for w in _WORD.findall(part) if w not in _STOP)
             continue
         nxt = _THING_START.match(part, start.end())
         while nxt is not None and nxt.end() > start.end():  # "like two lattes": the count's
@@ -1168,8 +1176,11 @@ def _things(text: str) -> list[tuple[frozenset[str], str, int]]:
         if kept and len(set(kept)) <= 6:
             count = int(times.group(1)[:6]) if times else _count(start.group(0))
             out.append((frozenset(kept), kept[-1], count))
+            details.append(set())
+            again.append(False)
         if len(out) >= 16:
             break
+    out = _once(out, details, again, bool(_CORRECTION.search(said)))
     if not out:  # "Mocha, please.": a few words and nothing else
         kept = [_stem(w) for w in _WORD.findall(_THING_END.split(said, maxsplit=1)[0])
                 if w not in _STOP and w not in _ORDER_WORDS and w not in _AFFIX]  # fmt: skip
@@ -1178,6 +1189,31 @@ def _things(text: str) -> list[tuple[frozenset[str], str, int]]:
     return out
 
 
+def _once(
+    things: list[tuple[frozenset[str], str, int]],
+    details: list[set[str]],
+    again: list[bool],
+    corrected: bool,
+) -> list[tuple[frozenset[str], str, int]]:
+    """The things with each one said again merged into its first saying (the larger count, or
+    the later where the user corrected themselves: "two lattes, I mean one latte")."""
+    out: list[tuple[frozenset[str], str, int]] = []
+    kept: list[set[str]] = []
+    for (words, head, count), more, new in zip(things, details, again, strict=True):
+        same = next((i for i, (w, _, _) in enumerate(out) if not new and w == words
+                     and (kept[i] <= more or more <= kept[i])), None)  # fmt: skip
+        if same is None:
+            out.append((words, head, count))
+            kept.append(more)
+        else:
+            first = out[same][2]
+            out[same] = (words, head, count if corrected else max(first, count))
+            kept[same] |= more
+    return out
+
+
+#: words correcting what was just said
+_CORRECTION = pattern(r"\b(?:i mean|sorry|actually|make that|make it|rather|correction)\b")
 _ADD = pattern(r"\badd\b")
 #: where something added goes ("to the latte", "into my order")
 _DESTINATION = pattern(
