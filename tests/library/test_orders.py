@@ -61,6 +61,9 @@ def ran(user: str, calls: Calls, agent: str = "", done: Sequence[str] = (),
     "I would like mocha with oat milk please.", "Can I go ahead and get a mocha please?",
     "All I want is a mocha", "I'm looking to order a mocha.", "I would like to please order a mocha",
     "Please give me a mocha flavored with vanilla.", "Can I get a double shot mocha?",
+    "Hi, I'm going to need a decaf Mocha, please.", "Hi! I'd just like a mocha please.",
+    "Hi, I will like to order a Mocha with ice.",
+    "Do you guys have a mocha with non-fat milk, please?",
 ])  # fmt: skip
 def test_an_order_of_a_thing_adds_it(user: str) -> None:
     mocha = {**MOCHA, "notes": "double shot"} if "double" in user else MOCHA
@@ -71,6 +74,8 @@ def test_an_order_of_a_thing_adds_it(user: str) -> None:
     ("Could I please order 2 hot latte's.", {"menu_item_id": "latte-2343", "quantity": "2"}),
     ("I would like to order two Chai Lattes.", {"menu_item_id": "chailatte-0987", "quantity": "2"}),
     ("Hi, I would like to order a cappuccion, please.", {"menu_item_id": "cappuccino-0903"}),
+    ("One chocolate flavored latte please", {"menu_item_id": "latte-4892", "quantity": "1",
+     "addons": [{"addon_id": "chocolate-sauce-5822", "option": "ADD"}]}),
     ("Can I get a cappuccino with 2% milk?", {"menu_item_id": "cappucino-9983", "quantity": "1"}),
     ("I would like a cortado, please.", {"menu_item_id": "coryado-3342", "quantity": "1"}),
 ])  # fmt: skip
@@ -734,3 +739,13 @@ def test_attack_a_thing_said_again_is_one_thing(user: str) -> None:
 def test_the_same_thing_with_other_details_is_two_things() -> None:
     user = "Can I get a latte with almond milk and a latte with oat milk, please?"
     assert ran(user, [("add_order_item", LATTE)] * 3) == [True, True, False]
+
+
+@pytest.mark.parametrize("user", ["I'd like a mocha for carry out.", "A mocha, takeaway please."])
+def test_carry_out_is_to_go(user: str) -> None:
+    togo = ("update_order", {"order_id": "52775", "attributes": [
+        {"attribute_id": "order-type", "attribute_name": "Order Type", "option": "Togo"}]})  # fmt: skip
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        "add_order_item": {"tool": "add_order_item", "text": "add order item", "repeatable": True},
+        "update_order": {"tool": "update_order", "text": "update order", "repeatable": True}}})  # fmt: skip
+    assert ran(user, [("add_order_item", MOCHA), togo], plan=plan) == [True, True]

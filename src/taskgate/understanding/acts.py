@@ -555,7 +555,12 @@ _ORDERS = pattern(
     r"\b(?:(?:i|we) (?:gotta|got to|have to|need to) order|all (?:i|we) (?:want|need) is|(?:(?:i|we) (?:was|were|am|are)|i'm|we're) looking to (?:order|get|buy)) "
     + _A_THING
     + "|"
-    r"\b(?:i|we)(?:'d| would)? (?:really )?(?:like|love) (?:to (?:please )?(?:order|get|have|try|buy|grab|"
+    r"\b(?:i|we) (?:will|'ll) like to (?:order|get|have)|\b(?:i|we)(?:'m| am|'re| are) going to need "
+    + _A_THING
+    + r"|\bdo you (?:guys |all )?(?:have|do|make|sell) "
+    + _A_THING
+    + r"[^.?!]{0,80}\bplease\b|"
+    r"\b(?:i|we)(?:'d| would)? (?:really |just |also )?(?:like|love) (?:to (?:please )?(?:order|get|have|try|buy|grab|"
     r"take|place an order for) )?(?:just )?"
     r"(?:the\b|"
     + _A_THING

@@ -520,7 +520,7 @@ class Reading:
             return True
         args = arguments or {}
         text = self.thing[:USER_CHARS].lower()
-        words = _WORD.findall(_NOT_THIS.sub(" , ", text))
+        words = _WORD.findall(_TO_GO.sub(" to go ", _NOT_THIS.sub(" , ", text)))
         said = {_stem(w) for w in words if len(w) >= 2 and w not in _STOP
                 and w not in _ORDER_WORDS and w not in _CHANGE_WORDS}  # fmt: skip
         runs = {"".join(words[i : i + n]) for n in (2, 3) for i in range(len(words) - n + 1)}
@@ -1129,8 +1129,8 @@ _ORDER_WORDS = frozenset(
 #: where the name of a thing ends: a preposition, "and", a stop
 _THING_END = pattern(
     r"[,.;:!?()]|\s(?:for|in|at|with|without|to|from|on|near|by|and|or|but|please|now|too|also|"
-    r"as well|instead|that|which|who|if|under|called|named|made|about|flavou?red|served|topped|"
-    r"prepared|brewed|sweetened)\b",
+    r"as well|instead|that|which|who|if|under|called|named|made|about|(?:flavou?red|served|topped|"
+    r"prepared|brewed|sweetened)(?=\s+(?:with|in|at|on|by|as|extra)\b))\b",
     re.I,
 )
 _THING_START = pattern(
@@ -1421,6 +1421,8 @@ def _unsaid_terms(arguments: Mapping[str, object], said: str) -> bool:
     return False
 
 
+#: ways to say "to go" ("for carry out", "takeaway")
+_TO_GO = pattern(r"\b(?:carry ?out|take ?out|take ?away)\b")
 #: a field that sets an option of what was ordered ("option": "Decaf", "size": "venti")
 _CHOICE_KEY = pattern(
     r"option|value|choice|selection|setting|variant|size|flavou?r|milk|temperature|type|style",
