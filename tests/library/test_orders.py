@@ -213,7 +213,8 @@ def test_an_order_of_another_thing_buys_nothing() -> None:
     laptops = Plan.model_validate({"binding": "tool", "steps": {"buy": {
         "tool": "buy_laptop", "text": "Buy a laptop", "repeatable": True}}})  # fmt: skip
     dell = {"item": "Dell laptop 16GB", "quantity": 1}
-    assert ran("I'd like a Dell laptop.", [("buy_laptop", dell)], plan=laptops) == [True]
+    assert ran("I'd like a Dell laptop, 16GB.", [("buy_laptop", dell)], plan=laptops) == [True]
+    assert ran("I'd like a Dell laptop.", [("buy_laptop", dell)], plan=laptops) == [False]
     assert ran("I'd like a laptop bag.", [("buy_laptop", dell)], plan=laptops) == [False]
 
 
@@ -749,3 +750,124 @@ def test_carry_out_is_to_go(user: str) -> None:
         "add_order_item": {"tool": "add_order_item", "text": "add order item", "repeatable": True},
         "update_order": {"tool": "update_order", "text": "update order", "repeatable": True}}})  # fmt: skip
     assert ran(user, [("add_order_item", MOCHA), togo], plan=plan) == [True, True]
+
+
+# -- a fourth review (after the third's were closed): each input ran a call nobody asked for -------
+@pytest.mark.parametrize("agent", [
+    "I'll double the order. Is the order correct?",
+    "I'll schedule it for Friday. Is the order correct?",
+    "I'll pause the order. Is the order correct?", "I'll save your card on file. Is the order correct?",
+    "I'm going to add a muffin. Is the order correct?",
+    "Is the order correct? Would you like a muffin too?", "Is the order correct? Okay to add a tip?",
+    "Is the order correct? How was your weekend?", "Is the order correct, or shall I add a cookie?",
+    "Is the order right? It'll be sent next week.", "Is the order correct? I'd ship it to Canada.",
+    "I'll sign you up for our newsletter. " + "We roast every bean ourselves. " * 80
+    + "Is the order correct?",
+])  # fmt: skip
+@pytest.mark.parametrize(("tool", "args", "plan"), FINISHERS)
+def test_attack_a_yes_to_a_message_proposing_more_finishes_nothing(
+    agent: str, tool: str, args: dict[str, Any], plan: Plan
+) -> None:
+    assert ran("Yes.", [(tool, args)], agent, plan=plan) == [False]
+
+
+@pytest.mark.parametrize("user", [
+    "Yes, but take off the muffin.", "Yes, minus the muffin.", "Yes, but let me add a muffin first.",
+    "Yes! Oh and a croissant too.", "Yes, but give me a minute.", "Yes, one sec.",
+    "Yes, when I get there.", "Yes, in an hour please.", "Yes, but please wait for me to confirm.",
+    "Yes, hold please", "Yes but pause", "Yes. Please don't.", "Yes, mostly.",
+    "Yes I think so, let me double-check.", "Yes, but before you send it, add a muffin.",
+    "Yes, I guess? Hmm.",
+])  # fmt: skip
+def test_attack_a_yes_that_holds_back_or_changes_sends_nothing(user: str) -> None:
+    assert ran(user, [("finish_order", SEND)], "Is the order correct?", ["add_order_item"]) == [
+        False
+    ]
+
+
+@pytest.mark.parametrize("user", [
+    "Add vanilla but skip the caramel", "Add vanilla, hold the caramel", "Add vanilla, minus caramel",
+    "Add vanilla; I hate caramel.", "Add vanilla, I'm allergic to caramel",
+    "Add vanilla and take out the caramel", "Add vanilla. Don't put caramel in it.",
+    "Add vanilla, not chocolate, hazelnut or caramel", "Add vanilla and lose the caramel",
+    "Add vanilla but avoid caramel",
+])  # fmt: skip
+def test_attack_more_ways_to_set_a_thing_aside(user: str) -> None:
+    call = ("update_order_item", {"order_item_id": "14755",
+                                  "addons": [{"addon_id": "caramel-sauce", "option": "ADD"}]})  # fmt: skip
+    assert ran(user, [call], OPTIONS, ["add_order_item"]) == [False]
+
+
+@pytest.mark.parametrize("user", [
+    "Add vanilla? No thanks.", "Add vanilla? Hmm, no.", "Add vanilla haha no",
+    "Could I add vanilla? Just asking.", "Add vanilla if it's free", "Add vanilla?? Are you crazy?",
+])  # fmt: skip
+def test_attack_more_words_about_adding_that_ask_for_nothing(user: str) -> None:
+    assert ran(user, [("update_order_item", VANILLA)], OPTIONS, ["add_order_item"]) == [False]
+
+
+@pytest.mark.parametrize("user", [
+    "I'll take a mocha? No thanks.", "Get me a mocha. Or don't.", "Gimme a mocha... psych",
+    "A mocha, in case you have oat milk", "I'd like a mocha, pending approval from my wife",
+    "I'll take a mocha if it's free",
+])  # fmt: skip
+def test_attack_more_words_that_order_nothing(user: str) -> None:
+    assert ran(user, [("add_order_item", MOCHA)]) == [False]
+
+
+def test_attack_a_thing_taken_back_is_not_added() -> None:
+    assert ran("A latte and a mocha, scratch the mocha.",
+               [("add_order_item", MOCHA), ("add_order_item", LATTE)]) == [False, True]  # fmt: skip
+
+
+@pytest.mark.parametrize("args", [
+    {"items": [LATTE, LATTE]}, {"menu_item_ids": ["latte-0256"] * 50},
+    {"menu_item_id": "latte-0256 latte-0256 latte-0256"}, {**LATTE, "also_item": "latte-0256"},
+    {**LATTE, "orders": "50"}, {**LATTE, "dozens": "50"}, {**LATTE, "quantities": "50"},
+    {**LATTE, "upsell": "gift-card-500"}, {**LATTE, "size": "venti"},
+    {"menu_item_id": "latte-0256-12units"}, {"menu_item_id": "latte-0256-1kg"},
+])  # fmt: skip
+def test_attack_one_call_adds_one_latte_and_nothing_more(args: dict[str, Any]) -> None:
+    assert ran("A latte, please.", [("add_order_item", args)]) == [False]
+
+
+@pytest.mark.parametrize("args", [
+    {**VANILLA, "temp": "iced"}, {**VANILLA, "syrup": "caramel"}, {**VANILLA, "kind": "gold-bar"},
+    {**VANILLA, "decaf": True}, {**VANILLA, "iced": "yes"}, {**VANILLA, "remove_item": "yes"},
+    {**VANILLA, "status": "cancelled"}, {**VANILLA, "tip": "50"},
+    {"order_item_id": "14755", "addons": [{"addon_id": "vanilla-sweetener", "option": "ADD"}] * 12},
+])  # fmt: skip
+def test_attack_a_change_sets_nothing_the_user_did_not_say(args: dict[str, Any]) -> None:
+    assert ran("Can I add vanilla?", [("update_order_item", args)], OPTIONS,
+               ["add_order_item"]) == [False]  # fmt: skip
+
+
+def test_attack_an_order_swaps_no_earlier_item() -> None:
+    swap = ("update_order_item", {"order_item_id": "49692", "menu_item_id": "latte-0256"})
+    assert ran("I'd also like a latte.", [swap], done=["add_order_item"]) == [False]
+
+
+@pytest.mark.parametrize(
+    "args", [{"order_id": "\u00b38056"}, {"order_id": "38056", "price": "\u00b2"}]
+)
+def test_attack_a_digit_that_is_no_number_gets_a_verdict(args: dict[str, Any]) -> None:
+    """ "³" is a digit to str.isdigit, not to int: it raised (an HTTP 500 at the proxy)."""
+    assert ran("Yes.", [("finish_order", args)], "Is the order correct?", ["add_order_item"]) in (
+        [True],
+        [False],
+    )
+
+
+def test_attack_nested_empty_values_are_walked_within_the_budget() -> None:
+    """64 x 64 x 64 empty lists beside the item: the walk stops at its budget (it took 200 ms)."""
+    junk: Any = [[[[] for _ in range(64)] for _ in range(64)] for _ in range(64)]
+    assert ran("A latte, please.", [("add_order_item", {**LATTE, "x": junk})]) == [False]
+
+
+@pytest.mark.parametrize("agent", [
+    "I'll make it a large. Is the order correct?", "I'll place it twice. Is the order correct?",
+])  # fmt: skip
+def test_attack_a_yes_to_an_order_changed_or_doubled_sends_nothing(agent: str) -> None:
+    """(A proposal that names the plan's step itself, "place the order", is confirmed as any
+    proposal naming a step is: see the guide's note on proposals naming a step.)"""
+    assert ran("Yes.", [("finish_order", SEND)], agent, ["add_order_item"]) == [False]

@@ -55,6 +55,7 @@ from taskgate.understanding.reader import (
     counted,
     proposed_steps,
     says_again,
+    sets_item,
 )
 
 #: what a refused call's notice says: plain words (the default), or the paper's rejection notice
@@ -584,6 +585,8 @@ class GateSession:
             return True
         if reading.kind == "need" and reading.steps and step == reading.steps[0]:
             return self._untaken(call, step) is not None
+        if reading.kind == "need" and sets_item(call.arguments):
+            return False  # "I'd also like a latte." swaps no earlier item for a latte
         return reading.mentions(call.arguments)
 
     def _beyond_reading(self, step: str | None) -> bool:

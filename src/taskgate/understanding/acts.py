@@ -610,7 +610,13 @@ _HOLD = pattern(
     r"moment|bit)\b)|not (?:so |too |quite )?sure|unsure|"
     r"not certain|let me think|on second thought|hold (?:it|that|them|off)|not yet|"
     r"(?:don'?t|do not|never) (?:\w+ ){0,2}(?:send|submit|finish|place|complete|process|charge|pay|"
-    r"book|order|start)|(?:i'?ll|i will) (?:tell|let) you (?:know )?when)\b",
+    r"book|order|start)|(?:i'?ll|i will) (?:tell|let) you (?:know )?when|but (?:let me|i want|i'?m "
+    r"still|i need to (?:think|check|double|confirm|wait|ask|see)|give me|please wait|stop|take|remove|"
+    r"add|leave|keep)|keep it open|leave it open|still deciding|give me a (?:minute|sec|second|moment)|"
+    r"(?:one|a|just a) sec|pause|wait for me|stop there|double[- ]?check|apart from|(?:mostly|"
+    r"almost)(?=\W*$)|all but|minus|remove|take (?:\w+ ){0,2}off|as soon as|when i (?:get|arrive)|"
+    r"once i|in an? (?:hour|minute|while)|after (?:i|my|we)|please don'?t|oh and|hold,? please|"
+    r"before you (?:send|submit|place|finish|book|order)|i guess\?|hmm+(?=\W*$))\b",
     IC,
 )
 #: what a request form may ask for that is no thing to order ("their address", "a phone number")
@@ -968,7 +974,7 @@ def spoken_forms(value: str) -> list[re.Pattern[str]]:
         return [pattern(rf"\b{said}\s*(?:am|pm|a\.m|p\.m|o'?clock|in the)|\b{hour}:{minute}\b")]
     if re.fullmatch(r"\d{1,12}\.0+", v):
         v = v.split(".")[0]  # 50.00 is said "50"
-    if v.isdigit():
+    if v.isascii() and v.isdigit():  # "³" is a digit to isdigit, not to int
         n = int(v)
         word = [k for k, d in _NUMBER_WORDS.items() if d == str(n)]
         grouped = f"{n:,}"  # 1290 is said "1,290" too

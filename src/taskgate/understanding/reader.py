@@ -167,7 +167,9 @@ _MONEY_KEY = pattern(r"amount|price|cost|fee|total|fare|sum|pay|balance|money", 
 _COUNT_KEY = pattern(
     r"(?<![a-z])(?:number|count|size|tickets|seats|passengers|riders|people|guests|travell?ers|adults|rooms|"
     r"quantity|qty|party|pax|persons|attendees|occupants|heads|children|kids|infants|group|"
-    r"riders|units?|servings?|cups?|copies|multiplier|pieces|pcs|times|^n$)",
+    r"riders|units?|servings?|cups?|copies|multiplier|pieces|pcs|times|^n$|quantities|^q$|^x$|"
+    r"^num$|num_?items|n_?items|how_?many|qnty|quant|repeat|batch|packs?|boxes|cases|portions?|"
+    r"instances|ncopies|volume|weight|amt|pumps?|shots?)",
     re.I,
 )
 _COUNT = pattern(r"\d{1,6}(?:\.\d+)?")
@@ -314,6 +316,9 @@ class Reading:
     claimed: bool = False
     #: the turns before (for a count the proposal does not repeat)
     heard: str = ""
+    #: the agent's message was longer than is read: what came before may have proposed another
+    #: action, so no finishing step is confirmed by it
+    cut: bool = False
     #: the user's order of a thing ("I'll take a mocha"): it authorizes calls of that thing only
     thing: str = ""
     #: what the gate ran for this message's order: work order -> (the thing's place among
@@ -359,6 +364,7 @@ class Reading:
         said, before = self.proposal.lower(), self.earlier.lower()
         if (
             _finishing(wording, arguments)
+            and not self.cut
             and (self.cue or asks_to_confirm(said) or proposes_to_act(said) or _judges(said))
             # "Is the order correct?", not "Is your email correct?"
             and _of_step(said, wording, self.heard)
@@ -485,8 +491,10 @@ class Reading:
         if _unsaid_terms(args, text):
             return ()
         found: list[tuple[int, int]] = []
-        if not all(item <= said or _one_unsaid(item, said) for item in items if item):
+        if not all(item <= said for item in items if item):
             return ()  # an item of the call is not of the user's words ("mocha-gift-card-500")
+        if _unsaid_option(args, said, spelled):
+            return ()  # "size": "venti", "option": "Decaf" for "a latte"
         for place, (words, head, count) in enumerate(_things(self.thing)):
             hit = words & have
             if words <= kind:  # "two tickets" for "Buy tickets": the item is the user's words
@@ -527,8 +535,8 @@ class Reading:
         most = max((c for _, _, c in _things(self.thing)), default=1)
         if _too_many(args, most) or _unsaid_terms(args, text):
             return False
-        if _zeroed(args) and not _REMOVING.search(text):
-            return False  # a count of none: the item removed
+        if (_zeroed(args) or _removes(args)) and not _REMOVING.search(text):
+            return False  # a count of none, "remove_item": "yes", "status": "cancelled"
 
         def spoken(value: str) -> bool:
             low = value.lower()
@@ -536,19 +544,9 @@ class Reading:
                 "".join(_WORD.findall(low)) in runs
             )
 
-        for key, value in _leaves(args)[0]:
-            if (
-                not isinstance(value, str)
-                or _NOTE_KEY.search(key)
-                or _LABEL_KEY.search(key)  # "attribute_name": "Order Type" names what is set
-            ):
-                continue
-            if (_ITEM_KEY.search(key) or _CHOICE_KEY.search(key)) and not (
-                spoken(value)
-                or _SWITCH_VALUE.fullmatch(value.strip())
-                or _ID_VALUE_ONLY.fullmatch(value)
-            ):
-                return False  # "menu_item_id": "gold-bar", "size": "venti": not what was said
+        heard = said | {"".join(words[i : i + n]) for n in (2, 3) for i in range(len(words))}
+        if _unsaid_option(args, heard, _Spelling(heard)) or _repeats(args) > most:
+            return False  # "size": "venti", "menu_item_id": "gold-bar", vanilla twelve times
         return any(spoken(v) for v in _flat(args, notes=False))
 
     def understood(self, plan: Plan) -> str:
@@ -626,6 +624,8 @@ class ConversationReader:
         before them, oldest first, each (the agent's message, the user's reply): a confirmed
         proposal that revised an earlier one is read with it (see :func:`revised`)."""
         reading = self._read(plan, message, agent)
+        if reading.kind == "confirm" and len(agent) > AGENT_CHARS:
+            reading = replace(reading, cut=True)
         if reading.kind == "confirm" and reading.proposal:
             heard = " ".join(
                 f"{a[-AGENT_CHARS:]} {u[:USER_CHARS]}" for a, u in list(earlier)[-REVISIONS:]
@@ -1040,7 +1040,9 @@ _NOT_AN_ORDER = pattern(
     r"cancel (?:it|that)|changed my mind|no one|nobody|not now|later|or maybe|or perhaps|maybe|"
     r"might|not sure|usually|should i|if i|"
     r"or possibly)\b|\bbut (?:i'?m|i am|i was|"
-    r"they|it'?s|that'?s)\b|[?.!]\s*(?:no|nope|nah)[.!\s]*$",
+    r"they|it'?s|that'?s)\b|[?.!]\s*(?:\w+[,.]?\s+){0,2}(?:no|nope|nah)(?:,? thanks?|,? thank "
+    r"you)?[.!\s]*$|\b(?:just asking|asking for a friend|are you crazy|or don'?t|psych|in case|"
+    r"pending|if (?:it'?s|it is|she|he|they|you|there)|haha|no thanks|make that just)\b",
     re.I,
 )
 #: what a request form may ask for that is no thing to add or buy
@@ -1186,7 +1188,10 @@ def _things(text: str) -> list[tuple[frozenset[str], str, int]]:
                 if w not in _STOP and w not in _ORDER_WORDS and w not in _AFFIX]  # fmt: skip
         if 0 < len(kept) <= 4:
             out.append((frozenset(kept), kept[-1], 1))
-    return out
+    low = text[:USER_CHARS].lower()
+    gone = {_stem(m.group(1)) for m in itertools.islice(_RETRACTED.finditer(low), 16)}
+    only = {_stem(m.group(1)) for m in itertools.islice(_ONLY.finditer(low), 16)}
+    return [t for t in out if t[1] not in gone and (not only or t[1] in only)]
 
 
 def _once(
@@ -1212,6 +1217,12 @@ def _once(
     return out
 
 
+#: a thing taken back ("scratch the mocha", "forget the latte")
+_RETRACTED = pattern(
+    r"\b(?:scratch|forget|drop|cancel|skip|never ?mind)\s+(?:the\s+|that\s+|my\s+)?([a-z]+)"
+)
+#: the only thing kept ("make that just a latte")
+_ONLY = pattern(r"\bmake (?:that|it) (?:just|only) (?:a |an |one )?([a-z]+)")
 #: words correcting what was just said
 _CORRECTION = pattern(r"\b(?:i mean|sorry|actually|make that|make it|rather|correction)\b")
 _ADD = pattern(r"\badd\b")
@@ -1246,8 +1257,11 @@ def _count(start: str) -> int:
 
 #: a thing refused or set aside ("not a latte", "instead of a latte", "no sugar")
 _NOT_THIS = pattern(
-    r"\b(?:not|no|instead of|rather than|except(?: for)?|without|never|had|was|were)\s+"
-    r"(?:(?:a|an|the|any|one|two|three|some|my|your)\s+)?[\w%-]+(?:\s+[\w%-]+){0,2}",
+    r"\b(?:not|no|instead of|rather than|except(?: for)?|without|never|had|was|were|skip|hold|"
+    r"minus|zero|hate|allergic to|take out|remove|keep|don'?t (?:put|add|want|use|include)|scratch|"
+    r"no more|lose|avoid|less|swap out|none of|nothing else(?: like)?)\s+(?:(?:a|an|the|any|one|two|"
+    r"three|some|my|your)\s+)?[\w%-]+(?:\s+(?!(?:or|and|nor)\b)[\w%-]+){0,2}(?:\s*,\s*[\w%-]+"
+    r"(?:\s+(?!(?:or|and|nor)\b)[\w%-]+)?){0,4}(?:,?\s+(?:or|and|nor)\s+[\w%-]+(?:\s+[\w%-]+)?)?",
     re.I,
 )
 #: the words of a change asked for that name nothing changed
@@ -1307,10 +1321,18 @@ def _too_many(arguments: Mapping[str, object], most: int) -> bool:
     leaves, complete = _leaves(arguments)
     total = 0
     for key, value in leaves:
-        if not _COUNT_KEY.search(_CAMEL.sub(r"\1_\2", key)):
-            continue
         text = str(value).strip()[:12]
-        if not isinstance(value, bool) and _COUNT.fullmatch(text):
+        numeric = not isinstance(value, bool) and _COUNT.fullmatch(text) is not None
+        if not _COUNT_KEY.search(_CAMEL.sub(r"\1_\2", key)):
+            # any other number but an identifier or a price may count too ("orders": 50)
+            if (
+                numeric
+                and not (_ID_KEY.search(key) or _TERMS_KEY.search(key))
+                and float(text) > most
+            ):
+                return True
+            continue
+        if numeric:
             total += math.ceil(float(text))  # the counts of its lines together; 1.9 is 2
         elif not (_SIZE_KEY.search(key) and not isinstance(value, bool)):
             return True
@@ -1347,6 +1369,7 @@ def _one_off(a: str, b: str) -> bool:
     if (
         abs(len(a) - len(b)) > 1
         or a[:1] != b[:1]
+        or (len(a) == len(b) + 1 and a[:-1] == b)  # "americanox" is no "americano"
         or (len(a) == len(b) and a[-1:] != b[-1:] and a[-2:] != b[-2:][::-1])
     ):
         return False
@@ -1365,15 +1388,12 @@ def _dropped(word: str) -> list[str]:
     return [word, *(word[:i] + word[i + 1 :] for i in range(len(word)))]
 
 
-_COUNTED_WORD = pattern(r"\d+(?:x|pk|pack|ct|count|pcs|pieces|set|dozen)|x\d+")
-
-
 def _item_words(value: str, spoken: Sequence[str]) -> set[str]:
     """The words of an item's value, numbers aside, as stems; a value that runs two or three of
     the user's words together ("chailatte-0987" for "two chai lattes") has theirs."""
-    # numbers and specs ("2211", "16gb") aside; a count ("12pack", "50x") is a word of its own
-    words = [w for w in _WORD.findall(value.lower())
-             if not any(c.isdigit() for c in w) or _COUNTED_WORD.fullmatch(w)]  # fmt: skip
+    # numbers aside ("2211"); letters with a number ("12pack", "16gb", "1kg") are a word the
+    # user must have said
+    words = [w for w in _WORD.findall(value.lower()) if not w.isdigit()]
     if len(words) == 1:
         run = _stem(words[0])
         for n in (2, 3):
@@ -1384,16 +1404,33 @@ def _item_words(value: str, spoken: Sequence[str]) -> set[str]:
     return {_stem(w) for w in words}
 
 
-def _one_unsaid(item: set[str], said: set[str]) -> bool:
-    """Whether an item of four words or more has one word the user did not say ("hot chocolate
-    with cream" for "a hot chocolate with whipped cream"), and none of them a count ("12pack")."""
-    left = item - said
-    return len(item) >= 4 and len(left) == 1 and not any(c.isdigit() for w in left for c in w)
-
-
 def counted(arguments: Mapping[str, object] | None) -> int:
     """How many a call counts: its counts among its values together, each rounded up (none:
-    one)."""
+    one); or, where more, how many items it names: a list of them under one field, one named
+    twice in one value ("latte-0256 latte-0256") or under two fields."""
+    return max(_counts(arguments), _repeats(arguments or {}))
+
+
+def _repeats(arguments: Mapping[str, object]) -> int:
+    """How many items a call names (see :func:`counted`)."""
+    per_key: dict[str, int] = {}
+    values: dict[str, int] = {}
+    most = 1
+    for key, value in _leaves(arguments)[0]:
+        if (
+            isinstance(value, str)
+            and (_ITEM_KEY.search(key) or _EXTRA_KEY.search(key))
+            and not _NOTE_KEY.search(key)
+        ):
+            per_key[key] = per_key.get(key, 0) + 1
+            values[value.strip().lower()] = values.get(value.strip().lower(), 0) + 1
+            words = [w for w in _WORD.findall(value.lower()[:200]) if not w.isdigit()]
+            most = max(most, max((words.count(w) for w in set(words)), default=1))
+    return max(most, *per_key.values(), *values.values(), 1)
+
+
+def _counts(arguments: Mapping[str, object] | None) -> int:
+    """A call's counts together, each rounded up (none: one)."""
     counts = [math.ceil(float(str(v).strip()[:12])) for k, v in _leaves(arguments or {})[0]
               if _COUNT_KEY.search(_CAMEL.sub(r"\1_\2", k)) and not isinstance(v, bool)
               and _COUNT.fullmatch(str(v).strip()[:12])]  # fmt: skip
@@ -1403,7 +1440,10 @@ def counted(arguments: Mapping[str, object] | None) -> int:
 _CAMEL = pattern(r"([a-z])([A-Z])")
 _SIZE_KEY = pattern(r"size", re.I)
 #: a field of an item's price or terms: an order says none it did not say
-_TERMS_KEY = pattern(r"price|cost|fee|total|amount|discount|coupon|promo|voucher|code", re.I)
+_TERMS_KEY = pattern(
+    r"price|cost|fee|total|amount|discount|coupon|promo|voucher|code|tip|surcharge|charge|credit",
+    re.I,
+)
 
 
 def _unsaid_terms(arguments: Mapping[str, object], said: str) -> bool:
@@ -1425,19 +1465,87 @@ def _unsaid_terms(arguments: Mapping[str, object], said: str) -> bool:
 _TO_GO = pattern(r"\b(?:carry ?out|take ?out|take ?away)\b")
 #: a field that sets an option of what was ordered ("option": "Decaf", "size": "venti")
 _CHOICE_KEY = pattern(
-    r"option|value|choice|selection|setting|variant|size|flavou?r|milk|temperature|type|style",
+    r"option|value|choice|selection|setting|variant|size|flavou?r|milk|temperature|type|style|"
+    r"addon|add_on|extra|topping|modifier|caffeine|decaf|status|action",
     re.I,
 )
 #: a field that names which option a call sets, not what it is set to
 _LABEL_KEY = pattern(r"attribute|field|label|param|property", re.I)
 #: a value that only switches something on or off ("ADD", "remove", "yes")
-_SWITCH_VALUE = pattern(r"add|remove|yes|no|true|false|on|off|none|include|exclude", re.I)
+_SWITCH_VALUE = pattern(r"add|yes|true|on|include", re.I)
 #: a value that is an identifier and no word ("14755", "a1-22")
 _ID_VALUE_ONLY = pattern(r"[\d_.:-]+|[a-z]?\d[\w.:-]*", re.I)
 #: words that remove something ("take the latte off", "remove it", "none")
 _REMOVING = pattern(
     r"\b(?:remov\w*|delet\w*|take (?:\w+ ){0,3}off|drop|cancel\w*|zero|none|no more)\b"
 )
+
+
+def _unsaid_option(arguments: Mapping[str, object], said: set[str], spelled: _Spelling) -> bool:
+    """Whether a value the call sets has no word the user said, whole or as the start of one
+    ("decaf" for "decaffeinated"): every text value but a note's, an identifier's ("14755"),
+    a field's name ("attribute_name") or a plain switch ("option": "ADD"), which stands for its
+    field's name ("iced": "yes" needs "iced" said); numbers are counted elsewhere. "size":
+    "venti", "syrup": "caramel", "upsell": "gift-card-500" for "a latte" are unsaid."""
+    starts = {w[:n] for w in itertools.islice(said, 512) for n in range(3, min(len(w), 12) + 1)}
+
+    def spoken(text: str) -> bool:
+        low = _CAMEL.sub(r"\1 \2", text[:200]).lower()
+        return (
+            "".join(_WORD.findall(low)) in said
+            or any(  # "To go" for the run "togo"
+                w in said or w in starts or any(w[:n] in said for n in range(3, len(w)))
+                for w in spelled({_stem(w) for w in _WORD.findall(low)})
+            )
+        )
+
+    for key, value in _leaves(arguments)[0]:
+        if _NOTE_KEY.search(key) or _LABEL_KEY.search(key) or value is None:
+            continue
+        if isinstance(value, bool) or (
+            isinstance(value, str) and _SWITCH_VALUE.fullmatch(value.strip())
+        ):
+            if value is not False and not _GENERIC_KEY.fullmatch(key) and not spoken(key):
+                return True  # "decaf": true, "iced": "yes"
+            continue
+        if not isinstance(value, str) or _COUNT.fullmatch(value.strip()[:12]):
+            continue
+        if _ID_KEY.search(key) and _ID_LIKE.fullmatch(value.strip()[:64]):
+            continue  # "order_item_id": "14755"
+        if not spoken(value):
+            return True
+    return False
+
+
+#: a field whose switch says what to do with the value beside it ("option": "ADD")
+_GENERIC_KEY = pattern(r"option|value|action|op|operation|selected|enabled|state|include", re.I)
+#: an identifier: no run of three letters ("14755", "a1-22", "9999-0001")
+_ID_LIKE = pattern(r"(?:[a-z]{0,2}[\d_.:-]+)+[a-z]{0,2}", re.I)
+
+
+def sets_item(arguments: Mapping[str, object] | None) -> bool:
+    """Whether a call names an item ("menu_item_id": "latte-0256", not an identifier alone): a
+    change under an order of a thing may not swap an item the order did not add."""
+    return any(
+        isinstance(value, str)
+        and _ITEM_KEY.search(key)
+        and not _NOTE_KEY.search(key)
+        and not _LABEL_KEY.search(key)
+        and not _ID_LIKE.fullmatch(value.strip()[:64])
+        for key, value in _leaves(arguments or {})[0]
+    )
+
+
+def _removes(arguments: Mapping[str, object]) -> bool:
+    """Whether a key or a value of the call removes or cancels something."""
+    return any(
+        _REMOVE_WORD.search(key)
+        or (isinstance(value, str) and _REMOVE_WORD.fullmatch(value.strip()))
+        for key, value in _leaves(arguments)[0]
+    )
+
+
+_REMOVE_WORD = pattern(r"\b(?:remov|delet|cancel|void|refund|drop|discard|clear)\w*", re.I)
 
 
 def _zeroed(arguments: Mapping[str, object]) -> bool:
@@ -1452,7 +1560,12 @@ def _zeroed(arguments: Mapping[str, object]) -> bool:
 
 
 #: a field that names the item a call adds ("menu_item_id", "product", "sku", "name")
-_ITEM_KEY = pattern(r"item|product|sku|menu|name|title|event|drink|dish|article|goods", re.I)
+_ITEM_KEY = pattern(
+    r"item|product|sku|menu|name|title|event|drink|dish|article|goods|replace|swap|substitut",
+    re.I,
+)
+#: a field of what is added to an item ("addon_id": "vanilla-sweetener-011")
+_EXTRA_KEY = pattern(r"addon|add_on|extra|topping|modifier|side", re.I)
 
 
 def _item_values(arguments: Mapping[str, object]) -> list[str]:
@@ -1474,8 +1587,10 @@ def _flat(value: object, budget: int = _ARGUMENTS, *, notes: bool = True) -> lis
     (a note, a comment, ...) unless ``notes``."""
     out: list[str] = []
     todo: list[object] = [value]
-    while todo and len(out) < budget:
+    seen = 0  # empty tables and lists give no values: the walk is bounded by what it visits too
+    while todo and len(out) < budget and seen < 4 * budget:
         item = todo.pop()
+        seen += 1
         if isinstance(item, Mapping):
             todo.extend(v for k, v in itertools.islice(item.items(), budget)
                         if notes or not _NOTE_KEY.search(str(k)))  # fmt: skip
@@ -1533,6 +1648,9 @@ def _of_step(said: str, wording: str, heard: str = "") -> bool:
     asked = " ".join(_asking(p) for p in asks)
     objects = {_stem(w) for w in _WORD.findall(wording.lower()[:400])
                if w not in _STOP and w not in _FINISHERS and len(w) >= 3}  # fmt: skip
+    if _ANNOUNCED.search(plain) or any(not (_LOOKED.search(p) or _ABOUT_ORDER.search(p))
+                                        for p in parts if p.rstrip().endswith("?")):  # fmt: skip
+        return False  # "I'll make it a large.", "Would you like a muffin too? ... correct?"
     if objects and all(_heads(asked, o) for o in objects):
         return True  # "Is the order correct?"; not "Is the payment method on file correct?"
     before = {_stem(w) for w in _WORD.findall(heard.lower()[: 4 * AGENT_CHARS])}
@@ -1552,7 +1670,24 @@ _OTHER_ACT = pattern(
     r"until|tomorrow|later|not yet|(?:won'?t|will not|don'?t|do not|not going to|can'?t|cannot) "
     r"(?:\w+ ){0,2}(?:send|submit|place|finish|complete|process|start)\w*|from scratch|start (?:it |the "
     r"order )?over|upgrad\w*|bill\w*|charg\w*|sell\w*|partner\w*|rewards?|loyalty|manager|"
-    r"survey|feedback)\b"
+    r"survey|feedback|twice|thrice|two times|again|under [\w']+ name|ship\w*|deliver\w*|next "
+    r"week|in an? (?:hour|while)|reserv\w*|rate us|coworker|colleague|friend'?s|as well|or (?:shall|"
+    r"should|do|would|can|may) (?:i|we|you)|make (?:it|that|this|them) (?:a |an )?(?!for\b|now\b|"
+    r"right\b|soon\b|fresh\b)[a-z]+)\b"
+)
+#: the agent announcing an action of its own other than sending, placing or starting the order
+_ANNOUNCED = pattern(
+    r"\b(?:i'?ll|i will|i'?m going to|i am going to|let me|we'?ll|we will|i'?m gonna|i can|we can)"
+    r"\s+(?:just\s+|also\s+|now\s+|then\s+|go ahead and\s+)?(?!send|submit|place|finish|complete|"
+    r"process|start|get (?:it|that|this|your|the|them|right|to|going|started|on)|pass|put (?:it|that|"
+    r"this|them) (?:in|through|into)|giv\w* (?:it|that|this|your|the)|hand|have (?:it|that)|ring|go "
+    r"ahead|proceed|need|confirm|check|see|know|make|prepar|brew|do that|do this|help|be|take care)"
+    r"\w+"
+)
+#: a question about the order itself ("Are you ready to send it?", "Is this your complete order?")
+_ABOUT_ORDER = pattern(
+    r"\b(?:ready|send\w*|sent|order\w*|plac\w*|proceed|go ahead|complet\w*|submit\w*|finish\w*|"
+    r"all|everything)\b"
 )
 #: a word that asks the user to look something over or to judge it
 _LOOKED = pattern(
