@@ -1575,3 +1575,19 @@ def test_a_recap_of_a_cancellation_to_make_is_confirmed_and_news_of_one_made_is_
         gate = GateSession(plan)
         asyncio.run(gate.open_message("Yes, that's right.", READ, ask_back=False, agent=agent))
         assert gate.judge([Call("cancel_reservation", arguments=args)])[0].admitted is ran
+
+
+def test_a_yes_to_a_proposal_naming_its_step_runs_no_other_details() -> None:
+    """A proposal that names its step ("Shall I book ... for 2 at 7 pm?") confirms the call it
+    describes: not a table for 40, nor at 21:30; the table for 2 at 7 runs."""
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        "reserve": {"tool": "reserve_table", "text": "book a table at a restaurant"}}})  # fmt: skip
+    agent = "Shall I book a table for 2 at Chez Pierre at 7 pm?"
+    for args, want in (({**TABLE, "party_size": 40}, False), ({**TABLE, "time": "21:30"}, False),
+                       (TABLE, True)):  # fmt: skip
+        gate = GateSession(plan)
+        asyncio.run(gate.open_message("Yes.", READ, ask_back=False, agent=agent))
+        ticket = gate.judge([Call("reserve_table", arguments=args)])[0]
+        assert ticket.admitted is want, args
+        if not want:
+            assert "not what the user agreed to" in ticket.refusal

@@ -456,6 +456,17 @@ class GateSession:
             # a "yes" confirms the proposed call, and a request asks for the steps it names, not
             # every step the state would admit
             verdict = Verdict("refuse", step, Reason.NOT_REQUESTED)
+        elif verdict.admitted and not self._of_proposal(call, step):  # "for 2 at 7": not 40
+            refused = Verdict("refuse", step, Reason.NOT_REQUESTED)
+            tool = quoted(booking.tool or "") or "The call"
+            notice = (
+                f"{tool} was not run: its details are not what the user agreed to. Call it with "
+                "the details you proposed, or ask them."
+                if self.notices == "plain"
+                else render_rejection(refused, booking)
+            )
+            return Ticket(booking, refused, refusal=notice, id=call.id,
+                          at=self._machine.ledger_length)  # fmt: skip
         elif verdict.admitted and not self._of_thing(call, step):  # "a mocha": no latte
             refused = Verdict("refuse", step, Reason.NOT_REQUESTED)
             tool = quoted(booking.tool or "") or "The call"
@@ -588,6 +599,18 @@ class GateSession:
         if reading.kind == "need" and sets_item(call.arguments):
             return False  # "I'd also like a latte." swaps no earlier item for a latte
         return reading.mentions(call.arguments)
+
+    def _of_proposal(self, call: Call, step: str | None) -> bool:
+        """Whether a call of the step a confirmed proposal named ("Shall I book a table for 2 at
+        7 pm?" "Yes.") has no count, amount, time or date the proposal states otherwise."""
+        reading = self._reading
+        return (
+            reading is None
+            or reading.kind != "confirm"
+            or step not in reading.steps
+            or not self.requested
+            or not reading.contradicted(call.arguments)
+        )
 
     def _beyond_reading(self, step: str | None) -> bool:
         """Whether ``step`` is neither a step the user's message asked for (read by a reader of

@@ -450,6 +450,48 @@ class Reading:
         one = hit == 1 and named_value and (acted or stated == 1)
         return not self.bare and self.cue and one
 
+    def contradicted(self, arguments: Mapping[str, object] | None) -> bool:
+        """Whether the confirmed proposal states a count, an amount, a time or a date that the
+        call's differs from ("Shall I book a table for 2 at 7 pm?" is no table for 40 at 21:30).
+        A proposal that states none contradicts nothing."""
+        if not self.proposal or not arguments:
+            return False
+        said = self.proposal.lower()
+        rest, plain = said, []
+        numbers = _TIME.sub(" ", _MONEY.sub(" ", said))
+        relative = relative_days(said)
+        for key, value in itertools.islice(arguments.items(), _ARGUMENTS):
+            if (
+                value is None
+                or isinstance(value, bool)
+                or not isinstance(value, str | int | float)
+                or _ID_KEY.search(str(key))  # "order_id": "38056" is no count
+            ):
+                continue
+            forms = spoken_forms(str(value))
+            text = str(value).strip()
+            where = numbers if _COUNT.fullmatch(text) and not _MONEY_KEY.search(key) else said
+            if any(f.search(where) for f in forms):
+                for f in forms:
+                    rest = f.sub(" ", rest)
+            elif not (relative and said_relative(said, text)):
+                plain.append((str(key), text))
+        money, times, dates = (
+            bool(_MONEY.search(rest)),
+            bool(_TIME.search(rest)),
+            bool(_DATE.search(rest)),
+        )
+        counted = _PRONOUN_ONE.sub(
+            " ", _NOT_A_COUNT.sub(" ", _DATE.sub(" ", _TIME.sub(" ", _MONEY.sub(" ", rest))))
+        )
+        counts = bool(_NUMBER.search(counted))
+        return any(
+            (_COUNT.fullmatch(text) and (counts or (money and _MONEY_KEY.search(key))))
+            or (times and _CLOCK.fullmatch(text))
+            or (dates and _ISO.fullmatch(text))
+            for key, text in plain
+        )
+
     def of_thing(self, arguments: Mapping[str, object] | None, wording: str = "") -> bool:
         """Whether a call is of a thing the user ordered, and no more of it than they counted
         (:meth:`thing_of`). True when the reading ordered nothing."""
@@ -674,7 +716,7 @@ class ConversationReader:
                 if len(proposed) > 1:
                     return Reading("unclear", candidates=proposed)
                 if proposed:
-                    return Reading("confirm", proposed, redo)
+                    return Reading("confirm", proposed, redo, proposal=said, cue=a.confirming)
                 return Reading("confirm", proposal=said, cue=a.confirming,
                                claimed=_claims(said, a.done))  # fmt: skip
             if (  # "book it, please"
