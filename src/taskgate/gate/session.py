@@ -48,14 +48,13 @@ from taskgate.matching.wordings import worded
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 from taskgate.roles import Match, Matcher
 from taskgate.understanding.acts import AGENT_CHARS, USER_CHARS, read_agent, read_user
+from taskgate.understanding.calls import counted, sets_item
 from taskgate.understanding.reader import (
     REVISIONS,
     Reading,
     Turn,
-    counted,
     proposed_steps,
     says_again,
-    sets_item,
 )
 
 #: what a refused call's notice says: plain words (the default), or the paper's rejection notice

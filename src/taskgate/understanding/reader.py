@@ -28,7 +28,6 @@ the gate cannot tell, and the steps it is about without authorizing them (declin
 from __future__ import annotations
 
 import itertools
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -36,7 +35,6 @@ from typing import Literal, Protocol
 
 from taskgate.core.plan import Plan
 from taskgate.matching.askback import step_wording
-from taskgate.matching.lexical import STOP_WORDS
 from taskgate.matching.redo import explicit_redo
 from taskgate.roles import Match, Matcher
 from taskgate.understanding.acts import (
@@ -56,7 +54,26 @@ from taskgate.understanding.acts import (
     spoken_forms,
     stray_days,
 )
+from taskgate.understanding.calls import (
+    _ARGUMENTS,
+    _COUNT,
+    _COUNT_KEY,
+    _REMOVING,
+    _TO_GO,
+    _flat,
+    _item_values,
+    _item_words,
+    _removes,
+    _repeats,
+    _Spelling,
+    _too_many,
+    _unsaid_option,
+    _unsaid_terms,
+    _zeroed,
+)
+from taskgate.understanding.finishing import _ID_KEY, _finishing, _ids_said, _judges, _of_step
 from taskgate.understanding.patterns import pattern
+from taskgate.understanding.words import _SENTENCE_END, _STOP, _WORD, _stem
 
 Kind = Literal[
     "request",
@@ -71,30 +88,6 @@ Kind = Literal[
     "other",
 ]
 
-_WORD = pattern(r"[a-z0-9]+")
-_STOP = STOP_WORDS | frozenset(
-    [
-        "i",
-        "will",
-        "would",
-        "can",
-        "could",
-        "should",
-        "want",
-        "need",
-        "like",
-        "some",
-        "any",
-        "all",
-        "just",
-        "also",
-        "then",
-        "them",
-        "they",
-        "there",
-        "their",
-    ]
-)  # and the words of a request form
 #: ordinary verbs that name the same action
 _SAME = {
     "book": "reserve", "booking": "reserve", "reservation": "reserve", "reserve": "reserve",
@@ -153,9 +146,6 @@ _MONEY = pattern(
     r"(?<![\d,.])\d+(?:,\d{3})*(?:\.\d+)? (?:dollars|usd|euros?|pounds)\b",
     re.I,
 )
-#: how many of a call's arguments are compared with the proposal (a call of a million is read
-#: as its first ones)
-_ARGUMENTS = 64
 #: a check for a place to book, after a failure: the booking tried again
 _RETRY = pattern(
     r"\bsee (?:if|whether) there(?:'s| is| are) (?:an? |any )?(?:open |available |free )?(?:seat|"
@@ -164,15 +154,6 @@ _RETRY = pattern(
 )
 #: an argument that is an amount of money
 _MONEY_KEY = pattern(r"amount|price|cost|fee|total|fare|sum|pay|balance|money", re.I)
-_COUNT_KEY = pattern(
-    r"(?<![a-z])(?:number|count|size|tickets|seats|passengers|riders|people|guests|travell?ers|adults|rooms|"
-    r"quantity|qty|party|pax|persons|attendees|occupants|heads|children|kids|infants|group|"
-    r"riders|units?|servings?|cups?|copies|multiplier|pieces|pcs|times|^n$|quantities|^q$|^x$|"
-    r"^num$|num_?items|n_?items|how_?many|qnty|quant|repeat|batch|packs?|boxes|cases|portions?|"
-    r"instances|ncopies|volume|weight|amt|pumps?|shots?)",
-    re.I,
-)
-_COUNT = pattern(r"\d{1,6}(?:\.\d+)?")
 _CLOCK = pattern(r"\d{1,2}:\d{2}")
 _ISO = pattern(r"\d{4}-\d{2}-\d{2}")
 _TIME = pattern(
@@ -194,9 +175,6 @@ _LOOKUP = pattern(
     r"transactions|account|statement)|show (?:you|me)|recent transactions)\b",
     re.I,
 )
-
-
-_SENTENCE_END = pattern(r"(?<=[.!?])\s+")
 
 
 def _asked_for(text: str) -> str:
@@ -274,14 +252,6 @@ def _switch(value: object) -> bool:
 def _key_words(key: object) -> list[str]:
     """The words of an argument's name a proposal says it by ("shared_ride": shared, ride)."""
     return [w for w in re.split(r"[^a-z]+", str(key).lower()[:80]) if len(w) >= 4]
-
-
-def _stem(word: str) -> str:
-    """A word without its -ing, -ed or -s ("playing" and "play" are one)."""
-    for end in ("ing", "ed", "s"):
-        if word.endswith(end) and len(word) - len(end) >= 3:
-            return word[: -len(end)]
-    return word
 
 
 def _words(text: str) -> list[str]:
@@ -1330,655 +1300,6 @@ _CHANGE_WORDS = frozenset(
         "this",
         "mine",
     ]
-)
-
-
-def _leaves(arguments: Mapping[str, object]) -> tuple[list[tuple[str, object]], bool]:
-    """A call's values that are neither tables nor lists, each with the name of the field that
-    holds it (nested tables and lists walked, at most ``4 * _ARGUMENTS`` entries read), and
-    whether every value was read."""
-    todo: list[tuple[str, object]] = [(str(k), v) for k, v in
-                                      itertools.islice(arguments.items(), _ARGUMENTS)]  # fmt: skip
-    out: list[tuple[str, object]] = []
-    seen, whole = 0, len(arguments) <= _ARGUMENTS
-    while todo and seen < 4 * _ARGUMENTS:
-        key, value = todo.pop()
-        seen += 1
-        if isinstance(value, Mapping):
-            whole &= len(value) <= _ARGUMENTS
-            todo.extend((str(k), v) for k, v in itertools.islice(value.items(), _ARGUMENTS))
-        elif isinstance(value, list | tuple):
-            whole &= len(value) <= _ARGUMENTS
-            todo.extend((key, v) for v in value[:_ARGUMENTS])
-        else:
-            out.append((key, value))
-    return out, whole and not todo
-
-
-def _too_many(arguments: Mapping[str, object], most: int) -> bool:
-    """Whether a count among the call's values (quantity, tickets, units, ... at any depth; a
-    yes-or-no or a word where a number belongs counts as too many) is more than ``most``. A
-    size said in words ("large") is no count. A call of more values than are read has too many:
-    a count past them could not be checked."""
-    leaves, complete = _leaves(arguments)
-    total = 0
-    for key, value in leaves:
-        text = str(value).strip()[:12]
-        numeric = not isinstance(value, bool) and _COUNT.fullmatch(text) is not None
-        if not _COUNT_KEY.search(_CAMEL.sub(r"\1_\2", key)):
-            # any other number but an identifier or a price may count too ("orders": 50)
-            if (
-                numeric
-                and not (_ID_KEY.search(key) or _TERMS_KEY.search(key))
-                and float(text) > most
-            ):
-                return True
-            continue
-        if numeric:
-            total += math.ceil(float(text))  # the counts of its lines together; 1.9 is 2
-        elif not (_SIZE_KEY.search(key) and not isinstance(value, bool)):
-            return True
-    return total > most or not complete
-
-
-class _Spelling:
-    """Words of a call read as the user's words they are one letter off ("cappucino-9983" for
-    "cappuccino", "cortado" for "cartado"; a letter added, dropped, changed or two swapped
-    inside words of seven letters or more), so a typo on either side names the same thing."""
-
-    def __init__(self, said: set[str]) -> None:
-        self.said = said
-        self.near: dict[str, str] = {}
-        for word in itertools.islice(said, 512):
-            if len(word) >= 7:
-                for variant in _dropped(word):
-                    self.near.setdefault(variant, word)
-
-    def __call__(self, words: set[str]) -> set[str]:
-        return {self._as_said(w) for w in words}
-
-    def _as_said(self, word: str) -> str:
-        if word in self.said or len(word) < 7 or not self.near:
-            return word
-        near = (self.near[v] for v in _dropped(word) if v in self.near)
-        return next((w for w in near if _one_off(word, w)), word)
-
-
-def _one_off(a: str, b: str) -> bool:
-    """Whether two different words are one letter added, dropped or changed, or two letters
-    swapped, apart, inside the word: the first letter the same, and the last too unless one
-    was added or dropped ("coffee" is no "toffee", "cortado" no "cortada")."""
-    if (
-        abs(len(a) - len(b)) > 1
-        or a[:1] != b[:1]
-        or (len(a) == len(b) + 1 and a[:-1] == b)  # "americanox" is no "americano"
-        or (len(a) == len(b) and a[-1:] != b[-1:] and a[-2:] != b[-2:][::-1])
-    ):
-        return False
-    if len(a) != len(b):
-        long, short = (a, b) if len(a) > len(b) else (b, a)
-        return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
-    off = [i for i in range(len(a)) if a[i] != b[i]]
-    return len(off) == 1 or (
-        len(off) == 2 and off[1] == off[0] + 1 and a[off[0]] == b[off[1]] and a[off[1]] == b[off[0]]
-    )
-
-
-def _dropped(word: str) -> list[str]:
-    """The word, and the word with each one letter dropped (two words one letter off share one)."""
-    word = word[:40]
-    return [word, *(word[:i] + word[i + 1 :] for i in range(len(word)))]
-
-
-def _item_words(value: str, spoken: Sequence[str]) -> set[str]:
-    """The words of an item's value, numbers aside, as stems; a value that runs two or three of
-    the user's words together ("chailatte-0987" for "two chai lattes") has theirs."""
-    # numbers aside ("2211"); letters with a number ("12pack", "16gb", "1kg") are a word the
-    # user must have said
-    words = [w for w in _WORD.findall(value.lower()) if not w.isdigit()]
-    if len(words) == 1:
-        run = _stem(words[0])
-        for n in (2, 3):
-            for i in range(min(len(spoken), 64) - n + 1):
-                part = spoken[i : i + n]
-                if _stem("".join(part)) == run or "".join(_stem(w) for w in part) == run:
-                    return {_stem(w) for w in part}
-    return {_stem(w) for w in words}
-
-
-def counted(arguments: Mapping[str, object] | None) -> int:
-    """How many a call counts: its counts among its values together, each rounded up (none:
-    one); or, where more, how many items it names: a list of them under one field, one named
-    twice in one value ("latte-0256 latte-0256") or under two fields."""
-    return max(_counts(arguments), _repeats(arguments or {}))
-
-
-def _repeats(arguments: Mapping[str, object]) -> int:
-    """How many items a call names (see :func:`counted`)."""
-    per_key: dict[str, int] = {}
-    values: dict[str, int] = {}
-    most = 1
-    for key, value in _leaves(arguments)[0]:
-        if (
-            isinstance(value, str)
-            and (_ITEM_KEY.search(key) or _EXTRA_KEY.search(key))
-            and not _NOTE_KEY.search(key)
-        ):
-            per_key[key] = per_key.get(key, 0) + 1
-            values[value.strip().lower()] = values.get(value.strip().lower(), 0) + 1
-            words = [w for w in _WORD.findall(value.lower()[:200]) if not w.isdigit()]
-            most = max(most, max((words.count(w) for w in set(words)), default=1))
-    return max(most, *per_key.values(), *values.values(), 1)
-
-
-def _counts(arguments: Mapping[str, object] | None) -> int:
-    """A call's counts together, each rounded up (none: one)."""
-    counts = [math.ceil(float(str(v).strip()[:12])) for k, v in _leaves(arguments or {})[0]
-              if _COUNT_KEY.search(_CAMEL.sub(r"\1_\2", k)) and not isinstance(v, bool)
-              and _COUNT.fullmatch(str(v).strip()[:12])]  # fmt: skip
-    return max(1, sum(counts))
-
-
-_CAMEL = pattern(r"([a-z])([A-Z])")
-_SIZE_KEY = pattern(r"size", re.I)
-#: a field of an item's price or terms: an order says none it did not say
-_TERMS_KEY = pattern(
-    r"price|cost|fee|total|amount|discount|coupon|promo|voucher|code|tip|surcharge|charge|credit",
-    re.I,
-)
-
-
-def _unsaid_terms(arguments: Mapping[str, object], said: str) -> bool:
-    """Whether a price, discount or code among the call's values (at any depth; a zero too) is
-    not in ``said``."""
-    for key, value in _leaves(arguments)[0]:
-        if (
-            _TERMS_KEY.search(key)
-            and value is not None
-            and value != ""
-            and not isinstance(value, bool)
-            and str(value).lower()[:64] not in said
-        ):
-            return True
-    return False
-
-
-#: ways to say "to go" ("for carry out", "takeaway")
-_TO_GO = pattern(r"\b(?:carry ?out|take ?out|take ?away)\b")
-#: a field that sets an option of what was ordered ("option": "Decaf", "size": "venti")
-_CHOICE_KEY = pattern(
-    r"option|value|choice|selection|setting|variant|size|flavou?r|milk|temperature|type|style|"
-    r"addon|add_on|extra|topping|modifier|caffeine|decaf|status|action",
-    re.I,
-)
-#: a field that names which option a call sets, not what it is set to
-_LABEL_KEY = pattern(r"attribute|field|label|param|property", re.I)
-#: a value that only switches something on or off ("ADD", "remove", "yes")
-_SWITCH_VALUE = pattern(r"add|yes|true|on|include", re.I)
-#: a value that is an identifier and no word ("14755", "a1-22")
-_ID_VALUE_ONLY = pattern(r"[\d_.:-]+|[a-z]?\d[\w.:-]*", re.I)
-#: words that remove something ("take the latte off", "remove it", "none")
-_REMOVING = pattern(
-    r"\b(?:remov\w*|delet\w*|take (?:\w+ ){0,3}off|drop|cancel\w*|zero|none|no more)\b"
-)
-
-
-def _unsaid_option(arguments: Mapping[str, object], said: set[str], spelled: _Spelling) -> bool:
-    """Whether a value the call sets has no word the user said, whole or as the start of one
-    ("decaf" for "decaffeinated"): every text value but a note's, an identifier's ("14755"),
-    a field's name ("attribute_name") or a plain switch ("option": "ADD"), which stands for its
-    field's name ("iced": "yes" needs "iced" said); numbers are counted elsewhere. "size":
-    "venti", "syrup": "caramel", "upsell": "gift-card-500" for "a latte" are unsaid."""
-    starts = {w[:n] for w in itertools.islice(said, 512) for n in range(3, min(len(w), 12) + 1)}
-
-    def spoken(text: str) -> bool:
-        low = _CAMEL.sub(r"\1 \2", text[:200]).lower()
-        return (
-            "".join(_WORD.findall(low)) in said
-            or any(  # "To go" for the run "togo"
-                w in said or w in starts or any(w[:n] in said for n in range(3, len(w)))
-                for w in spelled({_stem(w) for w in _WORD.findall(low)})
-            )
-        )
-
-    for key, value in _leaves(arguments)[0]:
-        if _NOTE_KEY.search(key) or _LABEL_KEY.search(key) or value is None:
-            continue
-        if isinstance(value, bool) or (
-            isinstance(value, str) and _SWITCH_VALUE.fullmatch(value.strip())
-        ):
-            if value is not False and not _GENERIC_KEY.fullmatch(key) and not spoken(key):
-                return True  # "decaf": true, "iced": "yes"
-            continue
-        if not isinstance(value, str) or _COUNT.fullmatch(value.strip()[:12]):
-            continue
-        if _ID_KEY.search(key) and _ID_LIKE.fullmatch(value.strip()[:64]):
-            continue  # "order_item_id": "14755"
-        if not spoken(value):
-            return True
-    return False
-
-
-#: a field whose switch says what to do with the value beside it ("option": "ADD")
-_GENERIC_KEY = pattern(r"option|value|action|op|operation|selected|enabled|state|include", re.I)
-#: an identifier: no run of three letters ("14755", "a1-22", "9999-0001")
-_ID_LIKE = pattern(r"(?:[a-z]{0,2}[\d_.:-]+)+[a-z]{0,2}", re.I)
-
-
-def sets_item(arguments: Mapping[str, object] | None) -> bool:
-    """Whether a call names an item ("menu_item_id": "latte-0256", not an identifier alone): a
-    change under an order of a thing may not swap an item the order did not add."""
-    return any(
-        isinstance(value, str)
-        and _ITEM_KEY.search(key)
-        and not _NOTE_KEY.search(key)
-        and not _LABEL_KEY.search(key)
-        and not _ID_LIKE.fullmatch(value.strip()[:64])
-        for key, value in _leaves(arguments or {})[0]
-    )
-
-
-def _removes(arguments: Mapping[str, object]) -> bool:
-    """Whether a key or a value of the call removes or cancels something."""
-    return any(
-        _REMOVE_WORD.search(key)
-        or (isinstance(value, str) and _REMOVE_WORD.fullmatch(value.strip()))
-        for key, value in _leaves(arguments)[0]
-    )
-
-
-_REMOVE_WORD = pattern(r"\b(?:remov|delet|cancel|void|refund|drop|discard|clear)\w*", re.I)
-
-
-def _zeroed(arguments: Mapping[str, object]) -> bool:
-    """Whether a count among the call's values is zero (the item removed)."""
-    return any(
-        _COUNT_KEY.search(_CAMEL.sub(r"\1_\2", key))
-        and not isinstance(value, bool)
-        and _COUNT.fullmatch(str(value).strip()[:12]) is not None
-        and float(str(value).strip()[:12]) == 0
-        for key, value in _leaves(arguments)[0]
-    )
-
-
-#: a field that names the item a call adds ("menu_item_id", "product", "sku", "name")
-_ITEM_KEY = pattern(
-    r"item|product|sku|menu|name|title|event|drink|dish|article|goods|replace|swap|substitut",
-    re.I,
-)
-#: a field of what is added to an item ("addon_id": "vanilla-sweetener-011")
-_EXTRA_KEY = pattern(r"addon|add_on|extra|topping|modifier|side", re.I)
-
-
-def _item_values(arguments: Mapping[str, object]) -> list[str]:
-    """The values of a call's item fields (at any depth), else every value but a note's."""
-    items = [value[:200] for key, value in _leaves(arguments)[0]
-             if isinstance(value, str) and _ITEM_KEY.search(key) and not _NOTE_KEY.search(key)]  # fmt: skip
-    return items or _flat(arguments, notes=False)
-
-
-#: a free-text field of a call, where any words may be written ("note": "mocha")
-_NOTE_KEY = pattern(
-    r"note|comment|message|description|instruction|text|memo|remark|request|detail", re.I
-)
-
-
-def _flat(value: object, budget: int = _ARGUMENTS, *, notes: bool = True) -> list[str]:
-    """The text values of a call's arguments, nested lists and tables walked, at most
-    ``budget`` of them and each cut at 200 characters; without the values of free-text fields
-    (a note, a comment, ...) unless ``notes``."""
-    out: list[str] = []
-    todo: list[object] = [value]
-    seen = 0  # empty tables and lists give no values: the walk is bounded by what it visits too
-    while todo and len(out) < budget and seen < 4 * budget:
-        item = todo.pop()
-        seen += 1
-        if isinstance(item, Mapping):
-            todo.extend(v for k, v in itertools.islice(item.items(), budget)
-                        if notes or not _NOTE_KEY.search(str(k)))  # fmt: skip
-        elif isinstance(item, list | tuple):
-            todo.extend(item[:budget])
-        elif isinstance(item, str | int | float) and not isinstance(item, bool):
-            out.append(str(item)[:200])
-    return out
-
-
-#: the first words of a step that completes what the user confirmed (an order, a checkout)
-_FINISHERS = frozenset(
-    ["finish", "submit", "place", "complete", "finalize", "finalise", "checkout", "process"]
-)
-#: an argument that identifies a record the conversation does not show ("order_id")
-_ID_KEY = pattern(r"(?:^|[_\s-])(?:id|uuid|ref|reference|key)$|[a-z]Id$")
-_ID_VALUE = pattern(r"[A-Za-z0-9_.:-]{1,64}")
-
-
-def _finishing(wording: str, arguments: Mapping[str, object]) -> bool:
-    """Whether a call completes what was confirmed: its step's wording starts with a verb of
-    :data:`_FINISHERS` and its arguments are one or two identifiers ("order_id": "38056"), which
-    no proposal states."""
-    first = next((w for w in _WORD.findall(wording.lower()) if w not in _STOP), "")
-    return (
-        first in _FINISHERS
-        and len(arguments) <= 2
-        and all(
-            isinstance(v, str)
-            and _ID_KEY.search(str(k)) is not None
-            and _ID_VALUE.fullmatch(v) is not None
-            and any(c.isdigit() for c in v)
-            for k, v in arguments.items()
-        )
-    )
-
-
-def _of_step(said: str, wording: str, heard: str = "") -> bool:
-    """Whether a request to confirm is about what a step acts on. The agent's message proposes
-    nothing undone or other ("... or would you like to cancel?", "I'll sign you up for our
-    newsletter, is that okay?", "I won't send it yet. Is that fine?"), and its question (the
-    last two sentences that ask or ask to confirm; what it says it does next, "before I send it",
-    aside) names a word of the step's wording that is no verb of finishing ("Is the order
-    correct?" for "finish order"), or asks the user to look over what is shown ("Does this look
-    right?", "Can you confirm, please?") and names nothing but what is shown and what was said
-    in the turns before (``heard``: "One mocha with oat milk, right?"
-    after the user ordered it). "Is your email correct?", "Are you okay?" and "How's
-    everything?" are about something else."""
-    low = said.lower()[-AGENT_CHARS:]
-    plain = _ANY_CHANGE.sub(" ", low)  # "let me know if you want me to change anything"
-    if _CONTRARY.search(plain) or _OTHER_ACT.search(plain):
-        return False  # "... if you want me to cancel your order", "I'll put you on hold"
-    parts = [p for p in itertools.islice(_SENTENCE_END.split(low), 64) if _WORD.search(p)]
-    asks = [p for p in parts if p.rstrip().endswith("?") or asks_to_confirm(p)][-2:] or [low]
-    asked = " ".join(_asking(p) for p in asks)
-    objects = {_stem(w) for w in _WORD.findall(wording.lower()[:400])
-               if w not in _STOP and w not in _FINISHERS and len(w) >= 3}  # fmt: skip
-    if _ANNOUNCED.search(plain) or any(not (_LOOKED.search(p) or _ABOUT_ORDER.search(p))
-                                        for p in parts if p.rstrip().endswith("?")):  # fmt: skip
-        return False  # "I'll make it a large.", "Would you like a muffin too? ... correct?"
-    if objects and all(_heads(asked, o) for o in objects):
-        return True  # "Is the order correct?"; not "Is the payment method on file correct?"
-    before = {_stem(w) for w in _WORD.findall(heard.lower()[: 4 * AGENT_CHARS])}
-    words = {_stem(w) for w in _WORD.findall(asked)
-             if w not in _STOP and w not in _FINISHERS and len(w) >= 3}  # fmt: skip
-    return (
-        not words - _SHOWN - before - objects
-        and bool(_LOOKED.search(asked))
-        and (bool(_SHOWING.search(asked)) or asks_to_confirm(asked))
-    )
-
-
-#: an action of the agent's other than placing what was shown
-_OTHER_ACT = pattern(
-    r"\b(?:sign (?:you )?up|subscri\w*|newsletter|transfer\w*|shar(?:e|ing)|void\w*|switch\w*|"
-    r"on hold|hold (?:off|it|on)|put (?:you|it|this|that|the order) (?:on hold|aside)|wait\w*|"
-    r"until|tomorrow|later|not yet|(?:won'?t|will not|don'?t|do not|not going to|can'?t|cannot) "
-    r"(?:\w+ ){0,2}(?:send|submit|place|finish|complete|process|start)\w*|from scratch|start (?:it |the "
-    r"order )?over|upgrad\w*|bill\w*|charg\w*|sell\w*|partner\w*|rewards?|loyalty|manager|"
-    r"survey|feedback|twice|thrice|two times|again|under [\w']+ name|ship\w*|deliver\w*|next "
-    r"week|in an? (?:hour|while)|reserv\w*|rate us|coworker|colleague|friend'?s|as well|or (?:shall|"
-    r"should|do|would|can|may) (?:i|we|you)|make (?:it|that|this|them) (?:a |an )?(?!for\b|now\b|"
-    r"right\b|soon\b|fresh\b)[a-z]+)\b"
-)
-#: the agent announcing an action of its own other than sending, placing or starting the order
-_ANNOUNCED = pattern(
-    r"\b(?:i'?ll|i will|i'?m going to|i am going to|let me|we'?ll|we will|i'?m gonna|i can|we can)"
-    r"\s+(?:just\s+|also\s+|now\s+|then\s+|go ahead and\s+)?(?!send|submit|place|finish|complete|"
-    r"process|start|get (?:it|that|this|your|the|them|right|to|going|started|on)|pass|put (?:it|that|"
-    r"this|them) (?:in|through|into)|giv\w* (?:it|that|this|your|the)|hand|have (?:it|that)|ring|go "
-    r"ahead|proceed|need|confirm|check|see|know|make|prepar|brew|do that|do this|help|be|take care)"
-    r"\w+"
-)
-#: a question about the order itself ("Are you ready to send it?", "Is this your complete order?")
-_ABOUT_ORDER = pattern(
-    r"\b(?:ready|send\w*|sent|order\w*|plac\w*|proceed|go ahead|complet\w*|submit\w*|finish\w*|"
-    r"all|everything)\b"
-)
-#: a word that asks the user to look something over or to judge it
-_LOOKED = pattern(
-    r"\b(?:look\w*|appear\w*|see|seeing|screen|display\w*|monitor|shown|show\w*|check\w*|"
-    r"review\w*|verify|confirm\w*|match\w*|correct\w*|accurate\w*|right|better|perfect|"
-    r"want|wanted|would like|(?:is|was) (?:that|this|it) (?:it|all|everything))\b"
-)
-#: an offer to change whatever is wrong, which proposes no change ("Please let me know if you want
-#: me to change anything")
-_ANY_CHANGE = pattern(
-    r"\bif (?:you (?:want|would like|'d like|need)(?: me| us)? to |there(?:'s| is) )?(?:chang|modif|"
-    r"edit|fix|updat|adjust)\w* (?:anything|something)\b"
-)
-
-
-def _judges(said: str) -> bool:
-    """Whether the agent's last question asks the user to judge something ("Does this order
-    look all right to you?", "Is that better?", "Can you make sure we have it right?")."""
-    low = said.lower()[-AGENT_CHARS:]
-    last = next((p for p in reversed(list(itertools.islice(_SENTENCE_END.split(low), 64)))
-                 if p.strip()), "")  # fmt: skip
-    return bool(_JUDGED.search(last)) and (
-        last.rstrip().endswith("?") or bool(_REQUEST.match(last.strip()))
-    )
-
-
-#: a word that asks for a judgement
-_JUDGED = pattern(
-    r"\b(?:correct(?:ly)?|right|good|ok|okay|fine|accurate(?:ly)?|alright|all right|better|"
-    r"perfect|match(?:es)?|everything)\b"
-)
-#: a sentence that asks the user to do something ("Can you ...", "Please ...")
-_REQUEST = pattern(r"(?:\w+,? )?(?:can|could|would|will) you\b|(?:\w+,? )?please\b")
-
-
-def _asking(sentence: str) -> str:
-    """A sentence that asks, less what it says follows a yes ("before I send it over, is this
-    right?": "is this right?"); the whole sentence where nothing else is left."""
-    left = _NEXT.sub(" , ", sentence)
-    return left if _WORD.search(left) else sentence
-
-
-def _heads(text: str, word: str) -> bool:
-    """Whether ``word`` (a stem) is in ``text`` as what it speaks of, not before another noun
-    ("the order is correct", "your order?"; not "order number", "payment method")."""
-    tokens = _WORD.findall(text)
-    return any(
-        _stem(t) == word and (i + 1 == len(tokens) or tokens[i + 1] in _AFTER_HEAD)
-        for i, t in enumerate(tokens[:400])
-    )
-
-
-#: the words that may follow the thing a request to confirm speaks of
-_AFTER_HEAD = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "look",
-        "looks",
-        "looking",
-        "appear",
-        "appears",
-        "seem",
-        "seems",
-        "correct",
-        "correctly",
-        "right",
-        "accurate",
-        "ok",
-        "okay",
-        "good",
-        "fine",
-        "displayed",
-        "shown",
-        "on",
-        "in",
-        "here",
-        "there",
-        "so",
-        "now",
-        "all",
-        "details",
-        "before",
-        "please",
-    ]
-)
-#: a question about what is shown ("Does this look right?", "Is everything correct?")
-_SHOWING = pattern(
-    r"\b(?:this|that|it|everything|all|these|those|screen|display|here|what you(?:'re)? see(?:ing)?)\b"
-)
-
-
-def _ids_said(said: str, arguments: Mapping[str, object]) -> bool:
-    """Whether the numbers a request to confirm states are those of the call's identifiers."""
-    stated = set(re.findall(r"\d+", said[-AGENT_CHARS:]))
-    return not stated or all(set(re.findall(r"\d+", str(v))) <= stated for v in arguments.values())
-
-
-#: a proposal to undo or change what it names
-_CONTRARY = pattern(
-    r"\b(?!(?:updat|chang|modifi|edit)ed\b)(?:cancel|delet|remov|refund|void|return|chang|modif|"
-    r"updat|edit|undo|revok|clos|withdraw|discard|drop)\w*",
-    re.I,
-)
-#: where a request to confirm goes on to what follows a yes ("before I send it", "then I'll")
-_NEXT = pattern(
-    r"\b(?:before|then|once|so (?:i|we|that)|if so|and i'?ll|and we'?ll|i'?ll|we'?ll|i will|"
-    r"we will)\b[^,;:?!]*"
-)
-#: the words of a request to confirm what is shown
-_SHOWN = frozenset(
-    _stem(w)
-    for w in (
-        "look",
-        "looks",
-        "right",
-        "correct",
-        "correctly",
-        "okay",
-        "good",
-        "fine",
-        "accurate",
-        "screen",
-        "display",
-        "displayed",
-        "monitor",
-        "tablet",
-        "check",
-        "sure",
-        "make",
-        "confirm",
-        "please",
-        "everything",
-        "this",
-        "that",
-        "here",
-        "front",
-        "shown",
-        "appear",
-        "appears",
-        "seem",
-        "seems",
-        "verify",
-        "review",
-        "let",
-        "know",
-        "tell",
-        "just",
-        "sound",
-        "great",
-        "alright",
-        "perfect",
-        "want",
-        "like",
-        "thing",
-        "things",
-        "detail",
-        "details",
-        "wanted",
-        "ordered",
-        "does",
-        "do",
-        "is",
-        "are",
-        "got",
-        "see",
-        "yes",
-        "yeah",
-        "course",
-        "absolutely",
-        "problem",
-        "sir",
-        "madam",
-        "over",
-        "how",
-        "again",
-        "enter",
-        "entered",
-        "confirmation",
-        "one",
-        "all",
-        "set",
-        "drink",
-        "drinks",
-        "send",
-        "sent",
-        "bar",
-        "start",
-        "started",
-        "made",
-        "prepared",
-        "preparation",
-        "barista",
-        "baristas",
-        "kitchen",
-        "better",
-        "updated",
-        "changed",
-        "new",
-        "final",
-        "current",
-        "accuracy",
-        "accurately",
-        "match",
-        "matches",
-        "matching",
-        "show",
-        "shows",
-        "showing",
-        "did",
-        "yours",
-        "gotten",
-        "way",
-        "input",
-        "checking",
-        "again",
-        "take",
-        "certainly",
-        "sure",
-        "ensure",
-        "may",
-        "favor",
-        "doublecheck",
-        "double",
-        "safe",
-        "about",
-        "whole",
-        "below",
-        "above",
-        "item",
-        "items",
-        "information",
-        "info",
-        "those",
-        "these",
-        "seeing",
-        "entered",
-        "listed",
-        "written",
-        "put",
-        "thanks",
-        "thank",
-        "but",
-        "well",
-        "now",
-        "okay",
-        "ok",
-    )
 )
 
 
