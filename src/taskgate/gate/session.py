@@ -456,33 +456,31 @@ class GateSession:
             # every step the state would admit
             verdict = Verdict("refuse", step, Reason.NOT_REQUESTED)
         elif verdict.admitted and not self._of_proposal(call, step):  # "for 2 at 7": not 40
-            refused = Verdict("refuse", step, Reason.NOT_REQUESTED)
-            tool = quoted(booking.tool or "") or "The call"
-            notice = (
-                f"{tool} was not run: its details are not what the user agreed to. Call it with "
-                "the details you proposed, or ask them."
-                if self.notices == "plain"
-                else render_rejection(refused, booking)
-            )
-            return Ticket(booking, refused, refusal=notice, id=call.id,
-                          at=self._machine.ledger_length)  # fmt: skip
+            return self._other_details(booking, step, call.id, "what the user agreed to",
+                                       "the details you proposed")  # fmt: skip
         elif verdict.admitted and not self._of_thing(call, step):  # "a mocha": no latte
-            refused = Verdict("refuse", step, Reason.NOT_REQUESTED)
-            tool = quoted(booking.tool or "") or "The call"
-            notice = (
-                f"{tool} was not run: its details are not what the user asked for. Call it with "
-                "what they asked for, or ask them."
-                if self.notices == "plain"
-                else render_rejection(refused, booking)
-            )
-            return Ticket(booking, refused, refusal=notice, id=call.id,
-                          at=self._machine.ledger_length)  # fmt: skip
+            return self._other_details(booking, step, call.id, "what the user asked for",
+                                       "what they asked for")  # fmt: skip
         if verdict.reason is Reason.REPEATED_RECEIPT:  # the same call again under its request
             verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)  # would run it again
         if not verdict.admitted:
             return self._refused(booking, verdict, call.id)
         self._take(call, step)
         return Ticket(booking, verdict, id=call.id, at=self._machine.ledger_length)
+
+    def _other_details(
+        self, booking: Booking, step: str | None, call_id: str | None, what: str, instead: str
+    ) -> Ticket:
+        """A call refused because its details are not ``what`` the user said yes to or asked
+        for (in plain words: call it with ``instead``, or ask them)."""
+        refused = Verdict("refuse", step, Reason.NOT_REQUESTED)
+        tool = quoted(booking.tool or "") or "The call"
+        notice = (
+            f"{tool} was not run: its details are not {what}. Call it with {instead}, or ask them."
+            if self.notices == "plain"
+            else render_rejection(refused, booking)
+        )
+        return Ticket(booking, refused, refusal=notice, id=call_id, at=self._machine.ledger_length)
 
     def _next_thing(
         self, call: Call, booking: Booking, verdict: Verdict, in_flight: set[str]

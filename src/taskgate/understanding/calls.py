@@ -207,10 +207,8 @@ _CHOICE_KEY = pattern(
 )
 #: a field that names which option a call sets, not what it is set to
 _LABEL_KEY = pattern(r"attribute|field|label|param|property", re.I)
-#: a value that only switches something on or off ("ADD", "remove", "yes")
+#: a value that only switches something on ("ADD", "yes"); removing is :func:`_removes`'s
 _SWITCH_VALUE = pattern(r"add|yes|true|on|include", re.I)
-#: a value that is an identifier and no word ("14755", "a1-22")
-_ID_VALUE_ONLY = pattern(r"[\d_.:-]+|[a-z]?\d[\w.:-]*", re.I)
 #: words that remove something ("take the latte off", "remove it", "none")
 _REMOVING = pattern(
     r"\b(?:remov\w*|delet\w*|take (?:\w+ ){0,3}off|drop|cancel\w*|zero|none|no more)\b"
