@@ -871,3 +871,60 @@ def test_attack_a_yes_to_an_order_changed_or_doubled_sends_nothing(agent: str) -
     """(A proposal that names the plan's step itself, "place the order", is confirmed as any
     proposal naming a step is: see the guide's note on proposals naming a step.)"""
     assert ran("Yes.", [("finish_order", SEND)], agent, ["add_order_item"]) == [False]
+
+
+OAT = {**MOCHA, "attributes": [{"attribute_id": "milk", "option": "oat"}]}
+
+
+@pytest.mark.parametrize(("agent", "calls", "want"), [
+    ("Shall I add a latte to your order?", [("add_order_item", LATTE)], [True]),
+    ("Would you like me to add a mocha with oat milk?", [("add_order_item", OAT)], [True]),
+    ("Shall I add a latte?", [("add_order_item", {**LATTE, "notes": "extra hot"})], [True]),
+    ("You asked for a large latte earlier. Shall I add it?",
+     [("add_order_item", {**LATTE, "size": "large"})], [True]),
+    ("Your order is a latte and a mocha. Shall I add a muffin?",
+     [("add_order_item", {"menu_item_id": "muffin-1", "quantity": "1"})], [True]),
+    ("Shall I add two lattes and a mocha?",
+     [("add_order_item", {**LATTE, "quantity": "2"}), ("add_order_item", MOCHA),
+      ("add_order_item", MOCHA)], [True, True, False]),
+])  # fmt: skip
+def test_a_yes_to_a_proposal_to_add_a_thing_adds_what_it_offered(
+    agent: str, calls: Calls, want: list[bool]
+) -> None:
+    assert ran("Yes please.", calls, agent) == want
+
+
+@pytest.mark.parametrize(("agent", "args"), [
+    ("Shall I add a latte to your order?", MOCHA),
+    ("Shall I add a latte to your order?", {**LATTE, "quantity": "5"}),
+    ("Shall I add a latte?", {**LATTE, "size": "venti"}),
+    ("Would you like me to add a mocha with oat milk?",
+     {**MOCHA, "attributes": [{"attribute_id": "milk", "option": "whole"}]}),
+    ("Your order is a latte and a mocha. Shall I add a muffin?", LATTE),
+    ("Would you like to add a blueberry muffin to that?", {"menu_item_id": "gift-card-500"}),
+])  # fmt: skip
+def test_attack_a_yes_to_a_proposal_to_add_a_thing_adds_nothing_else(
+    agent: str, args: dict[str, Any]
+) -> None:
+    """The rules of an order apply to what the proposal offered: its thing, as many as it
+    counted, and options it or the turns before said (before, any call of the step ran)."""
+    assert ran("Yes please.", [("add_order_item", args)], agent) == [False]
+
+
+def test_a_yes_to_tickets_for_an_event_named_before_runs() -> None:
+    """ "3 tickets to your event": the event was named in the turns before; its count is the
+    proposal's (SGD's recaps)."""
+    plan = Plan.model_validate({"binding": "tool", "steps": {"buy": {
+        "tool": "BuyEventTickets", "text": "Buy tickets for a cultural event and date in a given city",
+        "repeatable": True}}})  # fmt: skip
+    call = {"city_of_event": "New York", "date": "2019-03-10",
+            "event_name": "Harlem Gospel Choir", "number_of_seats": "3"}  # fmt: skip
+    earlier = [("Harlem Gospel Choir is playing at the Apollo.", "I'd like tickets for that.")]
+    for seats, want in (("3", True), ("30", False)):
+        gate = GateSession(plan)
+        asyncio.run(gate.open_message("Yes, that's it.", READ, ask_back=False, earlier=earlier,
+                                      agent="Confirming: you are reserving 3 tickets for your event in New York."))  # fmt: skip
+        ticket = gate.judge(
+            [Call("BuyEventTickets", arguments={**call, "number_of_seats": seats})]
+        )[0]
+        assert ticket.admitted is want, seats

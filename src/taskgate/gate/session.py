@@ -493,7 +493,7 @@ class GateSession:
         if (
             step is None
             or reading is None
-            or reading.kind != "need"
+            or reading.kind not in ("need", "confirm")
             or not reading.thing
             or req is None
             or req.step != step
@@ -520,8 +520,9 @@ class GateSession:
         if reading is None:
             return None
         current = None if fresh else self._current()
-        counts, want = reading.counts(), counted(call.arguments)
-        for place in reading.things_of(call.arguments, self._words_of(step)):
+        wording = self._words_of(step)
+        counts, want = reading.counts(wording), counted(call.arguments)
+        for place in reading.things_of(call.arguments, wording):
             taken = sum(n for wo, (p, n) in reading.taken.items() if p == place and wo != current)
             if place < len(counts) and taken + want <= counts[place]:
                 return place, want
@@ -534,7 +535,7 @@ class GateSession:
         if (
             step is not None
             and reading is not None
-            and reading.kind == "need"
+            and reading.kind in ("need", "confirm")
             and reading.thing
             and reading.steps
             and reading.steps[0] == step
@@ -580,7 +581,9 @@ class GateSession:
         """Whether the call is of what the user ordered or changed, where the message ordered a
         thing or asked for a change: the adding step's call of the thing ordered, as many as
         were ordered ("I'll take a mocha" adds no latte, and one mocha); a call of a step that
-        changes things only with a word the user said among its values. See
+        changes things only with a word the user said among its values. A yes to a proposal
+        of the adding step ("Shall I add a latte?") is an order of what it offered, where the call
+        names an item. See
         :meth:`Reading.of_thing` and :meth:`Reading.mentions`."""
         reading = self._reading
         if (
@@ -588,25 +591,38 @@ class GateSession:
             or not reading.thing
             or step is None
             or not self.requested
-            or reading.kind not in ("need", "change")
+            or reading.kind not in ("need", "change", "confirm")
         ):
             return True
-        if reading.kind == "need" and reading.steps and step == reading.steps[0]:
-            return self._untaken(call, step) is not None
+        if reading.kind == "confirm" and not sets_item(call.arguments):
+            return True  # "buy 2 tickets for the bus to Fresno": its count, time, date checked
+        if reading.kind != "change" and reading.steps and step == reading.steps[0]:
+            if self._untaken(call, step) is not None:
+                return True
+            return (  # of no thing the proposal named: its items and options said before
+                reading.kind == "confirm"
+                and not reading.things_of(call.arguments, self._words_of(step), counted=False)
+                and reading.offered(call.arguments)
+            )
+        if reading.kind == "confirm":
+            return True  # another step: not the one confirmed (_only_confirmed)
         if reading.kind == "need" and sets_item(call.arguments):
             return False  # "I'd also like a latte." swaps no earlier item for a latte
         return reading.mentions(call.arguments)
 
     def _of_proposal(self, call: Call, step: str | None) -> bool:
         """Whether a call of the step a confirmed proposal named ("Shall I book a table for 2 at
-        7 pm?" "Yes.") has no count, amount, time or date the proposal states otherwise."""
+        7 pm?" "Yes.") has no count, amount, time or date the proposal states otherwise. Where
+        the proposal offered things of their own counts ("Shall I add two lattes and a
+        mocha?"), the call's count is the thing's (:meth:`_of_thing`)."""
         reading = self._reading
         return (
             reading is None
             or reading.kind != "confirm"
+            or step is None
             or step not in reading.steps
             or not self.requested
-            or not reading.contradicted(call.arguments)
+            or not reading.contradicted(call.arguments, self._words_of(step))
         )
 
     def _beyond_reading(self, step: str | None) -> bool:

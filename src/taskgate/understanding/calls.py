@@ -215,12 +215,19 @@ _REMOVING = pattern(
 )
 
 
-def _unsaid_option(arguments: Mapping[str, object], said: set[str], spelled: _Spelling) -> bool:
+def _unsaid_option(
+    arguments: Mapping[str, object],
+    said: set[str],
+    spelled: _Spelling,
+    only: re.Pattern[str] | None = None,
+) -> bool:
     """Whether a value the call sets has no word the user said, whole or as the start of one
     ("decaf" for "decaffeinated"): every text value but a note's, an identifier's ("14755"),
     a field's name ("attribute_name") or a plain switch ("option": "ADD"), which stands for its
     field's name ("iced": "yes" needs "iced" said); numbers are counted elsewhere. "size":
-    "venti", "syrup": "caramel", "upsell": "gift-card-500" for "a latte" are unsaid."""
+    "venti", "syrup": "caramel", "upsell": "gift-card-500" for "a latte" are unsaid. ``only``:
+    the fields read (:data:`_OFFERED`: what a proposal offers to add states its options, not
+    every value of the call: a bus's date and places are its own)."""
     starts = {w[:n] for w in itertools.islice(said, 512) for n in range(3, min(len(w), 12) + 1)}
 
     def spoken(text: str) -> bool:
@@ -234,7 +241,12 @@ def _unsaid_option(arguments: Mapping[str, object], said: set[str], spelled: _Sp
         )
 
     for key, value in _leaves(arguments)[0]:
-        if _NOTE_KEY.search(key) or _LABEL_KEY.search(key) or value is None:
+        if (
+            _NOTE_KEY.search(key)
+            or _LABEL_KEY.search(key)
+            or value is None
+            or (only is not None and not only.search(key))
+        ):
             continue
         if isinstance(value, bool) or (
             isinstance(value, str) and _SWITCH_VALUE.fullmatch(value.strip())
@@ -300,6 +312,12 @@ _ITEM_KEY = pattern(
 )
 #: a field of what is added to an item ("addon_id": "vanilla-sweetener-011")
 _EXTRA_KEY = pattern(r"addon|add_on|extra|topping|modifier|side", re.I)
+#: the fields an item's options are set in ("size", "addon_id"; see :func:`_unsaid_option`)
+_OFFERED = pattern(
+    r"option|value|choice|selection|setting|variant|size|flavou?r|milk|temperature|type|style|"
+    r"addon|add_on|extra|topping|modifier|caffeine|decaf|side|syrup|sauce|shot",
+    re.I,
+)
 
 
 def _item_values(arguments: Mapping[str, object]) -> list[str]:

@@ -58,6 +58,7 @@ from taskgate.understanding.calls import (
     _ARGUMENTS,
     _COUNT,
     _COUNT_KEY,
+    _OFFERED,
     _REMOVING,
     _TO_GO,
     _flat,
@@ -70,6 +71,7 @@ from taskgate.understanding.calls import (
     _unsaid_option,
     _unsaid_terms,
     _zeroed,
+    sets_item,
 )
 from taskgate.understanding.finishing import _ID_KEY, _finishing, _ids_said, _judges, _of_step
 from taskgate.understanding.patterns import pattern
@@ -420,12 +422,19 @@ class Reading:
         one = hit == 1 and named_value and (acted or stated == 1)
         return not self.bare and self.cue and one
 
-    def contradicted(self, arguments: Mapping[str, object] | None) -> bool:
+    def contradicted(self, arguments: Mapping[str, object] | None, wording: str = "") -> bool:
         """Whether the confirmed proposal states a count, an amount, a time or a date that the
         call's differs from ("Shall I book a table for 2 at 7 pm?" is no table for 40 at 21:30).
-        A proposal that states none contradicts nothing."""
+        A proposal that states none contradicts nothing. Where it offered things of their own
+        counts to add and the call names an item ("Shall I add two lattes and a mocha?"), the
+        call's count is the thing's, read by :meth:`things_of` (``wording``: the step's)."""
         if not self.proposal or not arguments:
             return False
+        counts = not (
+            self.thing
+            and sets_item(arguments)
+            and any(n < _ARGUMENTS for n in self.counts(wording))
+        )
         said = self.proposal.lower()
         rest, plain = said, []
         numbers = _TIME.sub(" ", _MONEY.sub(" ", said))
@@ -454,7 +463,7 @@ class Reading:
         counted = _PRONOUN_ONE.sub(
             " ", _NOT_A_COUNT.sub(" ", _DATE.sub(" ", _TIME.sub(" ", _MONEY.sub(" ", rest))))
         )
-        counts = bool(_NUMBER.search(counted))
+        counts = counts and bool(_NUMBER.search(counted))
         return any(
             (_COUNT.fullmatch(text) and (counts or (money and _MONEY_KEY.search(key))))
             or (times and _CLOCK.fullmatch(text))
@@ -467,49 +476,49 @@ class Reading:
         (:meth:`thing_of`). True when the reading ordered nothing."""
         return not self.thing or bool(self.things_of(arguments, wording))
 
-    def counts(self) -> tuple[int, ...]:
+    def counts(self, wording: str = "") -> tuple[int, ...]:
         """How many of each thing the order counted, in the order's order ("a latte and two
-        mochas": (1, 2)); empty when it ordered nothing."""
-        return tuple(count for _, _, count in _things(self.thing)) if self.thing else ()
+        mochas": (1, 2)); empty when it ordered nothing. A confirmed proposal's thing of the
+        kind the step's ``wording`` names ("2 tickets for your event") counts what the proposal
+        states (:meth:`contradicted`), not what its words are read as."""
+        if not self.thing:
+            return ()
+        kind = _kind(wording) if self.kind == "confirm" else set()
+        return tuple(_ARGUMENTS if words & kind else count
+                     for words, _, count in _things(self.thing))  # fmt: skip
 
     def things_of(
-        self, arguments: Mapping[str, object] | None, wording: str = ""
+        self, arguments: Mapping[str, object] | None, wording: str = "", counted: bool = True
     ) -> tuple[int, ...]:
         """Which things of the order a call may be of (their places among :meth:`counts`), the
         closest first ("an oat latte and an almond latte": a latte with almond milk is of the
-        second, then the first); none when it is of none of them. The thing is sought in the values of the call's item fields (an id, an item, a product,
-        a name, ...; every value but a note's where it has none): one value holds half the
-        thing's words, its last word or two of them, and is made of the user's words, numbers
-        aside ("mocha-2211" for "a mocha"; not "mocha-gift-card-500", not "gold-bar" with a
-        flavour of mocha). No count among the call's values (quantity, tickets, ...) is more than
-        the order counted of that thing ("a mocha": one; "a dozen donuts": 12; no count said:
-        one), and no price, discount or code is one the user did not say. "I need a rental car"
-        orders no bus ticket. A thing that is the kind the step's ``wording`` names ("two
-        tickets" for "Buy tickets for an event") is of an item made of the user's words ("Mets
-        game" for "two tickets for the Mets game")."""
-        if not self.thing:
+        second, then the first); none when it is of none of them. The thing is sought in the
+        values of the call's item fields (an id, an item, a product, a name, ...; every value
+        but a note's where it has none): one value holds half the thing's words, its last word
+        or two of them, and is made of the user's words, numbers aside ("mocha-2211" for "a
+        mocha"; not "mocha-gift-card-500", not "gold-bar" with a flavour of mocha). No count
+        among the call's values (quantity, tickets, ...) is more than the order counted of that
+        thing ("a mocha": one; "a dozen donuts": 12; no count said: one; not read without
+        ``counted``), and no price, discount or code is one the user did not say. "I need a
+        rental car" orders no bus ticket. A thing that is the kind the step's ``wording`` names
+        ("two tickets" for "Buy tickets for an event") is of an item made of the user's words
+        ("Mets game" for "two tickets for the Mets game"). For a confirmed proposal (a yes to
+        "Shall I add a latte?"), the words said are the proposal's and the turns before it, and
+        the options read are those of :data:`_OFFERED`."""
+        said = self._said(arguments, whole=True)
+        if said is None:
             return ()
-        args = arguments or {}
-        text = self.thing[:USER_CHARS].lower()
-        spoken = _WORD.findall(text)
-        said = {_stem(w) for w in spoken}
-        # the thing's words may be anywhere in the call, a note's too ("double shot"); the item
-        # must still be of the user's words
-        spelled = _Spelling(said)
+        args, (spoken, spelled) = arguments or {}, said
         have = spelled({_stem(w) for v in _flat(args) for w in _WORD.findall(v.lower())})
         items = [spelled(_item_words(v, spoken)) for v in _item_values(args)]
         have.update(*items)
-        kind = {_stem(w) for w in _WORD.findall(wording.lower()[:400])}
-        if _unsaid_terms(args, text):
-            return ()
+        kind, confirm = _kind(wording), self.kind == "confirm"
         found: list[tuple[int, int]] = []
-        if not all(item <= said for item in items if item):
-            return ()  # an item of the call is not of the user's words ("mocha-gift-card-500")
-        if _unsaid_option(args, said, spelled):
-            return ()  # "size": "venti", "option": "Decaf" for "a latte"
         for place, (words, head, count) in enumerate(_things(self.thing)):
             hit = words & have
-            if words <= kind:  # "two tickets" for "Buy tickets": the item is the user's words
+            if confirm and words & kind:  # "2 tickets for your event": the item said before,
+                named, count = any(items), 0  # its count the proposal's (contradicted)
+            elif words <= kind:  # "two tickets" for "Buy tickets": the item is the user's words
                 named = any(items)
             else:  # half its words, its last word or two of them, in an item
                 named = (
@@ -517,15 +526,55 @@ class Reading:
                     and (head in have or len(hit) >= 2)
                     and any(item & words for item in items)
                 )
-            if named and not _too_many(args, count):
+            if named and not (counted and count and _too_many(args, count)):
                 found.append((-len(hit), place))
         places = tuple(place for _, place in sorted(found))
-        if len([item for item in items if item]) > 1 and places:
+        if len([item for item in items if item]) > 1 and places and not confirm:
             things = _things(self.thing)
             of = {min((p for p in places if item & things[p][0]), default=-1) for item in items}
             if len(of - {-1}) > 1:
                 return ()  # one call of several things ordered: one call, one thing
         return places
+
+    def offered(self, arguments: Mapping[str, object] | None) -> bool:
+        """Whether a call of the step a confirmed proposal named sets items and options of the
+        words of its proposing sentence (:attr:`thing`) or the turns before it only, and no
+        price or code they did not say ("3 tickets to your event": the event named before; no
+        "venti" for "a latte"; "Your order is a latte. Shall I add a muffin?" adds no latte).
+        The rule for a call of no thing the proposal named (:meth:`things_of`)."""
+        return self.kind == "confirm" and self._said(arguments, whole=False) is not None
+
+    def _said(
+        self, arguments: Mapping[str, object] | None, whole: bool
+    ) -> tuple[list[str], _Spelling] | None:
+        """The words said (as spoken, and their spelling), or None where the call's items,
+        options, prices or codes are not of them, or nothing was ordered. A confirmed
+        proposal's words are its ``whole`` text's, or its thing's, and the turns before."""
+        if not self.thing:
+            return None
+        args = arguments or {}
+        text = self.thing[:USER_CHARS].lower()
+        spoken = _WORD.findall(text)
+        confirm = self.kind == "confirm"
+        if confirm:  # a yes to "A large one with oat milk. Shall I add a latte?"; "3 tickets
+            # to your event": the event named in the turns before
+            text = f"{self.proposal[-AGENT_CHARS:] if whole else ''} {self.heard}".lower()
+            spoken += _WORD.findall(text)
+            text = f"{self.thing[:USER_CHARS]} {text}".lower()
+        said = {_stem(w) for w in spoken}
+        # the thing's words may be anywhere in the call, a note's too ("double shot"); the item
+        # must still be of the user's words
+        spelled = _Spelling(said)
+        items = [spelled(_item_words(v, spoken)) for v in _item_values(args)]
+        if (
+            _unsaid_terms(args, text)
+            # an item of the call is not of the user's words ("mocha-gift-card-500")
+            or not all(item <= said for item in items if item)
+            # "size": "venti", "option": "Decaf" for "a latte"
+            or _unsaid_option(args, said, spelled, _OFFERED if confirm else None)
+        ):
+            return None
+        return spoken, spelled
 
     def mentions(self, arguments: Mapping[str, object] | None) -> bool:
         """Whether a change carries what the user said, and no count they did not: a value
@@ -582,6 +631,11 @@ class Reading:
                 return f"the gate could not tell which step the user wants ({names})"
             case _:
                 return "the user's last message does not ask for this"
+
+
+def _kind(wording: str) -> set[str]:
+    """The words of a step's wording, as stems: the kind of thing it adds ("tickets")."""
+    return {_stem(w) for w in _WORD.findall(wording.lower()[:400])}
 
 
 class Reader(Protocol):
@@ -686,7 +740,8 @@ class ConversationReader:
                 if len(proposed) > 1:
                     return Reading("unclear", candidates=proposed)
                 if proposed:
-                    return Reading("confirm", proposed, redo, proposal=said, cue=a.confirming)
+                    return Reading("confirm", proposed, redo, proposal=said, cue=a.confirming,
+                                   thing=_proposed_thing(plan, proposed, said))  # fmt: skip
                 return Reading("confirm", proposal=said, cue=a.confirming,
                                claimed=_claims(said, a.done))  # fmt: skip
             if (  # "book it, please"
@@ -1156,13 +1211,15 @@ _THING_START = pattern(
 )
 
 
-def _things(text: str) -> list[tuple[frozenset[str], str, int]]:
+def _things(text: str, loose: bool = True) -> list[tuple[frozenset[str], str, int]]:
     """The things an order names, each as its words' stems, its last word's and how many of it
     were counted ("I'll take a Mocha and two chai lattes with oat milk": ({mocha}, mocha, 1),
     ({chai, latte}, latte, 2); "mocha x2": 2; no count said: 1); the first 16. A thing refused
     or set aside ("not a latte", "instead of a latte") is none. A thing said again, with no other
     details ("A latte. A latte, please.", "a latte, I mean a latte with oat milk"), is one thing;
-    "a latte with oat milk and a latte with almond milk" are two, and so is "a latte and another"."""
+    "a latte with oat milk and a latte with almond milk" are two, and so is "a latte and another".
+    ``loose``: a few words and nothing else are a thing ("Mocha, please."); not in an agent's
+    proposal ("Shall I add it?")."""
     out: list[tuple[frozenset[str], str, int]] = []
     details: list[set[str]] = []  # the words after each thing, up to the next ("with oat milk")
     again: list[bool] = []  # "another", "one more": one more of the thing before, never merged
@@ -1195,7 +1252,7 @@ def _things(text: str) -> list[tuple[frozenset[str], str, int]]:
         if len(out) >= 16:
             break
     out = _once(out, details, again, bool(_CORRECTION.search(said)))
-    if not out:  # "Mocha, please.": a few words and nothing else
+    if not out and loose:  # "Mocha, please.": a few words and nothing else
         kept = [_stem(w) for w in _WORD.findall(_THING_END.split(said, maxsplit=1)[0])
                 if w not in _STOP and w not in _ORDER_WORDS and w not in _AFFIX]  # fmt: skip
         if 0 < len(kept) <= 4:
@@ -1327,6 +1384,22 @@ def _related(plan: Plan, changers: tuple[str, ...], said: str) -> tuple[str, ...
         if {_stem(w) for w in _WORD.findall(step_wording(plan, c).lower())[1:]
             if len(w) >= 3 and w not in _STOP} & near
     )  # fmt: skip
+
+
+def _proposed_thing(plan: Plan, proposed: tuple[str, ...], said: str) -> str:
+    """What a proposal of the adding step offers to add, for a yes to it ("Shall I add a latte
+    to your order?": a latte; the calls it authorizes are of that thing, as an order of it
+    would): the last sentence proposing the step, where it names a thing ("Your order is a
+    mocha. Shall I add a muffin?": a muffin), else the whole proposal ("A large latte. Shall I
+    add it?"); empty when it names none, or proposes another step."""
+    if len(proposed) != 1 or proposed[0] not in _first_word(plan, _TAKERS):
+        return ""
+    for sentence in reversed(_SENTENCE_END.split(said[-AGENT_CHARS:])[-16:]):
+        if proposed[0] in _named(plan, sentence, agent=True)[0]:
+            if _things(sentence, loose=False):
+                return sentence
+            break
+    return said if _things(said, loose=False) else ""
 
 
 def _first_word(plan: Plan, verbs: frozenset[str]) -> tuple[str, ...]:
