@@ -196,3 +196,57 @@ def _forward(args: dict[str, Any]) -> Any:
         return "added"
 
     return run
+
+
+def test_the_mcp_gate_reads_a_message_back_after_a_restart(tmp_path: Any) -> None:
+    """The reading is journaled with the message (a ``message`` event) and what each call took
+    with the call: a gate restarted after "A mocha and a latte, please." adds no muffin and no
+    second mocha, and still adds the latte (before, a restart lost the reading: any item ran)."""
+    from taskgate.integrations.mcp import McpGate, McpGateConfig
+
+    config = McpGateConfig(plan=COFFEE, requests="application")
+    muffin = {"menu_item_id": "muffin-0001", "quantity": "1"}
+
+    def gate() -> McpGate:  # a fresh process on the same journal
+        return McpGate(config, SQLiteStore(tmp_path / "mcp.sqlite"))
+
+    async def call(args: dict[str, Any]) -> bool:
+        answer = await gate().call("k", "add_order_item", args, _forward(args), lambda r: True)
+        return not answer.refused
+
+    async def play() -> list[bool]:
+        await gate().request("k", "A mocha and a latte, please.")
+        return [await call(muffin), await call(MOCHA), await call(MOCHA), await call(LATTE),
+                await call(LATTE)]  # fmt: skip
+
+    RAN.clear()
+    assert asyncio.run(play()) == [False, True, False, True, False]
+    assert RAN == ["mocha-2211", "latte-0256"]
+
+
+def test_the_proxy_reloaded_mid_turn_judges_by_the_turn_s_reading() -> None:
+    """The turn's reading is journaled with it: a proxy reloaded after "A latte, please." got a
+    reply with no call, asked again (a client retry of the hop), still refuses a muffin, and
+    adds the latte (before, the reading was lost with the reload: the muffin ran)."""
+    from proxy_helpers import post
+    from taskgate.proxy import ProxyConfig
+    from taskgate.proxy.testing import ProxyServer
+
+    muffin = {"menu_item_id": "muffin-0001", "quantity": "1"}
+    replies = iter([Reply("One moment."),
+                    Reply("", tool_calls=(ToolCall("add_order_item", muffin, id="c1"),)),
+                    Reply("", tool_calls=(ToolCall("add_order_item", LATTE, id="c2"),))])  # fmt: skip
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "A latte, please."}]
+    handed = []
+    with (
+        FakeServer(lambda body: next(replies)) as upstream,
+        httpx.Client(timeout=60) as client,
+        ProxyServer(ProxyConfig(upstream.base_url, plan=COFFEE)) as proxy,
+    ):
+        for _ in range(3):
+            proxy.app.state.proxy.conversations.clear()  # read back from the journal
+            reply = post(client, proxy.base_url, messages)["choices"][0]["message"]
+            handed.append([c["function"]["name"] + c["function"]["arguments"]
+                           for c in reply.get("tool_calls") or []])  # fmt: skip
+    assert handed[:2] == [[], []]
+    assert len(handed[2]) == 1 and "latte-0256" in handed[2][0]

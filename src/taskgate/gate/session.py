@@ -559,6 +559,14 @@ class GateSession:
         with self._lock:
             self._reading = reading
 
+    def resume(self, reading: Reading | None, said: Sequence[Turn]) -> None:
+        """Take up a conversation read before (a surface restarted on its journal): what the
+        gate understood of the current request's message, and the turns read, oldest first."""
+        with self._lock:
+            self._reading = reading
+            self._said.clear()
+            self._said.extend(_turns(said))
+
     def _words_of(self, step: str) -> str:
         """Everything a step is called by: its text, its tool's description and name."""
         graph = self._machine.graph

@@ -1,6 +1,7 @@
 """A gated conversation as an append-only journal, and the state folded from it.
 
-The gating proxy writes six kinds of event and the MCP gate two of them (``ledger`` and ``call``);
+The gating proxy writes six kinds of event and the MCP gate three (``ledger``, ``call`` and
+``message``);
 a conversation is nothing but their fold (status is derived, never stored), and every admission
 folded is judged again by the gate's core (under the surface's rule that nothing runs on a
 request that named no step, ``requested``):
@@ -8,7 +9,8 @@ request that named no step, ``requested``):
 * ``ledger``: an entry of the receipts ledger (the plan first; then requests, revisions and the
   attempts that were committed), as :class:`~taskgate.TaskMachine` keeps it;
 * ``turn``: a user message began a turn: the client's text and the text the upstream was sent
-  (notices before it, the rung's checklist or directive after it);
+  (notices before it, the rung's checklist or directive after it), and in plan mode what the
+  gate understood of it;
 * ``reply``: the upstream answered a hop of the turn: its original content, what the client got
   (the tool calls included), the attempts it made (pending: judged and applied, not yet
   receipts) and the notices for the next turn. A client retry of a hop whose reply handed out
@@ -20,7 +22,9 @@ request that named no step, ``requested``):
 * ``held``: an operator's revision or approval (``POST /taskgate/conversations/{id}/...``),
   held until the conversation's next request;
 * ``given``: that request took held changes: each one given is followed by its ``ledger`` event,
-  and one the state no longer allows is dropped, with the reason.
+  and one the state no longer allows is dropped, with the reason;
+* ``call`` and ``message`` (the MCP gate's): a call forwarded or seen to end, and a user message
+  read, with what the gate understood of it (:class:`MessageEvent`).
 
 So a client retry never books twice nor hands out a second admission, and a proxy killed at any
 point and restarted on the same journal is back in exactly the state its last committed request
@@ -29,6 +33,8 @@ left.
 
 from __future__ import annotations
 
+import dataclasses
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -38,7 +44,7 @@ from taskgate.core.ledger import AttemptEntry, LedgerEntry, PlanEntry
 from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Revision
 from taskgate.errors import LedgerFormatError
-from taskgate.understanding.reader import Reading
+from taskgate.understanding.reader import REVISIONS, Reading
 
 
 class _Event(BaseModel):
@@ -54,6 +60,9 @@ class TurnEvent(_Event):
     kind: Literal["turn"] = "turn"
     client: str  # the user message as the client sent it
     forwarded: str  # the user message as the upstream got it
+    #: what the gate understood of it (plan mode), so a proxy reloaded mid-turn judges the
+    #: turn's calls by the same reading
+    reading: Reading | None = None
 
 
 class ReplyEvent(_Event):
@@ -126,10 +135,31 @@ class CallEvent(_Event):
     ended: bool = False
     work_order: str | None = None  # begun: the request it was admitted under
     at: int | None = None  # begun: the ledger's length when it was admitted
+    #: begun: the thing of the message's order it was admitted for (its place, how many; see
+    #: :attr:`Reading.taken`), so a restarted gate runs no thing twice nor more than was ordered
+    taken: tuple[int, int] | None = None
+
+
+class MessageEvent(_Event):
+    """The MCP gate read a user message (with the agent's message before it): what it
+    understood, so a restarted gate judges the message's calls by the same reading (its
+    order's things and options), and the turns it was read with, for the next message."""
+
+    kind: Literal["message"] = "message"
+    message: str
+    agent: str = ""
+    reading: Reading | None = None
 
 
 Event = Annotated[
-    LedgerEvent | TurnEvent | ReplyEvent | CommitEvent | HeldEvent | GivenEvent | CallEvent,
+    LedgerEvent
+    | TurnEvent
+    | ReplyEvent
+    | CommitEvent
+    | HeldEvent
+    | GivenEvent
+    | CallEvent
+    | MessageEvent,
     Field(discriminator="kind"),
 ]
 EVENT: TypeAdapter[Event] = TypeAdapter(Event)
@@ -144,6 +174,13 @@ def load_event(data: bytes | str) -> Event:
         return EVENT.validate_json(data)
     except ValueError as exc:
         raise LedgerFormatError(f"a journal row is not a valid event: {exc}") from exc
+
+
+def _fresh(reading: Reading | None) -> Reading | None:
+    """A journaled reading, as its own copy with nothing taken yet (what calls take is folded
+    into it from their events; the proxy's are not journaled: after a reload the turn runs no
+    further thing of its order)."""
+    return None if reading is None else dataclasses.replace(reading, taken={})
 
 
 @dataclass
@@ -172,9 +209,13 @@ class Conversation:
         self.held: list[HeldEvent] = []  # an operator's changes, for the next request
         #: the MCP gate's calls begun and not ended, by id
         self.in_flight: dict[str, CallEvent] = {}
-        #: what the gate understood of the current turn's user message (in memory only: after a
-        #: restart a refusal's notice says less, and the verdicts are the journal's)
+        #: what the gate understood of the current turn's user message (the proxy's in memory
+        #: only: after a restart a refusal's notice says less, and the verdicts are the
+        #: journal's; the MCP gate's folded from its ``message`` events)
         self.reading: Reading | None = None
+        #: the MCP gate's user messages read, each (the agent's message, the user's), the last
+        #: few, for a proposal the user revised
+        self.said: deque[tuple[str, str]] = deque(maxlen=REVISIONS)
         self._machine: TaskMachine | None = None
         for event in events or ():
             self.apply(event)
@@ -198,7 +239,7 @@ class Conversation:
         elif isinstance(event, TurnEvent):
             self.turns.append(Turn(event.client, event.forwarded))
             self.notices = []
-            self.reading = None  # read anew for each turn (set after its TurnEvent)
+            self.reading = _fresh(event.reading)  # read anew for each turn
         elif isinstance(event, ReplyEvent):
             self._reply(event, applied)
         elif isinstance(event, HeldEvent):
@@ -208,6 +249,11 @@ class Conversation:
                 self.in_flight.pop(event.call, None)
             else:
                 self.in_flight[event.call] = event
+                if event.taken is not None and self.reading is not None and event.work_order:
+                    self.reading.taken[event.work_order] = event.taken
+        elif isinstance(event, MessageEvent):
+            self.said.append((event.agent, event.message))
+            self.reading = _fresh(event.reading)
         elif isinstance(event, GivenEvent):
             if any(not 0 <= i < len(self.held) for i in event.taken):
                 raise LedgerFormatError(f"conversation {self.key}: it gives changes it never held")
@@ -224,6 +270,7 @@ class Conversation:
         self.committed, self.turns, self.pending, self.notices = [], [], None, []
         self.held, self.in_flight = [], {}
         self.reading = None
+        self.said.clear()
         self._machine = None
         for event in events:
             self.apply(event)

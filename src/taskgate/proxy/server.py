@@ -346,7 +346,7 @@ async def _open_planned(call: Call, message: str, model: str, key: str) -> str |
     opening = session.open_message(message, matcher, agent=agent, earlier=_earlier(messages))
     opened: Opened = await call.waiting(_helping(opening))
     call.add(LedgerEvent(entry=machine.last_entry()))
-    call.add(TurnEvent(client=message, forwarded=message))
+    call.add(TurnEvent(client=message, forwarded=message, reading=opened.reading))
     call.conv.reading = opened.reading  # what the gate understood, for this turn's calls
     return opened.ask_back
 

@@ -16,6 +16,7 @@ Nothing here speaks MCP: :mod:`.server` turns a session's answers into MCP resul
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -35,7 +36,13 @@ from taskgate.core.verdict import Policy, Reason
 from taskgate.errors import UsageError
 from taskgate.gate.registry import SessionRegistry
 from taskgate.gate.session import Call, GateSession, Notices, step_named
-from taskgate.journal.events import CallEvent, Conversation, HeldEvent, LedgerEvent
+from taskgate.journal.events import (
+    CallEvent,
+    Conversation,
+    HeldEvent,
+    LedgerEvent,
+    MessageEvent,
+)
 from taskgate.journal.held import give_held, scratch
 from taskgate.journal.store import MemoryStore, StaleJournal, Store
 from taskgate.roles import Matcher
@@ -176,6 +183,7 @@ class McpGate:
                     "or use a new journal"
                 )
             gate = self._gate(conv)
+            gate.resume(conv.reading, conv.said)  # the last message's reading, as journaled
             # the calls this process forwards are the gate's, not the session object's: a
             # session read back after a failed write still knows them running, not in doubt
             new = Session(key, conv, gate, live=self._live.setdefault(key, set()))
@@ -245,9 +253,11 @@ class McpGate:
         session = await self.session(key)
         async with session.lock:
             self._give(session, approvals=False)  # an operator's revisions, before the message
-            opened = await session.gate.open_message(
-                message[:4000], self.matcher, agent=agent[-4000:]
-            )
+            message, agent = message[:4000], agent[-4000:]
+            opened = await session.gate.open_message(message, self.matcher, agent=agent)
+            reading = opened.reading and dataclasses.replace(opened.reading, taken={})
+            read = MessageEvent(message=message, agent=agent, reading=reading)
+            session.conv.apply(read, applied=True)
             self._record(session, [session.gate.machine.last_entry()])
             self._give(session, approvals=True)  # and approvals, for the request now open
             await self._write(session)
@@ -315,7 +325,10 @@ class McpGate:
             step = ticket.verdict.step or ""
             at = session.gate.machine.ledger_length
             work_order = ticket.call.work_order
-            session.conv.apply(CallEvent(call=call_id, step=step, work_order=work_order, at=at))
+            reading = session.gate.reading  # the thing of the order it is for, if any
+            taken = None if reading is None else reading.taken.get(work_order or "")
+            begun = CallEvent(call=call_id, step=step, work_order=work_order, at=at, taken=taken)
+            session.conv.apply(begun)
             try:
                 await self._write(session)  # the call's start is durable before it runs
             except BaseException:
