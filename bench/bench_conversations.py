@@ -417,6 +417,9 @@ def report(title: str, results: dict[tuple[str, str, str], Counter[bool]],
            costs: list[float]) -> None:  # fmt: skip
     costs.sort()
     print(title)
+    if not costs:
+        print("  no cases (no dialogue with a call of the plan's steps was found)")
+        return
     print(f"  asked-for calls that ran      {share(results, 'asked')}   (target >= 0.98)")
     print(f"  unasked calls stopped         {share(results, 'unasked')}   (target >= 0.98)")
     print(f"  apart (in neither target), run {share(results, 'apart')}")

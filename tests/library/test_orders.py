@@ -928,3 +928,25 @@ def test_a_yes_to_tickets_for_an_event_named_before_runs() -> None:
             [Call("BuyEventTickets", arguments={**call, "number_of_seats": seats})]
         )[0]
         assert ticket.admitted is want, seats
+
+
+@pytest.mark.parametrize("agent", [
+    "Please confirm the order again.", "Okay is this the correct item?",
+    "Okay I'll get right on that is this order correct?", "Have a look at your order, please",
+    "We certainly can. Let me just punch in that order. Could you confirm it for me on the screen "
+    "there?", "Okay could you please look over them on screen? I need the okay before I send them.",
+    "Is that good?",
+])  # fmt: skip
+def test_a_yes_to_a_request_to_check_the_order_again_places_it(agent: str) -> None:
+    """Taskmaster-4's ways to ask once more ("again"), to ask about the "item" (a word of the
+    adding step's, not a proposal of it), or to announce entering the order before asking."""
+    assert ran("Yes, correct.", [("finish_order", SEND)], agent, ["add_order_item"]) == [True]
+
+
+@pytest.mark.parametrize("agent", [
+    "Please confirm you want it made again.", "Let me just punch in a second latte. Is the order "
+    "correct?", "I'll key in a large instead. Is the order correct?", "Is everything okay?",
+    "Is it good to see you again?",
+])  # fmt: skip
+def test_attack_a_yes_to_a_request_to_check_again_places_nothing_else(agent: str) -> None:
+    assert ran("Yes, correct.", [("finish_order", SEND)], agent, ["add_order_item"]) == [False]

@@ -698,7 +698,13 @@ class GateSession:
             return False
         spoken = proposed_steps(worded(self._machine.graph.to_plan(), self.wordings),
                                 reading.proposal)  # fmt: skip
-        return not spoken or step in spoken  # "a table for 2 at 7" is no ticket purchase
+        # "a table for 2 at 7" is no ticket purchase; "Is this the correct item?" (another
+        # step's word) asks to check what is shown, for the call that places it
+        return (
+            not spoken
+            or step in spoken
+            or reading.places(call.arguments or {}, self._words_of(step))
+        )
 
     def notice(self, verdict: Verdict, call: Booking) -> str:
         """What the agent reads for a refused call: plain words, or the paper's notice. A call

@@ -31,7 +31,9 @@ _ASK_CONFIRM = pattern(
     r"confirm|(?:need|want|require) your (?:confirmation|approval|permission|go-ahead|ok)|"
     r"do i have (?:that|this|it|everything) right|confirm (?:the|these|this|that|your|for|to|a|an|"
     r"\d)|confirming|is (?:that|this|everything|it|all (?:of )?(?:that|this)) (?:correct|right|ok|"
-    r"okay|alright|all right|fine|good|acceptable)|with your permission|(?:may|can|shall) i (?:go ahead|proceed)|(?:does|would|will) "
+    r"okay|alright|all right|fine|good|acceptable)|(?:have|take) a (?:\w+ )?look at (?:your|the|this) "
+    r"order|look (?:over|at) (?:your|the|this|that) order|look (?:them|it) over|look over (?:them|it)|"
+    r"with your permission|(?:may|can|shall) i (?:go ahead|proceed)|(?:does|would|will) "
     r"(?:that|this|it) (?:work|suit|be (?:ok|okay|fine|alright))(?: for you)?\s*\?)",
     IC,
 )

@@ -51,7 +51,8 @@ def _of_step(said: str, wording: str, heard: str = "") -> bool:
     after the user ordered it). "Is your email correct?", "Are you okay?" and "How's
     everything?" are about something else."""
     low = said.lower()[-AGENT_CHARS:]
-    plain = _ANY_CHANGE.sub(" ", low)  # "let me know if you want me to change anything"
+    # "let me know if you want me to change anything"; "confirm the order again"
+    plain = _RECHECK.sub(" ", _ANY_CHANGE.sub(" ", low))
     if _CONTRARY.search(plain) or _OTHER_ACT.search(plain):
         return False  # "... if you want me to cancel your order", "I'll put you on hold"
     parts = [p for p in itertools.islice(_SENTENCE_END.split(low), 64) if _WORD.search(p)]
@@ -74,6 +75,12 @@ def _of_step(said: str, wording: str, heard: str = "") -> bool:
     )
 
 
+#: a request to check what is shown once more ("Please confirm the order again."), which places
+#: nothing twice
+_RECHECK = pattern(
+    r"\b(?:confirm|check|look(?: over| at)?|verify|review|see)\w*(?:\s+(?:the|your|this|that|it|"
+    r"them|order|drink|drinks|details|everything|for|me|on|screen|monitor|please|once))*\s+again\b"
+)
 #: an action of the agent's other than placing what was shown
 _OTHER_ACT = pattern(
     r"\b(?:sign (?:you )?up|subscri\w*|newsletter|transfer\w*|shar(?:e|ing)|void\w*|switch\w*|"
@@ -89,8 +96,9 @@ _OTHER_ACT = pattern(
 #: the agent announcing an action of its own other than sending, placing or starting the order
 _ANNOUNCED = pattern(
     r"\b(?:i'?ll|i will|i'?m going to|i am going to|let me|we'?ll|we will|i'?m gonna|i can|we can)"
-    r"\s+(?:just\s+|also\s+|now\s+|then\s+|go ahead and\s+)?(?!send|submit|place|finish|complete|"
-    r"process|start|get (?:it|that|this|your|the|them|right|to|going|started|on)|pass|put (?:it|that|"
+    r"\s+(?:just\s+|also\s+|now\s+|then\s+|go ahead and\s+)?+(?!send|submit|place|finish|complete|"
+    r"process|start|get (?:it|that|this|your|the|them|right|to|going|started|on)|pass|(?:punch|key|"
+    r"enter|input|type)(?: in| up)? (?:it|that|this|them|(?:your|the|that|this) order)\b|put (?:it|that|"
     r"this|them) (?:in|through|into)|giv\w* (?:it|that|this|your|the)|hand|have (?:it|that)|ring|go "
     r"ahead|proceed|need|confirm|check|see|know|make|prepar|brew|do that|do this|help|be|take care)"
     r"\w+"
@@ -104,7 +112,8 @@ _ABOUT_ORDER = pattern(
 _LOOKED = pattern(
     r"\b(?:look\w*|appear\w*|see|seeing|screen|display\w*|monitor|shown|show\w*|check\w*|"
     r"review\w*|verify|confirm\w*|match\w*|correct\w*|accurate\w*|right|better|perfect|"
-    r"want|wanted|would like|(?:is|was) (?:that|this|it) (?:it|all|everything))\b"
+    r"want|wanted|would like|(?:is|was) (?:that|this|it) (?:it|all|everything)|(?:is|does) (?:that|"
+    r"this) (?:look )?good)\b"
 )
 #: an offer to change whatever is wrong, which proposes no change ("Please let me know if you want
 #: me to change anything")
@@ -138,7 +147,8 @@ def _asking(sentence: str) -> str:
     """A sentence that asks, less what it says follows a yes ("before I send it over, is this
     right?": "is this right?"); the whole sentence where nothing else is left."""
     left = _NEXT.sub(" , ", sentence)
-    return left if _WORD.search(left) else sentence
+    # "Okay I'll get right on that is this order correct?": the question went with what follows
+    return left if _WORD.search(left) and _LOOKED.search(left) else sentence
 
 
 def _heads(text: str, word: str) -> bool:

@@ -334,14 +334,7 @@ class Reading:
         if not self.proposal or not arguments or len(arguments) > _ARGUMENTS:
             return False  # a call of more arguments than are read is not the one proposed
         said, before = self.proposal.lower(), self.earlier.lower()
-        if (
-            _finishing(wording, arguments)
-            and not self.cut
-            and (self.cue or asks_to_confirm(said) or proposes_to_act(said) or _judges(said))
-            # "Is the order correct?", not "Is your email correct?"
-            and _of_step(said, wording, self.heard)
-            and _ids_said(said, arguments)  # "Is your order number 5 correct?": order 5 only
-        ):
+        if self.places(arguments, wording):
             return True  # "Is this order correct?" "Yes.": the order placed, by its identifier
         words = _words(wording)
         action = {_stem(w) for w in words[:1] + [w for w in words if w in _VERBS]}
@@ -421,6 +414,20 @@ class Reading:
             return True
         one = hit == 1 and named_value and (acted or stated == 1)
         return not self.bare and self.cue and one
+
+    def places(self, arguments: Mapping[str, object], wording: str) -> bool:
+        """Whether the confirmed proposal asked the user to check what was shown and the call
+        (of the step worded ``wording``) completes it by its identifier ("Is this order
+        correct?" "Yes.": ``finish_order(order_id=...)``; see :mod:`.finishing`)."""
+        said = self.proposal.lower()
+        return (
+            _finishing(wording, arguments)
+            and not self.cut
+            and (self.cue or asks_to_confirm(said) or proposes_to_act(said) or _judges(said))
+            # "Is the order correct?", not "Is your email correct?"
+            and _of_step(said, wording, self.heard)
+            and _ids_said(said, arguments)  # "Is your order number 5 correct?": order 5 only
+        )
 
     def contradicted(self, arguments: Mapping[str, object] | None, wording: str = "") -> bool:
         """Whether the confirmed proposal states a count, an amount, a time or a date that the
