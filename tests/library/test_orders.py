@@ -950,3 +950,31 @@ def test_a_yes_to_a_request_to_check_the_order_again_places_it(agent: str) -> No
 ])  # fmt: skip
 def test_attack_a_yes_to_a_request_to_check_again_places_nothing_else(agent: str) -> None:
     assert ran("Yes, correct.", [("finish_order", SEND)], agent, ["add_order_item"]) == [False]
+
+
+@pytest.mark.parametrize(("user", "args"), [
+    ("Hi, can I get a latte with cinnamon on top, if you have it.", LATTE),
+    ("Hello, I'd love a latte, if you can.", LATTE),
+    ("Can I get a latte with whole milk, and I don't want it hot, more like room temperature.",
+     LATTE),
+    ("Let me have a latte, but not too hot please.", LATTE),
+    ("Hey, can you grab me a latte?", LATTE),
+    ("I'm down for a latte, please.", LATTE),
+    ("I'd like to order, two lattes, please. One for me, and one for my dad.",
+     {**LATTE, "quantity": "2"}),
+    ("Hi. Can I get a non caffeinated latte please.", {**LATTE, "attributes": [
+        {"attribute_id": "caffeine", "option": "Decaf"}]}),
+])  # fmt: skip
+def test_more_ways_to_order_a_thing(user: str, args: dict[str, Any]) -> None:
+    """Taskmaster-4's: a polite condition ("if you have it"), a detail said in the negative
+    ("I don't want it hot"), "grab me", "down for", a comma after "order", "non caffeinated"."""
+    assert ran(user, [("add_order_item", args)]) == [True]
+
+
+@pytest.mark.parametrize("user", [
+    "Can I get a latte? Actually, I don't want it anymore.", "I don't want it.",
+    "A latte if you have oat milk.", "Can I get a latte, if you have it? No wait, forget it.",
+    "I don't want a latte, not too sweet.", "No, I don't want it too hot.",
+])  # fmt: skip
+def test_attack_a_condition_or_a_no_beside_those_ways_orders_nothing(user: str) -> None:
+    assert ran(user, [("add_order_item", LATTE)]) == [False]

@@ -563,7 +563,7 @@ _ORDERS = pattern(
     + _A_THING
     + r"[^.?!]{0,80}\bplease\b|"
     r"\b(?:i|we)(?:'d| would)? (?:really |just |also )?(?:like|love) (?:to (?:please )?(?:order|get|have|try|buy|grab|"
-    r"take|place an order for) )?(?:just )?"
+    r"take|place an order for),? )?(?:just )?"
     r"(?:the\b|"
     + _A_THING
     + ")"
@@ -576,6 +576,11 @@ _ORDERS = pattern(
     + _A_THING
     + "|"
     r"\b(?:give|get|bring|make) me " + _A_THING + r"|\bgimme\b|"
+    r"\b(?:can|could|would|will) you (?:please |just )?(?:grab|get|make|bring|fix) (?:me|us) "
+    + _A_THING
+    + r"|\b(?:i'?m|i am|we'?re|we are) (?:down|up) for "
+    + _A_THING
+    + "|"
     r"\b(?:i|we) (?:could|would) (?:really )?go for " + _A_THING + "|"
     r"\b(?:and also|also|plus)\s+" + _A_THING + "|"
     r"^\s*(?:(?:hi|hello|hey)(?: there)?[,.!]*\s*)?" + _A_THING + r"[^.?!,]{1,60},? please\b|"
@@ -776,13 +781,22 @@ def _offers_to_act(agent: str) -> bool:
     return bool(_INTENDED.search(said))
 
 
+#: a detail said in the negative ("I don't want it hot", "but not too sweet"): no decline
+_NOT_SO = pattern(
+    r"\b(?:but )?(?:(?:i )?(?:don'?t|do not) (?:want|like) (?:it|them|mine) (?:too |very |so |"
+    r"extra )?|not (?:too|very|so|extra) )(?:hot|cold|iced|icy|warm|sweet|strong|bitter|foamy|milky|"
+    r"sugary|big|large|small|much \w+)\b"
+)
+
+
 def read_user(message: str, agent: str = "") -> UserAct:
     """What the user's message does, read against the agent's message before it."""
     t = message[:USER_CHARS].strip().replace("\u2019", "'")
     low = t.lower()
-    first = re.split(r"[.!?;]|\s-\s|,\s*but\b|\bbut\b", low, maxsplit=1)[0]
-    declines = bool(_NO_STRONG.search(low))
-    no = bool(_NO_START.search(low) or _NO_ANY.search(first)) or declines
+    plain = _NOT_SO.sub(" ", low)  # "I don't want it hot", "not too hot": a detail, no "no"
+    first = re.split(r"[.!?;]|\s-\s|,\s*but\b|\bbut\b", plain, maxsplit=1)[0]
+    declines = bool(_NO_STRONG.search(plain))
+    no = bool(_NO_START.search(plain) or _NO_ANY.search(first)) or declines
     sentences = _sentences(low)
     said = [s for s in sentences if not s.rstrip().endswith("?")]  # a question says no yes
     head = _lead_clause(sentences[0]) if sentences else ""

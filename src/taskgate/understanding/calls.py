@@ -199,6 +199,14 @@ def _unsaid_terms(arguments: Mapping[str, object], said: str) -> bool:
 
 #: ways to say "to go" ("for carry out", "takeaway")
 _TO_GO = pattern(r"\b(?:carry ?out|take ?out|take ?away)\b")
+#: ways to say "decaf" ("non caffeinated", "caffeine-free", "without caffeine")
+_DECAF = pattern(r"\b(?:non[- ]?caffeinated|caffeine[- ]?free|no caffeine|without caffeine)\b")
+
+
+def _plain(text: str) -> str:
+    """A user's words with the ways to say a common option read as its name ("carry out": to go,
+    "caffeine-free": decaf)."""
+    return _DECAF.sub(" decaf ", _TO_GO.sub(" to go ", text))
 #: a field that sets an option of what was ordered ("option": "Decaf", "size": "venti")
 _CHOICE_KEY = pattern(
     r"option|value|choice|selection|setting|variant|size|flavou?r|milk|temperature|type|style|"

@@ -60,10 +60,10 @@ from taskgate.understanding.calls import (
     _COUNT_KEY,
     _OFFERED,
     _REMOVING,
-    _TO_GO,
     _flat,
     _item_values,
     _item_words,
+    _plain,
     _removes,
     _repeats,
     _Spelling,
@@ -560,7 +560,7 @@ class Reading:
         if not self.thing:
             return None
         args = arguments or {}
-        text = self.thing[:USER_CHARS].lower()
+        text = _plain(self.thing[:USER_CHARS].lower())
         spoken = _WORD.findall(text)
         confirm = self.kind == "confirm"
         if confirm:  # a yes to "A large one with oat milk. Shall I add a latte?"; "3 tickets
@@ -596,7 +596,7 @@ class Reading:
             return True
         args = arguments or {}
         text = self.thing[:USER_CHARS].lower()
-        words = _WORD.findall(_TO_GO.sub(" to go ", _NOT_THIS.sub(" , ", text)))
+        words = _WORD.findall(_plain(_NOT_THIS.sub(" , ", text)))
         said = {_stem(w) for w in words if len(w) >= 2 and w not in _STOP
                 and w not in _ORDER_WORDS and w not in _CHANGE_WORDS}  # fmt: skip
         runs = {"".join(words[i : i + n]) for n in (2, 3) for i in range(len(words) - n + 1)}
@@ -1116,7 +1116,8 @@ _NOT_AN_ORDER = pattern(
     r"or possibly)\b|\bbut (?:i'?m|i am|i was|"
     r"they|it'?s|that'?s)\b|[?.!]\s*(?:\w+[,.]?\s+){0,2}(?:no|nope|nah)(?:,? thanks?|,? thank "
     r"you)?[.!\s]*$|\b(?:just asking|asking for a friend|are you crazy|or don'?t|psych|in case|"
-    r"pending|if (?:it'?s|it is|she|he|they|you|there)|haha|no thanks|make that just)\b",
+    r"pending|if (?:it'?s|it is|she|he|they|you(?! (?:can|could|have (?:it|one|that|them|any)|don'?t "
+    r"mind|please)\b)|there)|haha|no thanks|make that just)\b",
     re.I,
 )
 #: what a request form may ask for that is no thing to add or buy
@@ -1230,7 +1231,7 @@ def _things(text: str, loose: bool = True) -> list[tuple[frozenset[str], str, in
     out: list[tuple[frozenset[str], str, int]] = []
     details: list[set[str]] = []  # the words after each thing, up to the next ("with oat milk")
     again: list[bool] = []  # "another", "one more": one more of the thing before, never merged
-    said = _NOT_THIS.sub(" , ", _POSSESSIVE.sub(r"\1s", text[:USER_CHARS].lower()))
+    said = _NOT_THIS.sub(" , ", _POSSESSIVE.sub(r"\1s", _plain(text[:USER_CHARS].lower())))
     if _ADD.search(said):  # "add vanilla to the latte": the latte is where, not a thing
         said = _DESTINATION.sub(" , ", said)
     for part in itertools.islice(_THING_END.split(said), 64):
