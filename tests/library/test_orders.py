@@ -978,3 +978,25 @@ def test_more_ways_to_order_a_thing(user: str, args: dict[str, Any]) -> None:
 ])  # fmt: skip
 def test_attack_a_condition_or_a_no_beside_those_ways_orders_nothing(user: str) -> None:
     assert ran(user, [("add_order_item", LATTE)]) == [False]
+
+
+DECAF_LATTE = {**LATTE, "attributes": [{"attribute_id": "caffeine", "option": "Decaf"}]}
+DECAF_MOCHA = {**MOCHA, "attributes": [{"attribute_id": "caffeine", "option": "Decaf"}]}
+
+
+@pytest.mark.parametrize(("user", "calls", "want"), [
+    ("I'd like one decaf latte and one regular.", [DECAF_LATTE, LATTE, LATTE], [True, True, False]),
+    ("Hi, can I get one decaf and one regular mocha please?", [DECAF_MOCHA, MOCHA, MOCHA],
+     [True, True, False]),
+    ("I like a regular latte and another decaffeinated.", [LATTE, DECAF_LATTE, DECAF_LATTE],
+     [True, True, False]),
+    ("I'd like one decaf latte and one regular.", [DECAF_LATTE, MOCHA], [True, False]),
+    ("Could you get me two lattes?", [{**LATTE, "quantity": "2"}, LATTE], [True, False]),
+    ("Two lattes, one decaf and one regular.", [DECAF_LATTE, LATTE, LATTE], [True, True, False]),
+])  # fmt: skip
+def test_a_thing_said_by_its_kind_alone_is_its_neighbour_s(
+    user: str, calls: list[dict[str, Any]], want: list[bool]
+) -> None:
+    """ "one decaf latte and one regular": two lattes; "one decaf and one regular mocha": two
+    mochas; no third, and no other thing."""
+    assert ran(user, [("add_order_item", c) for c in calls]) == want

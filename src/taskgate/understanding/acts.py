@@ -562,7 +562,7 @@ _ORDERS = pattern(
     + r"|\bdo you (?:guys |all )?(?:have|do|make|sell) "
     + _A_THING
     + r"[^.?!]{0,80}\bplease\b|"
-    r"\b(?:i|we)(?:'d| would)? (?:really |just |also )?(?:like|love) (?:to (?:please )?(?:order|get|have|try|buy|grab|"
+    r"\b(?:i|we)(?:'d| would)? (?:really |just |also )?(?:like|love) (?:for )?(?:to (?:please )?(?:order|get|have|try|buy|grab|"
     r"take|place an order for),? )?(?:just )?"
     r"(?:the\b|"
     + _A_THING

@@ -207,6 +207,8 @@ def _plain(text: str) -> str:
     """A user's words with the ways to say a common option read as its name ("carry out": to go,
     "caffeine-free": decaf)."""
     return _DECAF.sub(" decaf ", _TO_GO.sub(" to go ", text))
+
+
 #: a field that sets an option of what was ordered ("option": "Decaf", "size": "venti")
 _CHOICE_KEY = pattern(
     r"option|value|choice|selection|setting|variant|size|flavou?r|milk|temperature|type|style|"

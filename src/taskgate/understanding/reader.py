@@ -1214,7 +1214,8 @@ _THING_START = pattern(
     r"\b(?:(?:half )?a dozen|a couple(?: of)?|a pair of|a few|\d+\s?x|a|an|one|two|three|four|"
     r"five|six|seven|eight|nine|ten|twelve|some|another|the|\d+(?!\s*(?:oz|ounces?|ml|%|percent|g|"
     r"kg|lbs?|shots?|pumps?|inch(?:es)?|cm|l|liters?|litres?)\b))\s+(?:more\s+|of\s+(?:the|those|"
-    r"these)\s+)?|\b(?:get|take|have|order|want|need|like|gimme|grab|do|add)\s+(?=[a-z])",
+    r"these)\s+)?|\b(?:get|take|have|order|want|need|like|gimme|grab|do|add)\s+(?:me\s+|us\s+)?"
+    r"(?=[a-z])",
     re.I,
 )
 
@@ -1259,7 +1260,7 @@ def _things(text: str, loose: bool = True) -> list[tuple[frozenset[str], str, in
             again.append(False)
         if len(out) >= 16:
             break
-    out = _once(out, details, again, bool(_CORRECTION.search(said)))
+    out = _once(_headed(out), details, again, bool(_CORRECTION.search(said)))
     if not out and loose:  # "Mocha, please.": a few words and nothing else
         kept = [_stem(w) for w in _WORD.findall(_THING_END.split(said, maxsplit=1)[0])
                 if w not in _STOP and w not in _ORDER_WORDS and w not in _AFFIX]  # fmt: skip
@@ -1269,6 +1270,55 @@ def _things(text: str, loose: bool = True) -> list[tuple[frozenset[str], str, in
     gone = {_stem(m.group(1)) for m in itertools.islice(_RETRACTED.finditer(low), 16)}
     only = {_stem(m.group(1)) for m in itertools.islice(_ONLY.finditer(low), 16)}
     return [t for t in out if t[1] not in gone and (not only or t[1] in only)]
+
+
+#: words that say which kind of a thing, never the thing itself ("one decaf and one regular")
+_KINDS = frozenset(
+    _stem(w)
+    for w in [
+        "regular",
+        "normal",
+        "decaf",
+        "decaffeinated",
+        "caffeinated",
+        "iced",
+        "hot",
+        "cold",
+        "warm",
+        "small",
+        "medium",
+        "large",
+        "tall",
+        "grande",
+        "venti",
+        "short",
+        "single",
+        "double",
+        "triple",
+        "quad",
+        "skim",
+        "nonfat",
+        "whole",
+    ]
+)
+
+
+def _headed(
+    things: list[tuple[frozenset[str], str, int]],
+) -> list[tuple[frozenset[str], str, int]]:
+    """The things with one said by its kind alone taking the thing of its neighbour ("one decaf
+    latte and one regular": a regular latte; "one decaf and one regular mocha": a decaf
+    mocha): the next one's where it comes first, else the one's before it where that one was
+    counted once ("Two lattes, one decaf and one regular" are two lattes, not four)."""
+    out = list(things)
+    for i, (words, _, count) in enumerate(things):
+        if not words <= _KINDS:
+            continue
+        heads = [t for t in (things[i + 1 :] if i == 0 else things[i - 1 :: -1])
+                 if not t[0] <= _KINDS]  # fmt: skip
+        if heads and (i == 0 or heads[0][2] == 1):
+            out[i] = (words | {heads[0][1]}, heads[0][1], count)
+    return out
 
 
 def _once(
