@@ -1000,3 +1000,31 @@ def test_a_thing_said_by_its_kind_alone_is_its_neighbour_s(
     """ "one decaf latte and one regular": two lattes; "one decaf and one regular mocha": two
     mochas; no third, and no other thing."""
     assert ran(user, [("add_order_item", c) for c in calls]) == want
+
+
+TO_DECAF = {
+    "order_item_id": "20990",
+    "attributes": [{"attribute_id": "caffeine", "option": "Decaf"}],
+}
+HAZELNUT = {"order_item_id": "62347", "addons": [{"addon_id": "hazelnut-sweetener-013",
+                                                   "option": "ADD"}]}  # fmt: skip
+ADDONS = "We have Vanilla, Sugar Free Vanilla, Hazelnut, Chocolate Sauce, Caramel Sauce, and Honey."
+
+
+@pytest.mark.parametrize(("user", "agent", "args", "want"), [
+    ("No, wait. Let's change it to a decaf drink.", "So is this your correct order?", TO_DECAF, True),
+    ("Nope, can I change it to decaf?", "Is the order on the screen correct?", TO_DECAF, True),
+    ("No, I need to make that mocha decaffeinated please.", "Is the order correct?", TO_DECAF, True),
+    ("Lemme add the Hazelnut.", ADDONS, HAZELNUT, True),
+    ("Let's change it to a decaf drink. No wait, forget it.", "Is the order correct?", TO_DECAF,
+     False),
+    ("Wait, can I change it to decaf? Never mind.", "Is the order correct?", TO_DECAF, False),
+    ("Nope, can I change it to decaf?", "Is the order correct?",
+     {**TO_DECAF, "size": "venti"}, False),
+])  # fmt: skip
+def test_a_change_asked_for_in_more_ways(
+    user: str, agent: str, args: dict[str, Any], want: bool
+) -> None:
+    """ "No, wait." first takes nothing back; "can I change it to ...?" asks for the change;
+    "Decaf" is said by "decaffeinated"; "lemme add" adds."""
+    assert ran(user, [("update_order_item", args)], agent, ["add_order_item"]) == [want]

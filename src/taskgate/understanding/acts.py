@@ -536,7 +536,8 @@ _POLITE = pattern(
 _ASKS_FOR = pattern(
     r"\b(?:i (?:want|need|would like|'d like|wanna|wish|will need|'ll need|'ll take|will take)|"
     r"i'd (?:like|love|want)|we (?:want|need|would like|'d like)|(?:can|could|would|will) (?:you|u) "
-    r"(?:please )?\w+|please|let'?s|help me|go ahead|^\s*(?:\w+[,.!]\s+)?[a-z]+ (?:it|that|this|"
+    r"(?:please )?\w+|(?:can|could|may) (?:i|we) (?:please )?(?:change|switch|swap|make|modify|"
+    r"update)\b|please|let'?s|help me|go ahead|^\s*(?:\w+[,.!]\s+)?[a-z]+ (?:it|that|this|"
     r"them|the|a|an|my|our|me|us)\b)",
     IC,
 )
@@ -586,7 +587,8 @@ _ORDERS = pattern(
     r"^\s*(?:(?:hi|hello|hey)(?: there)?[,.!]*\s*)?" + _A_THING + r"[^.?!,]{1,60},? please\b|"
     # "Can I add vanilla?", "I'd like to add hazelnut to my order", "Add vanilla to that please"
     r"\b(?:(?:can|could|may|will|would) (?:i|you|we) (?:please |just |also )?|(?:i'?d|i would|we'?d|"
-    r"we would) (?:like|love) to (?:please )?|(?:i|we) (?:want|need|wanna) to |let'?s |(?:i|we)'?ll "
+    r"we would) (?:like|love) to (?:please )?|(?:i|we) (?:want|need|wanna) to |let'?s |lemme |let me |"
+    r"(?:i|we)'?ll "
     r"(?:just |also )?)add\b(?! (?:it|that|this|them|up|on|nothing|none|no)\b)|"
     r"^\s*(?:(?:ok(?:ay)?|o+h?|so|yes|yeah|sure|great|and|also|then|hi|hello|hey|well|actually|"
     r"alright)[,.!]*\s+){0,3}(?:please |just |also )?add\b(?! (?:it|that|this|them|up|on|nothing|"

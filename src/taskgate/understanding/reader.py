@@ -606,11 +606,11 @@ class Reading:
         if (_zeroed(args) or _removes(args)) and not _REMOVING.search(text):
             return False  # a count of none, "remove_item": "yes", "status": "cancelled"
 
-        def spoken(value: str) -> bool:
-            low = value.lower()
-            return bool(said & {_stem(w) for w in _WORD.findall(low)}) or (
-                "".join(_WORD.findall(low)) in runs
-            )
+        starts = {w[:n] for w in itertools.islice(said, 512) for n in range(4, min(len(w), 12) + 1)}
+
+        def spoken(value: str) -> bool:  # "Decaf" for "decaffeinated": the start of a word said
+            stems = {_stem(w) for w in _WORD.findall(value.lower())}
+            return bool((said | starts) & stems) or "".join(_WORD.findall(value.lower())) in runs
 
         heard = said | {"".join(words[i : i + n]) for n in (2, 3) for i in range(len(words))}
         if _unsaid_option(args, heard, _Spelling(heard)) or _repeats(args) > most:
@@ -727,7 +727,8 @@ class ConversationReader:
             and (a.proposes or a.offers or a.confirming or a.acts or a.done)  # something to change
             and (u.change or (u.no and (u.asks or u.orders)) or _CHANGING.search(user))
             and not (u.declines or u.closing or u.alternatives or negated or _KEEP.search(user))
-            and not _NOT_AN_ORDER.search(user)  # "Add vanilla? No.", "maybe add vanilla"
+            # "Add vanilla? No.", "maybe add vanilla"; not "No, wait. Let's change it to decaf."
+            and not _NOT_AN_ORDER.search(_WAIT_FIRST.sub("", user, count=1))
             and not (u.orders and asks_what(said))  # "What would you like?" "Actually, a latte"
             and (u.asks or u.orders or not u.question)
         ):  # "No, I'd like it decaf": a change asked for, the plan's steps that change things
@@ -1105,6 +1106,8 @@ def _order(
     return Reading("need", takers + changers, thing=user)
 
 
+#: "wait" said first, before what the user asks for ("No, wait. Let's change it to decaf.")
+_WAIT_FIRST = pattern(r"^\s*(?:(?:no|oh|um|uh|oops|sorry)[,.!]*\s+)?wait[,.!]+\s+(?=\S)", re.I)
 #: what makes words that order something no order: quoted or reported speech, a condition, another
 #: day, words taking it back
 _NOT_AN_ORDER = pattern(
