@@ -1028,3 +1028,17 @@ def test_a_change_asked_for_in_more_ways(
     """ "No, wait." first takes nothing back; "can I change it to ...?" asks for the change;
     "Decaf" is said by "decaffeinated"; "lemme add" adds."""
     assert ran(user, [("update_order_item", args)], agent, ["add_order_item"]) == [want]
+
+
+def test_attack_can_we_make_a_booking_for_other_details_books_nothing() -> None:
+    """SGD train: "Actually, can we make the appointment for the 1st of March at evening 6:30?"
+    after a booking is recapped changes its details; it books nothing ("can we change" asks for
+    a change; "can we make" is no request to book)."""
+    plan = Plan.model_validate({"binding": "tool", "steps": {"book": {
+        "tool": "BookAppointment", "text": "Make an appointment at a salon", "repeatable": True}}})  # fmt: skip
+    agent = ("Okay great. You have an appointment scheduled next Thursday at 11 am at the "
+             "Livermore Barber Shop Third Street Og.")  # fmt: skip
+    user = "Actually, can we make the appointment for the 1st of March at evening 6:30?"
+    call = {"stylist_name": "Livermore Barber Shop Third Street Og", "appointment_date": "2019-03-01",
+            "appointment_time": "18:30"}  # fmt: skip
+    assert ran(user, [("BookAppointment", call)], agent, plan=plan) == [False]

@@ -536,7 +536,7 @@ _POLITE = pattern(
 _ASKS_FOR = pattern(
     r"\b(?:i (?:want|need|would like|'d like|wanna|wish|will need|'ll need|'ll take|will take)|"
     r"i'd (?:like|love|want)|we (?:want|need|would like|'d like)|(?:can|could|would|will) (?:you|u) "
-    r"(?:please )?\w+|(?:can|could|may) (?:i|we) (?:please )?(?:change|switch|swap|make|modify|"
+    r"(?:please )?\w+|(?:can|could|may) (?:i|we) (?:please )?(?:change|switch|swap|modify|"
     r"update)\b|please|let'?s|help me|go ahead|^\s*(?:\w+[,.!]\s+)?[a-z]+ (?:it|that|this|"
     r"them|the|a|an|my|our|me|us)\b)",
     IC,
