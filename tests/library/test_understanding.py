@@ -1591,3 +1591,38 @@ def test_a_yes_to_a_proposal_naming_its_step_runs_no_other_details() -> None:
         assert ticket.admitted is want, args
         if not want:
             assert "not what the user agreed to" in ticket.refusal
+
+
+@pytest.mark.parametrize("user", [
+    "Yes, but check the price first.", "Yes, after you check the reviews.",
+    "Yes, but first tell me the price.", "Yes, but hold on.", "Yes, but before you book, make "
+    "sure they can seat 25.",
+])  # fmt: skip
+def test_a_yes_held_back_is_held_and_the_refusal_says_so(user: str) -> None:
+    """A yes with something to be done first holds: the agent is told to do what the user asked
+    first and ask again, not that the user asked for nothing."""
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        "reserve": {"tool": "reserve_table", "text": "book a table at a restaurant"}}})  # fmt: skip
+    gate = GateSession(plan)
+    agent = "Please confirm: a table for 2 at Chez Pierre at 7 pm on March 3rd."
+    asyncio.run(gate.open_message(user, READ, ask_back=False, agent=agent))
+    ticket = gate.judge([Call("reserve_table", arguments=TABLE)])[0]
+    assert not ticket.admitted
+    assert gate.reading is not None and gate.reading.kind == "held"
+    assert "came with a condition" in (ticket.refusal or "")
+
+
+@pytest.mark.parametrize("user", [
+    "Yes, if possible.", "Yes please, if you can.", "Yes. Do you know if they have outdoor seating?",
+    "Yes, that's right. Can you tell me if they serve vegetarian food?",
+    "Yes, as long as it's not too loud.", "Yes, but only if they have outdoor seating.",
+])  # fmt: skip
+def test_a_yes_with_a_question_or_a_condition_on_facts_runs(user: str) -> None:
+    """A condition on facts ("as long as it's quiet") is the agent's to check, as SGD's and
+    STAR's agents did before booking; a question beside a yes asks nothing of the gate."""
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        "reserve": {"tool": "reserve_table", "text": "book a table at a restaurant"}}})  # fmt: skip
+    gate = GateSession(plan)
+    agent = "Please confirm: a table for 2 at Chez Pierre at 7 pm."
+    asyncio.run(gate.open_message(user, READ, ask_back=False, agent=agent))
+    assert gate.judge([Call("reserve_table", arguments=TABLE)])[0].admitted

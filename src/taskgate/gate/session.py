@@ -718,7 +718,8 @@ class GateSession:
                 (verdict.reason is Reason.NO_RESOLVED_STEP and reading.kind != "other")
                 or (  # a finished step, and a message that asked for nothing: say what it did
                     verdict.reason is Reason.ALREADY_DONE
-                    and reading.kind in ("decline", "change", "question", "alternatives", "closing")
+                    and reading.kind
+                    in ("decline", "change", "question", "alternatives", "closing", "held")
                     and req is not None
                     and req.step is None
                 )

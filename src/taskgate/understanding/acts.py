@@ -624,8 +624,14 @@ _HOLD = pattern(
     r"add|leave|keep)|keep it open|leave it open|still deciding|give me a (?:minute|sec|second|moment)|"
     r"(?:one|a|just a) sec|pause|wait for me|stop there|double[- ]?check|apart from|(?:mostly|"
     r"almost)(?=\W*$)|all but|minus|remove|take (?:\w+ ){0,2}off|as soon as|when i (?:get|arrive)|"
-    r"once i|in an? (?:hour|minute|while)|after (?:i|my|we)|please don'?t|oh and|hold,? please|"
-    r"before you (?:send|submit|place|finish|book|order)|i guess\?|hmm+(?=\W*$))\b",
+    r"once i|in an? (?:hour|minute|while)|after (?:i|my|we)|please don'?t|oh and(?! (?:how|what|"
+    r"where|when|which|who|why|is|are|does|do|can|could|will|would)\b)|hold,? please|"
+    r"before you (?:send|submit|place|finish|book|order)|i guess\?|hmm+(?=\W*$)|"
+    # something to be done first: "but first tell me the price", "after you check the reviews"
+    # (a condition on facts, "as long as the driver isn't Gary", is the agent's to check)
+    r"but (?:first|before)|first (?:tell|check|let me|show|find|confirm)|(?:check|tell "
+    r"me|find out|confirm|verify) [^.?!]{0,40}\bfirst|after (?:you|we) (?:check|tell|find|confirm|"
+    r"look|verify))\b",
     IC,
 )
 #: what a request form may ask for that is no thing to order ("their address", "a phone number")
@@ -682,6 +688,7 @@ class UserAct:
     declines: bool = False  # an outright no ("absolutely not", "forget it", "not today")
     need: bool = False  # a statement of need ("we need 40 laptops")
     orders: bool = False  # it orders a thing ("I'll take a mocha", "can I get a latte?")
+    held: bool = False  # a yes held back: a condition or a wait ("Yes, as long as it's quiet")
 
 
 def _sentences(text: str) -> list[str]:
@@ -816,7 +823,8 @@ def read_user(message: str, agent: str = "") -> UserAct:
             or any(_GO_AHEAD.match(c) for s in said for c in _CLAUSES.split(s))
         )
     )
-    if yes and _HOLD.search(low):
+    held = yes and bool(_HOLD.search(low))
+    if held:
         yes = False  # "Yes, that's correct, but hold on", "yes? I'm not sure"
     unquoted = _QUOTED.sub(" ", low)
     ordered = _ORDERS.search(unquoted)
@@ -896,6 +904,7 @@ def read_user(message: str, agent: str = "") -> UserAct:
         need=bool(_NEED.search(low)),
         declines=declines,
         orders=orders,
+        held=held,
     )
 
 

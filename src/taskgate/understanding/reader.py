@@ -87,6 +87,7 @@ Kind = Literal[
     "alternatives",
     "closing",
     "unclear",
+    "held",
     "other",
 ]
 
@@ -631,6 +632,11 @@ class Reading:
                 return "the user asked for other options"
             case "closing":
                 return "the user said thanks or goodbye and asked for nothing more"
+            case "held":
+                return (
+                    "the user's yes came with a condition or asked you to wait: do what they "
+                    "asked first, then ask them to confirm"
+                )
             case "unclear":
                 names = " or ".join(
                     f"'{step_wording(plan, s)}'" for s in self.candidates if s in plan.steps
@@ -760,6 +766,8 @@ class ConversationReader:
                 and (not proposed or set(named) & set(proposed))
             ):
                 return Reading("confirm", named, redo)
+            if u.held:  # "Yes, as long as the driver isn't Gary": a condition, not new details
+                return Reading("held", about=proposed)
             if (
                 a.proposes
                 and not u.closing
@@ -812,6 +820,8 @@ class ConversationReader:
                 return Reading("need", records)
         if u.closing:
             return Reading("closing")
+        if u.held:  # "Yes, as long as the driver isn't Gary": not a yes the gate can act on
+            return Reading("held", about=proposed)
         if u.question:
             return Reading("question")
         return Reading("other")
