@@ -513,10 +513,10 @@ class Reading:
         ("Mets game" for "two tickets for the Mets game"). For a confirmed proposal (a yes to
         "Shall I add a latte?"), the words said are the proposal's and the turns before it, and
         the options read are those of :data:`_OFFERED`."""
-        said = self._said(arguments, whole=True)
-        if said is None:
+        heard = self._said(arguments, whole=True)
+        if heard is None:
             return ()
-        args, (spoken, spelled) = arguments or {}, said
+        args, (spoken, spelled) = arguments or {}, heard
         have = spelled({_stem(w) for v in _flat(args) for w in _WORD.findall(v.lower())})
         items = [spelled(_item_words(v, spoken)) for v in _item_values(args)]
         have.update(*items)
@@ -766,7 +766,7 @@ class ConversationReader:
                 and (not proposed or set(named) & set(proposed))
             ):
                 return Reading("confirm", named, redo)
-            if u.held:  # "Yes, as long as the driver isn't Gary": a condition, not new details
+            if u.held:  # "Yes, but first tell me the price": held back, not new details
                 return Reading("held", about=proposed)
             if (
                 a.proposes
@@ -820,7 +820,7 @@ class ConversationReader:
                 return Reading("need", records)
         if u.closing:
             return Reading("closing")
-        if u.held:  # "Yes, as long as the driver isn't Gary": not a yes the gate can act on
+        if u.held:  # "Yes, but hold on": not a yes the gate can act on
             return Reading("held", about=proposed)
         if u.question:
             return Reading("question")
