@@ -1042,3 +1042,42 @@ def test_attack_can_we_make_a_booking_for_other_details_books_nothing() -> None:
     call = {"stylist_name": "Livermore Barber Shop Third Street Og", "appointment_date": "2019-03-01",
             "appointment_time": "18:30"}  # fmt: skip
     assert ran(user, [("BookAppointment", call)], agent, plan=plan) == [False]
+
+
+@pytest.mark.parametrize(("agent", "args"), [
+    ("Shall I add a latte, not a mocha?", {**MOCHA, "quantity": "12"}),
+    ("Shall I add a latte instead of the mocha?", {**MOCHA, "quantity": "50"}),
+    ("Shall I add a latte with mocha sauce?", MOCHA),
+    ("Shall I add a latte to your order?", {"menu_item_id": "order", "quantity": "1"}),
+    ("Shall I add a latte to your order?", {"id": "mocha-2211", "quantity": "1"}),
+    ("Shall I add a latte to your order?", {"id": "latte-0256", "quantity": "50"}),
+    ("Shall I add a latte to your order?", {"menu_item_id": "12345", "quantity": "40"}),
+    ("Shall I add a latte to your order?", {**LATTE, "upsell": "gift-card-500"}),
+    ("Shall I add a latte to your order?", {**LATTE, "temp": "iced"}),
+    ("Shall I add a latte to your order?", {**LATTE, "iced": True}),
+    ("Shall I add a latte to your order?", {**LATTE, "customer": "Bob"}),
+    ("Shall I add a latte? Customers who add a gift card get 10% off.",
+     {"menu_item_id": "gift-card-500", "quantity": "1"}),
+    ("Shall I add a latte? Sorry, we can't add a muffin today.", {"menu_item_id": "muffin-1"}),
+    ("Should I add a latte? Most people add 5 muffins.", {"menu_item_id": "muffin-1",
+                                                          "quantity": "5"}),
+    ("Shall I add a latte and a mocha? Actually, scratch the mocha.", MOCHA),
+])  # fmt: skip
+def test_attack_a_fifth_review_of_a_yes_to_a_proposal_to_add(
+    agent: str, args: dict[str, Any]
+) -> None:
+    """A fifth review's inputs (of the ninth session's rule): a thing set aside or a detail, an
+    item of the step's own words or named by an identifier only, a count the proposal did not
+    say, an option it did not say (any field, not a list of option fields), a sentence that
+    offers nothing, a proposal taking part of itself back."""
+    assert ran("Yes.", [("add_order_item", args)], agent) == [False]
+
+
+def test_attack_a_yes_to_one_thing_or_another_adds_one() -> None:
+    assert ran("Yes.", [("add_order_item", LATTE), ("add_order_item", MOCHA)],
+               "Shall I add a latte or a mocha?") == [True, False]  # fmt: skip
+
+
+def test_a_yes_to_an_offer_beside_other_sentences_adds_what_it_offered() -> None:
+    agent = "Shall I add a latte? Customers who add a gift card get 10% off."
+    assert ran("Yes.", [("add_order_item", LATTE)], agent) == [True]

@@ -250,3 +250,24 @@ def test_the_proxy_reloaded_mid_turn_judges_by_the_turn_s_reading() -> None:
                            for c in reply.get("tool_calls") or []])  # fmt: skip
     assert handed[:2] == [[], []]
     assert len(handed[2]) == 1 and "latte-0256" in handed[2][0]
+
+
+def test_the_mcp_gate_journals_a_message_with_a_lone_surrogate(tmp_path: Any) -> None:
+    """A lone surrogate ("\\ud800", which no UTF-8 holds) in a message is read as the
+    replacement character: the message is read and journaled, so "cancel the latte" takes
+    effect (it raised before, and the latte then ran under the earlier order)."""
+    from taskgate.integrations.mcp import McpGate, McpGateConfig
+
+    config = McpGateConfig(plan=COFFEE, requests="application")
+
+    async def play() -> tuple[str, bool]:
+        gate = McpGate(config, SQLiteStore(tmp_path / "mcp.sqlite"))
+        await gate.request("k", "A mocha and a latte, please.")
+        await gate.call("k", "add_order_item", MOCHA, _forward(MOCHA), lambda r: True)
+        said = await gate.request("k", "No wait, cancel the latte, I don't want it \ud800")
+        answer = await gate.call("k", "add_order_item", LATTE, _forward(LATTE), lambda r: True)
+        return said, answer.refused
+
+    RAN.clear()
+    said, refused = asyncio.run(play())
+    assert said and refused and RAN == ["mocha-2211"]

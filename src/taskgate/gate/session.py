@@ -48,7 +48,7 @@ from taskgate.matching.wordings import worded
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 from taskgate.roles import Match, Matcher
 from taskgate.understanding.acts import AGENT_CHARS, USER_CHARS, read_agent, read_user
-from taskgate.understanding.calls import counted, sets_item
+from taskgate.understanding.calls import counted, names_item, sets_item
 from taskgate.understanding.reader import (
     REVISIONS,
     Reading,
@@ -523,7 +523,8 @@ class GateSession:
         wording = self._words_of(step)
         counts, want = reading.counts(wording), counted(call.arguments)
         for place in reading.things_of(call.arguments, wording):
-            taken = sum(n for wo, (p, n) in reading.taken.items() if p == place and wo != current)
+            taken = sum(n for wo, (p, n) in reading.taken.items()  # "a latte or a mocha": one
+                        if (p == place or reading.either) and wo != current)  # fmt: skip
             if place < len(counts) and taken + want <= counts[place]:
                 return place, want
         return None
@@ -602,15 +603,18 @@ class GateSession:
             or reading.kind not in ("need", "change", "confirm")
         ):
             return True
-        if reading.kind == "confirm" and not sets_item(call.arguments):
-            return True  # "buy 2 tickets for the bus to Fresno": its count, time, date checked
+        if reading.kind == "confirm" and not names_item(call.arguments):
+            # "buy 2 tickets for the bus to Fresno": its count, time, date checked; no more than
+            # the proposal counted ("menu_item_id": "12345", "quantity": 40 for "a latte")
+            return reading.within(call.arguments, self._words_of(step))
         if reading.kind != "change" and reading.steps and step == reading.steps[0]:
             if self._untaken(call, step) is not None:
                 return True
+            wording = self._words_of(step)
             return (  # of no thing the proposal named: its items and options said before
                 reading.kind == "confirm"
-                and not reading.things_of(call.arguments, self._words_of(step), counted=False)
-                and reading.offered(call.arguments)
+                and not reading.things_of(call.arguments, wording, counted=False)
+                and reading.offered(call.arguments, wording)
             )
         if reading.kind == "confirm":
             return True  # another step: not the one confirmed (_only_confirmed)

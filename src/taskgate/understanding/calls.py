@@ -236,8 +236,8 @@ def _unsaid_option(
     a field's name ("attribute_name") or a plain switch ("option": "ADD"), which stands for its
     field's name ("iced": "yes" needs "iced" said); numbers are counted elsewhere. "size":
     "venti", "syrup": "caramel", "upsell": "gift-card-500" for "a latte" are unsaid. ``only``:
-    the fields read (:data:`_OFFERED`: what a proposal offers to add states its options, not
-    every value of the call: a bus's date and places are its own)."""
+    the fields read; :data:`_EVERY` reads every field but a date or a time (a confirmed
+    proposal's own, checked by :meth:`~taskgate.understanding.reader.Reading.contradicted`)."""
     starts = {w[:n] for w in itertools.islice(said, 512) for n in range(3, min(len(w), 12) + 1)}
 
     def spoken(text: str) -> bool:
@@ -266,6 +266,8 @@ def _unsaid_option(
             continue
         if not isinstance(value, str) or _COUNT.fullmatch(value.strip()[:12]):
             continue
+        if only is _EVERY and _WHEN.fullmatch(value.strip()[:32]):
+            continue  # a date or a time: the proposal's own, checked by Reading.contradicted
         if _ID_KEY.search(key) and _ID_LIKE.fullmatch(value.strip()[:64]):
             continue  # "order_item_id": "14755"
         if not spoken(value):
@@ -288,6 +290,35 @@ def sets_item(arguments: Mapping[str, object] | None) -> bool:
         and not _NOTE_KEY.search(key)
         and not _LABEL_KEY.search(key)
         and not _ID_LIKE.fullmatch(value.strip()[:64])
+        for key, value in _leaves(arguments or {})[0]
+    )
+
+
+def names_item(arguments: Mapping[str, object] | None) -> bool:
+    """Whether a call names an item (:func:`sets_item`), by words under an identifier's field
+    ("id": "mocha-2211") or by an identifier under an item's field ("menu_item_id": "12345")."""
+    return (
+        sets_item(arguments)
+        or by_id(arguments)
+        or any(
+            isinstance(value, str)
+            and _ID_KEY.search(key)
+            and not _ID_LIKE.fullmatch(value.strip()[:64])
+            for key, value in _leaves(arguments or {})[0]
+        )
+    )
+
+
+def by_id(arguments: Mapping[str, object] | None) -> bool:
+    """Whether an item's field of the call holds an identifier only ("menu_item_id": "12345"):
+    no words to check it against what was said."""
+    return any(
+        isinstance(value, str)
+        and _ITEM_KEY.search(key)
+        and not _NOTE_KEY.search(key)
+        and not _LABEL_KEY.search(key)
+        and _ID_LIKE.fullmatch(value.strip()[:64]) is not None
+        and "order" not in key.lower()  # "order_item_id": "49692" says which line of the order
         for key, value in _leaves(arguments or {})[0]
     )
 
@@ -322,12 +353,10 @@ _ITEM_KEY = pattern(
 )
 #: a field of what is added to an item ("addon_id": "vanilla-sweetener-011")
 _EXTRA_KEY = pattern(r"addon|add_on|extra|topping|modifier|side", re.I)
-#: the fields an item's options are set in ("size", "addon_id"; see :func:`_unsaid_option`)
-_OFFERED = pattern(
-    r"option|value|choice|selection|setting|variant|size|flavou?r|milk|temperature|type|style|"
-    r"addon|add_on|extra|topping|modifier|caffeine|decaf|side|syrup|sauce|shot",
-    re.I,
-)
+#: every field (for :func:`_unsaid_option`: but dates and times, :data:`_WHEN`)
+_EVERY = pattern(r"")
+#: a date or a time as a call states it ("2019-03-14", "07:20")
+_WHEN = pattern(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?|\d{1,2}:\d{2}(?::\d{2})?")
 
 
 def _item_values(arguments: Mapping[str, object]) -> list[str]:

@@ -58,7 +58,7 @@ from taskgate.understanding.calls import (
     _ARGUMENTS,
     _COUNT,
     _COUNT_KEY,
-    _OFFERED,
+    _EVERY,
     _REMOVING,
     _flat,
     _item_values,
@@ -71,6 +71,7 @@ from taskgate.understanding.calls import (
     _unsaid_option,
     _unsaid_terms,
     _zeroed,
+    by_id,
     sets_item,
 )
 from taskgate.understanding.finishing import _ID_KEY, _finishing, _ids_said, _judges, _of_step
@@ -294,6 +295,9 @@ class Reading:
     cut: bool = False
     #: the user's order of a thing ("I'll take a mocha"): it authorizes calls of that thing only
     thing: str = ""
+    #: the proposal offered one thing or another ("Shall I add a latte or a mocha?"): a yes
+    #: takes one of them, not each
+    either: bool = False
     #: what the gate ran for this message's order: work order -> (the thing's place among
     #: :meth:`counts`, how many). The one mutable part: a surface that carries the reading from
     #: reply to reply carries it, and a surface that lost it (a restart) runs no further thing
@@ -512,7 +516,7 @@ class Reading:
         ("two tickets" for "Buy tickets for an event") is of an item made of the user's words
         ("Mets game" for "two tickets for the Mets game"). For a confirmed proposal (a yes to
         "Shall I add a latte?"), the words said are the proposal's and the turns before it, and
-        the options read are those of :data:`_OFFERED`."""
+        its dates and times are checked by :meth:`contradicted`."""
         heard = self._said(arguments, whole=True)
         if heard is None:
             return ()
@@ -544,13 +548,30 @@ class Reading:
                 return ()  # one call of several things ordered: one call, one thing
         return places
 
-    def offered(self, arguments: Mapping[str, object] | None) -> bool:
+    def offered(self, arguments: Mapping[str, object] | None, wording: str = "") -> bool:
         """Whether a call of the step a confirmed proposal named sets items and options of the
-        words of its proposing sentence (:attr:`thing`) or the turns before it only, and no
-        price or code they did not say ("3 tickets to your event": the event named before; no
+        words of its proposing sentence (:attr:`thing`, less what it sets aside, "not a mocha",
+        and the details after "with") or the turns before it only, no item of the step's own
+        words alone ("order"), no more than the proposal counted (:meth:`within`), and no price
+        or code they did not say ("3 tickets to your event": the event named before; no
         "venti" for "a latte"; "Your order is a latte. Shall I add a muffin?" adds no latte).
         The rule for a call of no thing the proposal named (:meth:`things_of`)."""
-        return self.kind == "confirm" and self._said(arguments, whole=False) is not None
+        if self.kind != "confirm" or not self.within(arguments, wording) or by_id(arguments):
+            return False  # more than was counted; "menu_item_id": "12345", which says nothing
+        kind = _kind(wording)
+        items = [{_stem(w) for w in _WORD.findall(v.lower()) if not w.isdigit()}
+                 for v in _item_values(arguments or {})]  # fmt: skip
+        if any(item and item <= kind for item in items):
+            return False  # "menu_item_id": "order" for "Shall I add a latte to your order?"
+        plain = _NOT_THIS.sub(" , ", _WITH.sub(" , ", self.thing[:USER_CHARS].lower()))
+        return replace(self, thing=plain)._said(arguments, whole=False) is not None
+
+    def within(self, arguments: Mapping[str, object] | None, wording: str = "") -> bool:
+        """Whether a call of a confirmed proposal counts no more than the proposal's things
+        counted, the most of any of them ("Shall I add a latte?": one; "2 tickets for your
+        event": the proposal's own count, :meth:`contradicted`)."""
+        counts = self.counts(wording)
+        return not counts or not _too_many(arguments or {}, max(counts))
 
     def _said(
         self, arguments: Mapping[str, object] | None, whole: bool
@@ -579,7 +600,7 @@ class Reading:
             # an item of the call is not of the user's words ("mocha-gift-card-500")
             or not all(item <= said for item in items if item)
             # "size": "venti", "option": "Decaf" for "a latte"
-            or _unsaid_option(args, said, spelled, _OFFERED if confirm else None)
+            or _unsaid_option(args, said, spelled, _EVERY if confirm else None)
         ):
             return None
         return spoken, spelled
@@ -754,8 +775,12 @@ class ConversationReader:
                 if len(proposed) > 1:
                     return Reading("unclear", candidates=proposed)
                 if proposed:
+                    thing = _proposed_thing(plan, proposed, said)
+                    if thing and _TAKEN_BACK.search(said[said.rfind(thing) + len(thing) :]):
+                        # "Shall I add a latte and a mocha? Actually, scratch the mocha."
+                        return Reading("unclear", candidates=proposed)
                     return Reading("confirm", proposed, redo, proposal=said, cue=a.confirming,
-                                   thing=_proposed_thing(plan, proposed, said))  # fmt: skip
+                                   thing=thing, either=bool(_OR_THING.search(thing)))  # fmt: skip
                 return Reading("confirm", proposal=said, cue=a.confirming,
                                claimed=_claims(said, a.done))  # fmt: skip
             if (  # "book it, please"
@@ -1457,6 +1482,18 @@ def _related(plan: Plan, changers: tuple[str, ...], said: str) -> tuple[str, ...
     )  # fmt: skip
 
 
+#: the details of a thing offered ("a latte with mocha sauce": the sauce is no thing to add)
+_WITH = pattern(r"\b(?:with|without)\b[^,.;:!?]*")
+#: a proposal taking back part of itself after it was made ("Actually, scratch the mocha.")
+_TAKEN_BACK = pattern(
+    r"\b(?:scratch|forget|drop|cancel|skip|never ?mind|actually|no,? wait|wait|instead|rather|"
+    r"just the|only the|i mean|sorry)\b",
+    re.I,
+)
+#: one thing or another offered ("a latte or a mocha", "a latte, or just the mocha?")
+_OR_THING = pattern(r"\bor\b", re.I)
+
+
 def _proposed_thing(plan: Plan, proposed: tuple[str, ...], said: str) -> str:
     """What a proposal of the adding step offers to add, for a yes to it ("Shall I add a latte
     to your order?": a latte; the calls it authorizes are of that thing, as an order of it
@@ -1465,11 +1502,12 @@ def _proposed_thing(plan: Plan, proposed: tuple[str, ...], said: str) -> str:
     add it?"); empty when it names none, or proposes another step."""
     if len(proposed) != 1 or proposed[0] not in _first_word(plan, _TAKERS):
         return ""
-    for sentence in reversed(_SENTENCE_END.split(said[-AGENT_CHARS:])[-16:]):
-        if proposed[0] in _named(plan, sentence, agent=True)[0]:
-            if _things(sentence, loose=False):
-                return sentence
-            break
+    sentences = _SENTENCE_END.split(said[-AGENT_CHARS:])[-16:]
+    naming = [s for s in sentences if proposed[0] in _named(plan, s, agent=True)[0]]
+    asking = [s for s in naming if s.rstrip().endswith("?")]  # the offer, not "we can't add"
+    for sentence in (asking or naming)[-1:]:
+        if _things(sentence, loose=False):
+            return sentence
     return said if _things(said, loose=False) else ""
 
 

@@ -51,6 +51,14 @@ from taskgate.serving.router import Conflict, Unavailable
 from taskgate.understanding.reader import ConversationReader
 
 T = TypeVar("T")
+
+
+def _text(text: str) -> str:
+    """Text as it can be journaled: a lone surrogate ("\\ud800", which no UTF-8 holds) read as
+    the replacement character, so the message is read and journaled, never refused half-way."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 log = logging.getLogger("taskgate.mcp")
 
 #: how a request opens (MCP carries no user messages): the client model calls ``taskgate_request``
@@ -253,7 +261,7 @@ class McpGate:
         session = await self.session(key)
         async with session.lock:
             self._give(session, approvals=False)  # an operator's revisions, before the message
-            message, agent = message[:4000], agent[-4000:]
+            message, agent = _text(message[:4000]), _text(agent[-4000:])
             opened = await session.gate.open_message(message, self.matcher, agent=agent)
             reading = opened.reading and dataclasses.replace(opened.reading, taken={})
             read = MessageEvent(message=message, agent=agent, reading=reading)
