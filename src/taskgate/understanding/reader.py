@@ -295,9 +295,6 @@ class Reading:
     cut: bool = False
     #: the user's order of a thing ("I'll take a mocha"): it authorizes calls of that thing only
     thing: str = ""
-    #: the proposal offered one thing or another ("Shall I add a latte or a mocha?"): a yes
-    #: takes one of them, not each
-    either: bool = False
     #: what the gate ran for this message's order: work order -> (the thing's place among
     #: :meth:`counts`, how many). The one mutable part: a surface that carries the reading from
     #: reply to reply carries it, and a surface that lost it (a restart) runs no further thing
@@ -311,6 +308,12 @@ class Reading:
         if match.candidates:
             return cls("unclear", candidates=tuple(match.candidates))
         return cls("other")
+
+    @property
+    def either(self) -> bool:
+        """Whether a confirmed proposal offered one thing or another ("Shall I add a latte or a
+        mocha?", "a latte, or just the mocha?"): a yes takes one of them, not each."""
+        return self.kind == "confirm" and bool(_OR.search(self.thing))
 
     @property
     def match(self) -> Match:
@@ -780,7 +783,7 @@ class ConversationReader:
                         # "Shall I add a latte and a mocha? Actually, scratch the mocha."
                         return Reading("unclear", candidates=proposed)
                     return Reading("confirm", proposed, redo, proposal=said, cue=a.confirming,
-                                   thing=thing, either=bool(_OR_THING.search(thing)))  # fmt: skip
+                                   thing=thing)  # fmt: skip
                 return Reading("confirm", proposal=said, cue=a.confirming,
                                claimed=_claims(said, a.done))  # fmt: skip
             if (  # "book it, please"
@@ -1490,8 +1493,6 @@ _TAKEN_BACK = pattern(
     r"just the|only the|i mean|sorry)\b",
     re.I,
 )
-#: one thing or another offered ("a latte or a mocha", "a latte, or just the mocha?")
-_OR_THING = pattern(r"\bor\b", re.I)
 
 
 def _proposed_thing(plan: Plan, proposed: tuple[str, ...], said: str) -> str:
