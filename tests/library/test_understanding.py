@@ -1626,3 +1626,42 @@ def test_a_yes_with_a_question_or_a_condition_on_facts_runs(user: str) -> None:
     agent = "Please confirm: a table for 2 at Chez Pierre at 7 pm."
     asyncio.run(gate.open_message(user, READ, ask_back=False, agent=agent))
     assert gate.judge([Call("reserve_table", arguments=TABLE)])[0].admitted
+
+
+# -- SGD train misses read in the tenth session: the same kinds, said otherwise ----------------
+@pytest.mark.parametrize("yes", [
+    "Amazing.", "That's the place.", "Right on, my friend.", "You have nailed it again.",
+    "You have every detail perfectly.", "you're impeccable", "That right.", "You are right",
+    "That would be suitable.", "That should also do.", "That could work.", "Prefect.",
+    "You heard each minute detail.", "I'm down with that.", "Si, you got it.",
+    "That's the deal I want. Set it up.", "Please continue.", "I would like that, thank you.",
+    "That all sounds just right.", "I affirm that option.",
+    "That is correct and can you tell me the price?", "That is correct what is the cost?",
+    "Sounds good what is the final cost ?", "Great and can you also tell me how long it takes?",
+    "Yes, that's good. When does it take off?",
+])  # fmt: skip
+def test_yes_phrases_and_yes_led_questions_of_sgd_train(yes: str) -> None:
+    assert runs_after([], yes, CONFIRM_TRANSFER, "transfer_money", TRANSFER)
+
+
+@pytest.mark.parametrize("no", [
+    "I affirm nothing.", "That would not be suitable.", "You are right, but I changed my mind.",
+    "I would like that hotel.", "Fine and can you make it cheaper?",
+    "Good and can you tell me if it is refundable?",
+    "Sounds good, but can you tell me whether it's refundable first?",
+    "Yes, but take the fee off.", "Yes, take off the fee.", "That could not work.",
+])  # fmt: skip
+def test_near_misses_of_those_sgd_train_yes_phrases(no: str) -> None:
+    assert not runs_after([], no, CONFIRM_TRANSFER, "transfer_money", TRANSFER)
+
+
+@pytest.mark.parametrize("offer", [
+    "Sorry, there aren't any buses like that available. But there is one which leaves at "
+    "5:20 pm. Its tickets cost $39.",
+    "I'm sorry there are no seats at that time. How about the 5:20 pm bus for $39.",
+    "That bus doesn't have any available seats, but there is a similar bus which leaves at "
+    "5:20 pm. It costs $39.",
+])  # fmt: skip
+def test_a_failure_said_as_nothing_there_then_another_offer_is_a_proposal(offer: str) -> None:
+    assert runs_after([BUS_PROPOSED], "Yes, that will work.", offer, "buy_bus_ticket", BUS)
+    assert not runs_after([BUS_PROPOSED], "What else is there?", offer, "buy_bus_ticket", BUS)

@@ -56,6 +56,7 @@ _CONFIRM_CUE = pattern(
     r"(?:the|your) (?:correct|"
     r"right|complete|whole|entire|full)\b|"
     # "does this order look okay?", "is the order in front of you correct", "is this your order?"
+    r"is (?:this|that|it) (?:the )?(?:appropriate|proper) (?:choice|one|option)\b|"
     r"(?:is|are|does|do) (?:this|that|these|it) (?:\w+ ){1,2}(?:looks?|appears?|seems?) (?:correct|"
     r"right|accurate|ok|okay|good|fine)\b|(?:is|are) (?:your|the) (?:\w+ )?(?:order|booking|reservation|"
     r"purchase|cart|basket|selection|drinks?)(?: \w+){0,4} (?:correct(?:ly)?|right|"
@@ -71,7 +72,8 @@ _CONFIRM_CUE = pattern(
 )
 _ACTION = (
     r"(?:book|booking|reserve|reserving|reservation|purchase|purchasing|buy|buying|get you|"
-    r"schedule|scheduling|set up|make (?:the|a|an|your)|play|playing|cast|casting|start|rent|"
+    r"schedule|scheduling|set up|make (?:the|a|an|your)|play|playing|cast|casting|start|starting|"
+    r"put|rent|"
     r"renting|transfer|transferring|send|sending|add|adding|set|setting|order|call (?:a|you)|"
     r"place (?:the|an?|your|my|it|that|this)|"
     r"try (?:to|again|booking|reserving|that|it|for|with)|rebook|proceed|go ahead|submit|create|"
@@ -82,7 +84,7 @@ _ACTION = (
 _TO_ACT = (
     r"\b(?:shall|should|can|may|could) (?:i|we) (?:go ahead and |now |then |also )?"
     + _ACTION
-    + r"|\b(?:would|do|did|will) you (?:like|want|wish|need) (?:me )?(?:to )?(?:go ahead and |now "
+    + r"|\b(?:would|do|did|will) you (?:still )?(?:like|want|wish|need) (?:(?:for )?me )?(?:to )?(?:go ahead and |now "
     r"|then )?"
     + _ACTION
     + r"|\bi(?:'ll| will| am going to|'m going to) (?:go ahead and |now )?"
@@ -139,7 +141,11 @@ _FAILED = pattern(
     r"buy|book|reserve)(?![^.!?]{0,40}\byet\b)|not successfull?|"
     r"(?:there )?(?:was|were) (?:an? )?(?:issue|problem|error)|"
     r"(?:was|were)(?:n'?t| not) (?:made|completed|booked|processed|reserved|purchased)|"
-    r"(?:did|does)(?:n'?t| not) work)"
+    r"(?:did|does)(?:n'?t| not) work|there (?:are|were|is|was) no (?:more |other )?(?:\w+ )?(?:bus|buses|"
+    r"tables?|seats?|tickets?|rooms?|flights?|cars?|appointments?|slots?|openings?|spots?|rides?|"
+    r"times?|availability)|(?:aren'?t|are not|isn'?t|is not|weren'?t|were not) (?:any )?(?:\w+ ){0,3}"
+    r"available|(?:doesn'?t|does not|don'?t|do not) have (?:any )?(?:\w+ )?(?:available|openings?|"
+    r"seats?|tables?|tickets?|rooms?|availability))"
     r"\b",
     IC,
 )
@@ -346,9 +352,9 @@ _YES_START = pattern(
     r"(?: (?!not\b|never\b|hardly\b)\w+){0,2} "
     r"(?:right|correct|fine|good|great|perfect|it|ok|okay|work|works|what|all|exactly|ideal|"
     r"nice|wonderful|awesome|excellent|amazing|lovely|brilliant|cool|confirmed|accurate|"
-    r"fantastic|terrific|super|splendid)|that (?:would |will )?suits? me(?: (?:well|fine|perfectly))?"
+    r"fantastic|terrific|super|splendid|suitable|acceptable|the (?:place|spot))|that (?:would |will )?suits? me(?: (?:well|fine|perfectly))?"
     r"(?=[\s.!]*$)|"
-    r"that(?: all)? works|(?:that|everything|it) all (?:sounds|looks|seems) (?:right|good|correct|"
+    r"that(?: all)? works|(?:that|everything|it) all (?:sounds|looks|seems) (?:just |exactly )?(?:right|good|correct|"
     r"fine|great|perfect)|everything (?:sounds|looks|seems|is) (?:right|good|correct|fine|"
     r"great|perfect)|(?:the )?(?:details?|order) (?:is|are|looks?) (?:all )?(?:right|correct|"
     r"accurate|good|fine|perfect)|"
@@ -373,7 +379,15 @@ _YES_START = pattern(
     r"request|asked for|wanted|said|was trying to do|meant)|that was (?:my request|what i (?:said|"
     r"asked for|wanted|was trying to do))|i'?m (?:good|fine|ok|okay|happy) with (?:that|it|this)|"
     r"my request is (?:that|this)|you nailed it|(?:your|you'?re) recap is (?:spotless|right|"
-    r"correct|perfect))\b(?! (?:question|point|grief|lord|god)\b)",
+    r"correct|perfect)|amazing|prefect|impeccable|suitable|right on|righty?[- ]?oh?|"
+    r"you(?:'re| are) (?:right|correct|impeccable|spot on)|that right|"
+    r"(?:that|it|this) (?:should|could|would|will|can) (?:also )?(?:do|work)|"
+    r"you(?:'ve| have)? (?:nailed|got) (?:it|that|this|every detail|each detail|all)|"
+    r"you (?:have|heard) (?:every|each|all|it|that|everything)\b(?: \w+){0,2} (?:right|"
+    r"perfectly|correctly|detail)|i'?m down (?:with|for) (?:that|it|this)|i affirm(?=[\s.!]*$| (?:that|this|it|the|your)\b)|"
+    r"(?:that|it)(?:'s| is) (?:the deal|what) i (?:want|need)|(?:that|this) is what i (?:want|need)|"
+    r"(?:you have )?my permission|please (?:continue|go on)|i would like that(?=[\s,.!]*(?:thanks?|thank you)?[\s.!]*$)|"
+    r"make the switch|fire (?:it|him|her|them) up|start (?:it )?already|set it up|si(?=[,.!]|$))\b(?! (?:question|point|grief|lord|god)\b)",
     IC,
 )
 #: a word of assent counts anywhere only in a short sentence ("That works, thanks."), not in a
@@ -417,7 +431,7 @@ _YES_LEAD = pattern(
 #: a yes only as the whole reply ("Please!", "You can, thanks.", "Deal.", "Sweet.")
 _WHOLE_YES = pattern(
     r"^\s*(?:please|you (?:can|may)|deal|(?:finally[,!]? )?you(?:'ve| have)? got it(?: right)?|"
-    r"sweet|si|nailed it|i affirm|right on|much better)"
+    r"sweet|si|nailed it|i affirm(?=[\s.!]*$| (?:that|this|it|the|your)\b)|right on|much better)"
     r"(?:[\s,.!]*(?:thanks?|thank you|please))?[\s.!]*$",
     IC,
 )
@@ -623,7 +637,7 @@ _HOLD = pattern(
     r"still|i need to (?:think|check|double|confirm|wait|ask|see)|give me|please wait|stop|take|remove|"
     r"add|leave|keep)|keep it open|leave it open|still deciding|give me a (?:minute|sec|second|moment)|"
     r"(?:one|a|just a) sec|pause|wait for me|stop there|double[- ]?check|apart from|(?:mostly|"
-    r"almost)(?=\W*$)|all but|minus|remove|take (?:\w+ ){0,2}off|as soon as|when i (?:get|arrive)|"
+    r"almost)(?=\W*$)|all but|minus|remove|take (?:(?!off\\b)\\w+ ){1,2}off|take off (?:the|a|an|my|one|\\d)|as soon as|when i (?:get|arrive)|"
     r"once i|in an? (?:hour|minute|while)|after (?:i|my|we)|please don'?t|oh and(?! (?:how|what|"
     r"where|when|which|who|why|is|are|does|do|can|could|will|would)\b)|hold,? please|"
     r"before you (?:send|submit|place|finish|book|order)|i guess\?|hmm+(?=\W*$)|"
@@ -752,7 +766,8 @@ _JOINED = pattern(r"\sand\s")
 #: what, after "and" or "but", doubts the clause before it ("Fine and what if I don't go?")
 _DOUBT = pattern(r"\bif\b|n't\b|\b(?:dont|wont|cant|isnt|doesnt|didnt|wouldnt)\b|\bnot\b|\bcancel|\binstead\b|\bcheaper\b|\bother\b|"
                     r"\belse\b|\bsure\b|\breally\b|\b(?:what|how) about\b|\b(?:can|could|will|would|"
-                    r"shall|should) (?:you|we)\b|\bwhy\b|\bcatch\b|\bscam\b|\blegal\b|\bwait|\bhold|"
+                    r"shall|should) (?:you|we)\b(?! (?:also )?(?:please )?(?:tell|give|let me know|"
+                    r"provide|share)\b(?![^?]*\b(?:if|whether)\b))|\bwhy\b|\bcatch\b|\bscam\b|\blegal\b|\bwait|\bhold|"
                     r"\blater\b|\bnext\b|\buntil\b", IC)  # fmt: skip
 
 
@@ -764,7 +779,16 @@ def _lead_clause(sentence: str) -> str:
     joined = _JOINED.search(head)
     if joined and not _DOUBT.search(head[joined.end() :]):
         return head[: joined.start()]
+    yes = _YES_START.match(head)
+    if yes and _ASKED_ON.match(head, yes.end()) and not _DOUBT.search(head, yes.end()):
+        return head[: yes.end()]  # "That is correct what is the cost?": a yes, then a question
     return head
+
+
+#: a question that goes on, with no comma, from the yes before it ("That is good what is cost?")
+_ASKED_ON = pattern(
+    r"\s+(?:what|where|when|which|who|how|does|do|is|are|can|could|will)\b(?=[^.!]*\?\s*$)", IC
+)
 
 
 _BUT = pattern(r"\b(?:but|however|though)\b", IC)
