@@ -1081,3 +1081,35 @@ def test_attack_a_yes_to_one_thing_or_another_adds_one() -> None:
 def test_a_yes_to_an_offer_beside_other_sentences_adds_what_it_offered() -> None:
     agent = "Shall I add a latte? Customers who add a gift card get 10% off."
     assert ran("Yes.", [("add_order_item", LATTE)], agent) == [True]
+
+
+def _options(*options: str) -> dict[str, Any]:
+    return {"order_item_id": "49692",
+            "attributes": [{"attribute_id": f"a{i}", "option": o} for i, o in enumerate(options)]}  # fmt: skip
+
+
+@pytest.mark.parametrize("agent", [
+    "Should I change your latte to decaf?", "Do you want me to make that a decaf?",
+    "Would you like me to switch it to decaf?", "Shall I update your latte to decaf?",
+    "Should I make it decaf?", "I can change it to decaf for you. Would you like that?",
+])  # fmt: skip
+def test_a_yes_to_a_proposal_to_change_runs_that_change(agent: str) -> None:
+    calls = [("update_order_item", _options("Decaf")), ("finish_order", SEND)]
+    assert ran("Yes.", calls, agent, ["add_order_item"]) == [True, False]
+    assert ran("No.", calls, agent, ["add_order_item"]) == [False, False]
+
+
+@pytest.mark.parametrize(("agent", "args"), [
+    ("Should I change your latte to decaf?", _options("Oat milk")),
+    ("Should I change your latte to decaf?", _options("Decaf", "Large")),
+    ("Shall I update your latte to decaf?", _options("Oat milk")),
+    ("Should I change your latte to decaf? Not oat milk.", _options("Oat milk")),
+    ("Should I change your latte to decaf?", {"order_item_id": "49692", "quantity": "5"}),
+    ("Would you like to change anything?", _options("Decaf")),
+    ("Should I change it?", _options("Decaf")),
+])  # fmt: skip
+def test_attack_a_yes_to_a_proposal_to_change_runs_no_other_change(
+    agent: str, args: dict[str, Any]
+) -> None:
+    assert ran("Yes.", [("update_order_item", args)], agent, ["add_order_item"]) == [False]
+    assert ran("Yes.", [("add_order_item", MOCHA)], agent, ["add_order_item"]) == [False]

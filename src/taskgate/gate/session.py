@@ -603,6 +603,8 @@ class GateSession:
             or reading.kind not in ("need", "change", "confirm")
         ):
             return True
+        if reading.changes:  # "Should I change your latte to decaf?" "Yes.": decaf, nothing else
+            return step in reading.steps and reading.mentions(call.arguments)
         if reading.kind == "confirm" and not names_item(call.arguments):
             # "buy 2 tickets for the bus to Fresno": its count, time, date checked; no more than
             # the proposal counted ("menu_item_id": "12345", "quantity": 40 for "a latte")

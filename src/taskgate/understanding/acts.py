@@ -73,7 +73,7 @@ _CONFIRM_CUE = pattern(
 _ACTION = (
     r"(?:book|booking|reserve|reserving|reservation|purchase|purchasing|buy|buying|get you|"
     r"schedule|scheduling|set up|make (?:the|a|an|your)|play|playing|cast|casting|start|starting|"
-    r"put|rent|"
+    r"put|rent|change|switch|swap|modify|make (?:it|that|this|them|yours?)|"
     r"renting|transfer|transferring|send|sending|add|adding|set|setting|order|call (?:a|you)|"
     r"place (?:the|an?|your|my|it|that|this)|"
     r"try (?:to|again|booking|reserving|that|it|for|with)|rebook|proceed|go ahead|submit|create|"
@@ -253,6 +253,12 @@ _VERBISH = pattern(
     r"thanks?|hello|hi|welcome|okay|ok|sure|no|yes|not)\b|'(?:s|re|ll|ve|d|m)\b",
     IC,
 )
+#: a question that takes up the offer before it ("Would you like that?", "Shall I?")
+_LIKE_THAT = pattern(
+    r"\s*(?:(?:would|do) you (?:like|want) (?:that|me to(?: do that)?)|(?:shall|should) i(?: do "
+    r"that)?|is that (?:ok|okay|alright|all right|fine))\s*\?\s*$",
+    IC,
+)
 _CLOCK_AM = pattern(r"\d\s*am\b", IC)
 _AUX_FIRST = pattern(
     r"\s*(?:have|has|had|did|do|does|are|is|was|were|can|could|will|would|should|shall|may|"
@@ -319,6 +325,8 @@ def read_agent(message: str) -> AgentAct:
         # "I have booked it for 2 at 7 pm. Anything else?": the question is about something else
         stated = len(_DETAIL.findall(last)) if done else details
         proposes = (stated >= 2 and not _AUX_FIRST.match(last)) or bool(_ACTS.search(last))
+        # "I can make it decaf for you. Would you like that?": the offer is the sentence before
+        proposes = proposes or bool(_LIKE_THAT.match(last) and _PROPOSES_TO_ACT.search(m))
     elif _OFFER.search(m) and re.search(r"\b" + _ACTION, m, IC) and not asks:
         proposes, offers = details >= 3, details < 3
     elif not (done or asks) and _PROPOSE.search(m) and details >= 2 and action:

@@ -299,6 +299,9 @@ class Reading:
     #: :meth:`counts`, how many). The one mutable part: a surface that carries the reading from
     #: reply to reply carries it, and a surface that lost it (a restart) runs no further thing
     taken: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
+    #: the confirmed proposal is of a change ("Should I change your latte to decaf?"): its calls
+    #: carry what it said (``thing``: the proposal's words), as a change the user asked for does
+    changes: bool = False
 
     @classmethod
     def of(cls, match: Match) -> Reading:
@@ -749,9 +752,12 @@ class ConversationReader:
         named = tuple(s for s in named if s not in negated)
         proposed, _ = _named(plan, said, agent=True) if (a.proposes or a.offers) else ((), ())
         redo = explicit_redo(user)  # "another" or "also" is a new request, not a redo
+        changers = _related(plan, _first_word(plan, _CHANGERS), said)
+        changing = _change_offered(said) if (a.proposes or a.offers) and changers else ""
+        if changing:
+            proposed = changers  # "Should I change your latte to decaf?": a change proposed
         if (a.proposes or a.offers) and u.declines:
             return Reading("decline", about=negated or proposed)
-        changers = _related(plan, _first_word(plan, _CHANGERS), said)
         if (
             changers
             and (a.proposes or a.offers or a.confirming or a.acts or a.done)  # something to change
@@ -777,6 +783,9 @@ class ConversationReader:
             if u.yes and not (u.change or u.no or u.alternatives or negated):
                 if len(proposed) > 1:
                     return Reading("unclear", candidates=proposed)
+                if changing:
+                    return Reading("confirm", proposed, redo, proposal=said, cue=a.confirming,
+                                   thing=changing, changes=True)  # fmt: skip
                 if proposed:
                     thing = _proposed_thing(plan, proposed, said)
                     if thing and _TAKEN_BACK.search(said[said.rfind(thing) + len(thing) :]):
@@ -1100,6 +1109,24 @@ _ALSO = pattern(r"\b(?:also|too|as well|another|one more|and a|plus)\b", re.I)
 _TAKERS = frozenset(["add", "order", "buy", "purchase"])
 _CHANGERS = frozenset(["update", "change", "modify", "edit", "amend", "adjust", "alter"])
 #: a user's words that change something ("can I change it to decaf", "make it a large")
+#: the agent proposing to change something ("Should I change your latte to decaf?")
+_CHANGE_OFFERED = pattern(
+    r"\b(?:shall|should|can|may|could) (?:i|we) (?:go ahead and )?(?:change|switch|swap|modify|update|"
+    r"make (?:it|that|this|them|yours?)\b)|\b(?:would|do) you (?:like|want) (?:me )?to (?:change|"
+    r"switch|swap|modify|make (?:it|that|this|them|yours?)\b)|\bi (?:can|could) (?:change|switch|"
+    r"swap|modify|make (?:it|that|this|them|yours?)\b)",
+    re.I,
+)
+
+
+def _change_offered(said: str) -> str:
+    """The agent's last two sentences where they offer to change something and to add nothing
+    ("I can make it decaf for you. Would you like that?"): the change's words; else ""."""
+    last = " ".join(re.split(r"(?<=[.!?])\s+", said.strip())[-2:])
+    return last if _CHANGE_OFFERED.search(last) and not _ADD_OFFERED.search(last) else ""
+
+
+_ADD_OFFERED = pattern(r"\b(?:add|adding|another|one more|also get)\b", re.I)
 _CHANGING = pattern(
     r"\b(?:change|switch|swap|modify|instead|make (?:it|that|this|them|mine|the)|actually)\b", re.I
 )
