@@ -1113,3 +1113,24 @@ def test_attack_a_yes_to_a_proposal_to_change_runs_no_other_change(
 ) -> None:
     assert ran("Yes.", [("update_order_item", args)], agent, ["add_order_item"]) == [False]
     assert ran("Yes.", [("add_order_item", MOCHA)], agent, ["add_order_item"]) == [False]
+
+
+def _after(
+    earlier: Sequence[tuple[str, str]], agent: str, call: tuple[str, dict[str, Any]]
+) -> bool:
+    gate = GateSession(COFFEE)
+    asyncio.run(gate.open_message("Yes.", READ, ask_back=False, agent=agent,
+                                  earlier=tuple(earlier)))  # fmt: skip
+    return bool(gate.judge([Call(call[0], arguments=call[1])])[0].admitted)
+
+
+@pytest.mark.parametrize("agent", [
+    "Shall I add it?", "Should I add that to your order?", "Would you like me to add it?",
+    "OK. Shall I add it to the order?",
+])  # fmt: skip
+def test_attack_a_yes_to_shall_i_add_it_adds_what_the_user_named_before_only(agent: str) -> None:
+    before = [("What can I get you?", "A latte, please.")]
+    assert _after(before, agent, ("add_order_item", LATTE))
+    for args in (MOCHA, {**LATTE, "quantity": "5"}, {**LATTE, "size": "venti"}):
+        assert not _after(before, agent, ("add_order_item", args)), args
+    assert not _after([], agent, ("add_order_item", LATTE))  # nothing named: nothing added

@@ -737,6 +737,8 @@ class ConversationReader:
                 f"{a[-AGENT_CHARS:]} {u[:USER_CHARS]}" for a, u in list(earlier)[-REVISIONS:]
             )
             reading = replace(reading, heard=heard)
+            if reading.steps and not reading.thing and not reading.changes:
+                reading = replace(reading, thing=_thing_before(plan, reading, earlier))
         if reading.kind == "confirm" and reading.bare and not _restated(agent, earlier):
             return Reading("other")  # "mets vs braves citi field march 13th": found, not recapped
         if reading.kind == "confirm" and reading.proposal and earlier:
@@ -1108,7 +1110,6 @@ _ALSO = pattern(r"\b(?:also|too|as well|another|one more|and a|plus)\b", re.I)
 #: the first words of a step that adds or buys a thing, and of one that changes what was done
 _TAKERS = frozenset(["add", "order", "buy", "purchase"])
 _CHANGERS = frozenset(["update", "change", "modify", "edit", "amend", "adjust", "alter"])
-#: a user's words that change something ("can I change it to decaf", "make it a large")
 #: the agent proposing to change something ("Should I change your latte to decaf?")
 _CHANGE_OFFERED = pattern(
     r"\b(?:shall|should|can|may|could) (?:i|we) (?:go ahead and )?(?:change|switch|swap|modify|update|"
@@ -1127,6 +1128,7 @@ def _change_offered(said: str) -> str:
 
 
 _ADD_OFFERED = pattern(r"\b(?:add|adding|another|one more|also get)\b", re.I)
+#: a user's words that change something ("can I change it to decaf", "make it a large")
 _CHANGING = pattern(
     r"\b(?:change|switch|swap|modify|instead|make (?:it|that|this|them|mine|the)|actually)\b", re.I
 )
@@ -1537,6 +1539,27 @@ def _proposed_thing(plan: Plan, proposed: tuple[str, ...], said: str) -> str:
         if _things(sentence, loose=False):
             return sentence
     return said if _things(said, loose=False) else ""
+
+
+_ADD_IT = pattern(
+    r"\b(?:add|order|buy|purchase|get|put|ring up) (?:it|that|this|them|those|these|one)\b", re.I
+)
+
+
+def _thing_before(plan: Plan, reading: Reading, earlier: Sequence[Turn]) -> str:
+    """What a proposal of the adding step that names it by a pronoun ("Shall I add it?") offers: the
+    last thing the user named in the turns before ("A latte, please."), else the proposal itself
+    (which names none: a call naming an item is then of nothing said). Empty for another step."""
+    if (
+        len(reading.steps) != 1
+        or reading.steps[0] not in _first_word(plan, _TAKERS)
+        or not _ADD_IT.search(reading.proposal[-AGENT_CHARS:])
+    ):
+        return ""
+    for _, user in reversed(list(earlier)[-REVISIONS:]):
+        if _things(user[:USER_CHARS], loose=False):
+            return user[:USER_CHARS]
+    return reading.proposal[-AGENT_CHARS:]
 
 
 def _first_word(plan: Plan, verbs: frozenset[str]) -> tuple[str, ...]:
