@@ -1134,3 +1134,36 @@ def test_attack_a_yes_to_shall_i_add_it_adds_what_the_user_named_before_only(age
     for args in (MOCHA, {**LATTE, "quantity": "5"}, {**LATTE, "size": "venti"}):
         assert not _after(before, agent, ("add_order_item", args)), args
     assert not _after([], agent, ("add_order_item", LATTE))  # nothing named: nothing added
+
+
+@pytest.mark.parametrize(("agent", "user"), [
+    ("Alright, before we send this to the coffee bar, please check the order details and confirm "
+     "they're correct. Once you do, I'll get it started.", "It is correct."),
+    ("Yeah, sure, no problem. The order is displayed on the screen, can you confirm it's "
+     "correct?", "Sure is."),
+    ("Is this right on the screen? Can you verify?", "It is all accurate."),
+    ("Ok, can you look here and let me know if this is right?", "It looks right!"),
+    ("Very well, please check the order on the screen to make sure it is correct.",
+     "It is thanks."),
+    ("Absolutely, could you confirm that your order is correct on the screen?",
+     "It, is, thank you."),
+])  # fmt: skip
+def test_a_yes_among_commas_is_no_pick_of_an_option_and_places_the_order(
+    agent: str, user: str
+) -> None:
+    calls = [("update_order_item", DECAF), ("finish_order", SEND)]
+    assert ran(user, calls, agent, ["add_order_item"]) == [False, True]
+
+
+@pytest.mark.parametrize("user", [
+    "I'll take vanilla actually", "Okay. They all sound good, but make mine, Vanilla.",
+])  # fmt: skip
+def test_a_pick_among_the_options_listed_said_with_more_words(user: str) -> None:
+    agent = "We have Vanilla, Sugar Free Vanilla, Hazelnut, Caramel Sauce, Honey, and Sugar."
+    vanilla = {"order_item_id": "32240",
+               "addons": [{"addon_id": "vanilla-sweetener-011", "option": "ADD"}]}  # fmt: skip
+    hazelnut = {"order_item_id": "32240",
+                "addons": [{"addon_id": "hazelnut-sweetener-013", "option": "ADD"}]}  # fmt: skip
+    assert ran(user, [("update_order_item", vanilla)], agent, ["add_order_item"]) == [True]
+    assert ran(user, [("update_order_item", hazelnut)], agent, ["add_order_item"]) == [False]
+    assert ran(user, [("finish_order", SEND)], agent, ["add_order_item"]) == [False]

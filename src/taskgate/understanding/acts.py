@@ -386,7 +386,7 @@ _YES_START = pattern(
     r"(?:that(?:'?s| is)|this is|it(?:'s| is)) (?:the|my|what i) (?:(?:initial |original )?plan|"
     r"request|asked for|wanted|said|was trying to do|meant)|that was (?:my request|what i (?:said|"
     r"asked for|wanted|was trying to do))|i'?m (?:good|fine|ok|okay|happy) with (?:that|it|this)|"
-    r"my request is (?:that|this)|you nailed it|(?:your|you'?re) recap is (?:spotless|right|"
+    r"my request is (?:that|this)|you nailed it|(?:just|exactly) what i (?:asked for|wanted|ordered)|(?:your|you'?re) recap is (?:spotless|right|"
     r"correct|perfect)|amazing|prefect|impeccable|suitable|right on|righty?[- ]?oh?|"
     r"you(?:'re| are) (?:right|correct|impeccable|spot on)|that right|"
     r"(?:that|it|this) (?:should|could|would|will|can) (?:also )?(?:do|work)|"
@@ -444,8 +444,10 @@ _WHOLE_YES = pattern(
     IC,
 )
 _SHORT_YES = pattern(
-    r"^\s*(?:it|that|this|they|both|all|everything)(?: (?:all|both))? (?:is|are|does|do|will|"
-    r"would|has|was|looks?|seems?)(?: it| so| to me| indeed)?\s*[.!]*\s*$",
+    r"^\s*(?:it|that|this|they|both|all|everything)(?: (?:all|both))?,? (?:is|are|does|do|will|"
+    r"would|has|was|looks?|seems?)(?: it| so| to me| indeed)?(?:(?: all)? (?:right|correct|"
+    r"accurate|good|fine|great|perfect|okay|ok))?(?: now)?\s*[.!]*\s*(?:,?\s*(?:thanks?|thank you)"
+    r"[.!]*\s*)?$",
     IC,
 )
 _NO_START = pattern(

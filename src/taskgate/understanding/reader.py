@@ -1496,8 +1496,17 @@ def _picks(user: str, said: str) -> bool:
     if low.count(",") < 2:
         return False
     words = {w for w in _WORD.findall(user.lower()[:200]) if w not in _STOP
-             and w not in _ORDER_WORDS and w not in _AFFIX}  # fmt: skip
+             and w not in _ORDER_WORDS and w not in _AFFIX and w not in _FILLER}  # fmt: skip
     return 0 < len(words) <= 4 and words <= set(_WORD.findall(low))
+
+
+#: words around a pick that pick nothing ("I'll take vanilla actually", "but make mine hazelnut"),
+#: nor does a yes ("Yeah, sure, no problem. Can you confirm it's correct?" "Sure is.")
+_FILLER = frozenset([
+    "ll", "actually", "okay", "ok", "sound", "sounds", "good", "great", "fine", "nice", "but",
+    "mine", "they", "all", "think", "guess", "go", "with", "then", "correct", "right", "sure",
+    "yes", "yeah", "yep", "accurate", "true", "exactly", "perfect", "is", "it", "that", "this",
+])  # fmt: skip
 
 
 def _related(plan: Plan, changers: tuple[str, ...], said: str) -> tuple[str, ...]:
