@@ -1167,3 +1167,86 @@ def test_a_pick_among_the_options_listed_said_with_more_words(user: str) -> None
     assert ran(user, [("update_order_item", vanilla)], agent, ["add_order_item"]) == [True]
     assert ran(user, [("update_order_item", hazelnut)], agent, ["add_order_item"]) == [False]
     assert ran(user, [("finish_order", SEND)], agent, ["add_order_item"]) == [False]
+
+
+# -- a sixth review: a yes to a proposal to change, and to "Shall I add it?" --------------------
+@pytest.mark.parametrize(("user", "agent"), [
+    ("Yes.", "I could change it to decaf if you like, but it costs more. Should I place the order?"),
+    ("Yes.", "I can make it decaf, but I'd recommend against it. Shall I send the order?"),
+    ("That is correct.", "Your order: latte with oat milk. I can change it to decaf if you'd like. "
+     "Is that correct?"),
+])  # fmt: skip
+def test_attack_a_change_offered_in_passing_is_not_what_the_yes_is_to(
+    user: str, agent: str
+) -> None:
+    """The change is not run; the order is placed where the question is plainly about it (an
+    agent's message that also announces another action of its own places nothing)."""
+    calls = [("update_order_item", _options("Decaf")), ("finish_order", SEND)]
+    assert ran(user, calls, agent, ["add_order_item"])[0] is False
+    agent = "I could change it to decaf if you like, but it costs more. Should I place the order?"
+    assert ran("Yes.", calls, agent, ["add_order_item"]) == [False, True]
+
+
+def test_attack_a_yes_to_a_change_and_to_placing_the_order_is_asked_about() -> None:
+    agent = "Should I change your latte to decaf? Let me know and I'll place the order."
+    calls = [("update_order_item", _options("Decaf")), ("finish_order", SEND)]
+    assert ran("Yes.", calls, agent, ["add_order_item"]) == [False, False]
+
+
+@pytest.mark.parametrize(("agent", "args"), [
+    ("We're out of oat milk. Should I change your latte to decaf?", _options("Oat milk")),
+    ("Should I change the oat milk to decaf?", _options("Oat milk")),
+    ("Should I swap the oat milk for whole milk?",
+     {"order_item_id": "1", "addons": [{"addon_id": "oat-milk", "option": "ADD"}]}),
+    ("Should I change your latte from whole milk to oat milk?", _options("Whole milk")),
+    ("Should I change it to decaf? A large would be $2 extra.", _options("Decaf", "Large")),
+    ("Should I change it to decaf or oat milk?", _options("Decaf", "Oat milk")),
+    ("Should I change your latte to decaf?", {"order_item_id": "1", "attributes": [
+        {"attribute_id": "caffeine", "option": "Decaf"}, {"attribute_id": "shots", "option": "ADD"}]}),
+    ("Should I change your latte to decaf?", {"order_item_id": "1",
+     "menu_item_id": "latte-grande-venti-0001", "attributes": [{"option": "Decaf"}]}),
+])  # fmt: skip
+def test_attack_a_yes_to_a_change_sets_what_it_changes_to_only(
+    agent: str, args: dict[str, Any]
+) -> None:
+    assert ran("Yes.", [("update_order_item", args)], agent, ["add_order_item"]) == [False]
+
+
+@pytest.mark.parametrize(("agent", "option"), [
+    ("Should I change the oat milk to decaf?", "Decaf"),
+    ("Should I change your latte from whole milk to oat milk?", "Oat milk"),
+    ("Should I change it to decaf or oat milk?", "Oat milk"),
+])  # fmt: skip
+def test_a_yes_to_a_change_sets_what_it_changes_to(agent: str, option: str) -> None:
+    assert ran("Yes.", [("update_order_item", _options(option))], agent, ["add_order_item"]) == [
+        True
+    ]
+    # a yes that says more is a change of the user's own: their words, not the proposal's
+    assert ran("Yes, hazelnut.", [("update_order_item", _options(option))], agent,
+               ["add_order_item"]) == [False]  # fmt: skip
+
+
+@pytest.mark.parametrize(("user", "item"), [
+    ("No mocha. A latte.", MOCHA), ("I don't want a mocha.", MOCHA),
+    ("Anything but a mocha.", MOCHA), ("I hate mochas.", MOCHA), ("A mocha, not a latte.", LATTE),
+    ("Not a latte, a mocha.", LATTE), ("A latte. No wait, not a latte, a mocha.", LATTE),
+    ("A latte, my friend said mocha though.", MOCHA),
+    ("My friend ordered a mocha yesterday; I'll have a latte.", MOCHA),
+    ('"Mocha" is a funny word. A latte please.', MOCHA),
+    ("I want 3 lattes. Actually just one.", {**LATTE, "quantity": "3"}),
+    ("Two lattes. No, one latte.", {**LATTE, "quantity": "2"}),
+])  # fmt: skip
+def test_attack_a_yes_to_shall_i_add_it_adds_only_the_one_thing_named(
+    user: str, item: dict[str, Any]
+) -> None:
+    assert not _after([("What can I get you?", user)], "Shall I add it?", ("add_order_item", item))
+
+
+def test_attack_a_yes_to_shall_i_add_your_drink_adds_what_the_user_named() -> None:
+    assert not _after([("Our special is a mocha.", "Sounds nice.")], "Shall I add it?",
+                      ("add_order_item", MOCHA))  # fmt: skip
+    before = [("What can I get you?", "A latte, please.")]
+    assert not _after(before, "Shall I add your drink?", ("add_order_item", MOCHA))
+    assert _after(before, "Shall I add your drink?", ("add_order_item", LATTE))
+    assert _after([("What can I get you?", "No mocha. A latte.")], "Shall I add it?",
+                  ("add_order_item", LATTE))  # fmt: skip

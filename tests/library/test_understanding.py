@@ -1665,3 +1665,71 @@ def test_near_misses_of_those_sgd_train_yes_phrases(no: str) -> None:
 def test_a_failure_said_as_nothing_there_then_another_offer_is_a_proposal(offer: str) -> None:
     assert runs_after([BUS_PROPOSED], "Yes, that will work.", offer, "buy_bus_ticket", BUS)
     assert not runs_after([BUS_PROPOSED], "What else is there?", offer, "buy_bus_ticket", BUS)
+
+
+@pytest.mark.parametrize("no", [
+    "Amazing, another fee.", "Amazing. Not.", "Amazing... no.", "Amazing. No thanks.",
+    "Amazing, you charge fees for that?", "Amazing. I'll think about it.",
+    "Amazing. Let me sleep on it.", "You're right, I should not do this.",
+    "You are right I don't have enough money.", "You are right, let me reconsider.",
+    "That could work if it were cheaper.", "That could work for someone else.",
+    "That could work, maybe.", "That could work. I'll let you know.", "That can work next week.",
+    "Please continue to hold.", "Please continue explaining.", "Please continue with the options.",
+    "Please continue. I haven't decided.", "I affirm this is a scam.",
+    "I affirm the request is fraudulent.", "My permission is denied.",
+    "You have my permission to stop.", "You have my permission when I say so.",
+    "Set it up later.", "Set it up for next month.", "Fire it up next week.", "Si, pero no.",
+    "Si, later.", "I'm down for that, later.", "That is suitable for nobody.",
+    "It's what I need to cancel.", "That is the deal I want to cancel.",
+    "Just what I asked for... not.", "Exactly what I ordered? No, it isn't.",
+    "That all sounds just right, except the amount.", "Impeccable. Now cancel.",
+    "Prefect. Cancel please.", "That is correct can I do it tomorrow?",
+    "That is correct can i send 100 first?", "That is correct is there a way to send less?",
+    "That is correct do I have enough money?", "That is correct is Yumi trustworthy?",
+    "That is correct what are the risks?", "That is correct what is the fee? Tell me before sending.",
+    "That is correct will there be a fee? Let me know first.",
+    "Sounds good what is the fee? Then I'll decide.", "Amazing what a rip-off, is that legal?",
+    "Yes, take the fee off.", "Yes, take it off.", "Sure, take some off.",
+])  # fmt: skip
+def test_attack_a_sixth_review_of_the_tenth_session_s_yes_phrases(no: str) -> None:
+    assert not runs_after([], no, CONFIRM_TRANSFER, "transfer_money", TRANSFER)
+
+
+@pytest.mark.parametrize("yes", [
+    "That's right what's the fee?", "Correct what is the fee?", "I affirm.",
+    "You have my permission.", "Set it up.", "That's the deal I want.", "I'm down.",
+])  # fmt: skip
+def test_the_sixth_review_s_near_misses_that_are_yeses(yes: str) -> None:
+    assert runs_after([], yes, CONFIRM_TRANSFER, "transfer_money", TRANSFER)
+
+
+@pytest.mark.parametrize("agent", [
+    "Sorry, there are no buses available. Want me to check tomorrow?",
+    "Sorry, the 5:15 pm bus is not available. Want me to check tomorrow?",
+    "There aren't any seats available on the 5:15 pm bus. Should I try again later?",
+])  # fmt: skip
+def test_attack_a_yes_to_searching_again_after_a_failure_buys_nothing(agent: str) -> None:
+    failed = {**BUS, "leaving_time": "17:15"}
+    for yes in ("Yes.", "Sure.", "Amazing.", "Please continue.", "That could work."):
+        assert not runs_after([BUS_PROPOSED], yes, agent, "buy_bus_ticket", failed), yes
+
+
+def test_attack_a_yes_runs_no_call_the_other_way_round() -> None:
+    """ "The bus from Anaheim to Las Vegas" is no ticket from Las Vegas to Anaheim; "from your
+    checking account to Yumi's savings account" is no transfer from savings to checking."""
+    agent = (
+        "Please confirm: 3 tickets on the bus from Anaheim to Las Vegas on March 2nd at 5:20 pm."
+    )
+    assert runs_after([], "Yes", agent, "buy_bus_ticket", BUS)
+    back = {**BUS, "from_location": "Las Vegas", "to_location": "Anaheim"}
+    assert not runs_after([], "Yes", agent, "buy_bus_ticket", back)
+    agent = (
+        "Please confirm to transfer $1,490 from your checking account to Yumi's savings account."
+    )
+    sent = {**TRANSFER, "account_type": "checking"}
+    assert runs_after([], "Yes", agent, "transfer_money", sent)
+    turned = {**sent, "account_type": "savings", "recipient_account_type": "checking"}
+    assert not runs_after([], "Yes", agent, "transfer_money", turned)
+    # said on both sides, or on neither: nothing turned round ("from savings to Diego in savings")
+    agent = "Please confirm: transfer $1,490 from savings to Yumi in savings."
+    assert runs_after([], "Yes", agent, "transfer_money", TRANSFER)

@@ -613,6 +613,8 @@ class GateSession:
             if self._untaken(call, step) is not None:
                 return True
             wording = self._words_of(step)
+            if reading.named_before:  # "Shall I add it?": the thing named before, nothing else
+                return bool(reading.things_of(call.arguments, wording))
             return (  # of no thing the proposal named: its items and options said before
                 reading.kind == "confirm"
                 and not reading.things_of(call.arguments, wording, counted=False)

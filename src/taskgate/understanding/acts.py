@@ -389,13 +389,20 @@ _YES_START = pattern(
     r"my request is (?:that|this)|you nailed it|(?:just|exactly) what i (?:asked for|wanted|ordered)|(?:your|you'?re) recap is (?:spotless|right|"
     r"correct|perfect)|amazing|prefect|impeccable|suitable|right on|righty?[- ]?oh?|"
     r"you(?:'re| are) (?:right|correct|impeccable|spot on)|that right|"
-    r"(?:that|it|this) (?:should|could|would|will|can) (?:also )?(?:do|work)|"
+    r"(?:that|it|this) (?:should|could|would|will|can) (?:also )?(?:do|work)(?: (?:also|too|"
+    r"for me|for us|fine|great|well|perfectly))?(?=[\s.!]*$|\s*[.!]\s+(?!i'?ll let)\w)|"
     r"you(?:'ve| have)? (?:nailed|got) (?:it|that|this|every detail|each detail|all)|"
     r"you (?:have|heard) (?:every|each|all|it|that|everything)\b(?: \w+){0,2} (?:right|"
-    r"perfectly|correctly|detail)|i'?m down (?:with|for) (?:that|it|this)|i affirm(?=[\s.!]*$| (?:that|this|it|the|your)\b)|"
-    r"(?:that|it)(?:'s| is) (?:the deal|what) i (?:want|need)|(?:that|this) is what i (?:want|need)|"
-    r"(?:you have )?my permission|please (?:continue|go on)|i would like that(?=[\s,.!]*(?:thanks?|thank you)?[\s.!]*$)|"
-    r"make the switch|fire (?:it|him|her|them) up|start (?:it )?already|set it up|si(?=[,.!]|$))\b(?! (?:question|point|grief|lord|god)\b)",
+    r"perfectly|correctly|detail)|i'?m down(?: (?:with|for) (?:that|it|this))?(?=[\s.!]*$)|"
+    r"i affirm(?=[\s.!]*$| (?:that|this|the|your) (?:option|order|choice|request|details?|transfer|"
+    r"booking|reservation)[\s.!]*$)|"
+    r"(?:(?:that|it)(?:'s| is) (?:the deal|what) i (?:want|need)|(?:that|this) is what i (?:want|"
+    r"need))(?=[\s.!]*$|\s*[.!,])|"
+    r"(?:you have )?my permission(?: to (?:reserve|book|buy|proceed|go ahead|transfer|send|pay|"
+    r"order|place|do (?:it|that)|rent|purchase)(?: (?:it|that|this|the \w+))?)?(?=[\s.!]*$)|"
+    r"please (?:continue|go on)(?=[\s.!]*$)|i would like that(?=[\s,.!]*(?:thanks?|thank you)?[\s.!]*$)|"
+    r"(?:make the switch|fire (?:it|him|her|them) up|start (?:it )?already|set it up)(?=[\s.!]*$)|"
+    r"si(?=[,.!]|$))\b(?! (?:question|point|grief|lord|god)\b)",
     IC,
 )
 #: a word of assent counts anywhere only in a short sentence ("That works, thanks."), not in a
@@ -439,7 +446,7 @@ _YES_LEAD = pattern(
 #: a yes only as the whole reply ("Please!", "You can, thanks.", "Deal.", "Sweet.")
 _WHOLE_YES = pattern(
     r"^\s*(?:please|you (?:can|may)|deal|(?:finally[,!]? )?you(?:'ve| have)? got it(?: right)?|"
-    r"sweet|si|nailed it|i affirm(?=[\s.!]*$| (?:that|this|it|the|your)\b)|right on|much better)"
+    r"sweet|si|nailed it|i affirm|right on|much better)"
     r"(?:[\s,.!]*(?:thanks?|thank you|please))?[\s.!]*$",
     IC,
 )
@@ -485,7 +492,14 @@ _NO_STRONG = pattern(
     r"\b(?:let me|i need to|i'?ll have to|i have to) (?:check|think|ask|talk|discuss)\b|"
     r"\b(?:do|book|buy|reserve|handle|get|take care of|make) (?:it|that|this|them)(?: \w+){0,3}? "
     r"myself\b|\btake it from here\b|"
-    r"\bi'?m (?:good|fine|ok|okay|all set)\b(?! with)(?=[\s.!,]*(?:thanks?|thank you)?[\s.!]*$)",
+    r"\bi'?m (?:good|fine|ok|okay|all set)\b(?! with)(?=[\s.!,]*(?:thanks?|thank you)?[\s.!]*$)|"
+    # a yes taken back at the end ("Amazing. Not.", "Si, pero no.", "Prefect. Cancel please.")
+    r"(?:^|[,.!?]\s*|\b(?:but|pero)\s+)(?:no|not|nope|nah)(?:,? thanks?|,? thank you)?[\s.!]*$|"
+    r"\bno,? thanks?\b|\bno thank you\b|(?<=[.!?] )(?:no|nope),? (?:it|that|this) (?:is|was|does|"
+    r"did)(?:n'?t| not)\b|(?:^|[,.!?]\s*)(?:now |please |just |then )?cancel\b|"
+    r"\bshould(?:n'?t| not) (?:do|go|book|buy|send|transfer|pay|order|proceed)\b|"
+    r"\b(?:don'?t|do not|can'?t|cannot) (?:have enough|afford)\b|\bfor (?:nobody|no one)\b|"
+    r"\b(?:rip-?off|scam|fraud(?:ulent)?)\b",
     IC,
 )
 _CHANGE = pattern(
@@ -511,7 +525,12 @@ _ALTERNATIVES = pattern(
     IC,
 )
 #: a word that is a yes only alone ("Nice."), not leading a comma ("Right, as if I'd pay that.")
-_WEAK_YES = pattern(r"^\s*(?:nice|super|superb|splendid|rad|right)\s*,", IC)
+_WEAK_YES = pattern(
+    r"^\s*(?:nice|super|superb|splendid|rad|right|amazing|impeccable|prefect|perfect|great|"
+    r"wonderful|fantastic|brilliant)\s*,\s*(?!(?:yes|yeah|sure|ok|okay|please|thanks?|thank you|go "
+    r"ahead|that|it|this|sounds?|looks?|you|i|let'?s|do it|book|just)\b)",
+    IC,
+)
 #: a thanks, then a question about what was confirmed ("Thanks, what's the address?")
 _THANKS_ASKING = pattern(
     r"^\s*(?:thanks?|thank you)[,.!]?\s+(?:what|what's|how|when|where|which|who|is|are|do|does|"
@@ -647,10 +666,14 @@ _HOLD = pattern(
     r"still|i need to (?:think|check|double|confirm|wait|ask|see)|give me|please wait|stop|take|remove|"
     r"add|leave|keep)|keep it open|leave it open|still deciding|give me a (?:minute|sec|second|moment)|"
     r"(?:one|a|just a) sec|pause|wait for me|stop there|double[- ]?check|apart from|(?:mostly|"
-    r"almost)(?=\W*$)|all but|minus|remove|take (?:(?!off\\b)\\w+ ){1,2}off|take off (?:the|a|an|my|one|\\d)|as soon as|when i (?:get|arrive)|"
+    r"almost)(?=\W*$)|all but|minus|remove|take (?:(?!off\b)\w+ ){1,2}off|take off (?:the|a|an|my|one|\d)|as soon as|when i (?:get|arrive)|"
     r"once i|in an? (?:hour|minute|while)|after (?:i|my|we)|please don'?t|oh and(?! (?:how|what|"
     r"where|when|which|who|why|is|are|does|do|can|could|will|would)\b)|hold,? please|"
     r"before you (?:send|submit|place|finish|book|order)|i guess\?|hmm+(?=\W*$)|"
+    r"before (?:sending|submitting|placing|booking|ordering|paying|buying|transferring)|except|"
+    r"(?:i'?ll|let me|i need to|i have to|i want to) (?:think|sleep on|reconsider|decide)|"
+    r"i'?ll let you know|(?:have(?:n'?t| not)|not) (?:yet )?decided|reconsider|maybe(?=[\s.!?]*$)|"
+    r"(?:^|(?<=[,.!] ))later\b|\b(?:it|that|this|them) (?:later|next (?:week|month|year|time))|"
     # something to be done first: "but first tell me the price", "after you check the reviews"
     # (a condition on facts, "as long as the driver isn't Gary", is the agent's to check)
     r"but (?:first|before)|first (?:tell|check|let me|show|find|confirm)|(?:check|tell "
@@ -778,7 +801,8 @@ _DOUBT = pattern(r"\bif\b|n't\b|\b(?:dont|wont|cant|isnt|doesnt|didnt|wouldnt)\b
                     r"\belse\b|\bsure\b|\breally\b|\b(?:what|how) about\b|\b(?:can|could|will|would|"
                     r"shall|should) (?:you|we)\b(?! (?:also )?(?:please )?(?:tell|give|let me know|"
                     r"provide|share)\b(?![^?]*\b(?:if|whether)\b))|\bwhy\b|\bcatch\b|\bscam\b|\blegal\b|\bwait|\bhold|"
-                    r"\blater\b|\bnext\b|\buntil\b", IC)  # fmt: skip
+                    r"\blater\b|\bnext\b|\buntil\b|\brisks?\b|\bsafe\b|\blegal\b|\btrust|\benough\b|"
+                    r"\bfirst\b|\bless\b|\btomorrow\b", IC)  # fmt: skip
 
 
 def _lead_clause(sentence: str) -> str:
@@ -789,16 +813,18 @@ def _lead_clause(sentence: str) -> str:
     joined = _JOINED.search(head)
     if joined and not _DOUBT.search(head[joined.end() :]):
         return head[: joined.start()]
-    yes = _YES_START.match(head)
-    if yes and _ASKED_ON.match(head, yes.end()) and not _DOUBT.search(head, yes.end()):
-        return head[: yes.end()]  # "That is correct what is the cost?": a yes, then a question
+    asked = _ASKED_ON.search(head)
+    if (
+        asked
+        and _YES_START.fullmatch(head[: asked.start()])
+        and not _DOUBT.search(head, asked.start())
+    ):
+        return head[: asked.start()]  # "That is correct what is the cost?": a yes, a question
     return head
 
 
 #: a question that goes on, with no comma, from the yes before it ("That is good what is cost?")
-_ASKED_ON = pattern(
-    r"\s+(?:what|where|when|which|who|how|does|do|is|are|can|could|will)\b(?=[^.!]*\?\s*$)", IC
-)
+_ASKED_ON = pattern(r"\s+(?:what|where|when|which|who|how)\b(?=[^.!?]*\?\s*$)", IC)
 
 
 _BUT = pattern(r"\b(?:but|however|though)\b", IC)

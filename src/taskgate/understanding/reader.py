@@ -38,6 +38,7 @@ from taskgate.matching.askback import step_wording
 from taskgate.matching.redo import explicit_redo
 from taskgate.roles import Match, Matcher
 from taskgate.understanding.acts import (
+    _LIKE_THAT,
     AGENT_CHARS,
     USER_CHARS,
     AgentAct,
@@ -59,7 +60,10 @@ from taskgate.understanding.calls import (
     _COUNT,
     _COUNT_KEY,
     _EVERY,
+    _ITEM_KEY,
+    _NOTE_KEY,
     _REMOVING,
+    _SWITCH_VALUE,
     _flat,
     _item_values,
     _item_words,
@@ -74,6 +78,7 @@ from taskgate.understanding.calls import (
     by_id,
     sets_item,
 )
+from taskgate.understanding.directions import turned_round
 from taskgate.understanding.finishing import _ID_KEY, _finishing, _ids_said, _judges, _of_step
 from taskgate.understanding.patterns import pattern
 from taskgate.understanding.words import _SENTENCE_END, _STOP, _WORD, _stem
@@ -176,7 +181,10 @@ _LOOKUP = pattern(
     r"\b(?:check (?:the |your |on )?(?:balance|availability|status|weather)|look (?:up|into|for)|"
     r"search|find|see (?:if|whether)(?! (?:i|we)(?:'ve)? (?:got|have|understood)\b| (?:it|that|this|"
     r"everything) (?:is|was|'s) (?:right|correct))|(?:see|view|check) your (?:balance|"
-    r"transactions|account|statement)|show (?:you|me)|recent transactions)\b",
+    r"transactions|account|statement)|show (?:you|me)|recent transactions|"
+    # "No buses are left. Want me to check tomorrow?": a search for another, not this one
+    r"(?:check|try|look)(?: again)? (?:for )?(?:tomorrow|later|another (?:day|time|date)|next "
+    r"(?:week|day|time)|other (?:days|times|dates)))\b",
     re.I,
 )
 
@@ -302,6 +310,9 @@ class Reading:
     #: the confirmed proposal is of a change ("Should I change your latte to decaf?"): its calls
     #: carry what it said (``thing``: the proposal's words), as a change the user asked for does
     changes: bool = False
+    #: the confirmed proposal named its thing by a pronoun ("Shall I add it?"): ``thing`` is the
+    #: user's message that named it before, and a call must be of that thing
+    named_before: bool = False
 
     @classmethod
     def of(cls, match: Match) -> Reading:
@@ -347,6 +358,8 @@ class Reading:
         said, before = self.proposal.lower(), self.earlier.lower()
         if self.places(arguments, wording):
             return True  # "Is this order correct?" "Yes.": the order placed, by its identifier
+        if turned_round(arguments, said):
+            return False  # "the bus from Anaheim to Las Vegas" goes no other way
         words = _words(wording)
         action = {_stem(w) for w in words[:1] + [w for w in words if w in _VERBS]}
         acted = bool(action & {_stem(_HEARD.get(w, w)) for w in _words(said)})
@@ -448,6 +461,8 @@ class Reading:
         call's count is the thing's, read by :meth:`things_of` (``wording``: the step's)."""
         if not self.proposal or not arguments:
             return False
+        if turned_round(arguments, self.proposal[-AGENT_CHARS:]):
+            return True  # "Shall I buy a ticket from Anaheim to Las Vegas?": not the other way
         counts = not (
             self.thing
             and sets_item(arguments)
@@ -640,9 +655,17 @@ class Reading:
             stems = {_stem(w) for w in _WORD.findall(value.lower())}
             return bool((said | starts) & stems) or "".join(_WORD.findall(value.lower())) in runs
 
+        def wholly(value: str) -> bool:  # "Oat milk" for "to oat milk", not "whole milk"
+            stems = {_stem(w) for w in _WORD.findall(value.lower()) if not w.isdigit()} - _STOP
+            return (bool(stems) and stems <= (said | starts)) or (spoken(value) and len(stems) <= 1)
+
         heard = said | {"".join(words[i : i + n]) for n in (2, 3) for i in range(len(words))}
         if _unsaid_option(args, heard, _Spelling(heard)) or _repeats(args) > most:
             return False  # "size": "venti", "menu_item_id": "gold-bar", vanilla twelve times
+        if self.changes:  # a yes to "Should I change it to decaf?": decaf and nothing else
+            values = _changed_values(args)
+            hits = sum(1 for v in values if wholly(v))
+            return hits == len(values) > 0 and (hits == 1 or not _OR.search(text))
         return any(spoken(v) for v in _flat(args, notes=False))
 
     def understood(self, plan: Plan) -> str:
@@ -738,7 +761,8 @@ class ConversationReader:
             )
             reading = replace(reading, heard=heard)
             if reading.steps and not reading.thing and not reading.changes:
-                reading = replace(reading, thing=_thing_before(plan, reading, earlier))
+                before = _thing_before(plan, reading, earlier)
+                reading = replace(reading, thing=before, named_before=bool(before))
         if reading.kind == "confirm" and reading.bare and not _restated(agent, earlier):
             return Reading("other")  # "mets vs braves citi field march 13th": found, not recapped
         if reading.kind == "confirm" and reading.proposal and earlier:
@@ -755,9 +779,14 @@ class ConversationReader:
         proposed, _ = _named(plan, said, agent=True) if (a.proposes or a.offers) else ((), ())
         redo = explicit_redo(user)  # "another" or "also" is a new request, not a redo
         changers = _related(plan, _first_word(plan, _CHANGERS), said)
-        changing = _change_offered(said) if (a.proposes or a.offers) and changers else ""
+        changing, placing = _change_offered(said) if (a.proposes or a.offers) and changers else (
+            "", False)  # fmt: skip
+        if changing and placing and u.yes:  # "Should I change it to decaf? Then I'll place the
+            return Reading("unclear", candidates=changers)  # order." "Yes.": which of them?
         if changing:
             proposed = changers  # "Should I change your latte to decaf?": a change proposed
+            if u.yes and _says_more(user, said):  # "Yes, oat milk.": a change of their own
+                return Reading("change", changers, about=proposed, thing=user)
         if (a.proposes or a.offers) and u.declines:
             return Reading("decline", about=negated or proposed)
         if (
@@ -1120,14 +1149,42 @@ _CHANGE_OFFERED = pattern(
 )
 
 
-def _change_offered(said: str) -> str:
-    """The agent's last two sentences where they offer to change something and to add nothing
-    ("I can make it decaf for you. Would you like that?"): the change's words; else ""."""
-    last = " ".join(re.split(r"(?<=[.!?])\s+", said.strip())[-2:])
-    return last if _CHANGE_OFFERED.search(last) and not _ADD_OFFERED.search(last) else ""
+def _change_offered(said: str) -> tuple[str, bool]:
+    """What the agent's question offers to change to ("Should I change your latte to decaf?":
+    "decaf"; "I can make it decaf for you. Would you like that?": "decaf for you"), and whether
+    the last two sentences also speak of placing the order ("... Let me know and I'll place the
+    order."). Empty where the question offers no change (a change offered in passing, "I could
+    make it decaf, but it costs more. Shall I place the order?", is not what is asked) or
+    offers to add something."""
+    sentences = re.split(r"(?<=[.!?])\s+", said.strip())[-2:]
+    asked = [i for i, x in enumerate(sentences) if x.rstrip().endswith("?")]
+    if not asked:
+        return "", False
+    at = asked[-1]
+    question = sentences[at]
+    offer = _CHANGE_OFFERED.search(question)
+    if offer is None and at and _LIKE_THAT.match(question):  # "... Would you like that?"
+        question = sentences[at - 1]
+        offer = _CHANGE_OFFERED.search(question)
+    if offer is None or _ADD_OFFERED.search(question):
+        return "", False
+    target = _CHANGE_TO.search(question, offer.start())
+    new = question[target.end() :] if target else question[offer.end() :]
+    return new.strip(" ?.!") or question, bool(_PLACE_OFFERED.search(" ".join(sentences)))
 
 
 _ADD_OFFERED = pattern(r"\b(?:add|adding|another|one more|also get)\b", re.I)
+#: where a proposed change says what it changes to ("to decaf", "for whole milk", "make it ...")
+_CHANGE_TO = pattern(
+    r"\b(?:to|into|for|with)\b(?! (?:you|me|us|them|him|her)\b)|\bmake (?:it|that|this|them|"
+    r"yours?)\b",
+    re.I,
+)
+_PLACE_OFFERED = pattern(
+    r"\b(?:place|send|submit|finish|complete|put (?:in|through)|ring up) (?:the|your|it|my|this)?\s*"
+    r"(?:order|in)?\b",
+    re.I,
+)
 #: a user's words that change something ("can I change it to decaf", "make it a large")
 _CHANGING = pattern(
     r"\b(?:change|switch|swap|modify|instead|make (?:it|that|this|them|mine|the)|actually)\b", re.I
@@ -1456,7 +1513,7 @@ def _count(start: str) -> int:
 _NOT_THIS = pattern(
     r"\b(?:not|no|instead of|rather than|except(?: for)?|without|never|had|was|were|skip|hold|"
     r"minus|zero|hate|allergic to|take out|remove|keep|don'?t (?:put|add|want|use|include)|scratch|"
-    r"no more|lose|avoid|less|swap out|none of|nothing else(?: like)?)\s+(?:(?:a|an|the|any|one|two|"
+    r"no more|lose|avoid|less|swap out|none of|nothing else(?: like)?|anything but)\s+(?:(?:a|an|the|any|one|two|"
     r"three|some|my|your)\s+)?[\w%-]+(?:\s+(?!(?:or|and|nor)\b)[\w%-]+){0,2}(?:\s*,\s*[\w%-]+"
     r"(?:\s+(?!(?:or|and|nor)\b)[\w%-]+)?){0,4}(?:,?\s+(?:or|and|nor)\s+[\w%-]+(?:\s+[\w%-]+)?)?",
     re.I,
@@ -1497,14 +1554,21 @@ def _picks(user: str, said: str) -> bool:
         return False
     words = {w for w in _WORD.findall(user.lower()[:200]) if w not in _STOP
              and w not in _ORDER_WORDS and w not in _AFFIX and w not in _FILLER}  # fmt: skip
-    return 0 < len(words) <= 4 and words <= set(_WORD.findall(low))
+    options = set()  # the words of the list's short parts ("Sugar Free Vanilla", "and Honey")
+    for part in itertools.islice(_LIST_PART.split(low), 64):
+        found = _WORD.findall(part)
+        if len(found) <= 4:
+            options.update(found)
+    return 0 < len(words) <= 4 and words <= options
 
 
+_LIST_PART = pattern(r"[,;:.!?]|\b(?:and|or)\b")
 #: words around a pick that pick nothing ("I'll take vanilla actually", "but make mine hazelnut"),
 #: nor does a yes ("Yeah, sure, no problem. Can you confirm it's correct?" "Sure is.")
 _FILLER = frozenset([
     "ll", "actually", "okay", "ok", "sound", "sounds", "good", "great", "fine", "nice", "but",
     "mine", "they", "all", "think", "guess", "go", "with", "then", "correct", "right", "sure",
+    "look", "looks",
     "yes", "yeah", "yep", "accurate", "true", "exactly", "perfect", "is", "it", "that", "this",
 ])  # fmt: skip
 
@@ -1550,25 +1614,84 @@ def _proposed_thing(plan: Plan, proposed: tuple[str, ...], said: str) -> str:
     return said if _things(said, loose=False) else ""
 
 
+def _changed_values(arguments: Mapping[str, object]) -> list[str]:
+    """What a change call sets, in words: every value with letters but a note's and an
+    identifier's ("order_item_id": "49692"; "attribute_id": "caffeine" names the field "option"
+    sets), and a switched thing's identifier ("addon_id": "oat-milk" beside "option": "ADD")
+    and an item's ("menu_item_id": "latte-grande-0001")."""
+    out: list[str] = []
+    todo: list[object] = [arguments]
+    seen = 0
+    while todo and seen < 4 * _ARGUMENTS:
+        table = todo.pop()
+        seen += 1
+        if isinstance(table, list | tuple):
+            todo.extend(table[:_ARGUMENTS])
+            continue
+        if not isinstance(table, Mapping):
+            continue
+        pairs = list(itertools.islice(table.items(), _ARGUMENTS))
+        switched = any(isinstance(v, str) and _SWITCH_VALUE.fullmatch(v.strip()) for _, v in pairs)
+        for key, value in pairs:
+            if isinstance(value, Mapping | list | tuple):
+                todo.append(value)
+                continue
+            text = str(value) if isinstance(value, str | int | float) else ""
+            name = str(key)
+            if (
+                not _LETTERS.search(text)
+                or _SWITCH_VALUE.fullmatch(text.strip())
+                or _NOTE_KEY.search(name)
+                or (_ID_KEY.search(name) and not switched and not _ITEM_KEY.search(name))
+            ):
+                continue
+            out.append(text[:200])
+    return out
+
+
+_LETTERS = pattern(r"[^\W\d_]{2}")
+
+
+def _says_more(user: str, said: str) -> bool:
+    """Whether the user's yes says words of substance the agent's message does not ("Yes, oat
+    milk." to "Should I change your latte to decaf?")."""
+    heard = set(_WORD.findall(said.lower()[-AGENT_CHARS:]))
+    words = {w for w in _WORD.findall(user.lower()[:200]) if w not in _STOP and w not in _FILLER
+             and w not in _AFFIX and w not in _ASSENT}  # fmt: skip
+    return bool(words - heard)
+
+
+#: words of a plain yes ("Yes, please do, go ahead.")
+_ASSENT = frozenset(["please", "do", "ahead", "sure", "ok", "okay", "alright", "thanks", "thank",
+                     "absolutely", "definitely", "sounds", "fine", "yup", "yea", "cool"])  # fmt: skip
 _ADD_IT = pattern(
-    r"\b(?:add|order|buy|purchase|get|put|ring up) (?:it|that|this|them|those|these|one)\b", re.I
+    r"\b(?:add|order|buy|purchase|get|put|ring up) (?:it|that|this|them|those|these|one|(?:your|"
+    r"the|that|this) (?:drink|item|coffee|beverage|one))\b",
+    re.I,
 )
+_ADD_THEM = pattern(r"\b(?:add|order|buy|purchase|get|put|ring up) (?:them|those|these)\b", re.I)
 
 
 def _thing_before(plan: Plan, reading: Reading, earlier: Sequence[Turn]) -> str:
-    """What a proposal of the adding step that names it by a pronoun ("Shall I add it?") offers: the
-    last thing the user named in the turns before ("A latte, please."), else the proposal itself
-    (which names none: a call naming an item is then of nothing said). Empty for another step."""
+    """What a proposal of the adding step that names its thing by a pronoun ("Shall I add it?",
+    "Shall I add your drink?") offers: the message of the turns before in which the user last
+    named things, where it names one ("A latte, please."; "No mocha. A latte.": a latte), and
+    one of it for "it"; else the proposal itself, which names none (the user named nothing, or
+    several things: the gate cannot tell which). Empty for a proposal of another step."""
+    proposal = reading.proposal[-AGENT_CHARS:]
     if (
         len(reading.steps) != 1
         or reading.steps[0] not in _first_word(plan, _TAKERS)
-        or not _ADD_IT.search(reading.proposal[-AGENT_CHARS:])
+        or not _ADD_IT.search(proposal)
     ):
         return ""
+    plural = bool(_ADD_THEM.search(proposal))
     for _, user in reversed(list(earlier)[-REVISIONS:]):
-        if _things(user[:USER_CHARS], loose=False):
-            return user[:USER_CHARS]
-    return reading.proposal[-AGENT_CHARS:]
+        things = _things(user[:USER_CHARS])
+        if things:
+            one = len(things) == 1 and (plural or things[0][2] == 1)
+            return user[:USER_CHARS] if one else proposal
+    return proposal
 
 
 def _first_word(plan: Plan, verbs: frozenset[str]) -> tuple[str, ...]:
