@@ -1250,3 +1250,47 @@ def test_attack_a_yes_to_shall_i_add_your_drink_adds_what_the_user_named() -> No
     assert _after(before, "Shall I add your drink?", ("add_order_item", LATTE))
     assert _after([("What can I get you?", "No mocha. A latte.")], "Shall I add it?",
                   ("add_order_item", LATTE))  # fmt: skip
+
+
+@pytest.mark.parametrize(("agent", "args"), [
+    ("Should I switch it to decaf, since regular is out?", _options("Regular")),
+    ("Should I change it to decaf since vanilla is sold out?", _options("Vanilla")),
+    ("Should I change it to decaf, like your usual venti caramel latte?",
+     _options("Decaf", "Venti", "Caramel")),
+    ("Should I change your latte with whole milk to oat milk?", _options("Whole milk")),
+    ("Should I change your latte to decaf?",
+     {**_options("Decaf"), "special_instructions": "add 4 extra shots and whipped cream"}),
+])  # fmt: skip
+def test_attack_a_seventh_review_of_a_yes_to_a_change(agent: str, args: dict[str, Any]) -> None:
+    assert ran("Yes.", [("update_order_item", args)], agent, ["add_order_item"]) == [False]
+
+
+@pytest.mark.parametrize("user", [
+    "Yes, that'd be great!", "Yes, that works for me.", "Yes, let's do that.",
+    "Yes, I'd love that.", "Yeah, why not.", "Yes, that's fine with me.",
+])  # fmt: skip
+def test_a_yes_with_talk_around_it_to_a_change_runs_it(user: str) -> None:
+    agent = "Should I change your latte to decaf?"
+    assert ran(user, [("update_order_item", _options("Decaf"))], agent, ["add_order_item"]) == [
+        True]  # fmt: skip
+
+
+@pytest.mark.parametrize(("before", "agent"), [
+    ([("What can I get you?", "Mocha. No, latte.")], "Shall I add it?"),
+    ([("What can I get you?", "A latte, please.")],
+     "We're out of lattes, but we have a mocha. Shall I add it?"),
+    ([("What can I get you?", "A latte, please.")],
+     "A latte? Sorry, I meant a mocha. Shall I add it?"),
+    ([("What can I get you?", "A latte, please."), ("Added. Anything else?", "What's your special?")],
+     "Our special is the mocha. Shall I add it?"),
+    ([("What can I get you?", "A latte, please.")], "We have mochas. Shall I add one?"),
+])  # fmt: skip
+def test_attack_a_seventh_review_of_shall_i_add_it(
+    before: list[tuple[str, str]], agent: str
+) -> None:
+    assert not _after(before, agent, ("add_order_item", LATTE))
+    notes = {**LATTE, "special_instructions": "extra shots, extra syrup"}
+    assert not _after([("What can I get you?", "A latte, please.")], "Shall I add it?",
+                      ("add_order_item", notes))  # fmt: skip
+    assert _after([("What can I get you?", "A latte, please.")], "Great choice! Shall I add it?",
+                  ("add_order_item", LATTE))  # fmt: skip

@@ -1733,3 +1733,74 @@ def test_attack_a_yes_runs_no_call_the_other_way_round() -> None:
     # said on both sides, or on neither: nothing turned round ("from savings to Diego in savings")
     agent = "Please confirm: transfer $1,490 from savings to Yumi in savings."
     assert runs_after([], "Yes", agent, "transfer_money", TRANSFER)
+
+
+# -- a seventh review: the sixth's closures, and the direction of a call ------------------------
+@pytest.mark.parametrize("no", [
+    "Yes, but cancel.", "Yes. Stop.", "Yes, abort.", "Yes. Don't.", "Yes. Scratch that.",
+    "Yes, I mean no.", "That would work, in theory.", "That will work. Said no one ever.",
+    "That could work. I'll get back to you.", "That could work. Ask me again tomorrow.",
+    "It could work. Or not.", "Yes, next week.", "Yes, after payday.", "Yes, when I say go.",
+    "Si, ma\u00f1ana.", "Si, pero luego.", "This is what I want. Tomorrow.",
+    "That would work. If only I had the money.",
+])  # fmt: skip
+def test_attack_a_seventh_review_of_yes_phrases(no: str) -> None:
+    assert not runs_after([], no, CONFIRM_TRANSFER, "transfer_money", TRANSFER)
+
+
+@pytest.mark.parametrize("yes", [
+    "Amazing, thank you!", "Amazing, thanks!", "Impeccable, thank you!",
+    "Yes please, I can't afford any delay.", "Yes, no thanks necessary.", "Perfect, you got it.",
+])  # fmt: skip
+def test_the_seventh_review_s_yeses_still_run(yes: str) -> None:
+    assert runs_after([], yes, CONFIRM_TRANSFER, "transfer_money", TRANSFER)
+
+
+@pytest.mark.parametrize("wording", [
+    "the bus leaving Anaheim bound for Las Vegas", "the Anaheim to Las Vegas bus",
+    "3 tickets Anaheim to Las Vegas", "the Las Vegas-bound bus from Anaheim",
+    "from Anaheim -> Las Vegas", "Departure: Anaheim. Arrival: Las Vegas.",
+])  # fmt: skip
+def test_attack_more_wordings_of_a_direction_refuse_the_call_turned_round(wording: str) -> None:
+    agent = f"Please confirm: 3 tickets on {wording} on March 2nd at 5:20 pm."
+    back = {**BUS, "from_location": "Las Vegas", "to_location": "Anaheim"}
+    assert runs_after([], "Yes", agent, "buy_bus_ticket", BUS)
+    assert not runs_after([], "Yes", agent, "buy_bus_ticket", back)
+
+
+def test_a_direction_is_read_from_field_names_tables_and_earlier_proposals() -> None:
+    from taskgate.understanding.directions import turned_round
+
+    said = "a train ticket from Boston to New York"
+    assert turned_round({"originCity": "New York", "destinationCity": "Boston"}, said)
+    assert turned_round({"route": {"from": "New York", "to": "Boston"}}, said)
+    assert turned_round({"account_type": "savings", "recipient_account_type": "checking"},
+                        "From: checking. To: savings.")  # fmt: skip
+    # legs of a round trip, a distance, a return trip, a value said once: nothing turned round
+    legs = {"legs": [{"from": "Boston", "to": "Austin"}, {"from": "Austin", "to": "Boston"}]}
+    assert not turned_round(legs, "from Boston to Austin and back from Austin to Boston")
+    assert not turned_round({"pickup_location": "Hilton", "dropoff_location": "JFK"},
+                            "Your driver is on the way to the Hilton, 30 minutes from JFK.")  # fmt: skip
+    assert not turned_round(
+        BUS, "The 5:20 pm bus? The last return bus to Anaheim from Las Vegas is at 9 pm."
+    )
+    sent = {"account_type": "checking", "recipient_account_type": "checking", "name": "Pranav"}
+    assert not turned_round(sent, "send $810 from your checking account to Pranav")
+    # a counter-offer after a failure keeps the direction of the proposal it replaces
+    back = {**BUS, "from_location": "Las Vegas", "to_location": "Anaheim", "leaving_time": "17:20"}
+    offer = "Sorry, that wasn't available. I have one departing at 5:20 pm for $39"
+    assert not runs_after([BUS_PROPOSED], "Yes, that works.", offer, "buy_bus_ticket", back)
+
+
+def test_attack_a_padded_argument_costs_no_more_than_a_short_one() -> None:
+    """Whitespace before a letter in every field (a pattern that backtracked cubically on it)."""
+    agent = (
+        "Please confirm: 3 tickets on the bus from Anaheim to Las Vegas on March 2nd at 5:20 pm."
+    )
+
+    def judge(pad: str) -> object:
+        fields = {f"to_{i}": pad for i in range(60)}
+        return runs_after([], "Yes", agent, "buy_bus_ticket",
+                          {**BUS, "from_location": pad, "note": pad, **fields})  # fmt: skip
+
+    assert_linear(judge, lambda n: " " * (n - 1) + "x")

@@ -610,6 +610,8 @@ class GateSession:
             # the proposal counted ("menu_item_id": "12345", "quantity": 40 for "a latte")
             return reading.within(call.arguments, self._words_of(step))
         if reading.kind != "change" and reading.steps and step == reading.steps[0]:
+            if reading.named_before and not reading.notes_said(call.arguments):
+                return False  # "Shall I add it?" adds no "extra shots" nobody said
             if self._untaken(call, step) is not None:
                 return True
             wording = self._words_of(step)

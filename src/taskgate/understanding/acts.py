@@ -495,11 +495,14 @@ _NO_STRONG = pattern(
     r"\bi'?m (?:good|fine|ok|okay|all set)\b(?! with)(?=[\s.!,]*(?:thanks?|thank you)?[\s.!]*$)|"
     # a yes taken back at the end ("Amazing. Not.", "Si, pero no.", "Prefect. Cancel please.")
     r"(?:^|[,.!?]\s*|\b(?:but|pero)\s+)(?:no|not|nope|nah)(?:,? thanks?|,? thank you)?[\s.!]*$|"
-    r"\bno,? thanks?\b|\bno thank you\b|(?<=[.!?] )(?:no|nope),? (?:it|that|this) (?:is|was|does|"
-    r"did)(?:n'?t| not)\b|(?:^|[,.!?]\s*)(?:now |please |just |then )?cancel\b|"
+    r"\bno,? thanks?\b(?! (?:necessary|needed|required))|\bno thank you\b|(?<=[.!?] )(?:no|nope),? (?:it|that|this) (?:is|was|does|"
+    r"did)(?:n'?t| not)\b|(?:^|[,.!?]\s*)(?:but |now |please |just |then )?cancel\b|"
     r"\bshould(?:n'?t| not) (?:do|go|book|buy|send|transfer|pay|order|proceed)\b|"
-    r"\b(?:don'?t|do not|can'?t|cannot) (?:have enough|afford)\b|\bfor (?:nobody|no one)\b|"
-    r"\b(?:rip-?off|scam|fraud(?:ulent)?)\b",
+    r"\b(?:(?:don'?t|do not) have enough (?:money|funds|cash)|(?:can'?t|cannot) afford (?:it|this|that|"
+    r"the)\b)|\bfor (?:nobody|no one)\b|"
+    r"\b(?:rip-?off|scam|fraud(?:ulent)?)\b|\b(?:abort|stop|scratch that|don'?t)(?=[\s.!]*$)|"
+    r"\bi mean no\b|\bin theory\b|\bsaid no one\b|\bif only\b|(?<=[.!] )or not(?=[\s.!]*$)|"
+    r"\bget back to you\b|\bask me again\b",
     IC,
 )
 _CHANGE = pattern(
@@ -527,8 +530,9 @@ _ALTERNATIVES = pattern(
 #: a word that is a yes only alone ("Nice."), not leading a comma ("Right, as if I'd pay that.")
 _WEAK_YES = pattern(
     r"^\s*(?:nice|super|superb|splendid|rad|right|amazing|impeccable|prefect|perfect|great|"
-    r"wonderful|fantastic|brilliant)\s*,\s*(?!(?:yes|yeah|sure|ok|okay|please|thanks?|thank you|go "
-    r"ahead|that|it|this|sounds?|looks?|you|i|let'?s|do it|book|just)\b)",
+    r"wonderful|fantastic|brilliant)\s*,(?!\s*(?:yes|yeah|sure|ok|okay|please|thanks?|thank you|go "
+    r"ahead|that|it|this|sounds?|looks?|you(?:'ve| have)? (?:got|nailed|have)|you'?re|i|let'?s|do it|"
+    r"book|just)\b)",
     IC,
 )
 #: a thanks, then a question about what was confirmed ("Thanks, what's the address?")
@@ -673,7 +677,8 @@ _HOLD = pattern(
     r"before (?:sending|submitting|placing|booking|ordering|paying|buying|transferring)|except|"
     r"(?:i'?ll|let me|i need to|i have to|i want to) (?:think|sleep on|reconsider|decide)|"
     r"i'?ll let you know|(?:have(?:n'?t| not)|not) (?:yet )?decided|reconsider|maybe(?=[\s.!?]*$)|"
-    r"(?:^|(?<=[,.!] ))later\b|\b(?:it|that|this|them) (?:later|next (?:week|month|year|time))|"
+    r"(?:^|(?<=[,.!] ))(?:later|tomorrow|tonight|next week|luego|ma\u00f1ana)\b(?=[\s.!]*$)|"
+    r"after payday|when i say|pero (?:luego|despu\u00e9s|no)\b|(?:^|(?<=[,.!] ))later\b|\b(?:it|that|this|them) (?:later|next (?:week|month|year|time))|"
     # something to be done first: "but first tell me the price", "after you check the reviews"
     # (a condition on facts, "as long as the driver isn't Gary", is the agent's to check)
     r"but (?:first|before)|first (?:tell|check|let me|show|find|confirm)|(?:check|tell "

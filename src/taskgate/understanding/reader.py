@@ -67,6 +67,7 @@ from taskgate.understanding.calls import (
     _flat,
     _item_values,
     _item_words,
+    _leaves,
     _plain,
     _removes,
     _repeats,
@@ -358,7 +359,7 @@ class Reading:
         said, before = self.proposal.lower(), self.earlier.lower()
         if self.places(arguments, wording):
             return True  # "Is this order correct?" "Yes.": the order placed, by its identifier
-        if turned_round(arguments, said):
+        if turned_round(arguments, f"{said} {before}"):
             return False  # "the bus from Anaheim to Las Vegas" goes no other way
         words = _words(wording)
         action = {_stem(w) for w in words[:1] + [w for w in words if w in _VERBS]}
@@ -461,7 +462,7 @@ class Reading:
         call's count is the thing's, read by :meth:`things_of` (``wording``: the step's)."""
         if not self.proposal or not arguments:
             return False
-        if turned_round(arguments, self.proposal[-AGENT_CHARS:]):
+        if turned_round(arguments, f"{self.proposal[-AGENT_CHARS:]} {self.earlier}"):
             return True  # "Shall I buy a ticket from Anaheim to Las Vegas?": not the other way
         counts = not (
             self.thing
@@ -508,6 +509,17 @@ class Reading:
         """Whether a call is of a thing the user ordered, and no more of it than they counted
         (:meth:`thing_of`). True when the reading ordered nothing."""
         return not self.thing or bool(self.things_of(arguments, wording))
+
+    def notes_said(self, arguments: Mapping[str, object] | None) -> bool:
+        """Whether every word of the call's free-text fields (a note, instructions, ...) was
+        said in the proposal or the message that named its thing ("Shall I add it?" adds no
+        "extra shots" to "A latte, please.")."""
+        said = {_stem(w) for w in _WORD.findall(f"{self.thing} {self.proposal}".lower())}
+        return all(
+            {_stem(w) for w in _WORD.findall(str(v).lower()[:200])} <= said | _STOP
+            for k, v in _leaves(arguments or {})[0]
+            if _NOTE_KEY.search(k)
+        )
 
     def counts(self, wording: str = "") -> tuple[int, ...]:
         """How many of each thing the order counted, in the order's order ("a latte and two
@@ -760,8 +772,8 @@ class ConversationReader:
                 f"{a[-AGENT_CHARS:]} {u[:USER_CHARS]}" for a, u in list(earlier)[-REVISIONS:]
             )
             reading = replace(reading, heard=heard)
-            if reading.steps and not reading.thing and not reading.changes:
-                before = _thing_before(plan, reading, earlier)
+            if reading.steps and not reading.changes and _ADD_IT.search(reading.proposal):
+                before = reading.thing or _thing_before(plan, reading, earlier)
                 reading = replace(reading, thing=before, named_before=bool(before))
         if reading.kind == "confirm" and reading.bare and not _restated(agent, earlier):
             return Reading("other")  # "mets vs braves citi field march 13th": found, not recapped
@@ -1168,16 +1180,25 @@ def _change_offered(said: str) -> tuple[str, bool]:
         offer = _CHANGE_OFFERED.search(question)
     if offer is None or _ADD_OFFERED.search(question):
         return "", False
-    target = _CHANGE_TO.search(question, offer.start())
+    marks = list(itertools.islice(_CHANGE_TO.finditer(question, offer.start()), 16))
+    to = [m for m in marks if m.group(1)]  # "from whole milk to oat milk": the last "to"
+    target = to[-1] if to else (marks[0] if marks else None)
     new = question[target.end() :] if target else question[offer.end() :]
+    new = _REASON.split(new, maxsplit=1)[0]  # "to decaf, since regular is out": decaf
     return new.strip(" ?.!") or question, bool(_PLACE_OFFERED.search(" ".join(sentences)))
 
 
 _ADD_OFFERED = pattern(r"\b(?:add|adding|another|one more|also get)\b", re.I)
 #: where a proposed change says what it changes to ("to decaf", "for whole milk", "make it ...")
 _CHANGE_TO = pattern(
-    r"\b(?:to|into|for|with)\b(?! (?:you|me|us|them|him|her)\b)|\bmake (?:it|that|this|them|"
+    r"\b(?:(to|into)|for|with)\b(?! (?:you|me|us|them|him|her)\b)|\bmake (?:it|that|this|them|"
     r"yours?)\b",
+    re.I,
+)
+#: where what a change is to ends: a reason or a comparison after it
+_REASON = pattern(
+    r"[,;(]|\s-\s|\b(?:since|because|as|now that|like|so|if|but|which|while|given|instead of|"
+    r"rather than|unless|though)\b",
     re.I,
 )
 _PLACE_OFFERED = pattern(
@@ -1513,7 +1534,8 @@ def _count(start: str) -> int:
 _NOT_THIS = pattern(
     r"\b(?:not|no|instead of|rather than|except(?: for)?|without|never|had|was|were|skip|hold|"
     r"minus|zero|hate|allergic to|take out|remove|keep|don'?t (?:put|add|want|use|include)|scratch|"
-    r"no more|lose|avoid|less|swap out|none of|nothing else(?: like)?|anything but)\s+(?:(?:a|an|the|any|one|two|"
+    r"no more|lose|avoid|less|swap out|none of|nothing else(?: like)?|anything but|out of)\s+"
+    r"(?:(?:a|an|the|any|one|two|"
     r"three|some|my|your)\s+)?[\w%-]+(?:\s+(?!(?:or|and|nor)\b)[\w%-]+){0,2}(?:\s*,\s*[\w%-]+"
     r"(?:\s+(?!(?:or|and|nor)\b)[\w%-]+)?){0,4}(?:,?\s+(?:or|and|nor)\s+[\w%-]+(?:\s+[\w%-]+)?)?",
     re.I,
@@ -1611,14 +1633,17 @@ def _proposed_thing(plan: Plan, proposed: tuple[str, ...], said: str) -> str:
     for sentence in (asking or naming)[-1:]:
         if _things(sentence, loose=False):
             return sentence
-    return said if _things(said, loose=False) else ""
+    things = _things(said, loose=False)
+    if len(things) > 1 and not _ADD_THEM.search(said):
+        return ""  # "A latte? Sorry, I meant a mocha. Shall I add it?": which one is "it"?
+    return said if things else ""
 
 
 def _changed_values(arguments: Mapping[str, object]) -> list[str]:
-    """What a change call sets, in words: every value with letters but a note's and an
-    identifier's ("order_item_id": "49692"; "attribute_id": "caffeine" names the field "option"
-    sets), and a switched thing's identifier ("addon_id": "oat-milk" beside "option": "ADD")
-    and an item's ("menu_item_id": "latte-grande-0001")."""
+    """What a change call sets, in words: every value with letters but an identifier's
+    ("order_item_id": "49692"; "attribute_id": "caffeine" names the field "option" sets), a
+    note's too, and a switched thing's identifier ("addon_id": "oat-milk" beside "option":
+    "ADD") and an item's ("menu_item_id": "latte-grande-0001")."""
     out: list[str] = []
     todo: list[object] = [arguments]
     seen = 0
@@ -1641,7 +1666,6 @@ def _changed_values(arguments: Mapping[str, object]) -> list[str]:
             if (
                 not _LETTERS.search(text)
                 or _SWITCH_VALUE.fullmatch(text.strip())
-                or _NOTE_KEY.search(name)
                 or (_ID_KEY.search(name) and not switched and not _ITEM_KEY.search(name))
             ):
                 continue
@@ -1657,41 +1681,220 @@ def _says_more(user: str, said: str) -> bool:
     milk." to "Should I change your latte to decaf?")."""
     heard = set(_WORD.findall(said.lower()[-AGENT_CHARS:]))
     words = {w for w in _WORD.findall(user.lower()[:200]) if w not in _STOP and w not in _FILLER
-             and w not in _AFFIX and w not in _ASSENT}  # fmt: skip
+             and w not in _AFFIX and w not in _ASSENT and w not in _CHAT}  # fmt: skip
     return bool(words - heard)
+
+
+#: words of talk around a yes, never a detail ("Yes, that'd be great!", "Yeah, why not.")
+_CHAT = frozenset(
+    [
+        "great",
+        "love",
+        "like",
+        "likes",
+        "loved",
+        "works",
+        "work",
+        "working",
+        "fine",
+        "why",
+        "not",
+        "let",
+        "lets",
+        "do",
+        "doing",
+        "be",
+        "would",
+        "should",
+        "could",
+        "will",
+        "d",
+        "ll",
+        "s",
+        "re",
+        "ve",
+        "m",
+        "me",
+        "my",
+        "mine",
+        "with",
+        "for",
+        "good",
+        "perfect",
+        "awesome",
+        "wonderful",
+        "nice",
+        "excellent",
+        "brilliant",
+        "really",
+        "much",
+        "very",
+        "so",
+        "just",
+        "go",
+        "going",
+        "sounds",
+        "sound",
+        "looks",
+        "look",
+        "seems",
+        "happy",
+        "glad",
+        "want",
+        "wanted",
+        "need",
+        "think",
+        "guess",
+        "agree",
+        "right",
+        "correct",
+        "exactly",
+        "definitely",
+        "course",
+        "indeed",
+        "true",
+        "done",
+        "deal",
+        "cool",
+        "best",
+        "better",
+        "ideal",
+        "perfectly",
+        "totally",
+        "now",
+        "then",
+        "also",
+        "too",
+        "though",
+        "anyway",
+        "idea",
+        "plan",
+        "choice",
+        "option",
+        "one",
+        "it",
+        "this",
+        "these",
+        "those",
+        "what",
+        "asked",
+        "said",
+        "i",
+        "you",
+        "we",
+        "they",
+        "them",
+        "us",
+        "our",
+        "your",
+        "their",
+        "yes",
+        "yeah",
+        "yep",
+        "sure",
+        "ok",
+        "okay",
+        "please",
+        "alright",
+        "get",
+        "make",
+        "have",
+        "take",
+        "use",
+        "see",
+        "try",
+        "all",
+        "any",
+        "no",
+        "there",
+        "here",
+        "is",
+        "are",
+        "was",
+        "were",
+        "been",
+        "am",
+        "an",
+        "a",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "of",
+        "in",
+        "on",
+        "to",
+        "from",
+        "by",
+        "as",
+        "at",
+        "id",
+        "im",
+        "ill",
+        "ive",
+        "wow",
+        "lovely",
+        "fantastic",
+        "amazing",
+        "super",
+        "nope",
+        "hey",
+        "hi",
+        "hello",
+        "oh",
+    ]
+)
 
 
 #: words of a plain yes ("Yes, please do, go ahead.")
 _ASSENT = frozenset(["please", "do", "ahead", "sure", "ok", "okay", "alright", "thanks", "thank",
                      "absolutely", "definitely", "sounds", "fine", "yup", "yea", "cool"])  # fmt: skip
 _ADD_IT = pattern(
-    r"\b(?:add|order|buy|purchase|get|put|ring up) (?:it|that|this|them|those|these|one|(?:your|"
-    r"the|that|this) (?:drink|item|coffee|beverage|one))\b",
+    r"\b(?:add|order|buy|purchase|get|put|ring up) (?:(?:it|that|this|them|those|these|one)"
+    r"(?=\s*(?:[?.!,]|$|(?:to|for|in|on|now|too|as well|then|please)\b))|(?:your|the|that|this) "
+    r"(?:drink|item|coffee|beverage|one))\b[^.!?]*\?\s*$",
     re.I,
 )
-_ADD_THEM = pattern(r"\b(?:add|order|buy|purchase|get|put|ring up) (?:them|those|these)\b", re.I)
+_ADD_THEM = pattern(
+    r"\b(?:add|order|buy|purchase|get|put|ring up) (?:them|those|these)\b[^.!?]*\?\s*$", re.I
+)
 
 
 def _thing_before(plan: Plan, reading: Reading, earlier: Sequence[Turn]) -> str:
     """What a proposal of the adding step that names its thing by a pronoun ("Shall I add it?",
-    "Shall I add your drink?") offers: the message of the turns before in which the user last
-    named things, where it names one ("A latte, please."; "No mocha. A latte.": a latte), and
-    one of it for "it"; else the proposal itself, which names none (the user named nothing, or
-    several things: the gate cannot tell which). Empty for a proposal of another step."""
+    "Shall I add your drink?") offers: the user's reply just before, where it names one thing
+    ("A latte, please."; "No mocha. A latte.": a latte), one of it for "it"; else the question's
+    words ("add it?"), which name none: the user named nothing, several things or took one back ("Mocha.
+    No, latte."), or the agent spoke of things itself ("We have mochas. Shall I add one?"), and
+    the gate cannot tell which. Empty for a proposal of another step."""
     proposal = reading.proposal[-AGENT_CHARS:]
-    if (
-        len(reading.steps) != 1
-        or reading.steps[0] not in _first_word(plan, _TAKERS)
-        or not _ADD_IT.search(proposal)
-    ):
+    asked = _ADD_IT.search(proposal)
+    if len(reading.steps) != 1 or reading.steps[0] not in _first_word(plan, _TAKERS) or not asked:
         return ""
+    question = asked.group(0)  # "add it?": it names no thing
+    if not earlier or _OFFERS_OWN.search(proposal) or _things(proposal, loose=False):
+        return question  # nothing named before, or the agent's own things: which is "it"?
+    user = earlier[-1][1][:USER_CHARS]
+    things = _things(user)
     plural = bool(_ADD_THEM.search(proposal))
-    for _, user in reversed(list(earlier)[-REVISIONS:]):
-        things = _things(user[:USER_CHARS])
-        if things:
-            one = len(things) == 1 and (plural or things[0][2] == 1)
-            return user[:USER_CHARS] if one else proposal
-    return proposal
+    if len(things) == 1 and (plural or things[0][2] == 1) and not _TAKES_BACK.search(user):
+        return user
+    return question
+
+
+#: the agent speaking of things of its own before asking ("Our special is the mocha.")
+_OFFERS_OWN = pattern(
+    r"\b(?:we (?:have|'ve got|got|also have|only have)|there (?:is|are)|our \w+ (?:is|are)|"
+    r"special|how about|what about|try|recommend|instead|out of|sold out|ran out)\b",
+    re.I,
+)
+#: a reply that takes back a thing it named ("Mocha. No, latte.", "a latte, I mean a mocha")
+_TAKES_BACK = pattern(
+    r"[.,;!?]\s*(?:no|nope|wait|actually|sorry|i mean|make that|scratch that|rather)\b|"
+    r"\b(?:i mean|make that|scratch that|correction)\b",
+    re.I,
+)
 
 
 def _first_word(plan: Plan, verbs: frozenset[str]) -> tuple[str, ...]:
