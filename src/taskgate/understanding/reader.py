@@ -309,7 +309,7 @@ class Reading:
     #: reply to reply carries it, and a surface that lost it (a restart) runs no further thing
     taken: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
     #: the confirmed proposal is of a change ("Should I change your latte to decaf?"): its calls
-    #: carry what it said (``thing``: the proposal's words), as a change the user asked for does
+    #: set what it changes to and nothing else (``thing``: those words, "decaf")
     changes: bool = False
     #: the confirmed proposal named its thing by a pronoun ("Shall I add it?"): ``thing`` is the
     #: user's message that named it before, and a call must be of that thing
@@ -1590,8 +1590,8 @@ _LIST_PART = pattern(r"[,;:.!?]|\b(?:and|or)\b")
 _FILLER = frozenset([
     "ll", "actually", "okay", "ok", "sound", "sounds", "good", "great", "fine", "nice", "but",
     "mine", "they", "all", "think", "guess", "go", "with", "then", "correct", "right", "sure",
-    "look", "looks",
-    "yes", "yeah", "yep", "accurate", "true", "exactly", "perfect", "is", "it", "that", "this",
+    "look", "looks", "yes", "yeah", "yep", "accurate", "true", "exactly", "perfect", "is", "it",
+    "that", "this",
 ])  # fmt: skip
 
 
