@@ -49,6 +49,36 @@ def _leaves(arguments: Mapping[str, object]) -> tuple[list[tuple[str, object]], 
     return out, whole and not todo
 
 
+def _tables(arguments: Mapping[str, object]) -> list[list[tuple[str, str]]]:
+    """The call's tables (itself and the ones nested in it, at most ``4 * _ARGUMENTS`` entries
+    visited), each as its fields that hold text with a letter: the field's name in snake case,
+    lowercase ("menuItemId": "menu_item_id"), and the text stripped and cut at 200 characters."""
+    out: list[list[tuple[str, str]]] = []
+    todo: list[object] = [arguments]
+    seen = 0
+    while todo and seen < 4 * _ARGUMENTS:
+        table = todo.pop()
+        seen += 1
+        if isinstance(table, list | tuple):
+            todo.extend(table[:_ARGUMENTS])
+            continue
+        if not isinstance(table, Mapping):
+            continue
+        fields = []
+        for key, value in itertools.islice(table.items(), _ARGUMENTS):
+            if isinstance(value, Mapping | list | tuple):
+                todo.append(value)
+            elif isinstance(key, str) and isinstance(value, str):
+                text = value.strip()[:200]
+                if _A_LETTER.search(text):
+                    fields.append((_CAMEL.sub(r"\1_\2", key[:200]).lower(), text))
+        out.append(fields)
+    return out
+
+
+_A_LETTER = pattern(r"[^\W\d_]")
+
+
 def _too_many(arguments: Mapping[str, object], most: int) -> bool:
     """Whether a count among the call's values (quantity, tickets, units, ... at any depth; a
     yes-or-no or a word where a number belongs counts as too many) is more than ``most``. A

@@ -25,6 +25,7 @@ import itertools
 from collections.abc import Mapping
 
 from taskgate.understanding.acts import spoken_forms
+from taskgate.understanding.calls import _tables
 from taskgate.understanding.patterns import pattern
 
 _SOURCE = pattern(
@@ -35,7 +36,6 @@ _DESTINATION = pattern(
     r"(?:^|_)(?:to|destination|dest|dst|recipient|target|arrival|arriving|arrive_at|dropoff|"
     r"drop_off|end|end_point|payee|where_to|receiver|credit)(?:_|$)"
 )
-_CAMEL = pattern(r"(?<=[a-z0-9])(?=[A-Z])")
 #: the word that puts what follows it on one side ("from", "leaving"; "to", "into"), or on
 #: neither ("in", "at", "on", "for": "from March 1st in Nairobi" says no Nairobi to start from)
 _SIDE = pattern(
@@ -62,12 +62,10 @@ _GAP = pattern(
     r"(?:\s+(?:the|a|an|your|my|his|her|their|our|its|this|that|[\w-]+'s?)){0,2}\s*"
     r"[\"'\u2018\u201c]?"
 )
-_LETTER = pattern(r"[^\W\d_]")
 _ISO = pattern(r"\d{4}-\d{2}-\d{2}")
-#: how many words back from a value its side is looked for, how many characters a value has
+#: how many words back from a value its side is looked for
 _REACH = 6
-_VALUE_CHARS = 200
-#: how many fields and tables are read
+#: how many tables are read
 _FIELDS = 64
 
 
@@ -103,34 +101,11 @@ def _sides(said: str, value: str) -> set[str]:
     return sides
 
 
-def _tables(arguments: Mapping[str, object]) -> list[list[tuple[str, str]]]:
-    """The call's tables (itself and the ones nested in it), each as its fields that hold a
-    place: a text value with letters, no date (names in snake case, lowercase)."""
-    out: list[list[tuple[str, str]]] = []
-    todo: list[object] = [arguments]
-    while todo and len(out) < _FIELDS:
-        table = todo.pop()
-        if isinstance(table, list | tuple):
-            todo.extend(table[:_FIELDS])
-            continue
-        if not isinstance(table, Mapping):
-            continue
-        fields = []
-        for key, value in itertools.islice(table.items(), _FIELDS):
-            if isinstance(value, Mapping | list | tuple):
-                todo.append(value)
-            elif isinstance(key, str) and isinstance(value, str):
-                text = value.strip()[:_VALUE_CHARS]
-                if _LETTER.search(text) and not _ISO.match(text):
-                    fields.append((_CAMEL.sub("_", key[:_VALUE_CHARS]).lower(), text))
-        out.append(fields)
-    return out
-
-
 def turned_round(arguments: Mapping[str, object], said: str) -> bool:
     """Whether the call goes the other way from the proposal ``said`` (its text)."""
     text = said.lower()
-    for fields in _tables(arguments):
+    for table in itertools.islice(_tables(arguments), _FIELDS):
+        fields = [(k, v) for k, v in table if not _ISO.match(v)]  # a date goes nowhere
         ends = [(k, v) for k, v in fields if _DESTINATION.search(k) and not _SOURCE.search(k)]
         starts = [(k, v) for k, v in fields if _SOURCE.search(k) and not _DESTINATION.search(k)]
         starts += [(k, v) for k, v in fields if not _SOURCE.search(k)

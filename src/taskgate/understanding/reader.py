@@ -72,6 +72,7 @@ from taskgate.understanding.calls import (
     _removes,
     _repeats,
     _Spelling,
+    _tables,
     _too_many,
     _unsaid_option,
     _unsaid_terms,
@@ -1168,7 +1169,7 @@ def _change_offered(said: str) -> tuple[str, bool]:
     order."). Empty where the question offers no change (a change offered in passing, "I could
     make it decaf, but it costs more. Shall I place the order?", is not what is asked) or
     offers to add something."""
-    sentences = re.split(r"(?<=[.!?])\s+", said.strip())[-2:]
+    sentences = _SENTENCE_END.split(said.strip())[-2:]
     asked = [i for i, x in enumerate(sentences) if x.rstrip().endswith("?")]
     if not asked:
         return "", False
@@ -1645,35 +1646,11 @@ def _changed_values(arguments: Mapping[str, object]) -> list[str]:
     note's too, and a switched thing's identifier ("addon_id": "oat-milk" beside "option":
     "ADD") and an item's ("menu_item_id": "latte-grande-0001")."""
     out: list[str] = []
-    todo: list[object] = [arguments]
-    seen = 0
-    while todo and seen < 4 * _ARGUMENTS:
-        table = todo.pop()
-        seen += 1
-        if isinstance(table, list | tuple):
-            todo.extend(table[:_ARGUMENTS])
-            continue
-        if not isinstance(table, Mapping):
-            continue
-        pairs = list(itertools.islice(table.items(), _ARGUMENTS))
-        switched = any(isinstance(v, str) and _SWITCH_VALUE.fullmatch(v.strip()) for _, v in pairs)
-        for key, value in pairs:
-            if isinstance(value, Mapping | list | tuple):
-                todo.append(value)
-                continue
-            text = str(value) if isinstance(value, str | int | float) else ""
-            name = str(key)
-            if (
-                not _LETTERS.search(text)
-                or _SWITCH_VALUE.fullmatch(text.strip())
-                or (_ID_KEY.search(name) and not switched and not _ITEM_KEY.search(name))
-            ):
-                continue
-            out.append(text[:200])
+    for fields in _tables(arguments):
+        switched = any(_SWITCH_VALUE.fullmatch(v) for _, v in fields)
+        out += [v for k, v in fields if not _SWITCH_VALUE.fullmatch(v)
+                and not (_ID_KEY.search(k) and not switched and not _ITEM_KEY.search(k))]  # fmt: skip
     return out
-
-
-_LETTERS = pattern(r"[^\W\d_]{2}")
 
 
 def _says_more(user: str, said: str) -> bool:
@@ -1681,7 +1658,7 @@ def _says_more(user: str, said: str) -> bool:
     milk." to "Should I change your latte to decaf?")."""
     heard = set(_WORD.findall(said.lower()[-AGENT_CHARS:]))
     words = {w for w in _WORD.findall(user.lower()[:200]) if w not in _STOP and w not in _FILLER
-             and w not in _AFFIX and w not in _ASSENT and w not in _CHAT}  # fmt: skip
+             and w not in _AFFIX and w not in _CHAT}  # fmt: skip
     return bool(words - heard)
 
 
@@ -1843,13 +1820,16 @@ _CHAT = frozenset(
         "hi",
         "hello",
         "oh",
+        "ahead",
+        "thanks",
+        "thank",
+        "absolutely",
+        "yup",
+        "yea",
     ]
 )
 
 
-#: words of a plain yes ("Yes, please do, go ahead.")
-_ASSENT = frozenset(["please", "do", "ahead", "sure", "ok", "okay", "alright", "thanks", "thank",
-                     "absolutely", "definitely", "sounds", "fine", "yup", "yea", "cool"])  # fmt: skip
 _ADD_IT = pattern(
     r"\b(?:add|order|buy|purchase|get|put|ring up) (?:(?:it|that|this|them|those|these|one)"
     r"(?=\s*(?:[?.!,]|$|(?:to|for|in|on|now|too|as well|then|please)\b))|(?:your|the|that|this) "
