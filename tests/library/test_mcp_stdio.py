@@ -345,8 +345,9 @@ def test_a_child_that_refuses_or_never_answers_initialize_is_one_line(
 
 
 def test_a_call_that_never_left_the_gate_failed_and_is_not_held_in_doubt(tmp_path: Path) -> None:
-    """Arguments nested deeper than JSON can be written, or an upstream already gone: the call
-    never reached the server, so it failed (its step free), not in doubt."""
+    """Arguments nested deeper than the gate reads (refused as unreadable), or an upstream
+    already gone: the call never reached the server, so it failed (its step free), not in
+    doubt."""
     from plans import tool_chain
     from taskgate.integrations.mcp import McpGate, McpGateConfig
     from taskgate.integrations.mcp.server import GateState
@@ -369,7 +370,7 @@ def test_a_call_that_never_left_the_gate_failed_and_is_not_held_in_doubt(tmp_pat
         return [nested, gone, gate.sessions["s~local"].in_doubt()]
 
     nested, gone, doubt = asyncio.run(go())
-    assert nested.is_error and "cannot be written as JSON" in nested.content[0].text
+    assert nested.is_error and "could not be read" in nested.content[0].text
     assert gone.is_error and "was not run" in gone.content[0].text
     assert doubt == {}  # "die" is bound to no step; nothing of s1 is in doubt
 

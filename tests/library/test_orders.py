@@ -879,7 +879,10 @@ OAT = {**MOCHA, "attributes": [{"attribute_id": "milk", "option": "oat"}]}
 @pytest.mark.parametrize(("agent", "calls", "want"), [
     ("Shall I add a latte to your order?", [("add_order_item", LATTE)], [True]),
     ("Would you like me to add a mocha with oat milk?", [("add_order_item", OAT)], [True]),
-    ("Shall I add a latte?", [("add_order_item", {**LATTE, "notes": "extra hot"})], [True]),
+    ("Shall I add a latte, extra hot?", [("add_order_item", {**LATTE, "notes": "extra hot"})],
+     [True]),
+    # a note nobody said is not what was offered
+    ("Shall I add a latte?", [("add_order_item", {**LATTE, "notes": "extra hot"})], [False]),
     ("You asked for a large latte earlier. Shall I add it?",
      [("add_order_item", {**LATTE, "size": "large"})], [True]),
     ("Your order is a latte and a mocha. Shall I add a muffin?",

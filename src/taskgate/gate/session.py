@@ -56,6 +56,7 @@ from taskgate.understanding.reader import (
     proposed_steps,
     says_again,
 )
+from taskgate.understanding.values import Unreadable, readable
 
 #: what a refused call's notice says: plain words (the default), or the paper's rejection notice
 Notices = Literal["plain", "protocol"]
@@ -391,7 +392,7 @@ class GateSession:
     ) -> Ticket:
         """Judge one call of ``tool`` (a batch of one; ``arguments`` as the agent gave them, where
         known): see :meth:`judge`."""
-        call = Call(tool, work_order=work_order, arguments=arguments)
+        call = _as_call(Call(tool, work_order=work_order, arguments=arguments))
         with self._lock:  # the batch of one, without the batch's bookkeeping
             mark = self._machine.ledger_length
             self._open_confirmed([call])
@@ -931,12 +932,20 @@ def _turns(earlier: object) -> tuple[Turn, ...]:
 
 
 def _as_call(call: Call | object) -> Call:
-    """A call as the core reads it (an id that is not text is no id: a keyed batch refuses it)."""
+    """A call as the core reads it (an id that is not text is no id: a keyed batch refuses it;
+    arguments the readers cannot read, as a number too long to print, make it unreadable)."""
     if not isinstance(call, Call):
         return Call(call)
-    return (
-        call if call.id is None or isinstance(call.id, str) else dataclasses.replace(call, id=None)
-    )
+    if call.id is not None and not isinstance(call.id, str):
+        call = dataclasses.replace(call, id=None)
+    if call.arguments is None or not call.readable:
+        return call
+    if not isinstance(call.arguments, Mapping):
+        return dataclasses.replace(call, arguments=None, readable=False)
+    try:
+        return dataclasses.replace(call, arguments=readable(call.arguments))
+    except Unreadable:
+        return dataclasses.replace(call, arguments=None, readable=False)
 
 
 def step_named(graph: TaskGraph, what: str) -> str:

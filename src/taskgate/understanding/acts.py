@@ -96,7 +96,35 @@ _PROPOSE = pattern(
     _TO_ACT + r"|\bhow about (?:i|we|trying|booking|a|an|the|\d)|\bwould .{0,60}\bwork\b", IC
 )
 _PROPOSES_TO_ACT = pattern(_TO_ACT, IC)
+#: "Would you like to watch Red Joan without subtitles?", "Do you want to hear Alone on the TV?":
+#: playing something now, with how it plays (subtitles, a device); not an offer of a title found
+#: ("I found 1 song. Would you like to listen to Curious from the album Expectations?")
+_TO_PLAY = pattern(
+    r"^(?:\w+, )?(?:would|do|did) you (?:still )?(?:like|want|wish) to (?:watch|listen to|hear|see) (?!(?:it|"
+    r"that|this|them|one|some|any)\b).*\b(?:(?:with|without|no) (?:\w+ )?(?:subtitles|captions)|on (?:the|your|"
+    r"my) (?:\w+ )?(?:tv|speaker|television|device|screen|laptop|phone))\b",
+    IC,
+)
 _ACTS = pattern(r"\b" + _ACTION, IC)
+#: the action put off: "hold off on booking", "Should I wait?", "I don't book it yet" ("before
+#: I book it" puts nothing off: "Before I book it, is 7 pm right?")
+_DEFER = pattern(
+    r"\bhold (?:off|on)\b|\b(?:should|shall|can|could) (?:i|we) wait\b|\bwait (?:before|until|till) "
+    r"(?:i|we)\b|\bwait (?:before|on|with) \w+ing\b|\b(?:don'?t|do not|not|won'?t|never) (?:\w+ )?"
+    + _ACTION
+    + r"\b.{0,60}\byet\b|\b(?:not|don'?t|do not) (?:\w+ )?"
+    + _ACTION
+    + r"\b.{0,40}\b(?:until|till|for now)\b",
+    IC,
+)
+#: a question about something else than the action: the policy, the total, the user's allergies
+_SIDE_QUESTION = pattern(
+    r"\b(?:would|do|did) you (?:\w+ )?(?:like|want|wish|care|prefer) to (?:(?:hear|see)(?! (?:it|that|"
+    r"this|them|one)\b)|know|review|read|check|look|go over|learn|get|find out)\b|\bdo you have (?:any|a|an|some)\b|\bhave you "
+    r"(?:ever |already )?(?:been|tried|visited|used|eaten|stayed|seen|heard)\b|\bare you (?:allergic|"
+    r"a member|vegetarian|vegan)\b|\bany (?:allergies|questions|dietary)\b",
+    IC,
+)
 #: the agent restating what the user asked for, to be confirmed ("So a cab for 2 to ...?")
 _RESTATE = pattern(
     r"(?<!\bdo )(?<!\bdid )(?<!\bwould )\b(?:you(?:'d| would)? (?:like|want|wish|need)|you(?:'re| are) (?:to|going|booking|"
@@ -167,8 +195,13 @@ def _after_failure(message: str) -> int:
         return 0
     last = found[-1]
     rest = message[last.end() :]
-    cut = re.search(r"[.!?;]\s", rest)  # the failure's own sentence states what failed
-    return len(_DETAIL.findall(rest[cut.end() :])) if cut else 0
+    # the failure's own clause states what failed ("I couldn't get it at 2:15 pm, but ...")
+    cut = re.search(r"[.!?;,]\s|\s(?:but|however|though|instead)\b", rest, IC)
+    # "at 11:10 am for $35": a time and an amount, each a detail however many digits it has
+    return len(_DETAIL.findall(_WHOLE_NUMBER.sub(" 0 ", rest[cut.end() :]))) if cut else 0
+
+
+_WHOLE_NUMBER = pattern(r"\d+(?:[:.,]\d+)*")
 
 
 _DETAIL = pattern(
@@ -277,6 +310,20 @@ def proposes_to_act(message: str) -> bool:
     return bool(_PROPOSES_TO_ACT.search(message[-AGENT_CHARS:]))
 
 
+def _aside(message: str) -> bool:
+    """Whether the agent's last question is about something else than the action it names:
+    the action put off ("Should I wait before booking?", "Would you prefer I don't book it
+    yet?") or a question of its own ("I can book it, but first, do you have any allergies?", ("Would you
+    like to know your total before I place the order?", "Have you been there before?"); not a
+    request to confirm ("Before I book it, is 7 pm right?")."""
+    questions = [s for s in _sentences(message) if s.rstrip().endswith("?")]
+    last = questions[-1] if questions else _last_sentence(message)
+    side = bool(questions) and bool(_SIDE_QUESTION.search(last)) and not _TO_PLAY.search(last)
+    if _ASK_CONFIRM.search(last) or (_CONFIRM_CUE.search(last) and not side):
+        return False
+    return side or bool(_DEFER.search(message))
+
+
 def names_action(text: str) -> bool:
     """Whether ``text`` names an action (book, buy, send, play, ...)."""
     return bool(_ACTS.search(text))
@@ -302,10 +349,19 @@ def read_agent(message: str) -> AgentAct:
     m = message[-AGENT_CHARS:].strip()
     if not m:
         return AgentAct()
+    if _aside(m):  # "Before I book it, do you want to hear the policy?": a yes books nothing
+        return AgentAct(asks=True, verb_question=True)
     details = len(_DETAIL.findall(m))
     # "How about 2 pm on March 11th instead? Dr. Spence is busy.": other details, no item
     item = bool(_ITEM.search(m)) and not any(_DETAILS_ABOUT.search(s) for s in _sentences(m))
-    action = bool(_ACTS.search(m)) or (not item and (bool(_RESTATE.search(m)) or details >= 2))
+    to_play = bool(_TO_PLAY.search(_last_sentence(m))) and not (
+        _RESULTS.search(m) or _FOUND.search(m)
+    )
+    action = (
+        bool(_ACTS.search(m))
+        or to_play
+        or (not item and (bool(_RESTATE.search(m)) or details >= 2))
+    )
     failed = bool(_FAILED.search(m))
     done = bool(_DONE.search(_FAILED.sub(" ", m) if failed else m))  # not "sorry, they're booked"
     asks = bool(_WH_QUESTION.search(m))
@@ -324,7 +380,9 @@ def read_agent(message: str) -> AgentAct:
         last = _last_sentence(m)
         # "I have booked it for 2 at 7 pm. Anything else?": the question is about something else
         stated = len(_DETAIL.findall(last)) if done else details
-        proposes = (stated >= 2 and not _AUX_FIRST.match(last)) or bool(_ACTS.search(last))
+        proposes = (
+            (stated >= 2 and not _AUX_FIRST.match(last)) or to_play or bool(_ACTS.search(last))
+        )
         # "I can make it decaf for you. Would you like that?": the offer is the sentence before
         proposes = proposes or bool(_LIKE_THAT.match(last) and _PROPOSES_TO_ACT.search(m))
     elif _OFFER.search(m) and re.search(r"\b" + _ACTION, m, IC) and not asks:
@@ -1063,7 +1121,18 @@ def spoken_forms(value: str) -> list[re.Pattern[str]]:
         hour, minute = int(m.group(1)), m.group(2)
         h12 = hour % 12 or 12
         said = f"{h12}:{minute}" if minute != "00" else f"{h12}(?::00)?"
-        return [pattern(rf"\b{said}\s*(?:am|pm|a\.m|p\.m|o'?clock|in the)|\b{hour}:{minute}\b")]
+        # 19:20 is "7:20 pm", not "7:20 am"; "7 o'clock" may be either
+        half = (
+            r"pm|p\.m|in the (?:afternoon|evening)|at night"
+            if hour >= 12
+            else r"am|a\.m|in the morning"
+        )
+        noon = {"12:00": r"|\bnoon\b|\bmidday\b", "00:00": r"|\bmidnight\b"}.get(
+            f"{hour:02}:{minute}", ""
+        )
+        other = r"am|a\.m" if hour >= 12 else r"pm|p\.m"
+        return [pattern(rf"\b{said}\s*(?:{half}|o'?clock)|\b{hour}:{minute}\b(?!\s*(?:{other}))"
+                        rf"{noon}")]  # fmt: skip
     if re.fullmatch(r"\d{1,12}\.0+", v):
         v = v.split(".")[0]  # 50.00 is said "50"
     if v.isascii() and v.isdigit():  # "³" is a digit to isdigit, not to int

@@ -83,6 +83,7 @@ from taskgate.understanding.calls import (
 from taskgate.understanding.directions import turned_round
 from taskgate.understanding.finishing import _ID_KEY, _finishing, _ids_said, _judges, _of_step
 from taskgate.understanding.patterns import pattern
+from taskgate.understanding.values import canonical, switch_turned, unheard
 from taskgate.understanding.words import _SENTENCE_END, _STOP, _WORD, _stem
 
 Kind = Literal[
@@ -357,6 +358,7 @@ class Reading:
         plainly that none of them is, states another date."""
         if not self.proposal or not arguments or len(arguments) > _ARGUMENTS:
             return False  # a call of more arguments than are read is not the one proposed
+        arguments = {k: canonical(v) for k, v in arguments.items()}  # "7:20 pm" as 19:20
         said, before = self.proposal.lower(), self.earlier.lower()
         if self.places(arguments, wording):
             return True  # "Is this order correct?" "Yes.": the order placed, by its identifier
@@ -379,6 +381,8 @@ class Reading:
         plain: list[tuple[str, str]] = []
         for key, value in given:
             if _switch(value):  # "without subtitles" states subtitles=False: a value said
+                if switch_turned(key, value, said):
+                    return False  # "without subtitles" is no call with subtitles
                 hit += any(w in said for w in _key_words(key))
                 continue
             if value is None:
@@ -436,6 +440,8 @@ class Reading:
             acted or asks_to_confirm(said) or proposes_to_act(said)
         ):
             return False  # "Dodie plays The Van Buren on March 6th": how many was never said
+        if unheard(given, f"{said} {before} {self.heard} {self.thing}".lower()):
+            return False  # a value nobody said: another recipient, a tenfold amount, a note
         if hit >= 2:
             return True
         one = hit == 1 and named_value and (acted or stated == 1)
@@ -463,8 +469,12 @@ class Reading:
         call's count is the thing's, read by :meth:`things_of` (``wording``: the step's)."""
         if not self.proposal or not arguments:
             return False
+        arguments = {k: canonical(v) for k, v in itertools.islice(arguments.items(), _ARGUMENTS)}
         if turned_round(arguments, f"{self.proposal[-AGENT_CHARS:]} {self.earlier}"):
             return True  # "Shall I buy a ticket from Anaheim to Las Vegas?": not the other way
+        heard = f"{self.proposal[-AGENT_CHARS:]} {self.earlier} {self.heard} {self.thing}"
+        if unheard(itertools.islice(arguments.items(), _ARGUMENTS), heard.lower()):
+            return True  # "$12,100" for "transfer $1,210", a note nobody said
         counts = not (
             self.thing
             and sets_item(arguments)
@@ -475,6 +485,8 @@ class Reading:
         numbers = _TIME.sub(" ", _MONEY.sub(" ", said))
         relative = relative_days(said)
         for key, value in itertools.islice(arguments.items(), _ARGUMENTS):
+            if _switch(value) and switch_turned(key, value, said):
+                return True  # "without subtitles": not with them
             if (
                 value is None
                 or isinstance(value, bool)

@@ -1,0 +1,194 @@
+"""Whether a confirmed proposal said each value of the call it is taken for.
+
+A yes confirms what the agent said. A call of the proposal's step may still carry a value that
+nobody said: another recipient ("Mallory" for a transfer to Diego), a tenfold amount
+("$12,100" for "$1,210"), a date in another format, a note nobody asked for. :func:`unheard`
+finds such a value; :func:`switch_turned` finds a yes-or-no switch set the other way round from
+the proposal ("without subtitles" for ``subtitles=True``).
+
+Only what matters most is held to this: an amount of money, whom it goes to, a note or a
+message, and a date, a time or an amount written otherwise than plainly ("$12,100",
+"2019/03/15", "7:20 pm"). Other values (a name said turns ago, a detail the agent carried from
+a search) are read by the other rules: a conversation read by its last turns only does not show
+every value said in it.
+
+A value is said when one of its spoken forms (:func:`~taskgate.understanding.acts.spoken_forms`:
+"March 2nd" for 2019-03-02, "7:20 pm" for 19:20, "1,290" for 1290) is in the text, a day said
+relative to today ("next Friday") is its date, or its words are said in order, whatever the
+punctuation ("$1,210." for "1,210").
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Mapping
+
+from taskgate.errors import TaskgateError
+from taskgate.understanding.acts import said_relative, spoken_forms
+from taskgate.understanding.finishing import _ID_KEY
+from taskgate.understanding.patterns import pattern
+
+#: an argument held to what was said: an amount of money, whom it goes to, a note or a message
+_MONEY_KEY = pattern(r"amount|price|cost|fee|total|fare|sum|balance|money", re.I)
+_AMOUNT = pattern(
+    r"\s*(?:[$\u00a3\u20ac]|usd|eur)?\s*[\d.,eE+-]*\d[\d.,eE+-]*\s*(?:usd|eur|dollars?)?\s*", re.I
+)
+_HELD_KEY = pattern(
+    r"recipient|payee|beneficiary|"
+    r"(?<![a-z])(?:to_account|notes?|memo|message|comments?|instructions?|remarks?)(?![a-z])",
+    re.I,
+)
+#: a value written otherwise than plainly that :func:`canonical` cannot read: money, a date
+#: with a month's name, a number in scientific notation or grouped by commas
+_FORMATTED = pattern(
+    r"^\s*(?:[$\u00a3\u20ac]|usd\b|eur\b)|\d[eE][+-]?\d|\d,\d{3}|"
+    r"^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d|\d(?:st|nd|rd|th)? (?:of )?"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)",
+    re.I,
+)
+_HALF_DAY = pattern(r"(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s?m\.?", re.I)
+_SECONDS = pattern(r"(\d{1,2}):(\d{2}):\d{2}(?:\.\d+)?")
+_SLASHED = pattern(r"(\d{1,4})[/.](\d{1,2})[/.](\d{1,4})")
+_TOKEN = pattern(r"[a-z0-9]+")
+_APOSTROPHE = pattern(r"['\u2019]")
+#: a word of a switch said the other way: "without subtitles", "no subtitles", "non-refundable"
+_OFF_BEFORE = pattern(r"\b(?:without|no|non|not|never)[\s-]+(?:\w+\s+)?$")
+#: "with subtitles turned off", "subtitles disabled"
+_OFF_AFTER = pattern(r"\s+(?:(?:turned|switched|set) off|off|disabled|disable)\b")
+_TEXT_CHARS = 8_000  # the most of the text read (the proposal, its revisions, the turns)
+
+
+def canonical(value: object) -> object:
+    """A time or a date written otherwise, as the other rules read one: "7:20 pm" and
+    "19:20:00" as "19:20", "2019/03/15" and "03/15/2019" as "2019-03-15". Anything else as
+    it is."""
+    if not isinstance(value, str) or len(value) > 40:
+        return value
+    v = value.strip()
+    if m := _HALF_DAY.fullmatch(v):
+        hour, minute = int(m.group(1)), m.group(2) or "00"
+        if 1 <= hour <= 12 and int(minute) < 60:
+            return f"{hour % 12 + (12 if m.group(3).lower() == 'p' else 0):02}:{minute}"
+    if m := _SECONDS.fullmatch(v):
+        return f"{int(m.group(1)):02}:{m.group(2)}"
+    if m := _SLASHED.fullmatch(v):
+        a, b, c = m.groups()
+        year, month, day = (a, b, c) if len(a) == 4 else (c, a, b) if int(a) <= 12 else (c, b, a)
+        if len(year) == 4 and 1 <= int(month) <= 12 and 1 <= int(day) <= 31:
+            return f"{year}-{int(month):02}-{int(day):02}"
+    return value
+
+
+def _switch_on(value: object) -> bool:
+    return value is True or str(value).strip().lower() == "true"
+
+
+def switch_turned(key: object, value: object, said: str) -> bool:
+    """Whether ``said`` (lower case) says the switch ``key`` the other way from ``value``:
+    "without subtitles" for ``subtitles=True``, "with subtitles" for ``subtitles="False"``,
+    "a shared cab" for ``shared_ride=False``. Read where the first word of the key's name is
+    said last; a switch not said turns nothing."""
+    words = [w for w in re.split(r"[^a-z]+", str(key).lower()[:80]) if len(w) >= 4]
+    said = said[:_TEXT_CHARS]
+    # the last time it is said: the recap, after "it has no subtitles, is that fine?"
+    mentions = list(re.finditer(rf"\b{re.escape(words[0])}\w*", said)) if words else []
+    if not mentions:
+        return False
+    found = mentions[-1]
+    off = bool(
+        _OFF_BEFORE.search(said[max(0, found.start() - 30) : found.start()])
+        or _OFF_AFTER.match(said, found.end())
+    )
+    return off == _switch_on(value)
+
+
+def _tokens(text: str) -> str:
+    return " " + " ".join(_TOKEN.findall(_APOSTROPHE.sub("", text.lower()))) + " "
+
+
+def unheard(arguments: Iterable[tuple[str, object]], text: str) -> bool:
+    """Whether a value among ``arguments`` held to what was said (money, whom it goes to, a
+    note; a value written otherwise than plainly) is said nowhere in ``text`` (lower case: the
+    proposal, the proposals it revised and the turns before). An integer too long to print is
+    said nowhere."""
+    text = text[:_TEXT_CHARS]
+    tokens: str | None = None
+    for key, value in arguments:
+        name = str(key)[:80]
+        if value is None or isinstance(value, bool):
+            continue
+        if not isinstance(value, str | int | float) or _ID_KEY.search(name):
+            continue  # a list or a table: read by the other rules; an identifier
+        amount = _MONEY_KEY.search(name) and _AMOUNT.fullmatch(str(value)[:40])
+        formatted = isinstance(value, str) and _FORMATTED.search(value[:200])
+        if not (amount or _HELD_KEY.search(name) or formatted):
+            continue
+        if isinstance(value, int) and value.bit_length() > 64:
+            return True  # no number anyone said
+        v = value.strip()[:200] if isinstance(value, str) else str(value)
+        if v.lower() in ("true", "false"):
+            continue
+        forms = spoken_forms(v)
+        if not forms or any(f.search(text) for f in forms) or said_relative(text, v):
+            continue
+        words = _tokens(v)
+        tokens = tokens if tokens is not None else _tokens(text)
+        if words.strip() and words in tokens:
+            continue
+        return True
+    return False
+
+
+class Unreadable(TaskgateError):
+    """A call's arguments that cannot be read as text: a number too long to print, a value
+    whose text raises."""
+
+
+_KEY_CHARS = 200  # the most of an argument's name read
+_DEPTH = 32  # arguments nested deeper are unreadable
+_ENTRIES = 4_096  # the most entries copied
+
+
+def readable(arguments: Mapping[str, object]) -> dict[str, object]:
+    """A copy of a call's arguments the readers can read: every name as text, cut at 200
+    characters (``{1: "x"}`` as ``{"1": "x"}``), at most 4,096 entries. Raises
+    :class:`Unreadable` for a number too long to print, a value whose text raises, or tables
+    nested more than 32 deep."""
+    budget = [_ENTRIES]
+
+    def copy(value: object, depth: int) -> object:
+        if depth > _DEPTH:
+            raise Unreadable(f"arguments nested more than {_DEPTH} deep")
+        if budget[0] <= 0:
+            return None  # past the entries read: left out
+        budget[0] -= 1
+        if isinstance(value, bool) or value is None or isinstance(value, float | str):
+            return value
+        if isinstance(value, int):
+            if value.bit_length() > 1_000:
+                raise Unreadable("a number too long to read")
+            return value
+        if isinstance(value, Mapping):
+            return {
+                _name(k): copy(v, depth + 1) for k, v in itertools.islice(value.items(), _ENTRIES)
+            }
+        if isinstance(value, list | tuple):
+            return [copy(v, depth + 1) for v in value[:_ENTRIES]]
+        try:
+            return str(value)[:_ENTRIES]
+        except Exception as error:  # a value's own __str__: anything
+            raise Unreadable(
+                f"a value that cannot be read as text ({type(error).__name__})"
+            ) from None
+
+    out = copy(arguments, 0)
+    return out if isinstance(out, dict) else {}
+
+
+def _name(key: object) -> str:
+    try:
+        text = key if isinstance(key, str) else str(key)
+    except Exception:  # a key's own __str__: anything
+        raise Unreadable("an argument name that cannot be read as text") from None
+    return text[:_KEY_CHARS]
