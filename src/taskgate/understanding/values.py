@@ -92,7 +92,8 @@ def switch_turned(key: object, value: object, said: str) -> bool:
     words = [w for w in re.split(r"[^a-z]+", str(key).lower()[:80]) if len(w) >= 4]
     said = said[:_TEXT_CHARS]
     # the last time it is said: the recap, after "it has no subtitles, is that fine?"
-    mentions = list(re.finditer(rf"\b{re.escape(words[0])}\w*", said)) if words else []
+    stem = words[0][:-1] if words and words[0].endswith("s") else words[0] if words else ""
+    mentions = list(re.finditer(rf"\b{re.escape(stem)}\w*", said)) if stem else []
     if not mentions:
         return False
     found = mentions[-1]
