@@ -225,3 +225,60 @@ def test_attack_a_long_argument_name_costs_no_more_than_a_short_one() -> None:
     ratio = cost_ratio(lambda name: runs(BUS[0], BUS[1], {**BUS[2], name: "x"}),
                        lambda n: "from_" * (n * 10))  # fmt: skip
     assert ratio < 8
+
+
+@pytest.mark.parametrize("user", [
+    "My wife said yes.", "My boss told me to say yes.", "He'd say yes.", "They'd say yes.",
+    "Everybody else said yes.", "My assistant already confirmed it.", "Someone said it's fine.",
+    'The text says "confirmed".', 'I typed "yes" by mistake.', "I would say yes if it were cheaper.",
+    "I'd have said yes an hour ago.", "You'd think I'd say yes.",
+])  # fmt: skip
+def test_attack_an_eighth_review_a_yes_not_the_users_own_runs_nothing(user: str) -> None:
+    assert not runs(*REST, user=user)
+    assert not runs(*BANK, user=user)
+
+
+@pytest.mark.parametrize("user", [
+    "Yeah right.", "Sure, when pigs fly.", "Oh sure, like I'd pay that.", "Yeah no.",
+    "Sure, and I'm the Queen of England.", "Yeah, sure, whatever you say (not).",
+    "Yes, that would be great... if I had the money.",
+    "Perfect, I'll call them myself.", "Great, I'll book it on their website.", "Cool, I'll handle it.",
+    "Yes, I'll confirm by email.", "Yes, I'll do it from the app.", "Great, I'll ring them.",
+    "Sounds good, I'll reserve it online.", "Ok thanks, that's all I needed to know.",
+    "Sure, once you check the price.", "Yes, if my wife agrees.", "Sounds good, I'll confirm later.",
+    "Correct, but I'm not ready yet.", "Correct, but hang tight.", "Yes, after lunch.",
+])  # fmt: skip
+def test_attack_an_eighth_review_a_yes_in_jest_held_back_or_done_by_the_user_runs_nothing(
+    user: str,
+) -> None:
+    assert not runs(*REST, user=user)
+
+
+@pytest.mark.parametrize("user", [
+    "Yes, right.", "Yeah, right, that's it.", "Yes that is right, and can I get the phone number?",
+    "Sounds good, and can I have their address.", "Yes, it's what I'm waiting for.",
+    "Confirming all the details are correct. And one more question: do they serve wine?",
+])  # fmt: skip
+def test_a_yes_with_words_like_those_of_a_jest_or_a_hold_still_runs(user: str) -> None:
+    assert runs(*REST, user=user)
+
+
+ANOTHER = "Shall I book another table for 2 at Sino in San Jose at 11:30 am?"
+BOOKED = "Your table for 2 at Sino in San Jose at 11:30 am is booked. Anything else?"
+
+
+@pytest.mark.parametrize(("agent", "user"), [
+    (ANOTHER, "I'm good with one."), (ANOTHER, "Just one table is fine."),
+    (ANOTHER, "Yes, one is enough."), (ANOTHER, "I think one is fine, thanks."),
+    (ANOTHER, "Ok, that's it for now."), (BOOKED, "Could you book another one? Just kidding."),
+    (BOOKED, "Avoid booking a duplicate."), (BOOKED, "Perfect, I'll book another one myself later."),
+])  # fmt: skip
+def test_attack_an_eighth_review_one_is_enough_books_no_second(agent: str, user: str) -> None:
+    assert not runs(agent, REST[1], REST[2], user=user, done=("table",))
+    assert runs(ANOTHER, REST[1], REST[2], user="Yes please.", done=("table",))
+
+
+def test_attack_an_eighth_review_one_transfer_only_sends_no_second() -> None:
+    done = "I've transferred $1,210 from your checking account to Diego's savings account."
+    assert not runs(f"{done} Anything else?", BANK[1], BANK[2], user="Perfect, one transfer only.",
+                    done=("transfer",))  # fmt: skip

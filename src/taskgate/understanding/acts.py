@@ -560,7 +560,36 @@ _NO_STRONG = pattern(
     r"the)\b)|\bfor (?:nobody|no one)\b|"
     r"\b(?:rip-?off|scam|fraud(?:ulent)?)\b|\b(?:abort|stop|scratch that|don'?t)(?=[\s.!]*$)|"
     r"\bi mean no\b|\bin theory\b|\bsaid no one\b|\bif only\b|(?<=[.!] )or not(?=[\s.!]*$)|"
-    r"\bget back to you\b|\bask me again\b",
+    r"\bget back to you\b|\bask me again\b|"
+    # a yes in jest: "Yeah right.", "Sure, when pigs fly.", "Yeah no.", "just kidding"
+    r"^\s*yeah,? no[\s.!]*$|^\s*yeah right[\s.!]*$|\bwhen pigs fly\b|\blike i'?d "
+    r"(?:ever )?(?:pay|do|book|buy|want)\b|\band i'?m the (?:queen|king|pope|president)\b|\(not\)|"
+    r"\bif (?:only )?i had the (?:money|cash|funds)\b|\bjust kidding\b|\bj/?k\b|\b(?:lol|haha),? no\b|"
+    r"\bjust joking\b|"
+    # the user doing it themselves: "I'll call them myself", "I'll book it on their website"
+    r"\bi'?ll (?:\w+ ){0,3}(?:myself|on (?:their|the|its) (?:website|site|app|page)|online|(?:from|in|"
+    r"through|via) the app|by (?:e-?mail|phone))\b|\bi'?ll (?:handle|take care of) (?:it|that|this|the "
+    r"rest)\b|\bi'?ll (?:call|ring|phone) (?:them|the \w+)\b|\b(?:that'?s|that is) (?:all|everything) "
+    r"i needed to know\b|\bavoid (?:\w+ing|a duplicate)\b|\bthat'?s (?:it|all) for (?:now|today)\b",
+    IC,
+)
+#: a request taken back as a joke: "Could you book another one? Just kidding."
+IN_JEST = pattern(r"\bjust (?:kidding|joking)\b|\bj/?k\b|\b(?:lol|haha),? no\b", IC)
+#: after the agent offered another one: one is enough ("I'm good with one.", "One is plenty.")
+_ONE_ENOUGH = pattern(
+    r"\b(?:just |only )?(?:one|1)(?: \w+)? (?:is|was|will be|would be) (?:enough|plenty|fine|good|"
+    r"sufficient|all i need)\b|\b(?:i'?m|we'?re|i am|we are) (?:good|fine|ok|okay|happy) with (?:just )?"
+    r"(?:one|1|the one)\b|\b(?:one|1) \w+ only\b|\bonly (?:need |want )?(?:one|1)\b(?! more)",
+    IC,
+)
+_ANOTHER = pattern(r"\b(?:another|one more|a second|an additional|a further)\b", IC)
+#: a yes that is not the user's own: reported ("My wife said yes."), quoted ('I typed "yes" by
+#: mistake'), or would-be ("I'd say yes if it were cheaper.")
+_NOT_MINE = pattern(
+    r"\b(?:my|our|his|her|their) (?:\w+ ){0,2}(?:said|says|told|confirmed|agreed|approved|thinks)\b|"
+    r"\b(?:he|she|they|someone|somebody|everybody|everyone|nobody)(?: \w+)?(?:'d| would)? (?:said|says|"
+    r"say|told|confirmed|agreed)\b|\btold me to say\b|\bby mistake\b|\b(?:i'?d|i would|you'?d|you would) "
+    r"(?:have )?(?:say|said|think)\b|\bwould (?:have )?said\b|\bwhat i'?d say\b",
     IC,
 )
 _CHANGE = pattern(
@@ -739,6 +768,15 @@ _HOLD = pattern(
     r"after payday|when i say|pero (?:luego|despu\u00e9s|no)\b|(?:^|(?<=[,.!] ))later\b|\b(?:it|that|this|them) (?:later|next (?:week|month|year|time))|"
     # something to be done first: "but first tell me the price", "after you check the reviews"
     # (a condition on facts, "as long as the driver isn't Gary", is the agent's to check)
+    r"once (?:my|you|we|the|our|i|he|she|they)\b|if my \w+ (?:agrees|says|approves|is ok)|if (?:he|she|"
+    r"they) (?:agree|agrees|say|says)|confirm (?:it )?later|not (?:done|finished) (?:ordering|yet)|"
+    r"hang tight|after (?:lunch|dinner|breakfast|work|school|the meeting)|waiting (?:on|for) (?:my|one "
+    r"more|another|someone|somebody|him|her|them|a friend)|not ready|"
+    r"find my (?:wallet|card|purse)|(?:i'?ll|let me) pay (?:\w+ ){0,3}first|in (?:a few|\d+|two|three|"
+    r"five|ten|fifteen|twenty|thirty) (?:minutes?|mins?|hours?)|oh,? and(?! (?:how|what|where|when|which|"
+    r"who|why|is|are|does|do|can|could|will|would)\b)|(?:with|and) one more (?!(?:question|thing|detail|"
+    r"query|request)s?\b)|, and (?:i'?d like to add|i want to add|i'?ll (?:have|take) (?:a|an|one|two)|"
+    r"(?:please )?add)\b|"
     r"but (?:first|before)|first (?:tell|check|let me|show|find|confirm)|(?:check|tell "
     r"me|find out|confirm|verify) [^.?!]{0,40}\bfirst|after (?:you|we) (?:check|tell|find|confirm|"
     r"look|verify))\b",
@@ -946,6 +984,14 @@ def read_user(message: str, agent: str = "") -> UserAct:
             or any(_GO_AHEAD.match(c) for s in said for c in _CLAUSES.split(s))
         )
     )
+    if yes and _NOT_MINE.search(_QUOTED.sub(" said ", low)):
+        yes = False  # "My wife said yes.", 'I typed "yes" by mistake.': not the user's own yes
+    if yes and _QUOTED.search(low):
+        yes = read_user(_QUOTED.sub(" ", t), agent).yes  # 'The text says "confirmed".'
+    told = agent[-AGENT_CHARS:]
+    if (_ANOTHER.search(told) or _DONE.search(told)) and _ONE_ENOUGH.search(low):
+        declines = no = True  # "Shall I book another table?" "I'm good with one."
+        yes = False
     held = yes and bool(_HOLD.search(low))
     if held:
         yes = False  # "Yes, that's correct, but hold on", "yes? I'm not sure"

@@ -40,6 +40,7 @@ from taskgate.roles import Match, Matcher
 from taskgate.understanding.acts import (
     _LIKE_THAT,
     AGENT_CHARS,
+    IN_JEST,
     USER_CHARS,
     AgentAct,
     UserAct,
@@ -803,6 +804,8 @@ class ConversationReader:
         named = tuple(s for s in named if s not in negated)
         proposed, _ = _named(plan, said, agent=True) if (a.proposes or a.offers) else ((), ())
         redo = explicit_redo(user)  # "another" or "also" is a new request, not a redo
+        if IN_JEST.search(user):  # "Could you book another one? Just kidding."
+            return Reading("decline", about=named)
         changers = _related(plan, _first_word(plan, _CHANGERS), said)
         changing, placing = _change_offered(said) if (a.proposes or a.offers) and changers else (
             "", False)  # fmt: skip
