@@ -282,3 +282,50 @@ def test_attack_an_eighth_review_one_transfer_only_sends_no_second() -> None:
     done = "I've transferred $1,210 from your checking account to Diego's savings account."
     assert not runs(f"{done} Anything else?", BANK[1], BANK[2], user="Perfect, one transfer only.",
                     done=("transfer",))  # fmt: skip
+
+
+PAY = Plan.model_validate({"binding": "tool", "steps": {
+    "pay": {"tool": "pay_invoice", "text": "pay the invoice"},
+    "book": {"tool": "book_flight", "text": "book the flight"},
+}})  # fmt: skip
+
+
+def runs_again(user: str, tool: str = "pay_invoice") -> bool:
+    gate = GateSession(PAY)
+    step = "pay" if tool == "pay_invoice" else "book"
+    gate.open_request(step)
+    gate.finish(gate.begin(tool), "ok")
+    asyncio.run(gate.open_message(user, READ, ask_back=False, agent="Done. Anything else?"))
+    return bool(gate.judge([Call(tool, arguments={})])[0].admitted)
+
+
+@pytest.mark.parametrize("user", [
+    "Paying the invoice again would be crazy.", "I'd hate to pay the invoice again.",
+    "The last thing I want is to pay the invoice again.",
+    "If you pay the invoice again I'll be charged twice.",
+    "Paying the invoice again means a double charge, so don't.",
+    "I wonder if I should pay the invoice again.", "Pay the invoice again next month.",
+    "Pay the invoice again tomorrow, not today.", "Once the new invoice comes, pay it again.",
+    "After the refund, pay the invoice again.", "Pay the invoice again lol no",
+    "Whatever you do, pay the invoice again... just kidding.",
+])  # fmt: skip
+def test_attack_an_eighth_review_a_redo_negated_put_off_or_in_jest_pays_nothing_twice(
+    user: str,
+) -> None:
+    assert not runs_again(user)
+
+
+@pytest.mark.parametrize("user", [
+    "Hardly worth booking the flight again.", "It's pointless to book the flight again.",
+    "Book the flight again only if the first one failed.",
+])  # fmt: skip
+def test_attack_an_eighth_review_a_redo_judged_pointless_books_nothing_twice(user: str) -> None:
+    assert not runs_again(user, "book_flight")
+
+
+@pytest.mark.parametrize("user", [
+    "Please pay the invoice again.", "Can you pay the invoice again? The first one failed.",
+    "If possible, pay the invoice again.", "Pay the invoice again, the first payment bounced.",
+])  # fmt: skip
+def test_a_redo_asked_for_runs_again(user: str) -> None:
+    assert runs_again(user)

@@ -6,8 +6,10 @@ words: a redo word ("redo", "again", "done over", "from scratch", ...) raises th
 clause says otherwise: a negation or refusal before it ("don't", "shouldn't", "won't", "no need
 to", "refrain from", "hold off on", "skip", ...), someone else's words reported before it ("my boss
 said to redo it"), a dismissal or a verdict after it ("... is unnecessary", "... would be a
-mistake"), a question mark ending the clause ("did it go out again?"), or quotation marks around
-it (an instruction quoted to reject it). A wrong flag would let the gate re-execute finished
+mistake", "... would be crazy", "... next month"), a question mark ending the clause ("did it
+go out again?"; not "Can you pay it again?"), a condition opening its sentence ("Once the new
+invoice comes, pay it again."), quotation marks around it (an instruction quoted to reject it),
+or a message taken back as a joke ("... just kidding"). A wrong flag would let the gate re-execute finished
 work, so the reading errs towards no flag. One pass over the text, each hit reading a bounded
 window of its clause, so linear in the text's length.
 """
@@ -25,7 +27,8 @@ _REDO = re.compile(
 _BEFORE = re.compile(
     r"\b(?:don'?t|do\s+not|doesn'?t|does\s+not|no|not|never|without|nor|stop|avoid|skip|"
     r"cancel|instead\s+of|rather\s+than|cannot|refrain|hold\s+off|forget\s+about|"
-    r"against)\b|\b\w+n['\u2019]t\b",
+    r"against|hate|last\s+thing|wonder|whether|if|hardly|pointless|point\s+in|useless|"
+    r"no\s+use|only\s+if|unless|once|after|when|whatever)\b|\b\w+n['\u2019]t\b",
     re.IGNORECASE,
 )
 #: someone else's words, reported: "my boss said to redo it" is not the user asking
@@ -39,16 +42,34 @@ _AFTER = re.compile(
     r"\b(?:unnecessary|not\s+(?:needed|necessary|required)|isn'?t\s+(?:needed|necessary)|"
     r"no\s+longer\s+needed|would\s+be\s+(?:a\s+)?(?:mistake|wrong|pointless|waste|wasteful|"
     r"bad\s+idea|unwise|overkill|silly)|is\s+(?:pointless|a\s+waste|a\s+bad\s+idea|overkill)|"
-    r"makes?\s+no\s+sense)\b",
+    r"makes?\s+no\s+sense|(?:would\s+be|is)\s+(?:crazy|insane|ridiculous|absurd|nuts|dumb|stupid)|"
+    r"(?:means|would\s+mean)\s+(?:a\s+)?double|charged\s+twice|double[\s-]charg\w*|so\s+don'?t|"
+    # not now: "pay it again next month", "tomorrow, not today"
+    r"(?<!for\s)next\s+(?:week|month|year|time|cycle)|(?<!for\s)(?:tomorrow|tonight)|later|only\s+if|"
+    r"unless|in\s+case|"
+    r"if\s+(?:the|it|that|this)\b)\b",
     re.IGNORECASE,
 )
 _QUOTES = re.compile(r"[\"\u201c\u201d]")
+#: the whole message taken back as a joke: "Pay it again lol no", "... just kidding"
+_JEST = re.compile(r"\bjust\s+(?:kidding|joking)\b|\bj/?k\b|\b(?:lol|haha),?\s+no\b", re.IGNORECASE)
+#: a sentence that sets a condition first: "Once the new invoice comes, pay it again."
+_CONDITION = re.compile(
+    r"^\s*(?:once|after|when|whenever|if|unless|as\s+soon\s+as|in\s+case|only\s+if)\b"
+    r"(?!\s+(?:possible|you\s+(?:can|could|would|don'?t\s+mind|please)|that'?s\s+(?:ok|okay|fine)|needed)\b)",
+    re.IGNORECASE,
+)
+#: a question that asks for it to be done: "Can you pay the invoice again?"
+_POLITE = re.compile(r"^\s*(?:(?:can|could|would|will)\s+you|please)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"[.!?]\s")
 _CLAUSE = re.compile(r"[.;:!?,]|--|\bbut\b", re.IGNORECASE)
 _WINDOW = 60  # characters of the clause read on each side of a redo word
 
 
 def explicit_redo(message: str) -> bool:
     """Whether ``message`` explicitly asks for finished work to be done again."""
+    if _JEST.search(message):
+        return False
     marks = [m.start() for m in _QUOTES.finditer(message)]  # an inch mark alone quotes nothing
     quotes = 0  # quotation marks before the hit: an odd count, closed later, is a quotation
     for hit in _REDO.finditer(message):
@@ -60,8 +81,11 @@ def explicit_redo(message: str) -> bool:
         tail = message[hit.end() : hit.end() + _WINDOW]
         end = _CLAUSE.search(tail)
         after = tail[: end.start()] if end else tail
-        asked = end is not None and end.group() == "?"
+        parts = _SENTENCE.split(message[max(0, hit.start() - 2 * _WINDOW) : hit.start()])
+        # the sentence before the hit, where it starts within the window read
+        sentence = parts[-1] if len(parts) > 1 or hit.start() <= 2 * _WINDOW else ""
+        asked = end is not None and end.group() == "?" and not _POLITE.match(sentence)
         if not (_BEFORE.search(before) or _REPORTED.search(before) or _AFTER.search(after)
-                or asked):  # fmt: skip
+                or asked or _CONDITION.match(sentence)):  # fmt: skip
             return True
     return False
