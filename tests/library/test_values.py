@@ -329,3 +329,29 @@ def test_attack_an_eighth_review_a_redo_judged_pointless_books_nothing_twice(use
 ])  # fmt: skip
 def test_a_redo_asked_for_runs_again(user: str) -> None:
     assert runs_again(user)
+
+
+@pytest.mark.parametrize(("recap", "user"), [
+    (REST, "Yes, but at 8 pm."), (REST, "Yes, correct - but 8:30 pm."), (REST, "Yes (but 8:30 pm)."),
+    (REST, "Yes; 8:30 pm though."), (REST, "Yes! P.S. we are 3."), (REST, "Yes, plus one more person."),
+    (REST, "Yes, but tonight."), (REST, "Yes, but tomorrow."), (REST, "Yes, but next week."),
+    (REST, "Yes, but an hour later."), (REST, "Yes, the one in Palo Alto."),
+    (REST, "Yes, at Sushi Ran please."), (BANK, "Yes, but only $1,000."),
+    (BANK, "Yes, send it to Maria."), (BANK, "Yes, but only half of that."),
+    (BUS, "Yes, but March 15th."), (BUS, "Yes, but the later one."), (APPT, "Yes, with Maria."),
+    (APPT, "Yes, but on the 8th."), (MOVIE, "Yes, with subtitles."), (MOVIE, "Yes, but play Frozen."),
+])  # fmt: skip
+def test_attack_an_eighth_review_a_yes_with_other_details_runs_nothing_yet(
+    recap: tuple[str, str, dict[str, str]], user: str
+) -> None:
+    assert not runs(*recap, user=user)
+
+
+@pytest.mark.parametrize("user", [
+    "Yes, but thanks for asking.", "Yes please, but how long will it take?",
+    "Yes, in San Jose.", "Yes, for 2 please.", "Yes, but only if it's not raining.",
+    "Yeah let's do it! I really don't want to go, but it's family.",
+    "Yes, it's weird to be going so late, but I need to be seen.",
+])  # fmt: skip
+def test_a_yes_with_a_but_that_changes_nothing_runs(user: str) -> None:
+    assert runs(*REST, user=user)

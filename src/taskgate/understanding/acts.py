@@ -869,6 +869,51 @@ def _agent_words(agent: str) -> set[str]:
     return set(re.findall(r"[^\W_][\w']*", agent[-AGENT_CHARS:].lower()))
 
 
+#: what follows a yes to amend it: "but", "though", "plus", a bracket, "P.S.", "oh, and"
+_AMEND = pattern(
+    r"\b(?:but|though|although|plus|except)\b|\(|;|\s-\s|\bp\.?\s?s\b|\boh,? and\b|"
+    # "Yes, with Maria.", "Yes, the one in Palo Alto.", "Sure, for a week."
+    r"^\W*(?:yes|yeah|yep|yup|sure|ok|okay|correct|right)\b[,!.]?\s*(?=(?:(?:send|put|move) it |the "
+    r"one )?(?:with|at|to|from|into|for|in|on)\b)",
+    IC,
+)
+#: other details said otherwise than by a number: "tonight", "an hour later", "a week", "half"
+_RELATIVE_CHANGE = pattern(
+    r"\b(?:tonight|tomorrow|next (?:week|month|day)|(?:an?|one|two|\d+) (?:hours?|days?|weeks?) "
+    r"(?:later|earlier|sooner)|later|earlier|for a (?:week|month|day|night)|half|double|(?:one|two|"
+    r"\d+) more (?:person|people|guests?|tickets?|seats?|rooms?|nights?)|with(?:out)? subtitles|"
+    r"(?:a|the) (?:private|shared|small|large|medium|later|earlier|cheaper) one)\b",
+    IC,
+)
+_CONDITIONAL = pattern(r"\W*(?:only )?if\b", IC)
+#: an amendment's words that change nothing ("but thanks", "but that's fine", "plus tip")
+_NO_AMENDS = pattern(
+    r"^\W*(?:thanks?|thank you|that'?s (?:fine|ok|okay|great|good)|no worries|please|quickly|"
+    r"asap|hurry)\b",
+    IC,
+)
+
+
+def _amends(plain: str, message: str, agent: str, said: set[str], new: set[str]) -> bool:
+    """Whether a yes comes with other details than the agent's: a new number, date or time
+    stated anywhere ("Yes. Oh, and it's 3 of us."), a name the agent did not say ("Yes, with
+    Maria."), or an amendment after "but", a bracket or "P.S." that is no question ("Yes, but
+    tonight.", "Yes (but 8:30 pm)")."""
+    amend = _AMEND.search(plain)
+    if amend is None:
+        return False
+    rest = plain[amend.end() :]
+    if "?" in rest or _NO_AMENDS.match(rest) or _CONDITIONAL.match(rest):
+        return False
+    told = agent[-AGENT_CHARS:]
+    return bool(
+        values(rest) - values(told)
+        or _RELATIVE_CHANGE.search(rest)
+        # "Yes, but with Maria."; not "Yes, but the trip to London is what I dread most"
+        or (agent and len(rest.split()) <= 6 and _new_names(message[amend.end() :], said))
+    )
+
+
 def _new_names(message: str, said: set[str]) -> bool:
     """Whether the user's message names something the agent's (its words ``said``) did not
     ("Old Town Inn" after "the Shadyside Inn ... can I book this room?"): a capitalized name
@@ -1013,8 +1058,11 @@ def read_user(message: str, agent: str = "") -> UserAct:
     first_new = set() if first.strip() not in stated.lower() else (
         values(first) - values(agent[-AGENT_CHARS:]) - {"1"})  # fmt: skip
     just = _JUST.search(low)
+    # "Yes, but at 8 pm.", "Yes (but 8:30 pm).", "Yes, with Maria.": a yes with other details
+    amended = yes and _amends(plain, t, agent, said_words, new)
     change = (
-        bool(_CHANGE.search(low))
+        amended
+        or bool(_CHANGE.search(low))
         or (renamed and not yes)
         or bool(first_new)
         or (bool(new) and not yes)
