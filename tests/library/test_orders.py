@@ -1297,3 +1297,14 @@ def test_attack_a_seventh_review_of_shall_i_add_it(
                       ("add_order_item", notes))  # fmt: skip
     assert _after([("What can I get you?", "A latte, please.")], "Great choice! Shall I add it?",
                   ("add_order_item", LATTE))  # fmt: skip
+
+
+@pytest.mark.parametrize(("user", "want"), [
+    ("Yes, the mocha.", [False, True]), ("Yes, the mocha please.", [False, True]),
+    ("Yes.", [False, False]),  # which one: ask
+])  # fmt: skip
+def test_attack_an_eighth_review_a_yes_to_one_thing_or_another_adds_the_one_picked(
+    user: str, want: list[bool]
+) -> None:
+    assert ran(user, [("add_order_item", LATTE), ("add_order_item", MOCHA)],
+               "Shall I add a latte or a mocha?") == want  # fmt: skip

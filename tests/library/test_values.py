@@ -355,3 +355,23 @@ def test_attack_an_eighth_review_a_yes_with_other_details_runs_nothing_yet(
 ])  # fmt: skip
 def test_a_yes_with_a_but_that_changes_nothing_runs(user: str) -> None:
     assert runs(*REST, user=user)
+
+
+EITHER = "Do you want to transfer $100 or $1,210 from checking to Diego's savings account?"
+
+
+@pytest.mark.parametrize("user", ["Yes.", "Yes, $100.", "Sure, the first one."])
+def test_attack_an_eighth_review_a_yes_to_one_thing_or_another_runs_neither_unpicked(
+    user: str,
+) -> None:
+    assert not runs(EITHER, BANK[1], BANK[2], user=user)  # $1,210: not picked
+    bus = "Shall I book the 7:20 am bus or the 9:00 am bus from Las Vegas to Sacramento?"
+    assert not runs(bus, BUS[1], BUS[2], user=user)
+
+
+@pytest.mark.parametrize("user", [
+    "Mhm.", "Uh-huh.", "Totally.", "Why not.", "\U0001f44d", "y", "yess", "LGTM",
+    "No changes, go ahead.",
+])  # fmt: skip
+def test_more_ways_to_say_yes(user: str) -> None:
+    assert runs(*REST, user=user)

@@ -504,7 +504,8 @@ _YES_LEAD = pattern(
 #: a yes only as the whole reply ("Please!", "You can, thanks.", "Deal.", "Sweet.")
 _WHOLE_YES = pattern(
     r"^\s*(?:please|you (?:can|may)|deal|(?:finally[,!]? )?you(?:'ve| have)? got it(?: right)?|"
-    r"sweet|si|nailed it|i affirm|right on|much better)"
+    r"sweet|si|nailed it|i affirm|right on|much better|mhm+|uh-?huh|totally|why not|\U0001f44d|y|ye+s+|"
+    r"lgtm|(?:no changes?|nothing to change)[,.]? (?:go ahead|proceed|please proceed))"
     r"(?:[\s,.!]*(?:thanks?|thank you|please))?[\s.!]*$",
     IC,
 )
@@ -518,7 +519,7 @@ _SHORT_YES = pattern(
 _NO_START = pattern(
     r"^(?:(?:oh|um|uh|hmm|well|actually|sorry|wait|hold on|oops|hi|hey|please)[,.! ]+){0,3}"
     r"(?:no(?! (?:subtitles|changes?|rush|preference) (?:is|are|would be|will be) (?:fine|ok|okay|"
-    r"good)\b| problem\b|"
+    r"good)\b| problem\b| changes?[,.]? (?:go ahead|proceed|please proceed)\b|"
     r" worries\b)|nope|nah|not|negative|never ?mind|don'?t|do not|i don'?t|i do not|i'?m not|"
     r"i am not|maybe (?:later|another time|not)|perhaps (?:later|not|another)|i'?ll pass|pass|"
     r"(?:that|it)(?:'s| is)? not|that (?:won'?t|will not|doesn'?t|does not)|wrong|incorrect|"

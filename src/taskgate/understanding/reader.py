@@ -842,6 +842,15 @@ class ConversationReader:
             if u.yes and not (u.change or u.no or u.alternatives or negated):
                 if len(proposed) > 1:
                     return Reading("unclear", candidates=proposed)
+                either = _either_asked(said)
+                if either and not _picked(user):  # "$100 or $1,210?" "Yes.": which?
+                    return Reading("unclear", candidates=proposed)
+                thing = _proposed_thing(plan, proposed, said) if proposed else ""
+                if either and thing:  # "A latte or a mocha?" "Yes, the mocha.": the user's pick
+                    return Reading("confirm", proposed, redo, proposal=said, cue=a.confirming,
+                                   thing=user)  # fmt: skip
+                if either:  # "$100 or $1,210?" "Yes, $100.": to be proposed again, with it
+                    return Reading("change", about=proposed)
                 if changing:
                     return Reading("confirm", proposed, redo, proposal=said, cue=a.confirming,
                                    thing=changing, changes=True)  # fmt: skip
@@ -1653,6 +1662,33 @@ def _proposed_thing(plan: Plan, proposed: tuple[str, ...], said: str) -> str:
     if len(things) > 1 and not _ADD_THEM.search(said):
         return ""  # "A latte? Sorry, I meant a mocha. Shall I add it?": which one is "it"?
     return said if things else ""
+
+
+#: a question offering one thing or another ("$100 or $1,210?", "a latte or a mocha?")
+_EITHER_ASKED = pattern(
+    r"\b(?:\$?\d[\d,:.]*(?:\s*[ap]\.?m\.?)?|[a-z]+)\s+or\s+(?!(?:not|anything|something|else|less|more|"
+    r"so|would|do|does|did|is|are|was|were|will|should|shall|can|could|may|if|maybe|perhaps|"
+    r"otherwise|no|nothing|any)\b)(?:the |a |an )?(?:\$?\d|[a-z])",
+    re.IGNORECASE,
+)
+#: a yes that picks one ("Yes, $100.", "Yes, the mocha.", "Yes, the latter.", "Yes, Maria.")
+_PICK = pattern(r"^\W*(?:yes|yeah|yep|yup|sure|ok|okay|please)\b[\s,.!]*(?:please[\s,.!]*)?(?:\w|\$)", re.I)
+
+
+def _either_asked(said: str) -> bool:
+    """Whether the agent's last question offers one thing or another."""
+    questions = [p for p in _SENTENCE_END.split(said[-AGENT_CHARS:]) if p.rstrip().endswith("?")]
+    return bool(questions) and bool(_EITHER_ASKED.search(questions[-1]))
+
+
+def _picked(user: str) -> bool:
+    """Whether a yes goes on to pick one ("Yes, the mocha."), not to thank ("Yes, thanks.")."""
+    return bool(_PICK.match(user[:USER_CHARS])) and not re.match(
+        r"^\W*\w+\W+(?:thanks?|thank you|please|that'?s|it|sounds?|looks?|correct|right|go|do|of "
+        r"course|sure|absolutely|definitely|i|let'?s)\b",
+        user[:USER_CHARS],
+        re.I,
+    )
 
 
 def _changed_values(arguments: Mapping[str, object]) -> list[str]:
