@@ -375,6 +375,42 @@ def test_a_call_that_never_left_the_gate_failed_and_is_not_held_in_doubt(tmp_pat
     assert doubt == {}  # "die" is bound to no step; nothing of s1 is in doubt
 
 
+def test_calls_to_an_upstream_that_exited_are_refused_naming_it_and_nothing_is_admitted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stdio upstream that died: each later call of its tools, gated or not, is one tool error
+    that says its server is gone, before the gate judges it: no admission, no journal event, no
+    call counted as forwarded; the death is logged once."""
+    from plans import tool_chain
+    from taskgate.integrations.mcp import McpGate, McpGateConfig
+    from taskgate.integrations.mcp.server import GateState
+    from taskgate.integrations.mcp.server import call as mcp_call
+
+    gate = McpGate(McpGateConfig(tool_chain(2), requests="plan"))
+
+    async def go() -> tuple[list[Any], int]:
+        async with StdioUpstream(raw_server(tmp_path)) as up:
+            state = GateState(gate, [], {"collect_requirements": up, "die": up}, "s")
+            with pytest.raises(MCPError):  # the child exits mid-call
+                await mcp_call(state, "s~local", types.CallToolRequestParams(name="die"))
+            session = await gate.session("s~local")
+            before = len(session.conv.events)
+            answers = [await mcp_call(state, "s~local", types.CallToolRequestParams(name=n))
+                       for n in ("collect_requirements", "die", "collect_requirements")]  # fmt: skip
+            return answers, len(session.conv.events) - before
+
+    with caplog.at_level("ERROR", logger="taskgate.mcp"):
+        answers, written = asyncio.run(go())
+    for answer in answers:
+        said = answer.content[0].text
+        assert answer.is_error and "was not run: its MCP server is gone" in said
+        assert "exited" in said and "restart the gate" in said
+    assert written == 0  # nothing admitted or journaled for a call that could not be sent
+    assert "admitted" not in gate.metrics.verdicts and "forwarded" not in gate.metrics.calls
+    assert gate.metrics.calls["upstream-gone"] == 3
+    assert [r for r in caplog.records if "calls are refused from now on" in r.getMessage()]
+
+
 def gate_command(tmp_path: Path, *upstream_args: str) -> list[str]:
     plan = tmp_path / "plan.json"
     plan.write_text('{"binding": "tool", "steps": {"s1": {"tool": "collect_requirements"}}}')

@@ -161,6 +161,63 @@ def test_changes_need_the_status_token_and_name_a_conversation() -> None:
                           {"cancel": "s3"}).status_code == 404  # fmt: skip
 
 
+def test_without_a_status_token_the_metrics_are_served_only_on_the_gates_own_host() -> None:
+    """The metrics count every client's calls: without the operator's token, a client on another
+    host reads none of them (a 403 naming the token), whatever key it sends; the gate's own host
+    reads them; with the token, the token alone."""
+    import asyncio
+
+    from taskgate.proxy.app import create_app
+
+    async def metrics(token: str | None, client: str, headers: dict[str, str]) -> int:
+        app = create_app(
+            ProxyConfig("http://127.0.0.1:9/v1", plan=tool_chain(3), status_token=token)
+        )
+        transport = httpx.ASGITransport(app=app, client=(client, 40000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://gate") as c:
+            return (await c.get("/taskgate/metrics", headers=headers)).status_code
+
+    bob = {"Authorization": "Bearer sk-bob"}
+    assert asyncio.run(metrics(None, "203.0.113.7", bob)) == 403
+    assert asyncio.run(metrics(None, "203.0.113.7", {})) == 403
+    assert asyncio.run(metrics(None, "127.0.0.1", bob)) == 200
+    assert asyncio.run(metrics(None, "::1", {})) == 200
+    assert asyncio.run(metrics("ops-secret", "203.0.113.7", TOKEN)) == 200
+    assert asyncio.run(metrics("ops-secret", "127.0.0.1", bob)) == 401
+
+
+def test_wrong_tokens_are_limited_per_address_with_a_429_that_says_when_to_retry() -> None:
+    """Guesses at the status token, on any operator endpoint or the console, count against the
+    address they come from: past the limit it is a 429 with Retry-After, the right token
+    included (a guess made then learns nothing), while another address, the operator's, still
+    signs in; the window passes and the address may try again."""
+    from taskgate.serving.throttle import LIMIT, WINDOW_S, Throttle
+
+    with FakeServer(script([Reply("Hello.")])) as upstream, \
+            ProxyServer(config(upstream)) as proxy, httpx.Client() as attacker, \
+            httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.2")) as operator:  # fmt: skip
+        paths = ["/taskgate/conversations", "/taskgate/metrics", "/taskgate/console"]
+        answers = [
+            attacker.get(f"{proxy.url}{paths[i % 3]}", headers={"Authorization": f"Bearer g{i}"})
+            for i in range(LIMIT + 5)
+        ]
+        assert [a.status_code for a in answers[:LIMIT]] == [401] * LIMIT
+        assert {a.status_code for a in answers[LIMIT:]} == {429}
+        assert 0 < int(answers[-1].headers["retry-after"]) <= WINDOW_S
+        right = attacker.get(f"{proxy.url}/taskgate/conversations", headers=TOKEN)
+        assert right.status_code == 429  # no oracle while limited
+        signin = f"{proxy.url}/taskgate/console/signin"
+        assert attacker.post(signin, data={"token": "ops-secret"}).status_code == 429
+        assert operator.get(f"{proxy.url}/taskgate/conversations", headers=TOKEN).status_code == 200
+        assert operator.post(signin, data={"token": "ops-secret"}).status_code == 303
+    throttle = Throttle()
+    for i in range(LIMIT):
+        throttle.failed("198.51.100.1", now=float(i))
+    assert throttle.wait_s("198.51.100.1", now=float(LIMIT)) == WINDOW_S - LIMIT
+    assert throttle.wait_s("198.51.100.2", now=float(LIMIT)) == 0
+    assert throttle.wait_s("198.51.100.1", now=WINDOW_S + LIMIT) == 0
+
+
 def test_a_held_change_survives_a_restart_on_the_sqlite_journal(tmp_path: Path) -> None:
     from taskgate.journal.store import SQLiteStore
 

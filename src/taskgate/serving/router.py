@@ -11,7 +11,9 @@
     POST /taskgate/{noun}s/{id}/requests     {"message": "..."}                  (where supported)
 
 Reading needs the status token when one is set (without one, a caller sees only its own API
-key's conversations); every ``POST`` needs it (403 without one configured). Approval timing is one
+key's conversations, and the metrics, which count every client's calls, only from the gate's own
+host); every ``POST`` needs it (403 without one configured). An address that sent too many wrong
+tokens is a 429 for a while (:mod:`taskgate.serving.throttle`). Approval timing is one
 rule on every surface: a revision or an approval is checked when posted (400 naming what is
 wrong; 409 for a second approval while one waits, or a conversation with no plan yet; nothing
 written), held in the journal, and given at the conversation's next exchange
@@ -21,6 +23,7 @@ read, a 503.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -36,6 +39,7 @@ from taskgate.serving.console import console_routes
 from taskgate.serving.errors import HttpError
 from taskgate.serving.http import read_body
 from taskgate.serving.operator import (
+    TOKEN_VARIABLE,
     ApprovalBody,
     MessageBody,
     RevisionBody,
@@ -45,6 +49,7 @@ from taskgate.serving.operator import (
     resolve,
     scope,
 )
+from taskgate.serving.throttle import Throttle, address
 
 
 class Conflict(TaskgateError):
@@ -81,13 +86,22 @@ def operator_routes(target: Operated, guard: Guard | None = None) -> list[Route]
     """The operators' routes over ``target``; ``guard`` answers a request it rejects (a foreign
     Host or Origin) before anything else is read."""
     noun = target.noun
+    throttle = Throttle()  # wrong tokens per address, here and at the console's sign-in
 
     def endpoint(handler: Handler, write: bool = False) -> Callable[[Request], Awaitable[Response]]:
         async def handle(request: Request) -> Response:
             if guard is not None and (rejected := await guard(request)) is not None:
                 return rejected
+            who = address(request)
+            if wait := throttle.wait_s(who):  # before the token is compared: a guess learns nothing
+                return too_many(wait)
             try:
-                caller = scope(request.headers, target.status_token, write=write)
+                try:
+                    caller = scope(request.headers, target.status_token, write=write)
+                except HttpError as exc:
+                    if exc.status == 401:  # a wrong token (or none where one is needed)
+                        throttle.failed(who)
+                    raise
                 return await handler(request, target, caller)
             except HttpError as exc:
                 return exc.response()
@@ -111,7 +125,7 @@ def operator_routes(target: Operated, guard: Guard | None = None) -> list[Route]
 
     base = f"/taskgate/{noun}s"
     routes = [
-        *console_routes(noun, target.status_token, target.settles, guard),
+        *console_routes(noun, target.status_token, target.settles, guard, throttle),
         Route(base, endpoint(_list), methods=["GET"]),
         Route("/taskgate/metrics", endpoint(_metrics), methods=["GET"]),
         Route(f"{base}/{{key:path}}/revisions", endpoint(_revise, True), methods=["POST"]),
@@ -123,6 +137,15 @@ def operator_routes(target: Operated, guard: Guard | None = None) -> list[Route]
         routes.append(Route(f"{base}/{{key:path}}/requests", endpoint(_message, True), methods=["POST"]))  # fmt: skip
     routes.append(Route(f"{base}/{{key:path}}", endpoint(_show), methods=["GET"]))
     return routes
+
+
+def too_many(wait: int) -> Response:
+    """The answer to an address that sent too many wrong tokens: a 429 saying when to retry."""
+    answer = HttpError(
+        429, f"too many wrong tokens from this address: try again in {wait} s", "rate_limit_error"
+    ).response()
+    answer.headers["retry-after"] = str(wait)
+    return answer
 
 
 def _json(data: Any) -> Response:
@@ -140,7 +163,27 @@ async def _list(request: Request, target: Operated, caller: str | None) -> Respo
 
 
 async def _metrics(request: Request, target: Operated, caller: str | None) -> Response:
+    """Every client's calls, counted together: the operator's (the token, or without one the
+    gate's own host), never another client's to read."""
+    if target.status_token is None and not _loopback(request):
+        raise HttpError(
+            403,
+            "the metrics count every client's calls: read them on the gate's own host, or start "
+            f"the gate with {TOKEN_VARIABLE} set and send it as 'Authorization: Bearer <token>'",
+            "auth_error",
+        )
     return _json(target.metrics())
+
+
+def _loopback(request: Request) -> bool:
+    """Whether the request came from the gate's own host (a loopback address)."""
+    try:
+        address = ipaddress.ip_address(request.client.host if request.client else "")
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
 
 
 async def _show(request: Request, target: Operated, caller: str | None) -> Response:

@@ -1672,7 +1672,9 @@ _EITHER_ASKED = pattern(
     re.IGNORECASE,
 )
 #: a yes that picks one ("Yes, $100.", "Yes, the mocha.", "Yes, the latter.", "Yes, Maria.")
-_PICK = pattern(r"^\W*(?:yes|yeah|yep|yup|sure|ok|okay|please)\b[\s,.!]*(?:please[\s,.!]*)?(?:\w|\$)", re.I)
+_PICK = pattern(
+    r"^\W*(?:yes|yeah|yep|yup|sure|ok|okay|please)\b[\s,.!]*(?:please[\s,.!]*)?(?:\w|\$)", re.I
+)
 
 
 def _either_asked(said: str) -> bool:

@@ -186,6 +186,11 @@ async def call(
             return _error(f"{name[:80]} was not run: no server behind this gate has that tool.")
         if key is None and gate.bound(name):
             return _error(_NO_SESSION)
+        if isinstance(client, StdioUpstream) and client.gone is not None:
+            # refused before it is judged: nothing admitted, journaled or counted as forwarded
+            gate.metrics.calls["upstream-gone"] += 1
+            return _error(f"{name[:80]} was not run: its MCP server is gone ({client.gone}); "
+                          "the gate does not start it again: restart the gate.")  # fmt: skip
 
         async def forward() -> types.CallToolResult:
             try:

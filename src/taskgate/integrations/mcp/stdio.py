@@ -345,6 +345,12 @@ class StdioUpstream(McpClient):
         if transport is not None:  # server started holds them open
             transport.close()
 
+    @property
+    def gone(self) -> str | None:
+        """Why the server can answer nothing any more (it exited, its output closed), or
+        ``None`` while it runs: the gate does not start it again."""
+        return self._ended
+
     # -- JSON-RPC over the child's pipes -----------------------------------------------------------
     async def _initialize(self) -> None:
         self.initialized(await self.request("initialize", INITIALIZE))
@@ -406,6 +412,8 @@ class StdioUpstream(McpClient):
             why = f"{self.name} could not be read: {exc}"
         finally:
             self._ended = why
+            if self._process is not None:  # not the gate closing it: the server died
+                log.error("taskgate mcp: %s; its tools' calls are refused from now on", why)
             for waiting in self._waiting.values():
                 if not waiting.done():
                     waiting.set_exception(UpstreamError(why))

@@ -16,8 +16,6 @@ How the sign-in works is in :mod:`taskgate.serving.signin`.
 from __future__ import annotations
 
 import hmac
-import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from functools import cache
 from importlib.resources import files
@@ -37,6 +35,7 @@ from taskgate.serving.signin import (
     same_origin,
     signed_in,
 )
+from taskgate.serving.throttle import Throttle, address
 
 PATH = "/taskgate/console"
 #: the page may load its own script and style sheet and talk to its own gate, nothing else
@@ -51,8 +50,6 @@ _HEADERS = {
     "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
-#: wrong tokens the sign-in takes per minute (then a 429 until the minute is over)
-WRONG_PER_MINUTE = 20
 _ASSETS = {"console.js": "text/javascript", "console.css": "text/css", "icon.svg": "image/svg+xml"}
 _LONGEST_FORM = 4096
 
@@ -77,8 +74,17 @@ def _signin(status: int, said: str) -> Response:
     return _page("signin.html", status, said=said)
 
 
-def console_routes(noun: str, token: str | None, settles: bool, guard: Guard | None) -> list[Route]:
-    """The console's routes for a surface whose operated things are ``noun``\\ s."""
+def _too_many(wait: int) -> Response:
+    answer = _signin(429, "Too many wrong tokens from this address: wait, then try again.")
+    answer.headers["retry-after"] = str(wait)
+    return answer
+
+
+def console_routes(
+    noun: str, token: str | None, settles: bool, guard: Guard | None, throttle: Throttle
+) -> list[Route]:
+    """The console's routes for a surface whose operated things are ``noun``\\ s; ``throttle``
+    counts wrong tokens per address (shared with the operators' endpoints)."""
 
     def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[..., Awaitable[Response]]:  # fmt: skip
         async def handle(request: Request) -> Response:
@@ -91,16 +97,19 @@ def console_routes(noun: str, token: str | None, settles: bool, guard: Guard | N
 
         return handle
 
-    wrong: deque[float] = deque()
-
     async def page(request: Request) -> Response:
         if token is None:
             return _page("off.html", 403, variable=TOKEN_VARIABLE)
+        who = address(request)
+        if wait := throttle.wait_s(who):
+            return _too_many(wait)
         bearer = request.headers.get("authorization", "").encode()
         if hmac.compare_digest(bearer, f"Bearer {token}".encode()):
             return _console(noun, settles)
         if signed_in(request.headers, token):
             return _console(noun, settles)
+        if bearer:  # a wrong bearer token is a guess
+            throttle.failed(who)
         said = "Sign in with the gate's status token."
         if cookie_name(request.headers) in request.cookies:
             said = "Your sign-in is not valid or has expired: sign in again."
@@ -112,11 +121,9 @@ def console_routes(noun: str, token: str | None, settles: bool, guard: Guard | N
         if not same_origin(request.headers):
             return _signin(403, "A sign-in comes from this page, at the gate's own address "
                            "(behind a reverse proxy, pass the Host header on).")  # fmt: skip
-        now = time.monotonic()
-        while wrong and wrong[0] < now - 60:
-            wrong.popleft()
-        if len(wrong) >= WRONG_PER_MINUTE:
-            return _signin(429, "Too many wrong tokens in the last minute: wait, then try again.")
+        who = address(request)
+        if wait := throttle.wait_s(who):
+            return _too_many(wait)
         raw = await read_body(request)
         if len(raw) > _LONGEST_FORM:
             raise HttpError(413, f"the sign-in form is over {_LONGEST_FORM} bytes")
@@ -126,7 +133,7 @@ def console_routes(noun: str, token: str | None, settles: bool, guard: Guard | N
             return _signin(400, "The sign-in form takes one field: the token.")
         given = form.get("token", [""])[0]
         if not hmac.compare_digest(given.encode(), token.encode()):
-            wrong.append(now)
+            throttle.failed(who)
             return _signin(401, "That is not the gate's status token.")
         answer = Response(status_code=303, headers={"location": PATH, **_HEADERS})
         answer.set_cookie(cookie_name(request.headers), cookie_value(token), max_age=LIFETIME_S,

@@ -1,0 +1,55 @@
+"""Wrong tokens, counted per client address: after :data:`LIMIT` in :data:`WINDOW_S` seconds, an
+address is answered 429 (with ``Retry-After``) on every operator endpoint and the console's
+sign-in until the oldest falls out of the window. The check comes before the token is compared,
+so a guess made while limited learns nothing. One address's guesses never lock out another's (a
+reverse proxy in front of the gate is one address: put the limit there too)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import OrderedDict, deque
+
+from starlette.requests import Request
+
+#: wrong tokens an address may send per window, and the window
+LIMIT = 20
+WINDOW_S = 60.0
+#: the most addresses remembered (the oldest forgotten first)
+ADDRESSES = 10_000
+
+
+def address(request: Request) -> str:
+    """The address the request came from (the peer of its connection)."""
+    return request.client.host if request.client is not None else ""
+
+
+class Throttle:
+    """The wrong tokens of each client address in the last :data:`WINDOW_S` seconds."""
+
+    def __init__(self, limit: int = LIMIT, window_s: float = WINDOW_S) -> None:
+        self.limit, self.window_s = limit, window_s
+        self._wrong: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def wait_s(self, who: str, now: float | None = None) -> int:
+        """Seconds until ``who`` may try a token again (0: now)."""
+        now = time.monotonic() if now is None else now
+        times = self._wrong.get(who)
+        if times is None:
+            return 0
+        while times and times[0] <= now - self.window_s:
+            times.popleft()
+        if not times:
+            del self._wrong[who]
+            return 0
+        if len(times) < self.limit:
+            return 0
+        return max(1, math.ceil(times[0] + self.window_s - now))
+
+    def failed(self, who: str, now: float | None = None) -> None:
+        """Count one wrong token from ``who``."""
+        times = self._wrong.setdefault(who, deque(maxlen=self.limit))
+        self._wrong.move_to_end(who)
+        times.append(time.monotonic() if now is None else now)
+        while len(self._wrong) > ADDRESSES:
+            self._wrong.popitem(last=False)
