@@ -1309,3 +1309,13 @@ def test_attack_an_eighth_review_a_yes_to_one_thing_or_another_adds_the_one_pick
 ) -> None:
     assert ran(user, [("add_order_item", LATTE), ("add_order_item", MOCHA)],
                "Shall I add a latte or a mocha?") == want  # fmt: skip
+
+
+@pytest.mark.parametrize("user", [
+    "I'll have a latte. Hmm, no, a mocha.", "I'll take a latte, oh wait, no, make it a mocha.",
+])  # fmt: skip
+def test_attack_an_eighth_review_an_order_said_again_otherwise_takes_the_first_back(
+    user: str,
+) -> None:
+    assert ran(user, [("add_order_item", LATTE)], "What can I get for you today?") == [False]
+    assert ran(user, [("add_order_item", MOCHA)], "What can I get for you today?") == [True]

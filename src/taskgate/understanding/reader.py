@@ -1251,6 +1251,7 @@ def _order(
     what the user said only (:meth:`Reading.of_thing`, :meth:`Reading.mentions`); None when the
     message orders nothing the gate can read as an order."""
     takers = _first_word(plan, _TAKERS)
+    user = _REDONE.split(user[:USER_CHARS])[-1]  # "A latte... actually make that a mocha."
     things = _things(user)
     if not (
         takers
@@ -1406,6 +1407,7 @@ def _things(text: str, loose: bool = True) -> list[tuple[frozenset[str], str, in
     details: list[set[str]] = []  # the words after each thing, up to the next ("with oat milk")
     again: list[bool] = []  # "another", "one more": one more of the thing before, never merged
     said = _NOT_THIS.sub(" , ", _POSSESSIVE.sub(r"\1s", _plain(text[:USER_CHARS].lower())))
+    said = _REDONE.split(said)[-1]  # "A latte... actually make that a mocha.": the mocha only
     if _ADD.search(said):  # "add vanilla to the latte": the latte is where, not a thing
         said = _DESTINATION.sub(" , ", said)
     for part in itertools.islice(_THING_END.split(said), 64):
@@ -1555,6 +1557,13 @@ def _count(start: str) -> int:
     return max((_COUNT_WORDS.get(w, 0) for w in low[:3]), default=0) or 1
 
 
+#: an order said again otherwise, the first taken back: "A latte... actually make that a mocha.",
+#: "I'll have a latte. Hmm, no, a mocha.", "a latte, oh wait, no, make it a mocha"
+_REDONE = pattern(
+    r"[.,;!?\u2026]\s*(?:(?:hmm+|oh|um+|uh+|wait|oh wait)[,.!]*\s+){0,3}(?:no|nope)[,.!]*\s+(?:make "
+    r"(?:that|it)\s+)?(?=(?:a|an|one|two|the)\s)|\bactually,?\s+make (?:that|it)\b",
+    re.I,
+)
 #: a thing refused or set aside ("not a latte", "instead of a latte", "no sugar")
 _NOT_THIS = pattern(
     r"\b(?:not|no|instead of|rather than|except(?: for)?|without|never|had|was|were|skip|hold|"
