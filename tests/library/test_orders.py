@@ -1076,11 +1076,9 @@ def test_attack_a_fifth_review_of_a_yes_to_a_proposal_to_add(
     assert ran("Yes.", [("add_order_item", args)], agent) == [False]
 
 
-def test_a_plain_yes_to_a_change_to_one_thing_or_another_asks_which() -> None:
-    agent = "Should I change it to decaf or oat milk?"
-    for option in ("Decaf", "Oat milk"):
-        assert ran("Yes.", [("update_order_item", _options(option))], agent,
-                   ["add_order_item"]) == [False]  # fmt: skip
+def test_attack_a_plain_yes_to_one_thing_or_another_adds_neither() -> None:
+    assert ran("Yes.", [("add_order_item", LATTE), ("add_order_item", MOCHA)],
+               "Shall I add a latte or a mocha?") == [False, False]  # fmt: skip
 
 
 def test_a_yes_to_an_offer_beside_other_sentences_adds_what_it_offered() -> None:
@@ -1220,6 +1218,7 @@ def test_attack_a_yes_to_a_change_sets_what_it_changes_to_only(
 @pytest.mark.parametrize(("agent", "option"), [
     ("Should I change the oat milk to decaf?", "Decaf"),
     ("Should I change your latte from whole milk to oat milk?", "Oat milk"),
+    ("Should I change it to decaf or oat milk?", "Oat milk"),
 ])  # fmt: skip
 def test_a_yes_to_a_change_sets_what_it_changes_to(agent: str, option: str) -> None:
     assert ran("Yes.", [("update_order_item", _options(option))], agent, ["add_order_item"]) == [

@@ -13,7 +13,7 @@ import pytest
 from taskgate import ConversationReader, Plan
 from taskgate.gate.session import Call, GateSession
 from taskgate.understanding.values import Unreadable, canonical, readable, switch_turned
-from timing import cost_ratio
+from timing import assert_linear, cost_ratio
 
 READ = ConversationReader()
 PLAN = Plan.model_validate({"binding": "tool", "steps": {
@@ -102,14 +102,16 @@ def test_the_values_said_run_in_any_format(
     assert runs(agent, tool, {**args, **same})
 
 
-def test_a_switch_is_read_where_the_proposal_says_it_last() -> None:
+def test_a_switch_is_turned_only_where_every_mention_says_it_the_other_way() -> None:
     said = "this movie has no subtitles, is that fine? please confirm: play little woods."
     assert not switch_turned("subtitles", "False", said)  # said once, without
-    said = "it has no subtitles. please confirm: play it with subtitles."
-    assert switch_turned("subtitles", "False", said)
-    assert not switch_turned("subtitles", "True", said)
-    for off in ("with the subtitles turned off", "with subtitles disabled", "non-subtitled"):
-        assert switch_turned("subtitles", "True", f"play dogman {off}")
+    assert switch_turned("subtitles", "True", said)
+    said = "shall i play red joan with subtitles? the version without subtitles is also there."
+    assert not switch_turned("subtitles", "False", said)  # one mention says it so
+    for off in ("with the subtitles turned off", "with subtitles disabled", "non-subtitled",
+                "subtitles: off", "w/o subtitles"):  # fmt: skip
+        assert switch_turned("subtitles", "True", f"play dogman {off}"), off
+    assert switch_turned("shared_ride", "True", "a ride to wang wah. it won't be shared.")
     assert not switch_turned("shared_ride", "False", "a luxury ride to the airport")  # not said
 
 
@@ -214,8 +216,9 @@ def test_arguments_are_copied_readable() -> None:
         readable({"cost": shared})
     wide = readable({"items": [{"n": i} for i in range(10_000)]})
     items = wide["items"]
-    assert isinstance(items, list) and len(items) == 4_096  # 4,096 entries read, at most
-    assert items[0] == {"n": 0} and items[-1] is None
+    assert isinstance(items, list) and len(items) == 10_000 and items[-1] == {"n": 9_999}
+    with pytest.raises(Unreadable):  # none left out: a value past what is read is judged by nothing
+        readable({"tags": ["x"] * 70_000, "amount": "12100"})
 
 
 def test_attack_a_long_argument_name_costs_no_more_than_a_short_one() -> None:
@@ -375,3 +378,62 @@ def test_attack_an_eighth_review_a_yes_to_one_thing_or_another_runs_neither_unpi
 ])  # fmt: skip
 def test_more_ways_to_say_yes(user: str) -> None:
     assert runs(*REST, user=user)
+
+
+# -- a ninth review (a helper's): ordinary phrasing the eighth's rules refused at first ----------
+@pytest.mark.parametrize("user", [
+    "I'd say yes.", "Yes, my wife said that's her favorite place.", "My wife says yes, and so do I.",
+    "Yes, book it, I'll take care of the rest.", "Yes, please book it. That's all for today, thanks!",
+    "Sure haha, no rush.", "Yes please lol, no worries.", "Yes! Oh, and thank you so much.",
+    "Yes please, and let me know once you've booked it.", "Yes, for Valentine's Day!",
+    "Yes, but it's my 30th birthday!", "Yes, I'll get there myself.",
+    "Yes, and I'll check the menu online.", "Yes, just kidding about earlier, book it.",
+    "Yes. Oh, and have a nice day!", "Yes, and one more time, thank you.",
+    "Yes, for me and Sarah.", "Yes, in the name of Johnson.", "Yes, but half of us are vegetarian.",
+    "Yes, but I'll be there a little earlier to park.",
+])  # fmt: skip
+def test_a_ninth_review_ordinary_confirmations_still_run(user: str) -> None:
+    assert runs(*REST, user=user)
+
+
+@pytest.mark.parametrize(("recap", "same"), [
+    (BANK, {"amount": "$1,210.00"}), (BANK, {"amount": "USD 1210"}),
+    (BANK, {"amount": "1210 dollars"}), (BUS, {"leaving_date": "March 14"}),
+    (BUS, {"leaving_date": "Mar 14"}), (BUS, {"leaving_date": "14 March 2019"}),
+    (("Please confirm: a table for 2 at Sino in San Jose at 11:30 am, with a window seat.",
+      REST[1], REST[2]), {"notes": "Window seat please"}),
+    (REST, {"notes": "N/A"}),
+    (("Please confirm: transfer $1,210 to José's savings account from checking.", BANK[1],
+      BANK[2]), {"recipient_account_name": "Jose"}),
+])  # fmt: skip
+def test_a_ninth_review_values_said_otherwise_still_run(
+    recap: tuple[str, str, dict[str, str]], same: dict[str, object]
+) -> None:
+    agent, tool, args = recap
+    assert runs(agent, tool, {**args, **same})
+
+
+@pytest.mark.parametrize("agent", [
+    "Do you have a preference, or shall I book a table for 2 at Sino in San Jose at 11:30 am?",
+    "Hold on, let me check. Shall I book a table for 2 at Sino in San Jose at 11:30 am?",
+    "I will not book anything until you confirm. Shall I book a table for 2 at Sino in San Jose "
+    "at 11:30 am?",
+    "Shall I cancel or book a table for 2 at Sino in San Jose at 11:30 am? Refunds take 1 or 2 "
+    "business days. Shall I book it?",
+])  # fmt: skip
+def test_a_ninth_review_proposals_beside_other_words_are_still_confirmed(agent: str) -> None:
+    assert runs(agent, REST[1], REST[2])
+
+
+@pytest.mark.parametrize("user", [
+    "Pay the invoice again if that's ok.", "If it's not too much trouble, pay the invoice again.",
+    "Whenever you're ready, pay the invoice again.", "I was wondering if you could pay the "
+    "invoice again.", "Once again, please pay the invoice again.",
+    "Pay the invoice again now rather than later.", "Pay the invoice again if it's still unpaid.",
+])  # fmt: skip
+def test_a_ninth_review_polite_redo_requests_still_run(user: str) -> None:
+    assert runs_again(user)
+
+
+def test_attack_a_ninth_review_an_either_or_in_a_long_run_costs_no_more_than_linear() -> None:
+    assert_linear(lambda agent: runs(agent, BANK[1], BANK[2]), lambda n: "1," * (n // 2) + "?")

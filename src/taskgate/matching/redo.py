@@ -8,7 +8,7 @@ to", "refrain from", "hold off on", "skip", ...), someone else's words reported 
 said to redo it"), a dismissal or a verdict after it ("... is unnecessary", "... would be a
 mistake", "... would be crazy", "... next month"), a question mark ending the clause ("did it
 go out again?"; not "Can you pay it again?"), a condition opening its sentence ("Once the new
-invoice comes, pay it again."), quotation marks around it (an instruction quoted to reject it),
+invoice comes, pay it again."; not "If that's ok, ..."), quotation marks around it (an instruction quoted to reject it),
 or a message taken back as a joke ("... just kidding"). A wrong flag would let the gate re-execute finished
 work, so the reading errs towards no flag. One pass over the text, each hit reading a bounded
 window of its clause, so linear in the text's length.
@@ -27,8 +27,9 @@ _REDO = re.compile(
 _BEFORE = re.compile(
     r"\b(?:don'?t|do\s+not|doesn'?t|does\s+not|no|not|never|without|nor|stop|avoid|skip|"
     r"cancel|instead\s+of|rather\s+than|cannot|refrain|hold\s+off|forget\s+about|"
-    r"against|hate|last\s+thing|wonder|whether|if|hardly|pointless|point\s+in|useless|"
-    r"no\s+use|only\s+if|unless|once|after|when|whatever)\b|\b\w+n['\u2019]t\b",
+    r"against|hate|last\s+thing|wonder(?:ing)?\s+(?:if|whether)\s+(?:i|we)\s+should|hardly|"
+    r"pointless|point\s+in|useless|no\s+use|only\s+if|unless|if\s+(?:you|we|i|they)\s+"
+    r"(?!could|would|can|will|please|don'?t\s+mind)\w+)\b|\b\w+n['\u2019]t\b",
     re.IGNORECASE,
 )
 #: someone else's words, reported: "my boss said to redo it" is not the user asking
@@ -45,18 +46,22 @@ _AFTER = re.compile(
     r"makes?\s+no\s+sense|(?:would\s+be|is)\s+(?:crazy|insane|ridiculous|absurd|nuts|dumb|stupid)|"
     r"(?:means|would\s+mean)\s+(?:a\s+)?double|charged\s+twice|double[\s-]charg\w*|so\s+don'?t|"
     # not now: "pay it again next month", "tomorrow, not today"
-    r"(?<!for\s)next\s+(?:week|month|year|time|cycle)|(?<!for\s)(?:tomorrow|tonight)|later|only\s+if|"
-    r"unless|in\s+case|"
-    r"if\s+(?:the|it|that|this)\b)\b",
+    r"(?<!for\s)next\s+(?:week|month|year|time|cycle)|(?<!for\s)tomorrow|(?<!than\s)later|only\s+if|"
+    r"unless)\b",
     re.IGNORECASE,
 )
 _QUOTES = re.compile(r"[\"\u201c\u201d]")
 #: the whole message taken back as a joke: "Pay it again lol no", "... just kidding"
-_JEST = re.compile(r"\bjust\s+(?:kidding|joking)\b|\bj/?k\b|\b(?:lol|haha),?\s+no\b", re.IGNORECASE)
+_JEST = re.compile(
+    r"\bjust\s+(?:kidding|joking)\b(?!\s+about)|\bj/?k\b|\b(?:lol|haha|lmao),?\s+no[\s.!]*$",
+    re.IGNORECASE,
+)
 #: a sentence that sets a condition first: "Once the new invoice comes, pay it again."
 _CONDITION = re.compile(
-    r"^\s*(?:once|after|when|whenever|if|unless|as\s+soon\s+as|in\s+case|only\s+if)\b"
-    r"(?!\s+(?:possible|you\s+(?:can|could|would|don'?t\s+mind|please)|that'?s\s+(?:ok|okay|fine)|needed)\b)",
+    r"^\s*(?:after\s+(?:the|my|your|our)\s+\w+\s*,|(?:once|if|unless|as\s+soon\s+as|only\s+if)\b"
+    r"(?!\s+(?:again|more|possible|you\s+(?:can|"
+    r"could|would|don'?t\s+mind|please)|(?:that|it)'?s\s+(?:ok|okay|fine|alright|not\s+too)|that\s+"
+    r"works|needed)\b))",
     re.IGNORECASE,
 )
 #: a question that asks for it to be done: "Can you pay the invoice again?"

@@ -109,12 +109,12 @@ _ACTS = pattern(r"\b" + _ACTION, IC)
 #: the action put off: "hold off on booking", "Should I wait?", "I don't book it yet" ("before
 #: I book it" puts nothing off: "Before I book it, is 7 pm right?")
 _DEFER = pattern(
-    r"\bhold (?:off|on)\b|\b(?:should|shall|can|could) (?:i|we) wait\b|\bwait (?:before|until|till) "
+    r"\bhold off\b|\b(?:should|shall|can|could) (?:i|we) wait\b|\bwait (?:before|until|till) "
     r"(?:i|we)\b|\bwait (?:before|on|with) \w+ing\b|\b(?:don'?t|do not|not|won'?t|never) (?:\w+ )?"
     + _ACTION
     + r"\b.{0,60}\byet\b|\b(?:not|don'?t|do not) (?:\w+ )?"
     + _ACTION
-    + r"\b.{0,40}\b(?:until|till|for now)\b",
+    + r"\b.{0,40}\b(?:until|till|for now)\b(?! you (?:confirm|say|agree|approve|tell))",
     IC,
 )
 #: a question about something else than the action: the policy, the total, the user's allergies
@@ -313,12 +313,21 @@ def proposes_to_act(message: str) -> bool:
 def _aside(message: str) -> bool:
     """Whether the agent's last question is about something else than the action it names:
     the action put off ("Should I wait before booking?", "Would you prefer I don't book it
-    yet?") or a question of its own ("I can book it, but first, do you have any allergies?", ("Would you
-    like to know your total before I place the order?", "Have you been there before?"); not a
-    request to confirm ("Before I book it, is 7 pm right?")."""
+    yet?") or a question of its own ("I can book it, but first, do you have any allergies?",
+    "Would you like to know your total before I place the order?", "Have you been there
+    before?"); not a request to confirm ("Before I book it, is 7 pm right?"), nor a side question
+    the agent goes on from to propose ("Do you have a preference, or shall I book it?", "Do you
+    want to see Kate at 4 pm? I can book it.")."""
     questions = [s for s in _sentences(message) if s.rstrip().endswith("?")]
     last = questions[-1] if questions else _last_sentence(message)
-    side = bool(questions) and bool(_SIDE_QUESTION.search(last)) and not _TO_PLAY.search(last)
+    found = _SIDE_QUESTION.search(last) if questions else None
+    after = _last_sentence(message)
+    side = (
+        found is not None
+        and not _TO_PLAY.search(last)
+        and not _PROPOSES_TO_ACT.search(last[found.start() :])
+        and not (after.strip() != last.strip() and _PROPOSES_TO_ACT.search(after))
+    )
     if _ASK_CONFIRM.search(last) or (_CONFIRM_CUE.search(last) and not side):
         return False
     return side or bool(_DEFER.search(message))
@@ -563,35 +572,50 @@ _NO_STRONG = pattern(
     r"\bi mean no\b|\bin theory\b|\bsaid no one\b|\bif only\b|(?<=[.!] )or not(?=[\s.!]*$)|"
     r"\bget back to you\b|\bask me again\b|"
     # a yes in jest: "Yeah right.", "Sure, when pigs fly.", "Yeah no.", "just kidding"
-    r"^\s*yeah,? no[\s.!]*$|^\s*yeah right[\s.!]*$|\bwhen pigs fly\b|\blike i'?d "
+    r"^\s*yeah,? no[\s.!]*$|^\s*yeah right[\s.!]*$|\bwhen pigs fly\b|\b(?:sure|yeah),? like i'?d "
     r"(?:ever )?(?:pay|do|book|buy|want)\b|\band i'?m the (?:queen|king|pope|president)\b|\(not\)|"
-    r"\bif (?:only )?i had the (?:money|cash|funds)\b|\bjust kidding\b|\bj/?k\b|\b(?:lol|haha),? no\b|"
+    r"\bif (?:only )?i had the (?:money|cash|funds)\b|\bjust kidding\b(?! about)|\bj/?k\b|"
+    r"\b(?:lol|haha|lmao),? no[\s.!]*$|"
     r"\bjust joking\b|"
     # the user doing it themselves: "I'll call them myself", "I'll book it on their website"
-    r"\bi'?ll (?:\w+ ){0,3}(?:myself|on (?:their|the|its) (?:website|site|app|page)|online|(?:from|in|"
-    r"through|via) the app|by (?:e-?mail|phone))\b|\bi'?ll (?:handle|take care of) (?:it|that|this|the "
-    r"rest)\b|\bi'?ll (?:call|ring|phone) (?:them|the \w+)\b|\b(?:that'?s|that is) (?:all|everything) "
-    r"i needed to know\b|\bavoid (?:\w+ing|a duplicate)\b|\bthat'?s (?:it|all) for (?:now|today)\b",
+    r"\bi'?ll (?:book|reserve|order|buy|do|handle|arrange|schedule|confirm|transfer|send|"
+    r"pay for) (?:\w+ ){0,3}(?:myself|on (?:their|the|its) (?:website|site|app|page)|online|(?:from|"
+    r"in|through|via) the app|by (?:e-?mail|phone))\b|(?:^|[,.!]\s*)i'?ll (?:handle|take care of) "
+    r"(?:it|that|this)[\s.!]*$|\bi'?ll (?:call|ring|phone) (?:them|the \w+)(?: myself| instead| "
+    r"directly)?[\s.!]*$|\b(?:that'?s|that is) (?:all|everything) i needed to know\b|\bavoid "
+    r"(?:booking|reserving|buying|paying|sending|ordering|doing (?:it|that)|a duplicate)\b",
     IC,
 )
 #: a request taken back as a joke: "Could you book another one? Just kidding."
-IN_JEST = pattern(r"\bjust (?:kidding|joking)\b|\bj/?k\b|\b(?:lol|haha),? no\b", IC)
+IN_JEST = pattern(
+    r"\bjust (?:kidding|joking)\b(?! about)|\bj/?k\b|\b(?:lol|haha|lmao),? no[\s.!]*$", IC
+)
 #: after the agent offered another one: one is enough ("I'm good with one.", "One is plenty.")
 _ONE_ENOUGH = pattern(
     r"\b(?:just |only )?(?:one|1)(?: \w+)? (?:is|was|will be|would be) (?:enough|plenty|fine|good|"
     r"sufficient|all i need)\b|\b(?:i'?m|we'?re|i am|we are) (?:good|fine|ok|okay|happy) with (?:just )?"
-    r"(?:one|1|the one)\b|\b(?:one|1) \w+ only\b|\bonly (?:need |want )?(?:one|1)\b(?! more)",
+    r"(?:one|1|the one)\b|\b(?:one|1) \w+ only\b|\bonly (?:need |want )?(?:one|1)\b(?! more)|"
+    r"\bthat'?s (?:it|all) for (?:now|today)\b",
     IC,
 )
 _ANOTHER = pattern(r"\b(?:another|one more|a second|an additional|a further)\b", IC)
+#: after a report of it done: "one transfer only"
+_ONE_ONLY = pattern(r"\b(?:one|1) \w+ only\b|\bjust (?:the )?one\b(?! more)", IC)
+#: the rest of the message asks for something to go on ("I'm good with one, send it.")
+_GO_ON = pattern(r"\b(?:send|place|submit|book|go ahead|proceed|finish|check ?out|pay|order)\b", IC)
 #: a yes that is not the user's own: reported ("My wife said yes."), quoted ('I typed "yes" by
 #: mistake'), or would-be ("I'd say yes if it were cheaper.")
 _NOT_MINE = pattern(
     r"\b(?:my|our|his|her|their) (?:\w+ ){0,2}(?:said|says|told|confirmed|agreed|approved|thinks)\b|"
     r"\b(?:he|she|they|someone|somebody|everybody|everyone|nobody)(?: \w+)?(?:'d| would)? (?:said|says|"
-    r"say|told|confirmed|agreed)\b|\btold me to say\b|\bby mistake\b|\b(?:i'?d|i would|you'?d|you would) "
-    r"(?:have )?(?:say|said|think)\b|\bwould (?:have )?said\b|\bwhat i'?d say\b",
+    r"say|told|confirmed|agreed)\b|\btold me to say\b|\bby mistake\b|\b(?:i'?d|i would) have said\b|"
+    r"\b(?:i'?d|i would) say (?:yes|so|ok|okay),? (?:if|but|except|only|were)\b|\byou'?d think\b|"
+    r"\bwhat i'?d say\b",
     IC,
+)
+#: the user's own yes beside another's: "My wife says yes, and so do I."
+_MINE_TOO = pattern(
+    r"\b(?:and|so) (?:do|am|would|will) i\b|\bme too\b|\bi agree\b|\bi (?:say|said) yes\b", IC
 )
 _CHANGE = pattern(
     r"\b(?!(?:change|switch|move|make) (?:it|that|this) (?:to |for |till |until )?(?:that|this|then|"
@@ -769,15 +793,18 @@ _HOLD = pattern(
     r"after payday|when i say|pero (?:luego|despu\u00e9s|no)\b|(?:^|(?<=[,.!] ))later\b|\b(?:it|that|this|them) (?:later|next (?:week|month|year|time))|"
     # something to be done first: "but first tell me the price", "after you check the reviews"
     # (a condition on facts, "as long as the driver isn't Gary", is the agent's to check)
-    r"once (?:my|you|we|the|our|i|he|she|they)\b|if my \w+ (?:agrees|says|approves|is ok)|if (?:he|she|"
+    r"once (?:my|our) \w+ (?:gets?|arrives?|is|are|comes?)|once (?:i|we|he|she|they) (?:get|arrive|"
+    r"am|are|is|come)s?\b(?! seated)|once you (?:check|confirm|find|verify|tell|look)|"
+    r"if my \w+ (?:agrees|says|approves|is ok)|if (?:he|she|"
     r"they) (?:agree|agrees|say|says)|confirm (?:it )?later|not (?:done|finished) (?:ordering|yet)|"
-    r"hang tight|after (?:lunch|dinner|breakfast|work|school|the meeting)|waiting (?:on|for) (?:my|one "
+    r"hang tight|(?:^|(?<=[,.;!] )|(?<=but ))after (?:lunch|dinner|breakfast|work|school|the meeting)|"
+    r"(?:i'?m|we'?re|i am|we are|still) waiting (?:on|for) (?:my|one "
     r"more|another|someone|somebody|him|her|them|a friend)|not ready|"
     r"find my (?:wallet|card|purse)|(?:i'?ll|let me) pay (?:\w+ ){0,3}first|in (?:a few|\d+|two|three|"
     r"five|ten|fifteen|twenty|thirty) (?:minutes?|mins?|hours?)|oh,? and(?! (?:how|what|where|when|which|"
-    r"who|why|is|are|does|do|can|could|will|would)\b)|(?:with|and) one more (?!(?:question|thing|detail|"
-    r"query|request)s?\b)|, and (?:i'?d like to add|i want to add|i'?ll (?:have|take) (?:a|an|one|two)|"
-    r"(?:please )?add)\b|"
+    r"who|why|is|are|does|do|can|could|will|would|thanks?|thank you|have a)\b)|(?:with|and) one more "
+    r"(?!(?:question|thing|detail|query|request|time)s?\b)|, and (?:i'?d like to add|i want to add|i'?ll "
+    r"(?:have|take) (?:a|an|one|two)|(?:please )?add (?:a|an|one|two|another|some))\b|"
     r"but (?:first|before)|first (?:tell|check|let me|show|find|confirm)|(?:check|tell "
     r"me|find out|confirm|verify) [^.?!]{0,40}\bfirst|after (?:you|we) (?:check|tell|find|confirm|"
     r"look|verify))\b",
@@ -881,7 +908,8 @@ _AMEND = pattern(
 #: other details said otherwise than by a number: "tonight", "an hour later", "a week", "half"
 _RELATIVE_CHANGE = pattern(
     r"\b(?:tonight|tomorrow|next (?:week|month|day)|(?:an?|one|two|\d+) (?:hours?|days?|weeks?) "
-    r"(?:later|earlier|sooner)|later|earlier|for a (?:week|month|day|night)|half|double|(?:one|two|"
+    r"(?:later|earlier|sooner)|(?:later|earlier)(?=[\s.!]*$)|for a (?:week|month|day|night)|(?:only )?"
+    r"half (?:of (?:it|that|the amount)|that)|double (?:it|that)|(?:one|two|"
     r"\d+) more (?:person|people|guests?|tickets?|seats?|rooms?|nights?)|with(?:out)? subtitles|"
     r"(?:a|the) (?:private|shared|small|large|medium|later|earlier|cheaper) one)\b",
     IC,
@@ -907,12 +935,36 @@ def _amends(plain: str, message: str, agent: str, said: set[str], new: set[str])
     if "?" in rest or _NO_AMENDS.match(rest) or _CONDITIONAL.match(rest):
         return False
     told = agent[-AGENT_CHARS:]
+    rest = _PHONE.sub(" ", _OCCASION.sub(" ", rest))  # "my 30th birthday", "555-1234"
+    relative = _RELATIVE_CHANGE.search(rest)
     return bool(
-        values(rest) - values(told)
-        or _RELATIVE_CHANGE.search(rest)
-        # "Yes, but with Maria."; not "Yes, but the trip to London is what I dread most"
-        or (agent and len(rest.split()) <= 6 and _new_names(message[amend.end() :], said))
+        values(rest) - values(told) - {"half", "quarter"}  # "half of us are vegetarian"
+        or (
+            relative and relative.group(0).lower() not in told.lower()
+        )  # "for tonight" after "tonight"
+        or (  # "Yes, with Maria."; not "Yes, with my wife Maria.", "in the name of Johnson"
+            agent
+            and len(rest.split()) <= 5
+            and not _WHO_FOR.search(rest)
+            and _new_names(_OCCASION.sub(" ", message[amend.end() :]), said | _possessed(said))
+        )
     )
+
+
+_PHONE = pattern(r"\+?\d[\d ().-]{6,}\d")
+#: names of who it is for, not of what was recapped
+_WHO_FOR = pattern(r"\b(?:my|me|name|behalf|bringing|our|i'?m|'s)\b|'s\b", IC)
+#: an occasion, no detail of a call: "my 30th birthday", "Valentine's Day"
+_OCCASION = pattern(
+    r"\b(?:\d+(?:st|nd|rd|th)? )?(?:birthday|anniversary|wedding|reunion|graduation)\b|"
+    r"\b(?:valentine'?s|mother'?s|father'?s|new year'?s|christmas|thanksgiving|easter)(?: day| eve)?\b",
+    IC,
+)
+
+
+def _possessed(said: set[str]) -> set[str]:
+    """The agent's words less a possessive ("diego's": diego)."""
+    return {w[:-2] for w in itertools.islice(said, 4096) if w.endswith("'s")}
 
 
 def _new_names(message: str, said: set[str]) -> bool:
@@ -1030,12 +1082,20 @@ def read_user(message: str, agent: str = "") -> UserAct:
             or any(_GO_AHEAD.match(c) for s in said for c in _CLAUSES.split(s))
         )
     )
-    if yes and _NOT_MINE.search(_QUOTED.sub(" said ", low)):
+    if (
+        yes
+        and not (opening and _YES_START.match(opening) and not _NOT_MINE.search(opening))
+        and _NOT_MINE.search(_QUOTED.sub(" said ", low))
+        and not _MINE_TOO.search(low)
+    ):
         yes = False  # "My wife said yes.", 'I typed "yes" by mistake.': not the user's own yes
     if yes and _QUOTED.search(low):
         yes = read_user(_QUOTED.sub(" ", t), agent).yes  # 'The text says "confirmed".'
     told = agent[-AGENT_CHARS:]
-    if (_ANOTHER.search(told) or _DONE.search(told)) and _ONE_ENOUGH.search(low):
+    enough = _ONE_ENOUGH.search(low) if _ANOTHER.search(told) else _ONE_ONLY.search(low)
+    if enough and _DONE.search(told) is None and not _ANOTHER.search(told):
+        enough = None
+    if enough and not _GO_ON.search(low):
         declines = no = True  # "Shall I book another table?" "I'm good with one."
         yes = False
     held = yes and bool(_HOLD.search(low))

@@ -1673,11 +1673,13 @@ def _proposed_thing(plan: Plan, proposed: tuple[str, ...], said: str) -> str:
     return said if things else ""
 
 
-#: a question offering one thing or another ("$100 or $1,210?", "a latte or a mocha?")
+#: a question offering one thing or another: two amounts or times ("$100 or $1,210?", "7 pm or
+#: 8 pm?"), or two things each with an article ("a latte or a mocha?", "the 7:20 am bus or the
+#: 9 am bus?"); not "cancel or change", "1 or 2 business days", "decaf or oat milk"
 _EITHER_ASKED = pattern(
-    r"\b(?:\$?\d[\d,:.]*(?:\s*[ap]\.?m\.?)?|[a-z]+)\s+or\s+(?!(?:not|anything|something|else|less|more|"
-    r"so|would|do|does|did|is|are|was|were|will|should|shall|can|could|may|if|maybe|perhaps|"
-    r"otherwise|no|nothing|any)\b)(?:the |a |an )?(?:\$?\d|[a-z])",
+    r"(?<![\w$,.:])(?:[$\u00a3\u20ac]\d[\d,]*+(?:\.\d+)?|\d{1,2}(?::\d{2})?\s*[ap]\.?m\.?)\s*,?\s+or\s+"
+    r"(?:[$\u00a3\u20ac]\d|\d{1,2}(?::\d{2})?\s*[ap]\.?m)|\b(?:a|an|the)\s+(?:[\w:]+\s+){0,3}?[\w:]+,?\s+or\s+"
+    r"(?:a|an|the)\s+\w",
     re.IGNORECASE,
 )
 #: a yes that picks one ("Yes, $100.", "Yes, the mocha.", "Yes, the latter.", "Yes, Maria.")

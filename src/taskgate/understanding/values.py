@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 
 from taskgate.errors import TaskgateError
@@ -52,10 +53,14 @@ _SECONDS = pattern(r"(\d{1,2}):(\d{2}):\d{2}(?:\.\d+)?")
 _SLASHED = pattern(r"(\d{1,4})[/.](\d{1,2})[/.](\d{1,4})")
 _TOKEN = pattern(r"[a-z0-9]+")
 _APOSTROPHE = pattern(r"['\u2019]")
+_POSSESSIVE = pattern(r"['\u2019]s\b")
 #: a word of a switch said the other way: "without subtitles", "no subtitles", "non-refundable"
-_OFF_BEFORE = pattern(r"\b(?:without|no|non|not|never)[\s-]+(?:\w+\s+)?$")
+_OFF_BEFORE = pattern(
+    r"(?:\b(?:without|no|non|not|never|sans|cannot|(?:do|does|did|is|are|was|were|wo|ca|should|would|"
+    r"could|has|have|had)n'?t)|\bw/o)[\s-]+(?:\w+\s+)?$"
+)
 #: "with subtitles turned off", "subtitles disabled"
-_OFF_AFTER = pattern(r"\s+(?:(?:turned|switched|set) off|off|disabled|disable)\b")
+_OFF_AFTER = pattern(r"\s*:?\s+(?:(?:turned|switched|set) off|off|disabled|disable|none|no)\b")
 _TEXT_CHARS = 8_000  # the most of the text read (the proposal, its revisions, the turns)
 
 
@@ -87,25 +92,30 @@ def _switch_on(value: object) -> bool:
 def switch_turned(key: object, value: object, said: str) -> bool:
     """Whether ``said`` (lower case) says the switch ``key`` the other way from ``value``:
     "without subtitles" for ``subtitles=True``, "with subtitles" for ``subtitles="False"``,
-    "a shared cab" for ``shared_ride=False``. Read where the first word of the key's name is
-    said last; a switch not said turns nothing."""
+    "a shared cab" for ``shared_ride=False``: every time the first word of the key's name is
+    said, it is said the other way ("Shall I play it with subtitles? The version without
+    subtitles is also available." turns nothing); a switch not said turns nothing."""
     words = [w for w in re.split(r"[^a-z]+", str(key).lower()[:80]) if len(w) >= 4]
     said = said[:_TEXT_CHARS]
     # the last time it is said: the recap, after "it has no subtitles, is that fine?"
     stem = words[0][:-1] if words and words[0].endswith("s") else words[0] if words else ""
-    mentions = list(re.finditer(rf"\b{re.escape(stem)}\w*", said)) if stem else []
-    if not mentions:
-        return False
-    found = mentions[-1]
-    off = bool(
-        _OFF_BEFORE.search(said[max(0, found.start() - 30) : found.start()])
-        or _OFF_AFTER.match(said, found.end())
-    )
-    return off == _switch_on(value)
+    on = _switch_on(value)
+    mentions = itertools.islice(re.finditer(rf"\b{re.escape(stem)}\w*", said), 64) if stem else ()
+    turned = [  # each mention, said the other way from the value?
+        bool(
+            _OFF_BEFORE.search(said[max(0, m.start() - 30) : m.start()])
+            or _OFF_AFTER.match(said, m.end())
+        )
+        == on
+        for m in mentions
+    ]
+    return bool(turned) and all(turned)
 
 
 def _tokens(text: str) -> str:
-    return " " + " ".join(_TOKEN.findall(_APOSTROPHE.sub("", text.lower()))) + " "
+    """The words of ``text``, lower case, accents and apostrophes dropped ("José's": jose)."""
+    folded = unicodedata.normalize("NFKD", _APOSTROPHE.sub("", _POSSESSIVE.sub("", text.lower())))
+    return " " + " ".join(_TOKEN.findall(folded.encode("ascii", "ignore").decode())) + " "
 
 
 def unheard(arguments: Iterable[tuple[str, object]], text: str) -> bool:
@@ -130,15 +140,59 @@ def unheard(arguments: Iterable[tuple[str, object]], text: str) -> bool:
         v = value.strip()[:200] if isinstance(value, str) else str(value)
         if v.lower() in ("true", "false"):
             continue
-        forms = spoken_forms(v)
+        if v.lower() in _NOTHING:
+            continue
+        number = _AMOUNT_OF.fullmatch(v) if amount else None
+        forms = spoken_forms(number.group(1).replace(",", "") if number else v)
         if not forms or any(f.search(text) for f in forms) or said_relative(text, v):
+            continue
+        if _month_day_said(v, text):  # "March 14" for "March 14th"
             continue
         words = _tokens(v)
         tokens = tokens if tokens is not None else _tokens(text)
         if words.strip() and words in tokens:
             continue
+        if _HELD_KEY.search(name) and _NOTE_KEY.search(name) and _words_said(words, tokens):
+            continue  # a note's words, said in another order ("window seat" for "a window seat")
         return True
     return False
+
+
+_NOTHING = frozenset(["n/a", "na", "none", "-", "nil", "null", "no"])
+_NOTE_KEY = pattern(r"notes?|memo|message|comments?|instructions?|remarks?", re.I)
+#: an amount as written: "$1,210.00", "USD 1210", "1210 dollars" (its number: 1210)
+_AMOUNT_OF = pattern(
+    r"\s*(?:[$\u00a3\u20ac]|usd|eur|gbp)?\s*(\d{1,3}(?:,\d{3})+|\d+)(?:\.0+)?\s*(?:usd|eur|gbp|dollars?)?\s*",
+    re.I,
+)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH_DAY = pattern(
+    r"\s*(?:([a-z]{3})[a-z]*\.? (\d{1,2})(?:st|nd|rd|th)?|(\d{1,2})(?:st|nd|rd|th)?(?: of)? ([a-z]{3})"
+    r"[a-z]*\.?)(?:,? \d{4})?\s*",
+    re.I,
+)
+_FILLER = frozenset(["please", "thanks", "thank", "you", "a", "an", "the", "and", "with"])
+
+
+def _month_day_said(value: str, text: str) -> bool:
+    """Whether a date written with its month's name ("March 14", "14 Mar 2019") is said in
+    ``text`` as that month and day, any way round."""
+    m = _MONTH_DAY.fullmatch(value[:40])
+    if m is None:
+        return False
+    month, day = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+    if month.lower() not in _MONTHS:
+        return False
+    name = month.lower()
+    said = rf"\b{name}[a-z]*\.? {int(day)}(?:st|nd|rd|th)?\b|\b{int(day)}(?:st|nd|rd|th)?(?: of)? {name}"
+    return bool(re.search(said, text, re.I))
+
+
+def _words_said(words: str, tokens: str) -> bool:
+    """Whether every word of a note (but "please", "thanks", ...) is said."""
+    wanted = [w for w in words.split() if w not in _FILLER]
+    said = set(tokens.split())
+    return bool(wanted) and all(w in said for w in wanted)
 
 
 class Unreadable(TaskgateError):
@@ -148,21 +202,21 @@ class Unreadable(TaskgateError):
 
 _KEY_CHARS = 200  # the most of an argument's name read
 _DEPTH = 32  # arguments nested deeper are unreadable
-_ENTRIES = 4_096  # the most entries copied
+_ENTRIES = 65_536  # the most entries read: a call of more is unreadable
 
 
 def readable(arguments: Mapping[str, object]) -> dict[str, object]:
     """A copy of a call's arguments the readers can read: every name as text, cut at 200
-    characters (``{1: "x"}`` as ``{"1": "x"}``), at most 4,096 entries. Raises
-    :class:`Unreadable` for a number too long to print, a value whose text raises, or tables
-    nested more than 32 deep."""
+    characters (``{1: "x"}`` as ``{"1": "x"}``). Raises :class:`Unreadable` for a number too
+    long to print, a value whose text raises, tables nested more than 32 deep, or more than
+    65,536 entries (none is left out: a value past what is read would be judged by nothing)."""
     budget = [_ENTRIES]
 
     def copy(value: object, depth: int) -> object:
         if depth > _DEPTH:
             raise Unreadable(f"arguments nested more than {_DEPTH} deep")
         if budget[0] <= 0:
-            return None  # past the entries read: left out
+            raise Unreadable(f"arguments of more than {_ENTRIES} entries")
         budget[0] -= 1
         if isinstance(value, bool) or value is None or isinstance(value, float | str):
             return value
@@ -175,7 +229,7 @@ def readable(arguments: Mapping[str, object]) -> dict[str, object]:
                 _name(k): copy(v, depth + 1) for k, v in itertools.islice(value.items(), _ENTRIES)
             }
         if isinstance(value, list | tuple):
-            return [copy(v, depth + 1) for v in value[:_ENTRIES]]
+            return [copy(v, depth + 1) for v in value]
         try:
             return str(value)[:_ENTRIES]
         except Exception as error:  # a value's own __str__: anything
