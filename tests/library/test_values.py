@@ -437,3 +437,28 @@ def test_a_ninth_review_polite_redo_requests_still_run(user: str) -> None:
 
 def test_attack_a_ninth_review_an_either_or_in_a_long_run_costs_no_more_than_linear() -> None:
     assert_linear(lambda agent: runs(agent, BANK[1], BANK[2]), lambda n: "1," * (n // 2) + "?")
+
+
+@pytest.mark.parametrize("agent", [
+    "Before I book the table for 2 at Sino in San Jose at 11:30 am, shall I read you the "
+    "cancellation policy?",
+    "Can I get your phone number before I book the table for 2 at Sino in San Jose at 11:30 am?",
+    "I can book a table for 2 at Sino in San Jose at 11:30 am. Any special requests?",
+    "Do you want me to postpone booking the table for 2 at Sino in San Jose at 11:30 am?",
+    "Shall I put the booking of Sino for 2 at 11:30 am on hold?",
+    "Shall I skip booking Sino in San Jose for 2 at 11:30 am?",
+    "Would you prefer to book Sino in San Jose for 2 at 11:30 am yourself?",
+])  # fmt: skip
+def test_attack_a_ninth_review_more_questions_about_something_else_run_nothing(agent: str) -> None:
+    assert not runs(agent, REST[1], REST[2])
+
+
+@pytest.mark.parametrize("user", [
+    "Wife says yes.", "My wife is saying yes.", "Kate said yes.", "I'd probably say yes.",
+    "According to my husband, yes.", "My wife: yes.", "Yes, according to my wife.", "Yes /s",
+    "Yes. Kidding!", "Sure, in your dreams.", "Yes, over my dead body.",
+    "Cool, I've got it from here.", "Great, I'll reserve on OpenTable.",
+    "Yes, pending my wife's approval.", "Yes, but wait for my signal.",
+])  # fmt: skip
+def test_attack_a_ninth_review_more_yeses_not_the_users_go_ahead_run_nothing(user: str) -> None:
+    assert not runs(*REST, user=user)

@@ -110,6 +110,12 @@ _ACTS = pattern(r"\b" + _ACTION, IC)
 #: I book it" puts nothing off: "Before I book it, is 7 pm right?")
 _DEFER = pattern(
     r"\bhold off\b|\b(?:should|shall|can|could) (?:i|we) wait\b|\bwait (?:before|until|till) "
+    r"(?:i|we)\b|\bpostpone|\bdelay (?:\w+ing|it|the)|\bput\b[^.?!]{0,80}\bon hold\b|\bskip \w+ing\b|"
+    r"\binstead of \w+ing\b|\brather than (?:\w+ )?"
+    + _ACTION
+    + r"|\byourself\s*\?|\bkeep looking\b|"
+    r"\bthink about it\b|\bwait (?:to|and) \w+|\b(?:rather|prefer) (?:i|we) (?:not|don'?t)\b|"
+    r"\b(?:should|shall|can|could) (?:i|we) wait\b|\bwait (?:before|until|till) "
     r"(?:i|we)\b|\bwait (?:before|on|with) \w+ing\b|\b(?:don'?t|do not|not|won'?t|never) (?:\w+ )?"
     + _ACTION
     + r"\b.{0,60}\byet\b|\b(?:not|don'?t|do not) (?:\w+ )?"
@@ -122,7 +128,10 @@ _SIDE_QUESTION = pattern(
     r"\b(?:would|do|did) you (?:\w+ )?(?:like|want|wish|care|prefer) to (?:(?:hear|see)(?! (?:it|that|"
     r"this|them|one)\b)|know|review|read|check|look|go over|learn|get|find out)\b|\bdo you have (?:any|a|an|some)\b|\bhave you "
     r"(?:ever |already )?(?:been|tried|visited|used|eaten|stayed|seen|heard)\b|\bare you (?:allergic|"
-    r"a member|vegetarian|vegan)\b|\bany (?:allergies|questions|dietary)\b",
+    r"a member|vegetarian|vegan)\b|\bany (?:allergies|questions|dietary|special requests?)\b|"
+    r"\bshall i (?:read|send) you\b|\b(?:would|do) you (?:\w+ )?(?:like|want|need) (?:me to send you|"
+    r"directions|a receipt|parking|a high chair)\b|\bcan i (?:get|have) your (?:phone|number|name|"
+    r"e-?mail|address)\b|\bwill anyone need\b|\bshall i check the (?:total|price|cost)\b",
     IC,
 )
 #: the agent restating what the user asked for, to be confirmed ("So a cab for 2 to ...?")
@@ -330,7 +339,7 @@ def _aside(message: str) -> bool:
     )
     if _ASK_CONFIRM.search(last) or (_CONFIRM_CUE.search(last) and not side):
         return False
-    return side or bool(_DEFER.search(message))
+    return side or bool(_ACTS.search(message) and _DEFER.search(message))
 
 
 def names_action(text: str) -> bool:
@@ -574,7 +583,11 @@ _NO_STRONG = pattern(
     # a yes in jest: "Yeah right.", "Sure, when pigs fly.", "Yeah no.", "just kidding"
     r"^\s*yeah,? no[\s.!]*$|^\s*yeah right[\s.!]*$|\bwhen pigs fly\b|\b(?:sure|yeah),? like i'?d "
     r"(?:ever )?(?:pay|do|book|buy|want)\b|\band i'?m the (?:queen|king|pope|president)\b|\(not\)|"
-    r"\bif (?:only )?i had the (?:money|cash|funds)\b|\bjust kidding\b(?! about)|\bj/?k\b|"
+    r"\bif (?:only )?i had the (?:money|cash|funds)\b|\b(?:just )?(?:kidding|joking)\b(?! about)|\bj/?k\b|"
+    r"(?:^|\s)/s\b|\bpigs (?:can|will|might) fly\b|\bin your dreams\b|\bwhen hell freezes\b|"
+    r"\bover my dead body\b|\bbecause i love (?:wasting|paying|losing)\b|^\s*yeah,? right[\s.!]*$|"
+    r"\bi'?ve got it from here\b|\bi'?ll (?:just )?walk in\b|\bi'?ll (?:reserve|book|order) (?:it )?(?:on|"
+    r"through|via) [a-z]+\b|"
     r"\b(?:lol|haha|lmao),? no[\s.!]*$|"
     r"\bjust joking\b|"
     # the user doing it themselves: "I'll call them myself", "I'll book it on their website"
@@ -610,7 +623,17 @@ _NOT_MINE = pattern(
     r"\b(?:he|she|they|someone|somebody|everybody|everyone|nobody)(?: \w+)?(?:'d| would)? (?:said|says|"
     r"say|told|confirmed|agreed)\b|\btold me to say\b|\bby mistake\b|\b(?:i'?d|i would) have said\b|"
     r"\b(?:i'?d|i would) say (?:yes|so|ok|okay),? (?:if|but|except|only|were)\b|\byou'?d think\b|"
-    r"\bwhat i'?d say\b",
+    r"\bwhat i'?d say\b|^\W*(?:the |my )?[a-z]+ (?:says|said|replied|texted|answered|is saying)\b|"
+    r"\b(?:is|are) saying (?:yes|ok|okay|it'?s)\b|\b(?:i'?d|i would) (?:probably|maybe|likely) say\b|"
+    r"\bi might say\b|\bi'?d love to say\b|\bi want to say\b|\bi wish i could\b|\bsays my\b|"
+    r"\baccording to\b|\bfrom my [a-z]+\b|\b[a-z]+'s answer\b|\bmy [a-z]+: \w+|\beveryone agrees\b|"
+    r"\bmy [a-z]+ is (?:ok|okay|fine|happy) with\b|\bif it were\b|\bmaybe yes\b",
+    IC,
+)
+#: a yes said to be another's wherever it stands: "Yes, according to my wife.", "Yes (my wife's
+#: answer)."
+_OTHERS_YES = pattern(
+    r"\baccording to\b|\bsays my\b|\b[a-z]+'s answer\b|\bfrom my [a-z]+[\s.!)]*$|\bon behalf of my\b",
     IC,
 )
 #: the user's own yes beside another's: "My wife says yes, and so do I."
@@ -793,7 +816,7 @@ _HOLD = pattern(
     r"after payday|when i say|pero (?:luego|despu\u00e9s|no)\b|(?:^|(?<=[,.!] ))later\b|\b(?:it|that|this|them) (?:later|next (?:week|month|year|time))|"
     # something to be done first: "but first tell me the price", "after you check the reviews"
     # (a condition on facts, "as long as the driver isn't Gary", is the agent's to check)
-    r"once (?:my|our) \w+ (?:gets?|arrives?|is|are|comes?)|once (?:i|we|he|she|they) (?:get|arrive|"
+    r"pending|wait for my (?:signal|go|ok|okay|word)|once (?:my|our) \w+ (?:gets?|arrives?|is|are|comes?)|once (?:i|we|he|she|they) (?:get|arrive|"
     r"am|are|is|come)s?\b(?! seated)|once you (?:check|confirm|find|verify|tell|look)|"
     r"if my \w+ (?:agrees|says|approves|is ok)|if (?:he|she|"
     r"they) (?:agree|agrees|say|says)|confirm (?:it )?later|not (?:done|finished) (?:ordering|yet)|"
@@ -1084,8 +1107,13 @@ def read_user(message: str, agent: str = "") -> UserAct:
     )
     if (
         yes
-        and not (opening and _YES_START.match(opening) and not _NOT_MINE.search(opening))
-        and _NOT_MINE.search(_QUOTED.sub(" said ", low))
+        and (
+            _OTHERS_YES.search(low)
+            or (
+                not (opening and _YES_START.match(opening) and not _NOT_MINE.search(opening))
+                and _NOT_MINE.search(_QUOTED.sub(" said ", low))
+            )
+        )
         and not _MINE_TOO.search(low)
     ):
         yes = False  # "My wife said yes.", 'I typed "yes" by mistake.': not the user's own yes
