@@ -115,8 +115,7 @@ _DEFER = pattern(
     + _ACTION
     + r"|\byourself\s*\?|\bkeep looking\b|"
     r"\bthink about it\b|\bwait (?:to|and) \w+|\b(?:rather|prefer) (?:i|we) (?:not|don'?t)\b|"
-    r"\b(?:should|shall|can|could) (?:i|we) wait\b|\bwait (?:before|until|till) "
-    r"(?:i|we)\b|\bwait (?:before|on|with) \w+ing\b|\b(?:don'?t|do not|not|won'?t|never) (?:\w+ )?"
+    r"\bwait (?:before|on|with) \w+ing\b|\b(?:don'?t|do not|not|won'?t|never) (?:\w+ )?"
     + _ACTION
     + r"\b.{0,60}\byet\b|\b(?:not|don'?t|do not) (?:\w+ )?"
     + _ACTION
@@ -623,7 +622,8 @@ _NOT_MINE = pattern(
     r"\b(?:he|she|they|someone|somebody|everybody|everyone|nobody)(?: \w+)?(?:'d| would)? (?:said|says|"
     r"say|told|confirmed|agreed)\b|\btold me to say\b|\bby mistake\b|\b(?:i'?d|i would) have said\b|"
     r"\b(?:i'?d|i would) say (?:yes|so|ok|okay),? (?:if|but|except|only|were)\b|\byou'?d think\b|"
-    r"\bwhat i'?d say\b|^\W*(?:the |my )?[a-z]+ (?:says|said|replied|texted|answered|is saying)\b|"
+    r"\bwhat i'?d say\b|^\W*(?:the |my )?(?!(?:i|you|we|it|that|this)\b)[a-z]+ (?:says|said|replied|"
+    r"texted|answered|is saying)\b|"
     r"\b(?:is|are) saying (?:yes|ok|okay|it'?s)\b|\b(?:i'?d|i would) (?:probably|maybe|likely) say\b|"
     r"\bi might say\b|\bi'?d love to say\b|\bi want to say\b|\bi wish i could\b|\bsays my\b|"
     r"\baccording to\b|\bfrom my [a-z]+\b|\b[a-z]+'s answer\b|\bmy [a-z]+: \w+|\beveryone agrees\b|"

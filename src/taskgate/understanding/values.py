@@ -97,7 +97,7 @@ def switch_turned(key: object, value: object, said: str) -> bool:
     subtitles is also available." turns nothing); a switch not said turns nothing."""
     words = [w for w in re.split(r"[^a-z]+", str(key).lower()[:80]) if len(w) >= 4]
     said = said[:_TEXT_CHARS]
-    # the last time it is said: the recap, after "it has no subtitles, is that fine?"
+    # "subtitles" said as "subtitle", "subtitled": the word less its plural "s"
     stem = words[0][:-1] if words and words[0].endswith("s") else words[0] if words else ""
     on = _switch_on(value)
     mentions = itertools.islice(re.finditer(rf"\b{re.escape(stem)}\w*", said), 64) if stem else ()
