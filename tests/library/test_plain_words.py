@@ -287,3 +287,18 @@ def test_a_step_without_text_is_matched_by_its_tools_name() -> None:
     plan = Plan.model_validate({"binding": "tool", "steps": {
         "a": {"tool": "collect_requirements"}, "b": {"tool": "place_order", "deps": ["a"]}}})  # fmt: skip
     assert LexicalMatcher().match_now(plan, "please place the order now").step == "b"
+
+
+def test_a_step_held_in_doubt_is_refused_saying_so_in_plain_words() -> None:
+    """No answer came from an earlier call: the next is refused naming the doubt, not "another
+    call is doing it" (the step's status shows nothing running)."""
+    from taskgate.gate.session import GateSession
+
+    gate = GateSession(tool_chain(2))
+    gate.open_request("s1")
+    gate.finish(gate.begin("collect_requirements"), "unknown")
+    assert "s1" in gate.in_doubt()
+    ticket = gate.begin("collect_requirements")
+    assert not ticket.admitted
+    assert "got no answer and may have run" in ticket.notice
+    assert "another call" not in ticket.notice

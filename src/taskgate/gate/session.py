@@ -760,6 +760,17 @@ class GateSession:
         if (
             self.notices == "plain"
             and verdict.reason is Reason.IN_PROGRESS
+            and verdict.step in self._doubt
+        ):  # no answer came from an earlier call: it may have run, and nothing runs it again
+            tool = quoted(call.tool or "") or "The call"
+            return (
+                f"{tool} was not run: an earlier call of it got no answer and may have run. It "
+                "is held until someone checks and settles it; tell the user, and do not call it "
+                "again until then."
+            )
+        if (
+            self.notices == "plain"
+            and verdict.reason is Reason.IN_PROGRESS
             and verdict.step is not None
             and verdict.step in graph
             and graph.repeatable(verdict.step)
