@@ -1120,9 +1120,10 @@ def read_user(message: str, agent: str = "") -> UserAct:
     if yes and _QUOTED.search(low):
         yes = read_user(_QUOTED.sub(" ", t), agent).yes  # 'The text says "confirmed".'
     told = agent[-AGENT_CHARS:]
-    enough = _ONE_ENOUGH.search(low) if _ANOTHER.search(told) else _ONE_ONLY.search(low)
-    if enough and _DONE.search(told) is None and not _ANOTHER.search(told):
-        enough = None
+    if _ANOTHER.search(told):  # "Shall I book another?": "I'm good with one."
+        enough = _ONE_ENOUGH.search(low)
+    else:  # "I've transferred it.": "one transfer only"
+        enough = _ONE_ONLY.search(low) if _DONE.search(told) else None
     if enough and not _GO_ON.search(low):
         declines = no = True  # "Shall I book another table?" "I'm good with one."
         yes = False

@@ -84,7 +84,7 @@ from taskgate.understanding.calls import (
 from taskgate.understanding.directions import turned_round
 from taskgate.understanding.finishing import _ID_KEY, _finishing, _ids_said, _judges, _of_step
 from taskgate.understanding.patterns import pattern
-from taskgate.understanding.values import canonical, switch_turned, unheard
+from taskgate.understanding.values import canonical, key_words, switch_turned, unheard
 from taskgate.understanding.words import _SENTENCE_END, _STOP, _WORD, _stem
 
 Kind = Literal[
@@ -265,11 +265,6 @@ def _switch(value: object) -> bool:
     )
 
 
-def _key_words(key: object) -> list[str]:
-    """The words of an argument's name a proposal says it by ("shared_ride": shared, ride)."""
-    return [w for w in re.split(r"[^a-z]+", str(key).lower()[:80]) if len(w) >= 4]
-
-
 def _words(text: str) -> list[str]:
     low = _MAKE_SURE.sub(" ", text.lower())  # "make sure it is right" makes nothing
     low = _PLACE.sub("finish order", low)  # "place the order": finish it
@@ -384,7 +379,7 @@ class Reading:
             if _switch(value):  # "without subtitles" states subtitles=False: a value said
                 if switch_turned(key, value, said):
                     return False  # "without subtitles" is no call with subtitles
-                hit += any(w in said for w in _key_words(key))
+                hit += any(w in said for w in key_words(key))
                 continue
             if value is None:
                 continue

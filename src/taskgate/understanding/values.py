@@ -26,6 +26,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 
 from taskgate.errors import TaskgateError
+from taskgate.understanding.acts import _MONTHS as MONTHS
 from taskgate.understanding.acts import said_relative, spoken_forms
 from taskgate.understanding.finishing import _ID_KEY
 from taskgate.understanding.patterns import pattern
@@ -85,6 +86,11 @@ def canonical(value: object) -> object:
     return value
 
 
+def key_words(key: object) -> list[str]:
+    """The words of an argument's name a proposal says it by ("shared_ride": shared, ride)."""
+    return [w for w in re.split(r"[^a-z]+", str(key).lower()[:80]) if len(w) >= 4]
+
+
 def _switch_on(value: object) -> bool:
     return value is True or str(value).strip().lower() == "true"
 
@@ -95,7 +101,7 @@ def switch_turned(key: object, value: object, said: str) -> bool:
     "a shared cab" for ``shared_ride=False``: every time the first word of the key's name is
     said, it is said the other way ("Shall I play it with subtitles? The version without
     subtitles is also available." turns nothing); a switch not said turns nothing."""
-    words = [w for w in re.split(r"[^a-z]+", str(key).lower()[:80]) if len(w) >= 4]
+    words = key_words(key)
     said = said[:_TEXT_CHARS]
     # "subtitles" said as "subtitle", "subtitled": the word less its plural "s"
     stem = words[0][:-1] if words and words[0].endswith("s") else words[0] if words else ""
@@ -165,7 +171,7 @@ _AMOUNT_OF = pattern(
     r"\s*(?:[$\u00a3\u20ac]|usd|eur|gbp)?\s*(\d{1,3}(?:,\d{3})+|\d+)(?:\.0+)?\s*(?:usd|eur|gbp|dollars?)?\s*",
     re.I,
 )
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTHS = tuple(name[:3] for name in MONTHS)
 _MONTH_DAY = pattern(
     r"\s*(?:([a-z]{3})[a-z]*\.? (\d{1,2})(?:st|nd|rd|th)?|(\d{1,2})(?:st|nd|rd|th)?(?: of)? ([a-z]{3})"
     r"[a-z]*\.?)(?:,? \d{4})?\s*",
@@ -225,9 +231,7 @@ def readable(arguments: Mapping[str, object]) -> dict[str, object]:
                 raise Unreadable("a number too long to read")
             return value
         if isinstance(value, Mapping):
-            return {
-                _name(k): copy(v, depth + 1) for k, v in itertools.islice(value.items(), _ENTRIES)
-            }
+            return {_name(k): copy(v, depth + 1) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [copy(v, depth + 1) for v in value]
         try:
