@@ -150,7 +150,7 @@ def test_a_brief_that_cannot_be_compiled_is_the_operators_choice_said_once(
     from taskgate.proxy.session import Proxy
 
     error = BriefError("no plan lines") if failure == "unreadable" else ModelError("timed out")
-    monkeypatch.setattr(Proxy, "compiler", lambda self, model, key: _Broken(error))
+    monkeypatch.setattr(Proxy, "compiler", lambda self, model, key, on_problem=None: _Broken(error))
     brief = render_brief(Plan.model_validate({"steps": {"s1": {"code": "RC-1001", "text": "x"}}}))
     with FakeServer(script([Reply("one"), Reply("two")])) as upstream:
         config = ProxyConfig(upstream.base_url, on_compile_error=choice)

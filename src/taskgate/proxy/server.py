@@ -25,6 +25,7 @@ from starlette.responses import Response
 
 from taskgate.core.ledger import PlanEntry
 from taskgate.core.plan import Plan, Revision
+from taskgate.core.validator import validate
 from taskgate.errors import ModelError, TaskgateError, UsageError, WorkOrderError
 from taskgate.gate.session import GateSession, Opened
 from taskgate.journal.events import (
@@ -57,6 +58,7 @@ from taskgate.proxy.session import (
 )
 from taskgate.proxy.stream import relay_stream, stream
 from taskgate.serving.errors import HttpError, dumps
+from taskgate.serving.failures import describe
 from taskgate.serving.http import owner, read_body
 from taskgate.understanding import Turn, turns
 
@@ -242,7 +244,10 @@ async def _compiled(call: Call, brief: str, model: str, key: str) -> Plan:
     instructions (its system prompt, else its first user message) and the request's tools."""
     proxy = call.proxy
     if not proxy.config.compile_plans:
-        return await _helping(proxy.compiler(model, key).compile_plan(brief))  # type: ignore[no-any-return]
+        bounded(brief)
+        problems: list[str] = []
+        briefs = proxy.compiler(model, key, on_problem=problems.append)
+        return installable(await _helping(briefs.compile_plan(brief)), problems)
     messages = call.body["messages"]
     task = brief or next(
         (text_of(m.get("content")) or "" for m in messages if m.get("role") == "user"), ""
@@ -258,20 +263,50 @@ async def _compiled(call: Call, brief: str, model: str, key: str) -> Plan:
         raise HttpError(400, why) from None
 
 
+#: one conversation's brief, at most (a tenant's brief costs the gate CPU on every request)
+MAX_BRIEF_STEPS = 500
+MAX_BRIEF_CHARS = 256 * 1024
+
+
+def bounded(brief: str) -> None:
+    """A 413 for a brief over :data:`MAX_BRIEF_CHARS` characters or :data:`MAX_BRIEF_STEPS`
+    steps, before anything compiles it."""
+    if len(brief) > MAX_BRIEF_CHARS:
+        raise HttpError(413, f"the brief is over {MAX_BRIEF_CHARS} characters")
+    steps = len(brief_steps(brief))
+    if steps > MAX_BRIEF_STEPS:
+        raise HttpError(
+            413, f"the brief has {steps} steps; the proxy gates at most {MAX_BRIEF_STEPS}"
+        )
+
+
+def installable(plan: Plan, problems: Sequence[str] = ()) -> Plan:
+    """``plan`` when the gate can enforce it, else a 422 naming why: a compiler reply still
+    unusable after its re-ask (``problems``), or a plan the validator finds defects in (a step
+    with no tool or no completion code, an unknown prerequisite, a cycle). Never a fallback:
+    a plan whose steps bind nothing would let every call pass as one no step is bound to."""
+    defects = [f"the compiler's reply was unusable after a re-ask ({p})" for p in problems]
+    if not defects:
+        defects = [d.detail for d in validate(plan)][:5]
+    if defects:
+        raise HttpError(422, f"the brief could not be compiled: {'; '.join(defects)}")
+    return plan
+
+
 async def _uncompiled(call: Call, exc: HttpError) -> Response:
     """A conversation whose brief could not be compiled: forwarded ungated, or refused with one
     clear error (``--on-compile-error``); either way said once in the log and counted. Only a
-    brief the compiler cannot read is forwarded: a helper model that failed (a 502) is refused
-    whatever the choice, so an outage never opens the gate. A forwarded conversation stays
+    brief the compiler cannot read is forwarded: a helper model that failed (a 502) and a brief
+    over the budget (a 413) are refused whatever the choice, so an outage never opens the gate. A forwarded conversation stays
     forwarded (until the proxy restarts), so it never turns gated halfway."""
     proxy, why, key = call.proxy, str(exc), call.conv.key
     note = f"its brief could not be compiled ({why})"
-    if proxy.config.on_compile_error == "forward" and exc.status < 500:
+    if proxy.config.on_compile_error == "forward" and exc.status < 500 and exc.status != 413:
         proxy.overheads.forwarded("compile-failed", note, key)
         proxy.ungated_keys.add(key)
         return await _forward(call)
     proxy.overheads.refusing("compile-failed", note, key)
-    if exc.status >= 500:  # the helper model failed: refused whatever the choice
+    if exc.status >= 500 or exc.status == 413:  # an outage, or a brief over the budget
         raise exc
     raise HttpError(
         exc.status,
@@ -300,9 +335,18 @@ async def _open_turn(call: Call, message: str, model: str, key: str) -> str | No
         return await _open_planned(call, message, model, key)
     work_order = work_order_of(message)
     if work_order is None:
-        compiler = proxy.compiler(model, key)
+        problems: list[str] = []
+        compiler = proxy.compiler(model, key, on_problem=problems.append)
         plan = machine.graph.to_plan()
         revision = await call.waiting(_helping(compiler.compile_revision(plan, message)))
+        if problems:  # never read as no change: a cancel lost would leave its step runnable
+            proxy.overheads.refusing("revision-unreadable", problems[0], conv.key)
+            raise HttpError(
+                502,
+                "the proxy's helper model gave no usable revision for this message (nothing "
+                f"was changed; send the request again): {problems[0]}",
+                "upstream_error",
+            )
         if revision != Revision():
             try:
                 machine.revise(revision)
@@ -511,7 +555,9 @@ async def _post(proxy: Proxy, headers: dict[str, str], body: dict[str, Any]) -> 
             headers=headers,
         )
     except httpx.HTTPError as exc:
-        raise HttpError(502, f"the upstream failed: {exc!r}", "upstream_error") from None
+        raise HttpError(
+            502, f"the upstream at {proxy.upstream} failed: {describe(exc)}", "upstream_error"
+        ) from None
 
 
 def relay(upstream: httpx.Response) -> Response:

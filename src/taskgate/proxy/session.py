@@ -46,6 +46,7 @@ from taskgate.proxy.gating import (
 from taskgate.registry import Registry
 from taskgate.roles import Compiler, Matcher
 from taskgate.serving.errors import HttpError
+from taskgate.serving.hosts import checked
 from taskgate.serving.operator import percentiles
 from taskgate.understanding.model import CascadeReader, ModelReader
 from taskgate.understanding.reader import ConversationReader
@@ -103,6 +104,9 @@ class ProxyConfig:
     #: plan mode with each conversation's plan compiled (``--plan compile``): from its first
     #: request's system prompt (or first user message) and tools, by the helper model
     compile_plans: bool = False
+    #: host names the proxy answers besides IP addresses and ``localhost`` (``--allowed-host``;
+    #: :mod:`taskgate.serving.hosts`): a reverse proxy's public name, say
+    allowed_hosts: tuple[str, ...] = ()
 
     @property
     def planned(self) -> bool:
@@ -123,6 +127,7 @@ class ProxyConfig:
             raise UsageError(
                 f"on_compile_error must be refuse or forward, not {self.on_compile_error!r}"
             )
+        self.allowed_hosts = checked(self.allowed_hosts)
         if self.plan is not None and self.compile_plans:
             raise UsageError("plan mode takes a plan file or compiles plans, not both")
         if self.planned:
@@ -269,10 +274,14 @@ class Proxy:
             )
         return self._helpers[slot]
 
-    def compiler(self, model: str, key: str) -> Compiler:
+    def compiler(
+        self, model: str, key: str, on_problem: Callable[[str], None] | None = None
+    ) -> Compiler:
+        """The brief's compiler; ``on_problem`` hears of a reply still unusable after its
+        re-ask (the proxy then refuses what it would have compiled: it never falls back)."""
         if self.config.compiler == "parser":
             return ParserCompiler()
-        return LLMCompiler(self.helper(model, key))
+        return LLMCompiler(self.helper(model, key), on_problem=on_problem)
 
     def matcher(self, model: str, key: str) -> Matcher:
         name = self.config.matcher
