@@ -23,7 +23,14 @@ from taskgate.core.plan import Plan
 from taskgate.llm.fake import ToolCall
 from taskgate.proxy import ProxyConfig
 from taskgate.proxy.testing import ProxyServer
-from taskgate.serving.signin import COOKIE, LIFETIME_S, cookie_name, cookie_value, valid
+from taskgate.serving.signin import (
+    COOKIE,
+    LIFETIME_S,
+    console_key,
+    cookie_name,
+    cookie_value,
+    valid,
+)
 
 TOKEN = "ops-secret"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
@@ -60,7 +67,9 @@ def test_a_token_less_or_forged_console_load_is_refused_and_the_token_signs_in()
                               headers={"origin": "http://evil.example"})  # fmt: skip
         assert foreign.status_code == 403
         signed = client.post(f"{page}/signin", data={"token": TOKEN})
-        assert signed.status_code == 303 and signed.headers["location"] == "/taskgate/console"
+        assert signed.status_code == 200 and "signin.js" in signed.text  # keeps the key, goes on
+        value = client.cookies[f"{COOKIE}_{proxy.port}"]
+        assert f'content="{console_key(TOKEN, value)}"' in signed.text
         set_cookie = signed.headers["set-cookie"]
         assert "HttpOnly" in set_cookie and "SameSite=strict" in set_cookie
         assert "Path=/taskgate" in set_cookie
@@ -76,20 +85,23 @@ def test_the_cookie_reaches_the_json_endpoints_only_with_the_consoles_header_and
             ProxyServer(config(upstream)) as proxy, httpx.Client() as client:  # fmt: skip
         Chat(proxy.base_url, client).say("hi")
         listing = f"{proxy.url}/taskgate/conversations"
-        jar = {"cookie": f"{COOKIE}_{proxy.port}={cookie_value(TOKEN)}"}
+        value = cookie_value(TOKEN)
+        jar = {"cookie": f"{COOKIE}_{proxy.port}={value}"}
         assert client.get(listing, headers=jar).status_code == 401  # a cookie alone: no
-        own = {**jar, "x-taskgate-console": "1"}
+        unkeyed = {**jar, "x-taskgate-console": "1"}
+        assert client.get(listing, headers=unkeyed).status_code == 401  # nor without its key
+        own = {**jar, "x-taskgate-console": console_key(TOKEN, value)}
         assert client.get(listing, headers=own).status_code == 200
         foreign = {**own, "origin": "http://evil.example"}
         refused = client.get(listing, headers=foreign)
-        assert refused.status_code == 403 and "the gate's own address" in refused.text
+        assert refused.status_code == 403 and "another origin" in refused.text
         key = client.get(listing, headers=own).json()["conversations"][0]["id"]
         body = {"step": "send_rfq", "by": "alice"}
         url = f"{listing}/{key}/approvals"
         assert client.post(url, json=body, headers=foreign).status_code == 403
         assert client.post(url, json=body, headers=jar).status_code == 401
         behind = {  # behind a reverse proxy at https://ops.example that keeps the address
-            "cookie": f"{COOKIE}={cookie_value(TOKEN)}", "x-taskgate-console": "1",
+            "cookie": f"{COOKIE}={value}", "x-taskgate-console": console_key(TOKEN, value),
             "origin": "https://ops.example", "x-forwarded-host": "ops.example",
         }  # fmt: skip
         assert client.get(listing, headers=behind).status_code == 200
@@ -295,9 +307,10 @@ def served(app: Any) -> Iterator[str]:
     import uvicorn
 
     from taskgate.llm.fake import loopback_socket
+    from taskgate.serving.serve import config
 
     sock = loopback_socket(0)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    server = uvicorn.Server(config(app))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from taskgate.cli.proxy import AllowedHosts, ForwardedIps
 from taskgate.core.graph import TaskGraph
 from taskgate.core.plan import Plan
 from taskgate.core.verdict import Policy
@@ -136,6 +137,8 @@ def mcp(
             "--ran/--not-run", help="With --settle: whether the call ran.", show_default=False
         ),
     ] = None,
+    allowed_host: AllowedHosts = None,
+    forwarded_allow_ips: ForwardedIps = None,
 ) -> None:
     """Serve an MCP gate: the upstream servers' tools, each call judged on the session's task
     state before it reaches them. TASKGATE_STATUS_TOKEN enables the operators' changes;
@@ -152,6 +155,9 @@ def mcp(
             serve_stdio,
         )
         from taskgate.journal import open_store
+        from taskgate.serving.hosts import checked
+        from taskgate.serving.serve import bind
+        from taskgate.serving.serve import config as serving_config
     except MissingExtraError:
         raise
     except ModuleNotFoundError as exc:
@@ -179,22 +185,25 @@ def mcp(
         unbound=unbound,  # type: ignore[arg-type]
         status_token=os.environ.get("TASKGATE_STATUS_TOKEN") or None,
     )
+    hosts = checked(allowed_host or ())
     gate = McpGate(config, open_store(db))
     if http:  # the upstreams checked first: a failed start is one line, not a server's log
         asyncio.run(_unwrapped(_check(plan, targets)))
+        sock = bind(host, port)
         print(f"taskgate mcp: at http://{host}:{port}/mcp", file=sys.stderr)
         if config.status_token:
             print(f"taskgate mcp: the operators' console is at http://{host}:{port}/taskgate/console",
                   file=sys.stderr)  # fmt: skip
         secret = os.environ.get("TASKGATE_SESSION_SECRET", "").encode() or None
-        app = http_app(gate, targets, host=host, secret=secret)
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        app = http_app(gate, targets, host=host, secret=secret, allowed_hosts=hosts)
+        uvicorn.Server(serving_config(app, forwarded_allow_ips)).run(sockets=[sock])
         return
+    status = None if status_port is None else bind("127.0.0.1", status_port, "--status-port")
     if sdk_stdio:
         serving = serve_stdio(build_server(gate, targets, session=session))
     else:
         serving = run_stdio(gate, targets, session=session)
-    asyncio.run(_unwrapped(_stdio(gate, serving, status_port)))
+    asyncio.run(_unwrapped(_stdio(gate, serving, status, hosts, forwarded_allow_ips)))
 
 
 def _settle(
@@ -284,8 +293,10 @@ async def _tools(targets: list[Any]) -> list[Any]:
         except Exception as exc:  # the SDK's own errors: one line naming the server
             if isinstance(exc, TaskgateError):
                 raise
+            from taskgate.serving.failures import describe
+
             raise UsageError(
-                f"the upstream MCP server {_name(target)} did not answer: {exc}"
+                f"the upstream MCP server {_name(target)} did not answer: {describe(exc)}"
             ) from None
     return tools
 
@@ -294,22 +305,23 @@ def _name(target: Any) -> str:
     return target if isinstance(target, str) else shlex.join([target.command, *target.args])
 
 
-async def _stdio(gate: Any, serving: Any, status_port: int | None) -> None:
-    if status_port is None:
+async def _stdio(
+    gate: Any, serving: Any, sock: Any, hosts: tuple[str, ...], forwarded: str | None
+) -> None:
+    """Serve the stdio client; with a bound status socket, the operators' endpoints beside."""
+    if sock is None:
         await serving
         return
     import uvicorn
-    from starlette.applications import Starlette
 
-    from taskgate.integrations.mcp.operator import routes
+    from taskgate.integrations.mcp.operator import status_app
+    from taskgate.serving.serve import config as serving_config
 
-    config = uvicorn.Config(Starlette(routes=routes(gate, local=True)), host="127.0.0.1", port=status_port,
-                            log_level="warning")  # fmt: skip
-    status = uvicorn.Server(config)
+    status = uvicorn.Server(serving_config(status_app(gate, hosts), forwarded))
     if gate.config.status_token:
-        print(f"taskgate mcp: the operators' console is at http://127.0.0.1:{status_port}"
-              "/taskgate/console", file=sys.stderr)  # fmt: skip
-    status_task = asyncio.create_task(status.serve())
+        print(f"taskgate mcp: the operators' console is at http://127.0.0.1:"
+              f"{sock.getsockname()[1]}/taskgate/console", file=sys.stderr)  # fmt: skip
+    status_task = asyncio.create_task(status.serve(sockets=[sock]))
     try:
         await serving
     finally:

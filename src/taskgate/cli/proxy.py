@@ -26,6 +26,31 @@ RungName = Annotated[
 ]
 
 
+#: the serving options the proxy and the MCP gate share
+AllowedHosts = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allowed-host",
+        help="A host name the gate answers besides IP addresses and localhost (repeatable; "
+        "NAME, NAME:PORT or NAME:*): the name a reverse proxy or the clients reach it by. Any "
+        "other Host is refused (421), as a DNS-rebinding page's would be.",
+        metavar="NAME",
+        show_default=False,
+    ),
+]
+ForwardedIps = Annotated[
+    str | None,
+    typer.Option(
+        "--forwarded-allow-ips",
+        help="Trust X-Forwarded-For from these proxies' addresses (comma-separated, or *): "
+        "wrong tokens are then counted per forwarded client. Default: trust none, count per "
+        "connection.",
+        metavar="IPS",
+        show_default=False,
+    ),
+]
+
+
 def proxy(
     upstream: Annotated[
         str, typer.Option("--upstream", help="The model server's base URL (…/v1).", metavar="URL")
@@ -96,6 +121,8 @@ def proxy(
     helper_model: Annotated[
         str | None, typer.Option("--helper-model", help="Default: the request's model.")
     ] = None,
+    allowed_host: AllowedHosts = None,
+    forwarded_allow_ips: ForwardedIps = None,
 ) -> None:
     """Serve an OpenAI-compatible endpoint that gates every conversation whose system prompt is
     a brief. Point the agent's base URL at http://HOST:PORT/v1. The status endpoints need
@@ -108,6 +135,8 @@ def proxy(
         from taskgate.proxy.app import fewer_collections
         from taskgate.proxy.gating import rung
         from taskgate.proxy.session import MATCHERS
+        from taskgate.serving.serve import bind
+        from taskgate.serving.serve import config as serving_config
     except MissingExtraError:
         raise
     except ModuleNotFoundError as exc:  # an extra's package, never taskgate's own modules
@@ -158,10 +187,13 @@ def proxy(
         notices="protocol" if notices == "protocol" else "plain",
         unbound="refuse" if unbound == "refuse" else "run",
         compile_plans=compiling,
+        allowed_hosts=tuple(allowed_host or ()),
     )
     store = open_store(db)
     if store.shared:  # a database server: reachable now, or the proxy does not start
         asyncio.run(_reachable(db or ""))
+    asyncio.run(_answers(upstream))
+    sock = bind(host, port)  # a port in use is one line, before anything is said to serve
     gates = (
         "every conversation with a plan compiled from its system prompt and tools"
         if compiling
@@ -179,7 +211,24 @@ def proxy(
         )
     with fewer_collections() as collector:  # this process only serves: see the function
         app = create_app(config, store, on_served=collector.served)
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+        uvicorn.Server(serving_config(app, forwarded_allow_ips)).run(sockets=[sock])
+
+
+async def _answers(upstream: str) -> None:
+    """The upstream accepts a connection (any HTTP answer will do: some servers have no
+    ``/models``, or want a key), or one line saying why not, naming ``--upstream``."""
+    import httpx
+
+    from taskgate.serving.failures import describe
+
+    try:
+        async with httpx.AsyncClient(timeout=10.0, trust_env=False) as client:
+            await client.get(f"{upstream.rstrip('/')}/models")
+    except httpx.HTTPError as exc:
+        raise UsageError(
+            f"the upstream {upstream} cannot be reached: {describe(exc)} (is it running? start it first, or "
+            "correct --upstream)"
+        ) from None
 
 
 async def _reachable(db: str) -> None:

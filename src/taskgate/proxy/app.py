@@ -12,13 +12,16 @@ ones), so the status endpoints never name another key's conversations.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import httpx
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -30,6 +33,8 @@ from taskgate.proxy.operator import hold
 from taskgate.proxy.server import chat, forwarded_headers, relay
 from taskgate.proxy.session import Proxy, ProxyConfig, log
 from taskgate.serving.errors import HttpError
+from taskgate.serving.failures import describe
+from taskgate.serving.hosts import HostGuard
 from taskgate.serving.operator import ApprovalBody, RevisionBody
 from taskgate.serving.router import operator_routes
 from taskgate.serving.status import listing_row, status_json
@@ -43,7 +48,9 @@ async def models(request: Request) -> Response:
     except HttpError as exc:
         return exc.response()
     except httpx.HTTPError as exc:
-        return HttpError(502, f"the upstream failed: {exc!r}", "upstream_error").response()
+        return HttpError(
+            502, f"the upstream at {proxy.upstream} failed: {describe(exc)}", "upstream_error"
+        ).response()
     return relay(upstream)
 
 
@@ -58,6 +65,9 @@ class Operated:
     def __init__(self, proxy: Proxy) -> None:
         self.proxy = proxy
         self.status_token = proxy.config.status_token
+        #: the last status documents built, by (conversation, events written), with the last
+        #: event they were built to (a rolled-back one differs)
+        self._docs: OrderedDict[tuple[str, int], tuple[object, dict[str, Any]]] = OrderedDict()
 
     async def keys(self) -> list[str]:
         try:
@@ -70,8 +80,26 @@ class Operated:
         return listing_row(await self._written(key))
 
     async def status(self, key: str) -> dict[str, Any]:
-        config = self.proxy.config
-        return status_json(await self._written(key), rung=config.rung, plain=config.planned)
+        """The status document, built once per state of the conversation and off the event
+        loop (from a copy of its written events: a long one never stalls other clients, and
+        the console's polls of an unchanged one cost nothing)."""
+        conv = await self._written(key)
+        events = conv.events[: conv.written]
+        stamp, last = (key, len(events)), events[-1] if events else None
+        known = self._docs.get(stamp)
+        if known is not None and known[0] is last:  # the same events (it holds the last one)
+            return known[1]
+        config, requested = self.proxy.config, self.proxy.requested
+
+        def build() -> dict[str, Any]:
+            copy = Conversation(key, events, requested=requested)
+            return status_json(copy, rung=config.rung, plain=config.planned)
+
+        doc = await asyncio.to_thread(build)
+        self._docs[stamp] = (last, doc)
+        while len(self._docs) > 64:
+            self._docs.popitem(last=False)
+        return doc
 
     def metrics(self) -> dict[str, Any]:
         return self.proxy.overheads.summary()
@@ -161,6 +189,7 @@ def create_app(
         Route("/v1/models", models, methods=["GET"]),
         *operator_routes(Operated(proxy)),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    guard = Middleware(HostGuard, allowed_hosts=config.allowed_hosts)
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[guard])
     app.state.proxy = proxy
     return app

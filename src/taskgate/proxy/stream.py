@@ -23,6 +23,7 @@ from starlette.responses import Response, StreamingResponse
 from taskgate.proxy.gating import Judged, judge_text
 from taskgate.proxy.session import Call, finish
 from taskgate.serving.errors import HttpError, dumps
+from taskgate.serving.failures import describe
 
 _REF = re.compile("ref", re.IGNORECASE)
 _SP, _MD, _DASH = r"\s*", r"[\s*_~`]*", r"(?:[-\u2010-\u2013]\s*)?"
@@ -131,7 +132,9 @@ async def stream(call: Call, forward: dict[str, Any], started: float) -> Respons
     try:
         upstream = await proxy.http.send(request, stream=True)
     except httpx.HTTPError as exc:
-        raise HttpError(502, f"the upstream failed: {exc!r}", "upstream_error") from None
+        raise HttpError(
+            502, f"the upstream at {proxy.upstream} failed: {describe(exc)}", "upstream_error"
+        ) from None
     if upstream.status_code != 200:
         content = await upstream.aread()
         await upstream.aclose()
@@ -311,7 +314,9 @@ async def relay_stream(proxy: Any, headers: dict[str, str], body: dict[str, Any]
     try:
         upstream = await proxy.http.send(request, stream=True)
     except httpx.HTTPError as exc:
-        raise HttpError(502, f"the upstream failed: {exc!r}", "upstream_error") from None
+        raise HttpError(
+            502, f"the upstream at {proxy.upstream} failed: {describe(exc)}", "upstream_error"
+        ) from None
 
     async def relay() -> AsyncIterator[bytes]:
         try:

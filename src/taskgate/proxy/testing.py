@@ -40,11 +40,12 @@ class ProxyServer:
     def __enter__(self) -> ProxyServer:
         import uvicorn
 
+        from taskgate.serving.serve import config
+
         sock = loopback_socket(self.port)
         self.port = int(sock.getsockname()[1])
         app = self.app = create_app(self.config, self.store)
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-        server = uvicorn.Server(config)
+        server = uvicorn.Server(config(app, lifespan="on"))
         self._server = server
         self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._thread.start()

@@ -13,7 +13,8 @@
 Reading needs the status token when one is set (without one, a caller sees only its own API
 key's conversations, and the metrics, which count every client's calls, only from the gate's own
 host); every ``POST`` needs it (403 without one configured). An address that sent too many wrong
-tokens is a 429 for a while (:mod:`taskgate.serving.throttle`). Approval timing is one
+tokens is a 429 for a while on the bearer token (:mod:`taskgate.serving.throttle`); the signed-in
+console, whose cookie and key cannot be guessed, is served meanwhile. Approval timing is one
 rule on every surface: a revision or an approval is checked when posted (400 naming what is
 wrong; 409 for a second approval while one waits, or a conversation with no plan yet; nothing
 written), held in the journal, and given at the conversation's next exchange
@@ -93,13 +94,14 @@ def operator_routes(target: Operated, guard: Guard | None = None) -> list[Route]
             if guard is not None and (rejected := await guard(request)) is not None:
                 return rejected
             who = address(request)
-            if wait := throttle.wait_s(who):  # before the token is compared: a guess learns nothing
+            guess = "authorization" in request.headers  # no credentials guess nothing
+            if guess and (wait := throttle.wait_s(who)):  # before the token is compared
                 return too_many(wait)
             try:
                 try:
                     caller = scope(request.headers, target.status_token, write=write)
                 except HttpError as exc:
-                    if exc.status == 401:  # a wrong token (or none where one is needed)
+                    if exc.status == 401 and guess:  # a wrong token
                         throttle.failed(who)
                     raise
                 return await handler(request, target, caller)

@@ -1,4 +1,5 @@
-"""An operator's sign-in to the console: a cookie the gate signs with the status token.
+"""An operator's sign-in to the console: a cookie the gate signs with the status token, and a
+key the console's page keeps for its own origin.
 
 A browser cannot send ``Authorization: Bearer <token>`` on a page load, so the console's sign-in
 form takes the status token once and answers with a cookie (``HttpOnly``, ``SameSite=Strict``,
@@ -9,9 +10,16 @@ made without the token (forged, or cut from another gate's) is refused like no c
 share cookies across a host's ports, so the cookie's name carries the port of the gate's
 address: two gates on one host keep their sign-ins apart.
 
-The operators' JSON endpoints take the cookie only with the console's own header
-(``X-Taskgate-Console: 1``), which a page of another site cannot send without a CORS preflight
-that the gate never answers, and only from the gate's own origin: a cookie alone changes nothing.
+**The cookie alone operates nothing.** Browsers send a host's cookies to every port of it, so a
+page served by another port of the same host reads the cookie off its own request. The sign-in's
+answer therefore also carries a **console key** (an HMAC of the cookie's expiry and nonce, keyed
+by the token), once, in the page the sign-in returns; the console's script keeps it in the
+origin's own storage (which another port cannot read) and sends it as the console's header
+(``X-Taskgate-Console: <key>``). The operators' JSON endpoints take the cookie only with its key
+in that header, which a page of another site cannot send without a CORS preflight that the gate
+never answers, and only from the gate's own origin. Loading the console's page with the cookie
+alone shows no data (the page holds none). A cookie of the same name set by another page (at
+path ``/``, say) does not shadow the real one: every value of the name is checked.
 """
 
 from __future__ import annotations
@@ -24,15 +32,16 @@ import time
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from starlette.requests import cookie_parser
-
 #: the cookie's name, and how long a sign-in lasts
 COOKIE = "taskgate_console"
 LIFETIME_S = 12 * 3600
-#: the header the console's own requests carry (a page of another site cannot, without a CORS
-#: preflight that the gate does not answer)
+#: the header the console's own requests carry, with the sign-in's console key (a page of
+#: another site cannot send it without a CORS preflight that the gate does not answer)
 HEADER = "x-taskgate-console"
 _LONGEST_COOKIES = 1 << 16
+#: the most cookies of a request looked at (a browser sends a few dozen at most)
+_MOST_COOKIES = 200
+_KEY = re.compile(r"[0-9a-f]{64}")
 _VALUE = re.compile(r"([0-9]{1,12})\.([0-9a-f]{32})\.([0-9a-f]{64})")
 
 
@@ -66,12 +75,41 @@ def cookie_name(headers: Mapping[str, str]) -> str:
     return f"{COOKIE}_{port}" if port.isdigit() and len(port) <= 5 else COOKIE
 
 
-def signed_in(headers: Mapping[str, str], token: str) -> bool:
-    """Whether the request carries a valid console sign-in (the page's own loads)."""
+def console_key(token: str, value: str) -> str:
+    """The console key of sign-in ``value`` (see the module): what the page sends in the
+    console's header beside the cookie."""
+    expires, _, rest = value.partition(".")
+    nonce = rest.partition(".")[0]
+    message = f"taskgate console key\n{expires}\n{nonce}".encode()
+    return hmac.new(token.encode(), message, hashlib.sha256).hexdigest()
+
+
+def sign_ins(headers: Mapping[str, str], token: str) -> list[str]:
+    """The valid sign-ins the request's cookies carry under this gate's cookie name (every
+    value of the name, so that a junk cookie of the same name shadows nothing)."""
     raw = headers.get("cookie", "")
     if len(raw) > _LONGEST_COOKIES:
+        return []
+    name, found = cookie_name(headers), []
+    for part in raw.split(";")[:_MOST_COOKIES]:
+        key, eq, value = part.partition("=")
+        if eq and key.strip() == name and valid(value.strip().strip('"'), token):
+            found.append(value.strip().strip('"'))
+    return found
+
+
+def signed_in(headers: Mapping[str, str], token: str) -> bool:
+    """Whether the request carries a valid console sign-in cookie (the page's own loads)."""
+    return bool(sign_ins(headers, token))
+
+
+def keyed(headers: Mapping[str, str], token: str) -> bool:
+    """Whether the request carries a valid sign-in cookie and, in the console's header, that
+    sign-in's console key."""
+    given = headers.get(HEADER, "")
+    if not _KEY.fullmatch(given):
         return False
-    return valid(cookie_parser(raw).get(cookie_name(headers), ""), token)
+    return any(hmac.compare_digest(given, console_key(token, v)) for v in sign_ins(headers, token))
 
 
 def _host(headers: Mapping[str, str]) -> str:
@@ -92,10 +130,10 @@ def same_origin(headers: Mapping[str, str]) -> bool:
 def cross_origin(headers: Mapping[str, str], token: str) -> bool:
     """Whether the request is the console's own, signed in, but from another origin (a reverse
     proxy that rewrites ``Host`` without ``X-Forwarded-Host``, or another site)."""
-    return headers.get(HEADER) == "1" and not same_origin(headers) and signed_in(headers, token)
+    return not same_origin(headers) and keyed(headers, token)
 
 
 def from_console(headers: Mapping[str, str], token: str) -> bool:
-    """Whether a JSON request is the signed-in console's own: its header, its cookie, from the
-    gate's origin."""
-    return headers.get(HEADER) == "1" and same_origin(headers) and signed_in(headers, token)
+    """Whether a JSON request is the signed-in console's own: its cookie, that sign-in's key in
+    its header, from the gate's origin."""
+    return same_origin(headers) and keyed(headers, token)

@@ -1,8 +1,14 @@
 """Wrong tokens, counted per client address: after :data:`LIMIT` in :data:`WINDOW_S` seconds, an
 address is answered 429 (with ``Retry-After``) on every operator endpoint and the console's
 sign-in until the oldest falls out of the window. The check comes before the token is compared,
-so a guess made while limited learns nothing. One address's guesses never lock out another's (a
-reverse proxy in front of the gate is one address: put the limit there too)."""
+so a guess made while limited learns nothing; a sign-in whose token arrives in a body is counted
+as wrong *before* the body is read (:meth:`Throttle.attempt`) and taken back only once it proved
+right, so connections that hold their bodies cannot all pass the check together. Only a token
+given counts: a request with no credentials guesses nothing. The address is the connection's
+peer: forwarded-address headers count only from proxies the operator names
+(:mod:`taskgate.serving.serve`). One address's guesses never lock out another's (a reverse
+proxy in front of the gate is one address: put the limit there too), and an operator already
+signed in is served while their address is limited."""
 
 from __future__ import annotations
 
@@ -46,10 +52,25 @@ class Throttle:
             return 0
         return max(1, math.ceil(times[0] + self.window_s - now))
 
-    def failed(self, who: str, now: float | None = None) -> None:
-        """Count one wrong token from ``who``."""
+    def failed(self, who: str, now: float | None = None) -> float:
+        """Count one wrong token from ``who``; returns the time it was counted at."""
         times = self._wrong.setdefault(who, deque(maxlen=self.limit))
         self._wrong.move_to_end(who)
-        times.append(time.monotonic() if now is None else now)
+        at = time.monotonic() if now is None else now
+        times.append(at)
         while len(self._wrong) > ADDRESSES:
             self._wrong.popitem(last=False)
+        return at
+
+    def attempt(self, who: str, now: float | None = None) -> float | None:
+        """Begin a guess whose token is not read yet: ``None`` when ``who`` is limited (answer
+        429), else the guess counted as wrong now, to be taken back by :meth:`passed`."""
+        if self.wait_s(who, now):
+            return None
+        return self.failed(who, now)
+
+    def passed(self, who: str, at: float) -> None:
+        """Take back the guess begun at ``at``: its token was right."""
+        times = self._wrong.get(who)
+        if times is not None and at in times:
+            times.remove(at)

@@ -19,6 +19,7 @@ name the session by its whole id (``stdio~local`` over stdio, ``NAME~OWNER`` ove
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from mcp.server.transport_security import TransportSecurityMiddleware
@@ -50,6 +51,16 @@ def routes(gate: McpGate, host: str = "127.0.0.1", *, local: bool = False) -> li
         return await shield.validate_request(request, is_post=False)
 
     return operator_routes(Operated(gate, local=local), guard)
+
+
+def status_app(gate: McpGate, allowed_hosts: Sequence[str] = ()) -> Any:
+    """The stdio gate's ``--status-port`` app: the operators' routes for its one local client,
+    answering only the ``Host`` names :mod:`taskgate.serving.hosts` allows."""
+    from starlette.applications import Starlette
+
+    from taskgate.serving.hosts import HostGuard
+
+    return HostGuard(Starlette(routes=routes(gate, local=True)), allowed_hosts, origins=False)
 
 
 class Operated:

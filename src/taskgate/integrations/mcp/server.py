@@ -289,13 +289,17 @@ def http_app(
     host: str = "127.0.0.1",
     path: str = "/mcp",
     secret: bytes | None = None,
+    allowed_hosts: Sequence[str] = (),
 ) -> Any:
     """The gate over streamable HTTP at ``path`` (:class:`.front.Front`), with the operators'
     endpoints beside it; serve it with uvicorn. ``secret`` signs the MCP session ids it gives
-    (default: a random one, so they end with the process)."""
+    (default: a random one, so they end with the process). Every route answers only the
+    ``Host`` names :mod:`taskgate.serving.hosts` allows (IP addresses, ``localhost`` and
+    ``allowed_hosts``)."""
     from starlette.types import Receive, Scope, Send
 
     from taskgate.integrations.mcp.operator import routes
+    from taskgate.serving.hosts import HostGuard
 
     holder = Holder()
     server = build_server(gate, upstreams, http=True, holder=holder)
@@ -313,4 +317,4 @@ def http_app(
         else:  # the app's start and stop (which open the upstreams), the operators' endpoints
             await sdk(scope, receive, send)
 
-    return app
+    return HostGuard(app, allowed_hosts, origins=False)

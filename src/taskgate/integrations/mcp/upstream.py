@@ -30,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from taskgate._version import __version__
 from taskgate.errors import TaskgateError
+from taskgate.serving.failures import describe
 
 T = TypeVar("T", bound=BaseModel)
 #: the largest answer read from an upstream, in bytes
@@ -221,7 +222,7 @@ class HttpUpstream(McpClient):
                     raise UpstreamError(self._too_big())
             return _answer(orjson.loads(raw), ident, self.url)
         except (aiohttp.ClientError, OSError, orjson.JSONDecodeError) as exc:
-            raise UpstreamError(f"{self.url} did not answer: {exc or type(exc).__name__}") from None
+            raise UpstreamError(f"{self.url} did not answer: {describe(exc)}") from None
         finally:
             if resp is not None:
                 resp.release()

@@ -2,7 +2,9 @@
 status token.
 
     GET  /taskgate/console              the page (signed in), else the sign-in form (a 401)
-    POST /taskgate/console/signin       the form's ``token``: a sign-in cookie, then the page
+    POST /taskgate/console/signin       the form's ``token``: a sign-in cookie, and a page that
+                                        keeps its console key in this origin's storage, then
+                                        opens the console
     POST /taskgate/console/signout      the cookie cleared
     GET  /taskgate/console/{file}       the page's script and style sheet (no data in them)
 
@@ -30,6 +32,7 @@ from taskgate.serving.http import read_body
 from taskgate.serving.operator import TOKEN_VARIABLE
 from taskgate.serving.signin import (
     LIFETIME_S,
+    console_key,
     cookie_name,
     cookie_value,
     same_origin,
@@ -50,7 +53,12 @@ _HEADERS = {
     "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
-_ASSETS = {"console.js": "text/javascript", "console.css": "text/css", "icon.svg": "image/svg+xml"}
+_ASSETS = {
+    "console.js": "text/javascript",
+    "signin.js": "text/javascript",
+    "console.css": "text/css",
+    "icon.svg": "image/svg+xml",
+}
 _LONGEST_FORM = 4096
 
 Guard = Callable[[Request], Awaitable[Response | None]]
@@ -100,15 +108,15 @@ def console_routes(
     async def page(request: Request) -> Response:
         if token is None:
             return _page("off.html", 403, variable=TOKEN_VARIABLE)
+        if signed_in(request.headers, token):  # served even while the address is limited
+            return _console(noun, settles)
         who = address(request)
         if wait := throttle.wait_s(who):
             return _too_many(wait)
         bearer = request.headers.get("authorization", "").encode()
-        if hmac.compare_digest(bearer, f"Bearer {token}".encode()):
+        if bearer and hmac.compare_digest(bearer, f"Bearer {token}".encode()):
             return _console(noun, settles)
-        if signed_in(request.headers, token):
-            return _console(noun, settles)
-        if bearer:  # a wrong bearer token is a guess
+        if bearer:  # a wrong bearer token is a guess; a load with no credentials is none
             throttle.failed(who)
         said = "Sign in with the gate's status token."
         if cookie_name(request.headers) in request.cookies:
@@ -121,22 +129,25 @@ def console_routes(
         if not same_origin(request.headers):
             return _signin(403, "A sign-in comes from this page, at the gate's own address "
                            "(behind a reverse proxy, pass the Host header on).")  # fmt: skip
-        who = address(request)
-        if wait := throttle.wait_s(who):
-            return _too_many(wait)
-        raw = await read_body(request)
-        if len(raw) > _LONGEST_FORM:
+        size = request.headers.get("content-length", "")
+        if size.isdigit() and int(size) > _LONGEST_FORM:  # refused before a byte is read
             raise HttpError(413, f"the sign-in form is over {_LONGEST_FORM} bytes")
+        who = address(request)
+        begun = throttle.attempt(who)  # counted as wrong now: bodies held back pass no check
+        if begun is None:
+            return _too_many(throttle.wait_s(who))
+        raw = await read_body(request, limit=_LONGEST_FORM)
         try:
             form = parse_qs(raw.decode("utf-8", "replace"), max_num_fields=4)
         except ValueError:
             return _signin(400, "The sign-in form takes one field: the token.")
         given = form.get("token", [""])[0]
         if not hmac.compare_digest(given.encode(), token.encode()):
-            throttle.failed(who)
             return _signin(401, "That is not the gate's status token.")
-        answer = Response(status_code=303, headers={"location": PATH, **_HEADERS})
-        answer.set_cookie(cookie_name(request.headers), cookie_value(token), max_age=LIFETIME_S,
+        throttle.passed(who, begun)
+        value = cookie_value(token)
+        answer = _page("signedin.html", 200, key=console_key(token, value))
+        answer.set_cookie(cookie_name(request.headers), value, max_age=LIFETIME_S,
                           path="/taskgate", httponly=True, samesite="strict",
                           secure=request.url.scheme == "https")  # fmt: skip
         return answer

@@ -7,7 +7,10 @@
   const NOUN = body.dataset.noun; // "conversation" or "session"
   const SETTLES = body.dataset.settles === "true";
   const BASE = `/taskgate/${NOUN}s`;
-  const ASK = { "x-taskgate-console": "1" }; // the header the gate takes the sign-in with
+  // the sign-in's console key, kept by the sign-in page in this origin's storage: the gate takes
+  // the cookie only with it in this header (another port of this host has the cookie, not this)
+  const KEY = localStorage.getItem("taskgate-console-key") || "";
+  const ASK = { "x-taskgate-console": KEY };
   const SVG = "http://www.w3.org/2000/svg";
   const WORDS = { TODO: "ready", BLOCKED: "blocked", DONE: "done", CANCELLED: "cancelled" };
   const POLL_MS = 1000;
@@ -55,7 +58,7 @@
       json = null;
     }
     if (answer.status === 401 && method === "GET") {
-      location.reload(); // the sign-in expired: the gate shows the sign-in form
+      signOut(); // the sign-in expired or its key is gone: back to the sign-in form
       throw new Error("signed out");
     }
     if (!answer.ok) {
@@ -63,6 +66,11 @@
       throw new Error(said || `${answer.status}: ${clip(text, 200)}`);
     }
     return json;
+  }
+
+  function signOut() {
+    localStorage.removeItem("taskgate-console-key");
+    document.querySelector('form[action="/taskgate/console/signout"]').submit();
   }
 
   const one = (id) => `${BASE}/${encodeURIComponent(id)}`;
@@ -414,6 +422,13 @@
     }
   });
 
+  document.getElementById("signout").addEventListener("click", () => {
+    localStorage.removeItem("taskgate-console-key");
+  });
+  if (!KEY) {
+    signOut(); // signed in elsewhere (or the key was cleared): sign in here
+    return;
+  }
   refresh();
   setInterval(refresh, POLL_MS);
 })();
