@@ -63,7 +63,7 @@ class RawUpstream:
     """An upstream that answers each chat call with the next of ``bodies`` as it stands (a JSON
     body, or SSE when it starts with ``data:``): for replies no well-behaved server sends."""
 
-    def __init__(self, bodies: list[bytes]) -> None:
+    def __init__(self, bodies: list[bytes], status: int = 200) -> None:
         from aiohttp import web
 
         from taskgate import FakeServer, script
@@ -75,9 +75,9 @@ class RawUpstream:
                 await request.read()
                 body = outer.bodies.pop(0)
                 kind = "text/event-stream" if body.startswith(b"data:") else "application/json"
-                return web.Response(body=body, headers={"Content-Type": kind})
+                return web.Response(body=body, status=outer.status, headers={"Content-Type": kind})
 
-        self.bodies = bodies
+        self.bodies, self.status = bodies, status
         self.server = Server(script([]))
 
     def __enter__(self) -> Any:

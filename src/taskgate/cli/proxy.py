@@ -86,9 +86,10 @@ def proxy(
         str | None,
         typer.Option(
             "--matcher",
-            help="llm | lexical | embedding (MiniLM, no model call) | cascade (embedding, then "
-            "llm where it is unsure) | embedding:hash (a fake embedder, for tests). Embedding and "
-            "cascade ask back on ambiguous requests. Default: llm, or lexical with --plan.",
+            help="conversation (the user's message read with the agent's before it, no model "
+            "call; conversation:llm, :cascade, :embedding) | llm | lexical | embedding (MiniLM) | "
+            "cascade (embedding, then llm where it is unsure) | embedding:hash (for tests). "
+            "Default: conversation with --plan, else llm.",
         ),
     ] = None,
     notices: Annotated[
@@ -155,7 +156,7 @@ def proxy(
             f"enforcement-request, not {rung_name!r}"
         )
     if matcher is None:
-        matcher = "lexical" if plan is not None or compiling else "llm"
+        matcher = "conversation" if plan is not None or compiling else "llm"
     if on_compile_error not in ("refuse", "forward"):
         raise UsageError(f"--on-compile-error must be refuse or forward, not {on_compile_error!r}")
     if unbound not in ("run", "refuse"):

@@ -321,11 +321,14 @@ class GateSession:
             plan = worded(self._machine.graph.to_plan(), self.wordings)
             before = tuple(self._said) if earlier is None else _turns(earlier)
             self._said.append((agent[-AGENT_CHARS:], message[:USER_CHARS]))  # as read
-        aread = getattr(matcher, "aread", None)
-        if callable(aread):
-            reading: Reading = await aread(plan, message, agent, before)
-        else:
-            reading = Reading.of(await matcher.match(plan, message))
+        try:
+            reading = await self._read(matcher, plan, message, agent, before)
+        except BaseException:  # unread, the last message's request must not stand for this one
+            with self._lock:
+                self._machine.close_request()
+                self._epoch += 1
+                self._reading = None
+            raise
         reading = self._not_again(reading, agent, message)
         match = reading.match
         steps = [s for s in reading.steps if s in plan.steps]  # never a step it lacks
@@ -347,6 +350,16 @@ class GateSession:
             self._epoch += 1
             self._reading = reading
         return Opened(req, match._replace(step=step), None, reading)
+
+    @staticmethod
+    async def _read(
+        matcher: Matcher, plan: Plan, message: str, agent: str, before: tuple[Turn, ...]
+    ) -> Reading:
+        aread = getattr(matcher, "aread", None)
+        if callable(aread):
+            read: Reading = await aread(plan, message, agent, before)
+            return read
+        return Reading.of(await matcher.match(plan, message))
 
     def _not_again(self, reading: Reading, agent: str, message: str) -> Reading:
         """A "yes" to a proposal that names only steps already done, and not another one of

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from taskgate._aio import run_sync
@@ -58,6 +58,29 @@ __all__ = [
     "check_tools",
     "step_named",
 ]
+
+
+def call_arguments(
+    fn: Callable[..., object], args: tuple[object, ...], kwargs: Mapping[str, object]
+) -> dict[str, object] | None:
+    """Every argument of a call ``fn(*args, **kwargs)`` by its parameter's name, positional ones
+    included (a value passed by position is checked like one passed by name); where ``fn`` has
+    no signature to bind to, positional values are named ``arg0``, ``arg1``, ... ``None`` for a
+    call with no arguments."""
+    if not args:
+        return dict(kwargs) or None
+    try:
+        bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
+    except (TypeError, ValueError):  # a builtin, or arguments the function would refuse
+        return {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs}
+    params, out = inspect.signature(fn).parameters, {}
+    for name, value in bound.items():
+        kind = params[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD and isinstance(value, dict):
+            out.update(value)
+        else:
+            out[name] = list(value) if kind is inspect.Parameter.VAR_POSITIONAL else value
+    return out
 
 
 class ToolGate(GateSession):
@@ -118,7 +141,7 @@ class ToolGate(GateSession):
         books nothing and propagates; an interrupt (``KeyboardInterrupt``, a cancellation) holds
         the step in doubt: the call may have run.
         """
-        ticket = self.begin(tool, arguments=kwargs or None)
+        ticket = self.begin(tool, arguments=call_arguments(fn, args, kwargs))
         if not ticket.admitted:
             raise ToolRefused(ticket)
         outcome: Outcome = "unknown"
@@ -142,7 +165,7 @@ class ToolGate(GateSession):
         self, tool: str, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any
     ) -> T:
         """:meth:`call` for a coroutine function (a cancelled call is held in doubt)."""
-        ticket = self.begin(tool, arguments=kwargs or None)
+        ticket = self.begin(tool, arguments=call_arguments(fn, args, kwargs))
         if not ticket.admitted:
             raise ToolRefused(ticket)
         outcome: Outcome = "unknown"

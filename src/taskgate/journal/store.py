@@ -16,12 +16,14 @@ import asyncio
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from taskgate.errors import LogFormatError, TaskgateError
 from taskgate.journal.events import Event, dump_event, load_event
+
+T = TypeVar("T")
 
 
 class StaleJournal(TaskgateError):
@@ -100,8 +102,16 @@ class SQLiteStore:
         self._checkpointer.start()
 
     async def load(self, key: str, since: int = 0) -> list[Event]:
-        rows = await asyncio.to_thread(self._select, key, since)
+        rows = await asyncio.to_thread(self._read, self._select, key, since)
         return [load_event(r) for r in rows]
+
+    def _read(self, read: Callable[..., T], *args: Any) -> T:
+        """A read of the journal; a failure of SQLite's is a :class:`LogFormatError` naming the
+        file (a 503 on the surfaces), never a raw error."""
+        try:
+            return read(*args)
+        except sqlite3.Error as exc:
+            raise LogFormatError(f"{self.path}: the journal cannot be read: {exc}") from None
 
     def _select(self, key: str, since: int) -> list[bytes]:
         with _reader(self.path) as db:
@@ -140,7 +150,7 @@ class SQLiteStore:
                 cur = db.execute("SELECT DISTINCT conversation FROM journal")
                 return [str(r[0]) for r in cur.fetchall()]
 
-        return await asyncio.to_thread(read)
+        return await asyncio.to_thread(self._read, read)
 
     async def close(self) -> None:
         self._closing = True

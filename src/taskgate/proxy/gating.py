@@ -220,6 +220,23 @@ def judge_text(machine: TaskMachine, arm: Rung, text: str, judged: Judged) -> st
     return "".join(out)
 
 
+def unbound_calls(
+    arm: Rung, calls: Sequence[Mapping[str, Any]], unbound: Unbound
+) -> tuple[list[Mapping[str, Any]], list[str]]:
+    """A code-bound brief's reply's native tool calls: no step is bound to a tool there, so each
+    is a call of a tool no step is bound to, passed or refused by ``unbound`` (at a gating rung),
+    as in a tool-bound plan; the calls the client may get, and the refusals."""
+    if unbound == "run" or not gating(arm):
+        return list(calls), []
+    refusals = []
+    for call in calls:
+        fn = call.get("function") if isinstance(call, Mapping) else None
+        name = fn.get("name") if isinstance(fn, Mapping) else None
+        named = name[:80] if isinstance(name, str) and name else "The call"
+        refusals.append(f"{named} was not run: it is not one of this task's tools.")
+    return [], refusals
+
+
 def judge_calls(
     machine: TaskMachine,
     arm: Rung,
@@ -281,10 +298,12 @@ def _native(call: object, planned: bool) -> Call:
     fn = call.get("function") if isinstance(call, Mapping) else None
     fn = fn if isinstance(fn, Mapping) else {}
     name, raw = fn.get("name"), fn.get("arguments")
-    try:
-        args = orjson.loads(raw) if isinstance(raw, str) and raw.strip() else {}
+    try:  # a JSON object's text, as OpenAI sends them; some servers send the object itself
+        args = orjson.loads(raw) if isinstance(raw, str) and raw.strip() else raw
     except orjson.JSONDecodeError:
         args = None
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        args = {}
     work_order = None
     if not planned and isinstance(args, dict):  # plan mode: the proxy's work order only
         work_order = from_arguments(name, args).work_order or None

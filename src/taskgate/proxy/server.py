@@ -23,6 +23,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
+from taskgate.core.ids import normalize_code, normalize_tool
 from taskgate.core.ledger import PlanEntry
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.validator import validate
@@ -37,7 +38,7 @@ from taskgate.journal.events import (
 from taskgate.llm.plan_compiler import PlanCompiler
 from taskgate.matching import ask_back_question
 from taskgate.matching.wordings import wordings
-from taskgate.protocol.briefparse import brief_steps
+from taskgate.protocol.briefparse import brief_steps, parse_brief
 from taskgate.proxy.gating import (
     Conflict,
     Judged,
@@ -45,6 +46,7 @@ from taskgate.proxy.gating import (
     judge_text,
     settle,
     text_of,
+    unbound_calls,
     upstream_messages,
     user_text,
     work_order_of,
@@ -56,7 +58,7 @@ from taskgate.proxy.session import (
     Proxy,
     finish,
 )
-from taskgate.proxy.stream import relay_stream, stream
+from taskgate.proxy.stream import relay_stream, stream, unjudged
 from taskgate.serving.errors import HttpError, dumps
 from taskgate.serving.failures import describe
 from taskgate.serving.http import owner, read_body
@@ -74,6 +76,14 @@ async def chat(request: Request) -> Response:
         headers = forwarded_headers(request.headers)
         planned = proxy.config.planned
         if planned and not any(m.get("role") == "user" for m in body["messages"]):
+            if proxy.arm.gating:  # no request to judge its calls by: refused, not passed on
+                proxy.overheads.refusing("no-user-turn", "it has no user message", "")
+                raise HttpError(
+                    400,
+                    "a gated conversation's request carries the user's message (role 'user'): "
+                    "the gate judges the agent's tool calls by what the user asked, and this "
+                    "request asks nothing",
+                )
             proxy.overheads.forwarded("no-user-turn", "it has no user message to gate")
             return await _passthrough(proxy, request, body)
         brief = _system(body["messages"]) if planned else _brief(body["messages"])
@@ -225,13 +235,13 @@ async def _gated(call: Call, brief: str, started: float) -> Response:
             return await ask_back(call, retried.returned, model, bool(body.get("stream")), started)
     elif conv.pending is not None:
         call.add(CommitEvent(keep=settle(conv.pending, place.answered)))
-    if place.kind != "retry" and conv.held:  # an operator's revisions, before the message
+    if conv.held:  # an operator's revisions, before the message (a retry's reply too)
         give(call, approvals=False)
     if place.kind == "turn":
         question = await _open_turn(call, place.message, model, key)
         if question is not None:
             return await ask_back(call, question, model, bool(body.get("stream")), started)
-    if place.kind != "retry" and conv.held:  # and approvals, for the request now open
+    if conv.held:  # and approvals, for the request now open
         give(call, approvals=True)
     forward = {**body, "messages": upstream_messages(conv, body["messages"])}
     if body.get("stream"):
@@ -247,7 +257,8 @@ async def _compiled(call: Call, brief: str, model: str, key: str) -> Plan:
         bounded(brief)
         problems: list[str] = []
         briefs = proxy.compiler(model, key, on_problem=problems.append)
-        return installable(await _helping(briefs.compile_plan(brief)), problems)
+        plan = await _helping(briefs.compile_plan(brief))
+        return installable(plan, problems, uncovered(plan, brief))
     messages = call.body["messages"]
     task = brief or next(
         (text_of(m.get("content")) or "" for m in messages if m.get("role") == "user"), ""
@@ -280,12 +291,42 @@ def bounded(brief: str) -> None:
         )
 
 
-def installable(plan: Plan, problems: Sequence[str] = ()) -> Plan:
+def uncovered(plan: Plan, brief: str) -> list[str]:
+    """What a compiled plan leaves out of the brief's own plan lines: a step, its tool or
+    completion code, a prerequisite (each would let a call run that the brief's plan refuses:
+    a tool left unbound passes, a prerequisite lost unblocks its step). Extra prerequisites
+    only hold steps back, and stand."""
+    try:
+        stated = parse_brief(brief)
+    except TaskgateError:  # plan lines of both kinds: the validator speaks for the plan
+        return []
+    if stated.binding != plan.binding:
+        return [f"the brief binds its steps to {stated.binding}s, the compiled plan to "
+                f"{plan.binding}s"]  # fmt: skip
+    norm = normalize_tool if plan.binding == "tool" else normalize_code
+    out = []
+    for sid, spec in stated.steps.items():
+        got = plan.steps.get(sid)
+        if got is None:
+            out.append(f"the compiled plan leaves out step {sid}")
+            continue
+        if stated.key(sid) and norm(plan.key(sid)) != norm(stated.key(sid)):
+            out.append(f"step {sid} is bound to {plan.key(sid)!r}, the brief says "
+                       f"{stated.key(sid)!r}")  # fmt: skip
+        lost = sorted(set(spec.deps) - set(got.deps))
+        if lost:
+            out.append(f"step {sid} lost its prerequisites {', '.join(lost)}")
+    return out[:5]
+
+
+def installable(plan: Plan, problems: Sequence[str] = (), left_out: Sequence[str] = ()) -> Plan:
     """``plan`` when the gate can enforce it, else a 422 naming why: a compiler reply still
-    unusable after its re-ask (``problems``), or a plan the validator finds defects in (a step
-    with no tool or no completion code, an unknown prerequisite, a cycle). Never a fallback:
-    a plan whose steps bind nothing would let every call pass as one no step is bound to."""
+    unusable after its re-ask (``problems``), one that leaves out what the brief's plan lines
+    say (``left_out``, :func:`uncovered`), or a plan the validator finds defects in (a step with
+    no tool or no completion code, an unknown prerequisite, a cycle). Never a fallback: a plan
+    whose steps bind nothing would let every call pass as one no step is bound to."""
     defects = [f"the compiler's reply was unusable after a re-ask ({p})" for p in problems]
+    defects += left_out
     if not defects:
         defects = [d.detail for d in validate(plan)][:5]
     if defects:
@@ -347,12 +388,22 @@ async def _open_turn(call: Call, message: str, model: str, key: str) -> str | No
                 f"was changed; send the request again): {problems[0]}",
                 "upstream_error",
             )
+        unknown = [d.detail for d in validate(plan, revision) if d.kind == "unknown-revision-step"]
+        if unknown:  # the compiler named steps the plan lacks: its cancel may be the right one
+            proxy.overheads.refusing("revision-unreadable", unknown[0], conv.key)
+            raise HttpError(
+                502,
+                "the proxy's helper model read this message as a revision of steps the plan "
+                f"does not have ({'; '.join(unknown[:3])}); nothing was changed: send the "
+                "request again",
+                "upstream_error",
+            )
         if revision != Revision():
             try:
                 machine.revise(revision)
                 call.add(LedgerEvent(entry=machine.last_entry()))
-            except TaskgateError:
-                pass  # a revision the plan cannot take changes nothing (the testbed's rule)
+            except TaskgateError as exc:  # one the state cannot take (a done step) changes
+                proxy.overheads.noted("revision-refused", str(exc), conv.key)  # nothing
         machine.close_request()
     else:
         step, redo, question = None, False, None
@@ -487,6 +538,7 @@ async def _complete(call: Call, forward: dict[str, Any], started: float) -> Resp
     upstream = await call.waiting(_post(proxy, call.headers, forward))
     if upstream.status_code != 200:  # passed through unchanged; nothing is written
         call.rollback()
+        unjudged(upstream.status_code)
         return relay(upstream)
     data = _completion(upstream.content)
     message = data["choices"][0]["message"]
@@ -518,8 +570,12 @@ def gate_message(
     returned = content
     if machine.graph.binding == "code":
         returned = judge_text(machine, arm, content, judged)
-    if calls and machine.graph.binding == "tool":
-        kept, refusals = call.judge_calls(calls, judged)
+    if calls:
+        kept, refusals = (
+            call.judge_calls(calls, judged)
+            if machine.graph.binding == "tool"
+            else unbound_calls(arm, calls, call.proxy.config.unbound)
+        )
         if refusals:
             returned = "\n\n".join([returned, *refusals] if returned else refusals)
         if kept:

@@ -81,7 +81,7 @@ class ProxyConfig:
     upstream: str
     rung: str = "enforcement"
     compiler: str = "llm"  # "llm" (the upstream, or the helper) or "parser" (structured briefs)
-    #: one of MATCHERS; by default ``lexical`` in plan mode (no model call), else ``llm``
+    #: one of MATCHERS; by default ``conversation`` in plan mode (no model call), else ``llm``
     matcher: str = ""
     helper_url: str | None = None  # compiler and matcher calls go here instead of the upstream
     helper_model: str | None = None  # default: the model the request names
@@ -150,6 +150,8 @@ class Overheads:
     ungated: Counter[str] = field(default_factory=Counter)
     #: requests refused because the conversation could not be gated (``compile-failed``)
     refused: Counter[str] = field(default_factory=Counter)
+    #: users' changes the state could not take (``revision-refused``): they changed nothing
+    unapplied: Counter[str] = field(default_factory=Counter)
     #: the gate's verdicts on the calls and booking lines of replies: ``admitted``, or the reason
     #: of a refusal
     verdicts: Counter[str] = field(default_factory=Counter)
@@ -165,6 +167,11 @@ class Overheads:
         """Count a request refused because its conversation cannot be gated; say it once."""
         self.refused[why] += 1
         self._say(f"refused {why}", key, f"refusing conversation {key}: {note}")
+
+    def noted(self, why: str, note: str, key: str = "") -> None:
+        """Count a user's change the state could not take (it changed nothing); say it once."""
+        self.unapplied[why] += 1
+        self._say(why, key, f"conversation {key}: a change changed nothing: {note}")
 
     def _say(self, why: str, key: str, line: str) -> None:
         if (why, key) not in self._told and len(self._told) < 10_000:
@@ -182,6 +189,7 @@ class Overheads:
             **percentiles(self.samples),
             "ungated": dict(self.ungated),
             "refused": dict(self.refused),
+            "unapplied": dict(self.unapplied),
             "verdicts": dict(self.verdicts),
         }
 

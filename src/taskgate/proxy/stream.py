@@ -20,7 +20,7 @@ import httpx
 import orjson
 from starlette.responses import Response, StreamingResponse
 
-from taskgate.proxy.gating import Judged, judge_text
+from taskgate.proxy.gating import Judged, judge_text, unbound_calls
 from taskgate.proxy.session import Call, finish
 from taskgate.serving.errors import HttpError, dumps
 from taskgate.serving.failures import describe
@@ -121,6 +121,19 @@ def _partial(text: str, start: int) -> int:
     return 2 if tail == "re" else 1 if tail[-1:] == "r" else 0
 
 
+def unjudged(status: int) -> None:
+    """A 502 for an answer of the upstream's the gate does not judge but a client would take as
+    a completion (any 2xx but 200): passing it on would hand out its tool calls unjudged. Errors
+    (4xx, 5xx) pass through as the upstream wrote them: no client acts on their body."""
+    if 200 <= status < 300:
+        raise HttpError(
+            502,
+            f"the upstream answered HTTP {status}; the gate judges only 200 answers and passes "
+            "on no other success",
+            "upstream_error",
+        )
+
+
 async def stream(call: Call, forward: dict[str, Any], started: float) -> Response:
     """The gated stream of ``forward``'s reply (the call's lock is released when it ends)."""
     proxy = call.proxy
@@ -139,6 +152,7 @@ async def stream(call: Call, forward: dict[str, Any], started: float) -> Respons
         content = await upstream.aread()
         await upstream.aclose()
         call.rollback()
+        unjudged(upstream.status_code)
         media = upstream.headers.get("content-type", "application/json")
         return Response(content, upstream.status_code, media_type=media)
     call.waited += time.perf_counter() - t0
@@ -229,8 +243,12 @@ async def _finish(
     text = sent + held.end()
     ordered = [_assembled(reply.calls[i]) for i in sorted(reply.calls)]
     kept: list[Any] = ordered
-    if ordered and machine.graph.binding == "tool":
-        kept, refusals = call.judge_calls(ordered, judged)
+    if ordered:
+        kept, refusals = (
+            call.judge_calls(ordered, judged)
+            if machine.graph.binding == "tool"
+            else unbound_calls(call.proxy.arm, ordered, call.proxy.config.unbound)
+        )
         if refusals:
             text = "\n\n".join([text, *refusals] if text else refusals)
     out = [reply.chunk({"content": text[len(sent) :]})] if len(text) > len(sent) else []

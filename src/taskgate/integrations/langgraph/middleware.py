@@ -155,10 +155,14 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         )
         #: reads each user message with the agent's message before it (no model call by default)
         self.matcher: Matcher = matcher or ConversationReader()
-        #: the threads' gates in memory (at most ``max_threads`` of them, rebuilt from the state
+        #: the threads' gates in memory (at most ``max_threads`` idle ones, rebuilt from the state
         #: when next used)
         self._threads: SessionRegistry[_Thread, threading.Lock] = SessionRegistry(
-            max_threads, threading.Lock
+            max_threads,
+            threading.Lock,
+            # never evicted while a call runs or is held in doubt: the state does not hold
+            # doubts, and a gate rebuilt from it would run the step again
+            busy=lambda key, held: bool(held.gate.running()),
         )
         self._own = Rows(secret)
         #: each gate's sealer (the seals of its rows, each computed once); gone with the gate
@@ -542,10 +546,12 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             asked = self._asked.get(held, {}).get(str(call_id))
         if asked is not None:
             return held, asked
+        args = request.tool_call.get("args")
+        arguments = args if isinstance(args, dict) else None if args is None else {"args": args}
         found = _batch(request.state, call_id)
         if found is None or not isinstance(call_id, str):
             gate = self.gate(request.state)
-            return gate, gate.begin(name)
+            return gate, gate.begin(name, arguments=arguments)
         key, calls = found
         left: list[Ticket] = []
         with self._judging:
@@ -566,7 +572,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
                 del judged[key]
         for unrun in left:  # never ran: nothing booked, their steps free again
             gate.finish(unrun, "failed")
-        return gate, ticket if ticket is not None else gate.begin(name)
+        return gate, ticket if ticket is not None else gate.begin(name, arguments=arguments)
 
     def _release(self, gate: GateSession) -> None:
         """A new user message: admitted calls of earlier turns that never ran book nothing and

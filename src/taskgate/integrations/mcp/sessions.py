@@ -21,7 +21,7 @@ import json
 import logging
 import time
 import uuid
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -35,7 +35,7 @@ from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason
 from taskgate.errors import UsageError
 from taskgate.gate.registry import SessionRegistry
-from taskgate.gate.session import Call, GateSession, Notices, step_named
+from taskgate.gate.session import Call, GateSession, Notices, Opened, step_named
 from taskgate.journal.events import (
     CallEvent,
     Conversation,
@@ -168,6 +168,9 @@ class McpGate:
         self._template = self._session_gate(TaskMachine(config.plan))
         #: steps with no text are matched by their tools' descriptions (set when tools are known)
         self.wordings: dict[str, str] = {}
+        #: sessions whose last user message could not be read or recorded: their gated calls
+        #: are refused until a message is (the journal still has the request before it)
+        self._unread: OrderedDict[str, None] = OrderedDict()
 
     # -- sessions ----------------------------------------------------------------------------------
     async def session(self, key: str) -> Session:
@@ -258,17 +261,14 @@ class McpGate:
         """Open the request of a user message (read with the agent's message before it, when the
         application has it); the answer for the client model (what the gate understood, or the
         question to ask the user)."""
-        session = await self.session(key)
-        async with session.lock:
-            self._give(session, approvals=False)  # an operator's revisions, before the message
-            message, agent = _text(message[:4000]), _text(agent[-4000:])
-            opened = await session.gate.open_message(message, self.matcher, agent=agent)
-            reading = opened.reading and dataclasses.replace(opened.reading, taken={})
-            read = MessageEvent(message=message, agent=agent, reading=reading)
-            session.conv.apply(read, applied=True)
-            self._record(session, [session.gate.machine.last_entry()])
-            self._give(session, approvals=True)  # and approvals, for the request now open
-            await self._write(session)
+        try:
+            opened, session = await self._opened(key, message, agent)
+        except BaseException:  # unread or unrecorded: the request before it must not stand
+            self._unread[key] = None
+            while len(self._unread) > 100_000:
+                self._unread.popitem(last=False)
+            raise
+        self._unread.pop(key, None)
         if opened.ask_back is not None:
             return opened.ask_back
         step = opened.request.step if opened.request is not None else None
@@ -284,6 +284,20 @@ class McpGate:
         text = session.gate.machine.graph.text(step) or step
         again = " again" if opened.match.explicit_redo else ""
         return f"Noted: the user asks you to {text}{again}."
+
+    async def _opened(self, key: str, message: str, agent: str) -> tuple[Opened, Session]:
+        session = await self.session(key)
+        async with session.lock:
+            self._give(session, approvals=False)  # an operator's revisions, before the message
+            message, agent = _text(message[:4000]), _text(agent[-4000:])
+            opened = await session.gate.open_message(message, self.matcher, agent=agent)
+            reading = opened.reading and dataclasses.replace(opened.reading, taken={})
+            read = MessageEvent(message=message, agent=agent, reading=reading)
+            session.conv.apply(read, applied=True)
+            self._record(session, [session.gate.machine.last_entry()])
+            self._give(session, approvals=True)  # and approvals, for the request now open
+            await self._write(session)
+        return opened, session
 
     # -- calls -------------------------------------------------------------------------------------
     async def call(
@@ -311,6 +325,14 @@ class McpGate:
         if first.verdict.reason is Reason.UNKNOWN_TOOL and not key:  # unbound="refuse"
             self.metrics.calls["refused"] += 1  # no session to record it in
             return Answer(text=first.notice, refused=True)
+        if key in self._unread:
+            self.metrics.calls["refused"] += 1
+            self.metrics.verdicts["message-unread"] += 1
+            return Answer(
+                text=f"{tool[:80]} was not run: the user's last message could not be read or "
+                "recorded. Ask the user to send it again.",
+                refused=True,
+            )
         session = await self.session(key)
         call_id = uuid.uuid4().hex
         async with session.lock:

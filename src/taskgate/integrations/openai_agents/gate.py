@@ -24,6 +24,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+import orjson
 from agents import Agent, FunctionTool
 
 from taskgate.errors import UsageError
@@ -36,6 +37,20 @@ log = logging.getLogger("taskgate.openai_agents")
 #: text, and by this adapter when a tool's own failure handler did
 _SDK_FAILED = "_function_tool_default_failure_handled"
 _OWN_FAILED = "_taskgate_failure_handled"
+
+
+def json_arguments(raw: object) -> dict[str, object] | None:
+    """A call's arguments as the SDK hands them (a JSON object's text): judged with every value
+    (a text that is no JSON object is judged as it stands, never as no arguments)."""
+    if not isinstance(raw, str | bytes) or not raw.strip():
+        return None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return {"arguments": raw if isinstance(raw, str) else raw.decode("utf-8", "replace")}
+    if isinstance(value, dict):
+        return value or None
+    return {"arguments": value}
 
 
 def gate_tool(tool: FunctionTool, gate: ToolGate) -> FunctionTool:
@@ -52,7 +67,7 @@ def gate_tool(tool: FunctionTool, gate: ToolGate) -> FunctionTool:
         gated_tool._failure_error_function = marking
 
     async def on_invoke_tool(ctx, args_json):  # type: ignore[no-untyped-def]  # the SDK reads the signature
-        ticket = gate.begin(tool.name)
+        ticket = gate.begin(tool.name, arguments=json_arguments(args_json))
         if not ticket.admitted:
             return ticket.notice  # the model reads it as the call's output; the tool never runs
         outcome: Outcome = "unknown"

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
 from pydantic_ai import RunContext, ToolFailed
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
@@ -28,8 +29,8 @@ from taskgate.gate.tool_gate import ToolGate
 log = logging.getLogger("taskgate.pydantic_ai")
 
 
-async def _gated(gate: ToolGate, name: str, run: Callable[[], Awaitable[Any]]) -> Any:
-    ticket = gate.begin(name)
+async def _gated(gate: ToolGate, name: str, args: object, run: Callable[[], Awaitable[Any]]) -> Any:
+    ticket = gate.begin(name, arguments=_arguments(args))
     if not ticket.admitted:
         raise ToolFailed(ticket.notice)
     outcome: Outcome = "unknown"
@@ -48,6 +49,16 @@ async def _gated(gate: ToolGate, name: str, run: Callable[[], Awaitable[Any]]) -
         gate.finish(ticket, outcome)
 
 
+def _arguments(args: object) -> dict[str, object] | None:
+    """The validated arguments PydanticAI hands a tool (a dict, or a model of them), every value
+    judged."""
+    if isinstance(args, BaseModel):
+        args = args.model_dump()
+    if isinstance(args, dict):
+        return dict(args) or None
+    return None if args is None else {"arguments": args}
+
+
 @dataclass
 class TaskGate(AbstractCapability[Any]):
     """``Agent(..., capabilities=[TaskGate(gate)])``: every tool call judged by ``gate``."""
@@ -57,7 +68,7 @@ class TaskGate(AbstractCapability[Any]):
     async def wrap_tool_execute(
         self, ctx: RunContext[Any], *, call: Any, tool_def: Any, args: Any, handler: Any
     ) -> Any:
-        return await _gated(self.gate, call.tool_name, lambda: handler(args))
+        return await _gated(self.gate, call.tool_name, args, lambda: handler(args))
 
 
 @dataclass
@@ -72,5 +83,5 @@ class TaskGateToolset(WrapperToolset[Any]):
         if self.gate is None:
             raise ToolFailed("the task gate is not set up: TaskGateToolset(toolset, gate)")
         return await _gated(
-            self.gate, name, lambda: self.wrapped.call_tool(name, tool_args, ctx, tool)
+            self.gate, name, tool_args, lambda: self.wrapped.call_tool(name, tool_args, ctx, tool)
         )
