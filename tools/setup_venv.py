@@ -73,13 +73,38 @@ def _installed(name: str) -> bool:
     return True
 
 
+#: the x86 instruction sets llama.cpp is built for when the CPU has them (``/proc/cpuinfo``)
+_ISA = {"avx": "GGML_AVX", "avx2": "GGML_AVX2", "fma": "GGML_FMA", "f16c": "GGML_F16C",
+        "avx512f": "GGML_AVX512", "avx512_vnni": "GGML_AVX512_VNNI",
+        "avx512vbmi": "GGML_AVX512_VBMI", "avx512_bf16": "GGML_AVX512_BF16"}  # fmt: skip
+
+
+def isa_flags(cpuinfo: str | None = None) -> str:
+    """llama.cpp's CPU flags: on x86-64 Linux, the instruction sets the CPU lists, without
+    ``-march=native`` (GGML_NATIVE), which also turns on AMX wherever the CPU lists it; where the
+    kernel does not let a process use AMX tiles (a microVM's, say), llama.cpp's AMX kernels crash
+    on the first matrix product. Elsewhere: llama.cpp's own default."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+    line = next((ln for ln in cpuinfo.splitlines() if ln.startswith("flags")), "")
+    have = set(line.partition(":")[2].split())
+    if "avx2" not in have:  # not x86-64 with AVX2 (or no cpuinfo): llama.cpp decides
+        return ""
+    on = [f"-D{flag}=ON" for name, flag in _ISA.items() if name in have]
+    return " ".join(["-DGGML_NATIVE=OFF", *on])
+
+
 def build_env() -> dict[str, str]:
-    """The build's environment: the lean flags first, a user's own ``CMAKE_ARGS`` after them (a
-    later ``-D`` wins), on every core."""
+    """The build's environment: the lean flags and the CPU's (:func:`isa_flags`) first, a
+    user's own ``CMAKE_ARGS`` after them (a later ``-D`` wins), on every core."""
     env = dict(os.environ)
     lean = ROOT / "tools" / "llama-lean.cmake"
     own = env.get("CMAKE_ARGS", "")
-    env["CMAKE_ARGS"] = f"-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_INCLUDE={lean} {own}".strip()
+    flags = f"-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_INCLUDE={lean} {isa_flags()} {own}"
+    env["CMAKE_ARGS"] = " ".join(flags.split())
     env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
     return env
 

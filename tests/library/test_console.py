@@ -7,6 +7,7 @@ either, the browser tests skip and say which is missing; the sign-in tests run o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -204,6 +205,32 @@ def test_an_approval_clicked_in_the_console_lets_the_blocked_call_run_next(brows
             == "send_rfq ran for 'send the RFQ'"
         )
         assert page.errors == []
+
+
+def test_signing_in_from_a_second_tab_keeps_the_first_signed_in(browser: Any) -> None:
+    """A second tab's sign-in replaces the cookie and the console key together: the first tab
+    reads the key at each request and goes on (it used to sign every tab out)."""
+    with FakeServer(script([Reply("Hello.")])) as upstream, \
+            ProxyServer(config(upstream)) as proxy, httpx.Client() as client:  # fmt: skip
+        Chat(proxy.base_url, client).say("hi")
+        context = browser.new_context()
+        try:
+            first, second = context.new_page(), context.new_page()
+            second.goto(f"{proxy.url}/taskgate/console")  # left at the sign-in form
+            for page in (first, second):
+                if page is first:
+                    page.goto(f"{proxy.url}/taskgate/console")
+                page.fill("#token", TOKEN)
+                page.click("#signin")
+                page.wait_for_selector("#metrics li")
+            first.evaluate("document.getElementById('live').textContent = ''")
+            from playwright.sync_api import expect
+
+            expect(first.locator("#live")).to_have_text(re.compile("^live"), timeout=30_000)
+            # a poll after the second sign-in, answered
+            assert first.locator("#token").count() == 0 and second.locator("#token").count() == 0
+        finally:
+            context.close()
 
 
 def test_steps_named_like_javascripts_built_ins_are_drawn(browser: Any) -> None:

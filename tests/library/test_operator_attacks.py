@@ -302,9 +302,9 @@ def test_attack_a_connection_that_trickles_its_headers_is_closed(
 def test_attack_a_body_held_back_is_answered_408(
     gate: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import taskgate.serving.http as http
+    import taskgate.serving.console as console
 
-    monkeypatch.setattr(http, "BODY_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(console, "_FORM_S", 0.5)  # the sign-in's own deadline (10 s)
     host, port = gate.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port))) as s:
         s.sendall(
@@ -313,3 +313,104 @@ def test_attack_a_body_held_back_is_answered_408(
             .encode()
         )  # fmt: skip
         assert _status(s) == 408
+
+
+def test_attack_guesses_spread_over_loopback_addresses_are_one_addresss(gate: str) -> None:
+    """A local process may bind any of 127.0.0.0/8's 16 million addresses: 200 guesses from 10
+    of them were all compared. Every loopback address is one bucket (an IPv6 address its /64)."""
+    answers = []
+    for i in range(LIMIT + 10):
+        transport = httpx.HTTPTransport(local_address=f"127.0.{i // 250}.{i % 250 + 2}")
+        with httpx.Client(transport=transport) as client:
+            answers.append(
+                client.get(_listing(gate), headers={"Authorization": f"Bearer g{i}"}).status_code
+            )
+    assert answers.count(401) == LIMIT and set(answers[LIMIT:]) == {429}
+
+
+def test_attack_cookies_tossed_from_another_port_do_not_sign_the_operator_out(gate: str) -> None:
+    """A page on another port set twenty 4 KB cookies at ``/taskgate``: the header passed 64 KiB
+    and every sign-in in it was refused, so signing in again looped. Cookies of other names are
+    passed over, however many or large."""
+    with httpx.Client() as client:
+        value, key = _sign_in(client, gate)
+    name = f"{COOKIE}_{gate.rpartition(':')[2]}"
+    tossed = "; ".join(f"junk{i}={'x' * 4000}" for i in range(20))
+    headers = {"cookie": f"{tossed}; {name}={value}", "x-taskgate-console": key}
+    assert httpx.get(f"{gate}/taskgate/console", headers=headers).status_code == 200
+    assert httpx.get(_listing(gate), headers=headers).status_code == 200
+
+
+def test_a_huge_system_prompt_is_not_read_line_by_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tens of megabytes of short plan lines held the event loop for seconds while every line was
+    parsed, before the brief's budget was applied: a prompt over the budget is judged by a look
+    for a plan line's binding (a brief, refused as too long) and never parsed."""
+    import taskgate.proxy.server as server
+
+    parsed: list[int] = []
+    real = server.brief_steps
+    monkeypatch.setattr(server, "brief_steps", lambda text: parsed.append(len(text)) or real(text))
+    lines = "- s1: x  [completion code RC-1001]\n" * 20_000  # 700 KB of plan lines
+    prose = "Be helpful.\n" * 60_000
+    with FakeServer(script([Reply("Hello.")])) as upstream, \
+            ProxyServer(ProxyConfig(upstream.base_url)) as proxy:  # fmt: skip
+        for system, status in ((lines, 413), (prose, 200)):
+            body = {"model": "m", "messages": [{"role": "system", "content": system},
+                                               {"role": "user", "content": "hi"}]}  # fmt: skip
+            answer = httpx.post(f"{proxy.base_url}/chat/completions", json=body, timeout=60)
+            assert answer.status_code == status, answer.text[:200]
+    assert parsed == []
+
+
+def _mcp_http(allowed: tuple[str, ...] = ()) -> Any:
+    pytest.importorskip("mcp", reason="needs the mcp extra")
+    import sys
+
+    from mcp import StdioServerParameters
+
+    from taskgate.integrations.mcp import McpGate, McpGateConfig, http_app
+
+    upstream = StdioServerParameters(
+        command=sys.executable, args=["-m", "taskgate.integrations.mcp.testing"]
+    )
+    gate = McpGate(McpGateConfig(tool_chain(3), requests="plan", status_token=TOKEN))
+    return _served(http_app(gate, [upstream], allowed_hosts=allowed))
+
+
+def test_an_allowed_host_name_is_answered_by_the_mcp_gate_too() -> None:
+    """``--allowed-host`` let the name past the gate's own guard, but the MCP SDK's guard behind
+    it answered 421 for anything but loopback names."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+    with _mcp_http(("gate.internal",)) as url:
+        port = url.rpartition(":")[2]
+        for host in (f"gate.internal:{port}", "gate.internal"):
+            named = {"host": host, "accept": "application/json, text/event-stream"}
+            answer = httpx.post(f"{url}/mcp", json=init, headers=named)
+            assert answer.status_code == 200, (host, answer.text)
+            listed = httpx.get(f"{url}/taskgate/sessions", headers={**named, **BEARER})
+            assert listed.status_code == 200, (host, listed.text)
+        other = httpx.post(f"{url}/mcp", json=init, headers={"host": f"other.internal:{port}"})
+        assert other.status_code == 421
+
+
+def test_attack_a_body_held_back_on_the_2026_protocol_path_is_cut_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The MCP SDK's own transport (a request of the 2026 protocol) read bodies with no
+    deadline: one held back kept its connection for good."""
+    import taskgate.serving.http as http
+
+    monkeypatch.setattr(http, "BODY_TIMEOUT_S", 0.5)
+    with _mcp_http() as url:
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port))) as s:
+            s.sendall(
+                f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+                "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2099-01-01"
+                "\r\nContent-Length: 100\r\n\r\n{".encode()
+            )  # fmt: skip
+            s.settimeout(60)
+            got = s.recv(200)  # an answer or the connection closed, well before 60 s
+    assert got == b"" or got.startswith(b"HTTP/1.1 4")

@@ -188,14 +188,19 @@ def test_without_a_status_token_the_metrics_are_served_only_on_the_gates_own_hos
 
 def test_wrong_tokens_are_limited_per_address_with_a_429_that_says_when_to_retry() -> None:
     """Guesses at the status token, on any operator endpoint or the console, count against the
-    address they come from: past the limit it is a 429 with Retry-After, the right token
-    included (a guess made then learns nothing), while another address, the operator's, still
-    signs in; the window passes and the address may try again."""
-    from taskgate.serving.throttle import LIMIT, WINDOW_S, Throttle
+    address they come from (every loopback address one: a local process may bind any of them):
+    past the limit it is a 429 with Retry-After, the right token included (a guess made then
+    learns nothing), while an operator signed in before goes on, and another address is not
+    limited; the window passes and the address may try again."""
+    from taskgate.serving.signin import console_key
+    from taskgate.serving.throttle import LIMIT, WINDOW_S, Throttle, bucket
 
     with FakeServer(script([Reply("Hello.")])) as upstream, \
             ProxyServer(config(upstream)) as proxy, httpx.Client() as attacker, \
             httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.2")) as operator:  # fmt: skip
+        signin = f"{proxy.url}/taskgate/console/signin"
+        assert operator.post(signin, data={"token": "ops-secret"}).status_code == 200
+        key = console_key("ops-secret", operator.cookies[f"taskgate_console_{proxy.port}"])
         paths = ["/taskgate/conversations", "/taskgate/metrics", "/taskgate/console"]
         answers = [
             attacker.get(f"{proxy.url}{paths[i % 3]}", headers={"Authorization": f"Bearer g{i}"})
@@ -206,10 +211,15 @@ def test_wrong_tokens_are_limited_per_address_with_a_429_that_says_when_to_retry
         assert 0 < int(answers[-1].headers["retry-after"]) <= WINDOW_S
         right = attacker.get(f"{proxy.url}/taskgate/conversations", headers=TOKEN)
         assert right.status_code == 429  # no oracle while limited
-        signin = f"{proxy.url}/taskgate/console/signin"
         assert attacker.post(signin, data={"token": "ops-secret"}).status_code == 429
-        assert operator.get(f"{proxy.url}/taskgate/conversations", headers=TOKEN).status_code == 200
-        assert operator.post(signin, data={"token": "ops-secret"}).status_code == 200
+        other = operator.get(f"{proxy.url}/taskgate/conversations", headers=TOKEN)
+        assert other.status_code == 429  # 127.0.0.2 is the same host: the same bucket
+        listed = operator.get(f"{proxy.url}/taskgate/conversations",
+                              headers={"x-taskgate-console": key})  # fmt: skip
+        assert listed.status_code == 200  # the console signed in before is served
+    assert bucket("127.0.0.2") == bucket("127.9.9.9") == bucket("::1") == "loopback"
+    assert bucket("2001:db8::1") == bucket("2001:db8::ffff") == "2001:db8::/64"
+    assert bucket("::ffff:203.0.113.9") == "203.0.113.9" != bucket("203.0.113.10")
     throttle = Throttle()
     for i in range(LIMIT):
         throttle.failed("198.51.100.1", now=float(i))

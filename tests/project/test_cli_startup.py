@@ -73,7 +73,7 @@ def test_an_upstream_that_refuses_is_one_line_saying_refused() -> None:
     done = _taskgate(
         "proxy", "--upstream", f"http://127.0.0.1:{port}/v1", "--port", str(_closed_port())
     )
-    line = _one_line(done, "refused the connection", "--upstream")
+    line = _one_line(done, "refused the connection", "--upstream", "--wait-for-upstream")
     assert "ssl:default" not in line and "Timeout" not in line
 
 

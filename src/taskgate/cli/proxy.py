@@ -124,6 +124,16 @@ def proxy(
     ] = None,
     allowed_host: AllowedHosts = None,
     forwarded_allow_ips: ForwardedIps = None,
+    wait_for_upstream: Annotated[
+        float,
+        typer.Option(
+            "--wait-for-upstream",
+            help="At start, try the upstream for up to this many seconds (a model server still "
+            "loading) before giving up with one line.",
+            metavar="SECONDS",
+            min=0,
+        ),
+    ] = 0.0,
 ) -> None:
     """Serve an OpenAI-compatible endpoint that gates every conversation whose system prompt is
     a brief. Point the agent's base URL at http://HOST:PORT/v1. The status endpoints need
@@ -193,7 +203,7 @@ def proxy(
     store = open_store(db)
     if store.shared:  # a database server: reachable now, or the proxy does not start
         asyncio.run(_reachable(db or ""))
-    asyncio.run(_answers(upstream))
+    asyncio.run(_answers(upstream, wait_for_upstream))
     sock = bind(host, port)  # a port in use is one line, before anything is said to serve
     gates = (
         "every conversation with a plan compiled from its system prompt and tools"
@@ -215,21 +225,30 @@ def proxy(
         uvicorn.Server(serving_config(app, forwarded_allow_ips)).run(sockets=[sock])
 
 
-async def _answers(upstream: str) -> None:
+async def _answers(upstream: str, wait_s: float = 0.0) -> None:
     """The upstream accepts a connection (any HTTP answer will do: some servers have no
-    ``/models``, or want a key), or one line saying why not, naming ``--upstream``."""
+    ``/models``, or want a key), tried again for up to ``wait_s`` seconds (a model server still
+    loading); else one line saying why not, naming ``--upstream``."""
+    import time
+
     import httpx
 
     from taskgate.serving.failures import describe
 
-    try:
-        async with httpx.AsyncClient(timeout=10.0, trust_env=False) as client:
-            await client.get(f"{upstream.rstrip('/')}/models")
-    except httpx.HTTPError as exc:
-        raise UsageError(
-            f"the upstream {upstream} cannot be reached: {describe(exc)} (is it running? start it first, or "
-            "correct --upstream)"
-        ) from None
+    deadline = time.monotonic() + wait_s
+    async with httpx.AsyncClient(timeout=10.0, trust_env=False) as client:
+        while True:
+            try:
+                await client.get(f"{upstream.rstrip('/')}/models")
+                return
+            except httpx.HTTPError as exc:
+                why = describe(exc)
+                if time.monotonic() >= deadline or "certificate" in why:
+                    raise UsageError(
+                        f"the upstream {upstream} cannot be reached: {why} (start it first, "
+                        "give it time with --wait-for-upstream SECONDS, or correct --upstream)"
+                    ) from None
+            await asyncio.sleep(1.0)
 
 
 async def _reachable(db: str) -> None:

@@ -65,6 +65,9 @@ from taskgate.serving.http import owner, read_body
 from taskgate.understanding import Turn, turns
 
 _FORWARD = ("authorization", "content-type", "accept", "openai-organization", "openai-project")
+#: one conversation's brief, at most (a tenant's brief costs the gate CPU on every request)
+MAX_BRIEF_STEPS = 500
+MAX_BRIEF_CHARS = 256 * 1024
 
 
 async def chat(request: Request) -> Response:
@@ -146,12 +149,18 @@ def _brief(messages: list[dict[str, Any]]) -> str | None:
 
 
 _BRIEFS: OrderedDict[bytes, bool] = OrderedDict()
+#: how a plan line's binding starts (see :mod:`taskgate.protocol.briefparse`)
+_CODE_END, _TOOL_END = "  [completion code ", "  [tool: "
 
 
 def _is_brief(text: str) -> bool:
     """Whether a system prompt is a brief (it has plan lines); a conversation sends the same
     one on every request, so the answer is cached by the prompt's digest (the cache holds no
-    prompt: a client sending huge ones leaves no memory behind)."""
+    prompt: a client sending huge ones leaves no memory behind). A prompt over the brief's
+    budget is not read line by line (tens of megabytes of short lines held the event loop for
+    seconds): one with a plan line's binding in it is a brief, and refused as too long."""
+    if len(text) > MAX_BRIEF_CHARS:  # never parsed line by line: a look for a plan line's end
+        return _CODE_END in text or _TOOL_END in text  # (then refused as over the budget)
     digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
     known = _BRIEFS.get(digest)
     if known is None:
@@ -263,6 +272,8 @@ async def _compiled(call: Call, brief: str, model: str, key: str) -> Plan:
     task = brief or next(
         (text_of(m.get("content")) or "" for m in messages if m.get("role") == "user"), ""
     )
+    if len(task) > MAX_BRIEF_CHARS:  # the helper is asked with it: the brief's budget holds
+        raise HttpError(413, f"the agent's instructions are over {MAX_BRIEF_CHARS} characters")
     tools = call.body.get("tools")
     compiler = PlanCompiler(proxy.helper(model, key))
     try:
@@ -272,11 +283,6 @@ async def _compiled(call: Call, brief: str, model: str, key: str) -> Plan:
     except TaskgateError as exc:  # one line: the defects joined
         why = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         raise HttpError(400, why) from None
-
-
-#: one conversation's brief, at most (a tenant's brief costs the gate CPU on every request)
-MAX_BRIEF_STEPS = 500
-MAX_BRIEF_CHARS = 256 * 1024
 
 
 def bounded(brief: str) -> None:

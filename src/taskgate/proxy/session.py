@@ -329,8 +329,11 @@ class Proxy:
                 self._stored.add(key)
             self.conversations.put(key, conv)
         elif self.store.shared:  # another replica may have gone on with it
+            caught_up = conv.written == len(conv.events)  # nothing of this process unwritten
             for event in await self.store.load(key, len(conv.events)):
                 conv.apply(event)
+            if caught_up:  # what another replica wrote is written
+                conv.written = len(conv.events)
         return conv
 
     async def readable(self, key: str) -> Conversation:

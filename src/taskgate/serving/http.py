@@ -23,16 +23,17 @@ def owner(headers: Mapping[str, str]) -> str:
     return hashlib.sha256(auth.encode()).hexdigest()[:32] if auth else "anon"
 
 
-async def read_body(request: Request, limit: int = MAX_BODY) -> bytes:
+async def read_body(request: Request, limit: int = MAX_BODY, timeout: float | None = None) -> bytes:
     """The request's body, at most ``limit`` bytes: a ``Content-Length`` over it is a 413 before
-    a byte is read, and so is a body that grows past it; a body not whole within
-    :data:`BODY_TIMEOUT_S` is a 408; a client gone mid-upload is a 400."""
+    a byte is read, and so is a body that grows past it; a body not whole within ``timeout``
+    seconds (default :data:`BODY_TIMEOUT_S`) is a 408; a client gone mid-upload is a 400."""
+    seconds = BODY_TIMEOUT_S if timeout is None else timeout
     size = request.headers.get("content-length", "")
     if size.isdigit() and int(size) > limit:
         raise HttpError(413, f"the request body is over {_size(limit)}")
     parts, total = [], 0
     try:
-        async with asyncio.timeout(BODY_TIMEOUT_S):
+        async with asyncio.timeout(seconds):
             async for part in request.stream():
                 total += len(part)
                 if total > limit:
@@ -41,7 +42,7 @@ async def read_body(request: Request, limit: int = MAX_BODY) -> bytes:
     except ClientDisconnect:
         raise HttpError(400, "the client disconnected before its request was read") from None
     except TimeoutError:
-        raise HttpError(408, f"the request body took over {BODY_TIMEOUT_S:g} s to arrive") from None
+        raise HttpError(408, f"the request body took over {seconds:g} s to arrive") from None
     return b"".join(parts)
 
 

@@ -19,7 +19,8 @@ origin's own storage (which another port cannot read) and sends it as the consol
 in that header, which a page of another site cannot send without a CORS preflight that the gate
 never answers, and only from the gate's own origin. Loading the console's page with the cookie
 alone shows no data (the page holds none). A cookie of the same name set by another page (at
-path ``/``, say) does not shadow the real one: every value of the name is checked.
+path ``/``, say) does not shadow the real one: every value of the name is checked (up to 50),
+and cookies of other names, however many or large, are passed over.
 """
 
 from __future__ import annotations
@@ -38,9 +39,8 @@ LIFETIME_S = 12 * 3600
 #: the header the console's own requests carry, with the sign-in's console key (a page of
 #: another site cannot send it without a CORS preflight that the gate does not answer)
 HEADER = "x-taskgate-console"
-_LONGEST_COOKIES = 1 << 16
-#: the most cookies of a request looked at (a browser sends a few dozen at most)
-_MOST_COOKIES = 200
+#: the most values of this gate's cookie name checked (each an HMAC)
+_MOST_VALUES = 50
 _KEY = re.compile(r"[0-9a-f]{64}")
 _VALUE = re.compile(r"([0-9]{1,12})\.([0-9a-f]{32})\.([0-9a-f]{64})")
 
@@ -87,13 +87,15 @@ def console_key(token: str, value: str) -> str:
 def sign_ins(headers: Mapping[str, str], token: str) -> list[str]:
     """The valid sign-ins the request's cookies carry under this gate's cookie name (every
     value of the name, so that a junk cookie of the same name shadows nothing)."""
-    raw = headers.get("cookie", "")
-    if len(raw) > _LONGEST_COOKIES:
-        return []
-    name, found = cookie_name(headers), []
-    for part in raw.split(";")[:_MOST_COOKIES]:
+    name, found, tried = cookie_name(headers), [], 0
+    for part in headers.get("cookie", "").split(";"):  # linear in the header, whatever its size
         key, eq, value = part.partition("=")
-        if eq and key.strip() == name and valid(value.strip().strip('"'), token):
+        if not eq or key.strip() != name:
+            continue  # other cookies, however many a page of another port set, shadow nothing
+        tried += 1
+        if tried > _MOST_VALUES:
+            break
+        if valid(value.strip().strip('"'), token):
             found.append(value.strip().strip('"'))
     return found
 

@@ -5,13 +5,15 @@ so a guess made while limited learns nothing; a sign-in whose token arrives in a
 as wrong *before* the body is read (:meth:`Throttle.attempt`) and taken back only once it proved
 right, so connections that hold their bodies cannot all pass the check together. Only a token
 given counts: a request with no credentials guesses nothing. The address is the connection's
-peer: forwarded-address headers count only from proxies the operator names
-(:mod:`taskgate.serving.serve`). One address's guesses never lock out another's (a reverse
+peer, bucketed so that one client cannot spread its guesses (every loopback address is one
+bucket, an IPv6 address its /64): forwarded-address headers count only from proxies the
+operator names (:mod:`taskgate.serving.serve`). One address's guesses never lock out another's (a reverse
 proxy in front of the gate is one address: put the limit there too), and an operator already
 signed in is served while their address is limited."""
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import time
 from collections import OrderedDict, deque
@@ -26,8 +28,25 @@ ADDRESSES = 10_000
 
 
 def address(request: Request) -> str:
-    """The address the request came from (the peer of its connection)."""
-    return request.client.host if request.client is not None else ""
+    """Whose guesses the request's are: the peer of its connection, as a bucket one client
+    cannot spread over. Every loopback address is one (a local process may bind any of the 16
+    million of 127.0.0.0/8), and an IPv6 address is its /64 (what one host is handed)."""
+    return bucket(request.client.host if request.client is not None else "")
+
+
+def bucket(host: str) -> str:
+    """The bucket of a peer address (see :func:`address`)."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return "loopback"
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
 
 
 class Throttle:

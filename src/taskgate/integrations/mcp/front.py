@@ -24,7 +24,7 @@ import hmac
 import logging
 import secrets
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +37,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from taskgate._version import __version__
 from taskgate.errors import TaskgateError
@@ -72,14 +72,35 @@ def session_key(headers: Mapping[str, str], ids: bool = True) -> str | None:
     return f"{name}~{owner(headers)}"
 
 
-def security(host: str) -> TransportSecuritySettings | None:
-    """The SDK's DNS-rebinding guard for a gate on a loopback address (as its transport sets)."""
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` (read already, by :func:`read_body`) as the request's
+    one message, then what the client sends after it (a disconnect, while a stream is sent)."""
+    given = False
+
+    async def again() -> Message:
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return again
+
+
+def security(host: str, allowed: Sequence[str] = ()) -> TransportSecuritySettings | None:
+    """The SDK's DNS-rebinding guard for a gate on a loopback address (as its transport sets),
+    answering also the names the operator allowed (``--allowed-host``: ``NAME``, ``NAME:PORT``
+    or ``NAME:*``), and pages of those names as origins."""
     if host not in ("127.0.0.1", "localhost", "::1"):
         return None
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    for name in allowed:
+        bare = name.partition(":")[0]
+        hosts += [name] if ":" in name and not name.endswith(":*") else [bare, f"{bare}:*"]
+        origins += [f"{scheme}://{n}" for scheme in ("http", "https") for n in (bare, f"{bare}:*")]
     return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
     )
 
 
@@ -87,12 +108,19 @@ class Front:
     """The ASGI endpoint at the gate's MCP path."""
 
     def __init__(
-        self, holder: Holder, call: Call, modern: ASGIApp, *, host: str, secret: bytes | None = None
+        self,
+        holder: Holder,
+        call: Call,
+        modern: ASGIApp,
+        *,
+        host: str,
+        secret: bytes | None = None,
+        allowed_hosts: Sequence[str] = (),
     ) -> None:
         self.holder = holder
         self.call = call
         self.modern = modern
-        self.guard = TransportSecurityMiddleware(security(host))
+        self.guard = TransportSecurityMiddleware(security(host, allowed_hosts))
         self.secret = secret or secrets.token_bytes(32)
         #: session ids their clients ended (DELETE): refused from then on (the most recent
         #: ``MAX_ENDED``; a restart forgets them, as it forgets ids without a session secret)
@@ -105,7 +133,12 @@ class Front:
         version = headers.get(b"mcp-protocol-version", b"").decode("latin-1")
         modern = version and version not in HANDSHAKE_PROTOCOL_VERSIONS
         if modern and headers.get(b"mcp-method") != b"server/discover":
-            await self.modern(scope, receive, send)
+            try:  # the body read here, by the surfaces' one rule (its size and its deadline)
+                body = await read_body(Request(scope, receive))
+            except HttpError as exc:
+                await exc.response()(scope, receive, send)
+                return
+            await self.modern(scope, replaying(body, receive), send)
             return
         response = await self.handle(Request(scope, receive))
         await response(scope, receive, send)

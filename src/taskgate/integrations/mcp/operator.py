@@ -40,12 +40,18 @@ from taskgate.serving.status import listing_row, status_json
 _WHOLE_ID = re.compile(r"[^~\s]{1,200}~(?:local|anon|[0-9a-f]{32})")
 
 
-def routes(gate: McpGate, host: str = "127.0.0.1", *, local: bool = False) -> list[Route]:
+def routes(
+    gate: McpGate,
+    host: str = "127.0.0.1",
+    *,
+    local: bool = False,
+    allowed_hosts: Sequence[str] = (),
+) -> list[Route]:
     """The operators' routes over ``gate`` (the shared router, :mod:`taskgate.serving.router`),
     behind the same Host and Origin guard as the MCP endpoint of a gate served on ``host`` (the
-    SDK's DNS-rebinding guard, on loopback). ``local``: the gate serves one stdio client, whose
-    sessions a name alone names (``stdio`` is ``stdio~local``)."""
-    shield = TransportSecurityMiddleware(security(host))
+    SDK's DNS-rebinding guard, on loopback, answering ``allowed_hosts`` too). ``local``: the gate
+    serves one stdio client, whose sessions a name alone names (``stdio`` is ``stdio~local``)."""
+    shield = TransportSecurityMiddleware(security(host, allowed_hosts))
 
     async def guard(request: Request) -> Response | None:
         return await shield.validate_request(request, is_post=False)
@@ -60,7 +66,9 @@ def status_app(gate: McpGate, allowed_hosts: Sequence[str] = ()) -> Any:
 
     from taskgate.serving.hosts import HostGuard
 
-    return HostGuard(Starlette(routes=routes(gate, local=True)), allowed_hosts, origins=False)
+    hosts = tuple(allowed_hosts)
+    app = Starlette(routes=routes(gate, local=True, allowed_hosts=hosts))
+    return HostGuard(app, hosts, origins=False)
 
 
 class Operated:

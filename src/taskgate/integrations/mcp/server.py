@@ -34,7 +34,7 @@ from mcp.shared.exceptions import MCPError
 
 from taskgate.errors import PlanError, TaskgateError
 from taskgate.gate.tool_gate import check_tools
-from taskgate.integrations.mcp.front import Front, Holder, session_key
+from taskgate.integrations.mcp.front import Front, Holder, security, session_key
 from taskgate.integrations.mcp.sessions import McpGate
 from taskgate.integrations.mcp.stdio import StdioFront, StdioUpstream, std_streams
 from taskgate.integrations.mcp.upstream import HttpUpstream, NotSent, UpstreamError
@@ -299,17 +299,19 @@ def http_app(
     from starlette.types import Receive, Scope, Send
 
     from taskgate.integrations.mcp.operator import routes
-    from taskgate.serving.hosts import HostGuard
+    from taskgate.serving.hosts import HostGuard, checked
 
+    hosts = checked(allowed_hosts)
     holder = Holder()
     server = build_server(gate, upstreams, http=True, holder=holder)
     sdk = server.streamable_http_app(
         streamable_http_path=path,
         host=host,
-        custom_starlette_routes=routes(gate, host),
+        transport_security=security(host, hosts),
+        custom_starlette_routes=routes(gate, host, allowed_hosts=hosts),
         json_response=True,
     )
-    front = Front(holder, call, sdk, host=host, secret=secret)
+    front = Front(holder, call, sdk, host=host, secret=secret, allowed_hosts=hosts)
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == path:
@@ -317,4 +319,4 @@ def http_app(
         else:  # the app's start and stop (which open the upstreams), the operators' endpoints
             await sdk(scope, receive, send)
 
-    return HostGuard(app, allowed_hosts, origins=False)
+    return HostGuard(app, hosts, origins=False)

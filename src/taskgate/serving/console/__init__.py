@@ -60,6 +60,8 @@ _ASSETS = {
     "icon.svg": "image/svg+xml",
 }
 _LONGEST_FORM = 4096
+#: how long the sign-in form's few bytes may take to arrive
+_FORM_S = 10.0
 
 Guard = Callable[[Request], Awaitable[Response | None]]
 
@@ -136,7 +138,7 @@ def console_routes(
         begun = throttle.attempt(who)  # counted as wrong now: bodies held back pass no check
         if begun is None:
             return _too_many(throttle.wait_s(who))
-        raw = await read_body(request, limit=_LONGEST_FORM)
+        raw = await read_body(request, limit=_LONGEST_FORM, timeout=_FORM_S)
         try:
             form = parse_qs(raw.decode("utf-8", "replace"), max_num_fields=4)
         except ValueError:

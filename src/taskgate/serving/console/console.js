@@ -8,9 +8,9 @@
   const SETTLES = body.dataset.settles === "true";
   const BASE = `/taskgate/${NOUN}s`;
   // the sign-in's console key, kept by the sign-in page in this origin's storage: the gate takes
-  // the cookie only with it in this header (another port of this host has the cookie, not this)
-  const KEY = localStorage.getItem("taskgate-console-key") || "";
-  const ASK = { "x-taskgate-console": KEY };
+  // the cookie only with it in this header (another port of this host has the cookie, not this).
+  // Read at each request: a sign-in in another tab replaces the cookie and the key together.
+  const stored = () => localStorage.getItem("taskgate-console-key") || "";
   const SVG = "http://www.w3.org/2000/svg";
   const WORDS = { TODO: "ready", BLOCKED: "blocked", DONE: "done", CANCELLED: "cancelled" };
   const POLL_MS = 1000;
@@ -44,7 +44,13 @@
 
   // -- talking to the gate -----------------------------------------------------------------------
   async function call(method, path, data) {
-    const init = { method, headers: { ...ASK }, credentials: "same-origin", cache: "no-store" };
+    const sent = stored();
+    const init = {
+      method,
+      headers: { "x-taskgate-console": sent },
+      credentials: "same-origin",
+      cache: "no-store",
+    };
     if (data !== undefined) {
       init.headers["content-type"] = "application/json";
       init.body = JSON.stringify(data);
@@ -58,6 +64,8 @@
       json = null;
     }
     if (answer.status === 401 && method === "GET") {
+      // signed in again in another tab meanwhile: go on with that sign-in; else it expired
+      if (stored() && stored() !== sent) throw new Error("signed in again elsewhere: retrying");
       signOut(); // the sign-in expired or its key is gone: back to the sign-in form
       throw new Error("signed out");
     }
@@ -425,8 +433,8 @@
   document.getElementById("signout").addEventListener("click", () => {
     localStorage.removeItem("taskgate-console-key");
   });
-  if (!KEY) {
-    signOut(); // signed in elsewhere (or the key was cleared): sign in here
+  if (!stored()) {
+    signOut(); // signed in in another browser (or the key was cleared): sign in here
     return;
   }
   refresh();
