@@ -345,11 +345,13 @@ def test_a_huge_system_prompt_is_not_read_line_by_line(monkeypatch: pytest.Monke
     """Tens of megabytes of short plan lines held the event loop for seconds while every line was
     parsed, before the brief's budget was applied: a prompt over the budget is judged by a look
     for a plan line's binding (a brief, refused as too long) and never parsed."""
+    import taskgate.proxy.compiling as compiling
     import taskgate.proxy.server as server
 
     parsed: list[int] = []
     real = server.brief_steps
-    monkeypatch.setattr(server, "brief_steps", lambda text: parsed.append(len(text)) or real(text))
+    for module in (server, compiling):
+        monkeypatch.setattr(module, "brief_steps", lambda t: parsed.append(len(t)) or real(t))
     lines = "- s1: x  [completion code RC-1001]\n" * 20_000  # 700 KB of plan lines
     prose = "Be helpful.\n" * 60_000
     with FakeServer(script([Reply("Hello.")])) as upstream, \

@@ -23,7 +23,6 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from taskgate.core.ids import normalize_code, normalize_tool
 from taskgate.core.ledger import PlanEntry
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.validator import validate
@@ -38,7 +37,13 @@ from taskgate.journal.events import (
 from taskgate.llm.plan_compiler import PlanCompiler
 from taskgate.matching import ask_back_question
 from taskgate.matching.wordings import wordings
-from taskgate.protocol.briefparse import brief_steps, parse_brief
+from taskgate.protocol.briefparse import brief_steps
+from taskgate.proxy.compiling import (
+    MAX_BRIEF_CHARS,
+    bounded,
+    installable,
+    uncovered,
+)
 from taskgate.proxy.gating import (
     Conflict,
     Judged,
@@ -65,9 +70,6 @@ from taskgate.serving.http import owner, read_body
 from taskgate.understanding import Turn, turns
 
 _FORWARD = ("authorization", "content-type", "accept", "openai-organization", "openai-project")
-#: one conversation's brief, at most (a tenant's brief costs the gate CPU on every request)
-MAX_BRIEF_STEPS = 500
-MAX_BRIEF_CHARS = 256 * 1024
 
 
 async def chat(request: Request) -> Response:
@@ -285,67 +287,13 @@ async def _compiled(call: Call, brief: str, model: str, key: str) -> Plan:
         raise HttpError(400, why) from None
 
 
-def bounded(brief: str) -> None:
-    """A 413 for a brief over :data:`MAX_BRIEF_CHARS` characters or :data:`MAX_BRIEF_STEPS`
-    steps, before anything compiles it."""
-    if len(brief) > MAX_BRIEF_CHARS:
-        raise HttpError(413, f"the brief is over {MAX_BRIEF_CHARS} characters")
-    steps = len(brief_steps(brief))
-    if steps > MAX_BRIEF_STEPS:
-        raise HttpError(
-            413, f"the brief has {steps} steps; the proxy gates at most {MAX_BRIEF_STEPS}"
-        )
-
-
-def uncovered(plan: Plan, brief: str) -> list[str]:
-    """What a compiled plan leaves out of the brief's own plan lines: a step, its tool or
-    completion code, a prerequisite (each would let a call run that the brief's plan refuses:
-    a tool left unbound passes, a prerequisite lost unblocks its step). Extra prerequisites
-    only hold steps back, and stand."""
-    try:
-        stated = parse_brief(brief)
-    except TaskgateError:  # plan lines of both kinds: the validator speaks for the plan
-        return []
-    if stated.binding != plan.binding:
-        return [f"the brief binds its steps to {stated.binding}s, the compiled plan to "
-                f"{plan.binding}s"]  # fmt: skip
-    norm = normalize_tool if plan.binding == "tool" else normalize_code
-    out = []
-    for sid, spec in stated.steps.items():
-        got = plan.steps.get(sid)
-        if got is None:
-            out.append(f"the compiled plan leaves out step {sid}")
-            continue
-        if stated.key(sid) and norm(plan.key(sid)) != norm(stated.key(sid)):
-            out.append(f"step {sid} is bound to {plan.key(sid)!r}, the brief says "
-                       f"{stated.key(sid)!r}")  # fmt: skip
-        lost = sorted(set(spec.deps) - set(got.deps))
-        if lost:
-            out.append(f"step {sid} lost its prerequisites {', '.join(lost)}")
-    return out[:5]
-
-
-def installable(plan: Plan, problems: Sequence[str] = (), left_out: Sequence[str] = ()) -> Plan:
-    """``plan`` when the gate can enforce it, else a 422 naming why: a compiler reply still
-    unusable after its re-ask (``problems``), one that leaves out what the brief's plan lines
-    say (``left_out``, :func:`uncovered`), or a plan the validator finds defects in (a step with
-    no tool or no completion code, an unknown prerequisite, a cycle). Never a fallback: a plan
-    whose steps bind nothing would let every call pass as one no step is bound to."""
-    defects = [f"the compiler's reply was unusable after a re-ask ({p})" for p in problems]
-    defects += left_out
-    if not defects:
-        defects = [d.detail for d in validate(plan)][:5]
-    if defects:
-        raise HttpError(422, f"the brief could not be compiled: {'; '.join(defects)}")
-    return plan
-
-
 async def _uncompiled(call: Call, exc: HttpError) -> Response:
     """A conversation whose brief could not be compiled: forwarded ungated, or refused with one
     clear error (``--on-compile-error``); either way said once in the log and counted. Only a
     brief the compiler cannot read is forwarded: a helper model that failed (a 502) and a brief
-    over the budget (a 413) are refused whatever the choice, so an outage never opens the gate. A forwarded conversation stays
-    forwarded (until the proxy restarts), so it never turns gated halfway."""
+    over the budget (a 413) are refused whatever the choice, so an outage never opens the gate.
+    A forwarded conversation stays forwarded (until the proxy restarts), so it never turns gated
+    halfway."""
     proxy, why, key = call.proxy, str(exc), call.conv.key
     note = f"its brief could not be compiled ({why})"
     if proxy.config.on_compile_error == "forward" and exc.status < 500 and exc.status != 413:
