@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 import functools
+import inspect
+import re
 import signal
 from typing import Any
 
@@ -48,14 +50,22 @@ class _Grouped(TyperGroup):
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         commands = [(n, self.get_command(ctx, n)) for n in self.list_commands(ctx)]
         commands = [(n, c) for n, c in commands if c is not None and not c.hidden]
-        width = formatter.width - 6 - max((len(n) for n, _ in commands), default=0)
         groups: dict[str, list[tuple[str, str]]] = {}
         for name, command in commands:
             title = getattr(command, "rich_help_panel", None) or "Commands"
-            groups.setdefault(title, []).append((name, command.get_short_help_str(width)))
+            groups.setdefault(title, []).append((name, summary(command)))
         for title, rows in groups.items():
             with formatter.section(title):
                 formatter.write_dl(rows)
+
+
+def summary(command: Any) -> str:
+    """A command's summary in the list: the first sentence of its help, whole (click cuts it at
+    45 characters or the terminal's width; the list wraps it instead)."""
+    if command.short_help:
+        return str(command.short_help)
+    first = inspect.cleandoc(command.help or "").split("\n\n")[0]
+    return re.split(r"(?<=[.])\s", " ".join(first.split()), maxsplit=1)[0]
 
 
 @functools.cache
@@ -117,6 +127,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # usage errors as one plain "Error: ..." line, not a box
+    context_settings={"max_content_width": 120},  # a wide terminal gets wide summaries
 )
 
 

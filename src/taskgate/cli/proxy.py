@@ -135,10 +135,12 @@ def proxy(
         ),
     ] = 0.0,
 ) -> None:
-    """Serve an OpenAI-compatible endpoint that gates every conversation whose system prompt is
-    a brief. Point the agent's base URL at http://HOST:PORT/v1. The status endpoints need
-    TASKGATE_STATUS_TOKEN as a bearer token when it is set; TASKGATE_HELPER_API_KEY is the
-    helper endpoint's key."""
+    """Gate an agent's tool calls by --plan FILE: an OpenAI-compatible endpoint in front of
+    --upstream. Each conversation's native tool calls are judged by the plan (without --plan,
+    only conversations whose system prompt is a brief are gated, the paper's protocol). Point the
+    agent's base URL at http://HOST:PORT/v1. With TASKGATE_STATUS_TOKEN set, the operators'
+    console is at http://HOST:PORT/taskgate/console and the status endpoints take the token as a
+    bearer token; TASKGATE_HELPER_API_KEY is the helper endpoint's key."""
     try:
         import uvicorn
 
