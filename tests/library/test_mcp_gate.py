@@ -211,7 +211,8 @@ def test_the_plan_compiled_at_start_from_the_task_and_the_upstreams_tools(tmp_pa
     from taskgate import FakeServer, Reply
 
     plan = {"steps": {"s1": {"tool": "collect_requirements", "text": "collect the requirements"},
-                      "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]}}}  # fmt: skip
+                      "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]}},
+            "lookups": ["place_order", "search_catalog", "select_vendor", "send_rfq"]}  # fmt: skip
     prompts: list[str] = []
 
     def helper(body: dict[str, Any]) -> Reply:

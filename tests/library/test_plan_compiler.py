@@ -25,7 +25,7 @@ TOOLS: list[Any] = [
 GOOD = {"steps": {
     "s1": {"tool": "collect_requirements", "text": "collect the requirements", "deps": []},
     "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"]},
-}}  # fmt: skip
+}, "lookups": ["search_catalog"]}  # fmt: skip
 
 
 def compile_with(replies: list[str], attempts: int = 2) -> tuple[Any, list[dict[str, Any]]]:
@@ -60,6 +60,22 @@ def test_a_defective_reply_is_asked_again_with_its_defects_one_line_each() -> No
     retry = sent[1]["messages"][-1]["content"]
     assert "step s1 names tool 'buy_now', which the assistant lacks" in retry
     assert "s1 requires unknown s9" in retry
+
+
+def test_attack_a_tool_left_out_of_the_plan_is_asked_about_not_left_ungated() -> None:
+    """The model left a tool that does work out of the plan: it ran ungated, as a tool no step
+    is bound to. Every tool must be a step's or a named lookup, or the model is asked again."""
+    left_out = {"steps": {"s1": {"tool": "collect_requirements", "deps": []}}}
+    plan, sent = compile_with([json.dumps(left_out), json.dumps(GOOD)])
+    assert list(plan.steps) == ["s1", "s2"] and len(sent) == 2
+    retry = sent[1]["messages"][-1]["content"]
+    assert "tool 'draft_rfq' is in no step and not listed under lookups" in retry
+    assert "tool 'search_catalog' is in no step" in retry
+    error, _ = compile_with([json.dumps(left_out)] * 2)
+    assert isinstance(error, PlanError) and "draft_rfq" in str(error)
+    both = {**GOOD, "lookups": ["search_catalog", "draft_rfq", "wire_money"]}
+    error, _ = compile_with([json.dumps(both)] * 2)
+    assert "both a step's and a lookup" in str(error) and "'wire_money'" in str(error)
 
 
 def test_a_step_id_given_twice_is_asked_again_not_lost() -> None:
@@ -132,7 +148,7 @@ def test_taskgate_plan_compile_writes_a_plan_file_that_checks(tmp_path: Any) -> 
                 "--out", str(tmp_path / "plans" / "plan.json")]  # fmt: skip
         result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert load_plan(tmp_path / "plans" / "plan.json") == load_plan_like(GOOD)
+    assert load_plan(tmp_path / "plans" / "plan.json") == load_plan_like({"steps": GOOD["steps"]})
     with FakeServer(script(["nope", "still nope"])) as srv:
         args[args.index("--base-url") + 1] = srv.base_url
         failed = runner.invoke(app, args)

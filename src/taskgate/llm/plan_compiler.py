@@ -2,8 +2,9 @@
 system prompt, or the first user message) and its tools with their descriptions.
 
 The model is asked for the steps (one per tool that does a piece of the work), their order and a
-few words for each; its reply is checked (JSON of the right shape, every tool one the agent has
-and used once, every prerequisite a step, no cycle) and, when it has defects, the model is asked
+few words for each, and for the tools that only look things up; its reply is checked (JSON of the
+right shape, every tool one the agent has and used once, every tool a step's or a lookup, every
+prerequisite a step, no cycle) and, when it has defects, the model is asked
 again with the defects, one line each, as the paper's compiler is re-asked. A reply still
 defective after the last try is a :class:`~taskgate.PlanError` listing them: no plan is
 half-made. The prompt is taskgate's own (the paper's compiler reads a brief, which an ordinary
@@ -39,10 +40,12 @@ TOOLS:
 {tools}
 
 List the steps of the work the instructions describe: one step per tool whose call does a piece \
-of that work (leave out tools that only look things up). For each step give the tool, a few plain \
-words for it, and the steps that must be done before it. Reply with JSON only, in this form:
+of that work. For each step give the tool, a few plain words for it, and the steps that must be \
+done before it. List every other tool under "lookups": only tools that just look things up and \
+change nothing. Every tool is a step's or a lookup. Reply with JSON only, in this form:
 {{"steps": {{"s1": {{"tool": "first_tool", "text": "do the first thing", "deps": []}}, \
-"s2": {{"tool": "second_tool", "text": "do the second thing", "deps": ["s1"]}}}}}}"""
+"s2": {{"tool": "second_tool", "text": "do the second thing", "deps": ["s1"]}}}}, \
+"lookups": ["search_tool"]}}"""
 
 RETRY = (
     "That plan cannot be used:\n{defects}\nReply again with the whole plan as JSON only, in the "
@@ -62,6 +65,8 @@ class _PlanReply(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     steps: dict[str, _StepReply] = Field(min_length=1)
+    #: the tools that only look things up: left unbound (they run ungated, as before)
+    lookups: list[str] = Field(default_factory=list)
 
 
 def plan_defects(reply: _PlanReply, tools: Sequence[ToolInfo]) -> tuple[Plan | None, list[str]]:
@@ -95,7 +100,20 @@ def plan_defects(reply: _PlanReply, tools: Sequence[ToolInfo]) -> tuple[Plan | N
     except ValueError as exc:  # a step id the plan refuses
         return None, [*defects, str(exc).splitlines()[0]]
     defects += [d.detail for d in validate(plan)]
+    defects += _unplaced(reply, names, set(seen))
     return (None if defects else plan), defects
+
+
+def _unplaced(reply: _PlanReply, names: set[str], stepped: set[str]) -> list[str]:
+    """A tool in no step and not named a lookup: left out silently, it would run ungated as a
+    tool no step is bound to, though it may do a piece of the work (fail closed: the model is
+    asked again to place it)."""
+    looked = set(reply.lookups)
+    out = [f"tool {t!r} is in no step and not listed under lookups" for t in sorted(names)
+           if t not in stepped and t not in looked]  # fmt: skip
+    out += [f"lookups names tool {t!r}, which the assistant lacks" for t in sorted(looked - names)]
+    out += [f"tool {t!r} is both a step's and a lookup" for t in sorted(looked & stepped)]
+    return out
 
 
 class PlanCompiler:
