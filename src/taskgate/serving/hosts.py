@@ -94,6 +94,9 @@ class HostGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
             refused = self.refusal(scope)
+            if refused is not None and scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})  # policy violation
+                return
             if refused is not None:
                 await refused.response()(scope, receive, send)
                 return
