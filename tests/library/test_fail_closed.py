@@ -482,3 +482,18 @@ def test_a_brief_over_its_budget_is_refused_before_it_compiles() -> None:
             asked = len(upstream.requests)
         assert answer.status_code == 413 and said in answer.text
         assert asked == 0
+
+
+def test_what_failed_shows_in_the_metrics() -> None:
+    """Every chat request answered with an error is counted by its status, beside the reasons a
+    conversation was refused, so an operator sees a helper, an upstream or a journal failing."""
+    with FakeServer(script([PROSE, PROSE])) as upstream, \
+            ProxyServer(ProxyConfig(upstream.base_url)) as proxy:  # fmt: skip
+        assert _chat(proxy, render_brief(CODES_PLAN), "Go (#W1001).").status_code == 422
+        metrics = httpx.get(f"{proxy.url}/taskgate/metrics").json()
+    gone = ProxyConfig(upstream.base_url, compiler="parser", matcher="lexical")
+    with ProxyServer(gone) as proxy:  # the upstream is gone
+        assert _chat(proxy, render_brief(CODES_PLAN), "Go (#W1001).").status_code == 502
+        down = httpx.get(f"{proxy.url}/taskgate/metrics").json()
+    assert metrics["errors"] == {"422": 1} and metrics["refused"] == {"compile-failed": 1}
+    assert down["errors"] == {"502": 1}

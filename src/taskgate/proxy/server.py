@@ -117,6 +117,7 @@ async def chat(request: Request) -> Response:
             lock.release()
         return response
     except HttpError as exc:
+        proxy.overheads.errors[str(exc.status)] += 1  # what failed shows in the metrics
         return exc.response()
 
 

@@ -152,6 +152,9 @@ class Overheads:
     refused: Counter[str] = field(default_factory=Counter)
     #: users' changes the state could not take (``revision-refused``): they changed nothing
     unapplied: Counter[str] = field(default_factory=Counter)
+    #: chat requests answered with an error, by HTTP status (a helper, the upstream or the
+    #: journal failing is a 502 or 503: refused, never passed on ungated)
+    errors: Counter[str] = field(default_factory=Counter)
     #: the gate's verdicts on the calls and booking lines of replies: ``admitted``, or the reason
     #: of a refusal
     verdicts: Counter[str] = field(default_factory=Counter)
@@ -190,6 +193,7 @@ class Overheads:
             "ungated": dict(self.ungated),
             "refused": dict(self.refused),
             "unapplied": dict(self.unapplied),
+            "errors": dict(self.errors),
             "verdicts": dict(self.verdicts),
         }
 

@@ -104,6 +104,10 @@
     item("refused", refusedTotal, refused.map(([k, n]) => `${k}: ${n}`).join(", "));
     for (const [reason, n] of refused) item(reason, n);
     if (m.calls && m.calls["in-doubt"]) item("in doubt", m.calls["in-doubt"]);
+    // what could not be gated, and refused for it (a compile, a helper, the journal failing)
+    const failed = Object.entries({ ...(m.refused || {}), ...(m.errors || {}) });
+    const failedTotal = failed.reduce((sum, [, n]) => sum + n, 0);
+    if (failedTotal) item("refused ungated", failedTotal, failed.map(([k, n]) => `${k}: ${n}`).join(", "));
     if ("requests" in m) item("requests", m.requests);
     if ("p50_ms" in m) {
       item("ms gate p50", m.p50_ms);
