@@ -197,3 +197,41 @@ def test_requests_the_proxy_does_not_gate_are_counted_and_said_once(
     assert metrics["ungated"] == {"no-brief": 2}
     said = [r for r in caplog.records if "system prompt is no brief" in r.getMessage()]
     assert len(said) == 1 and "--plan FILE" in said[0].getMessage()
+
+
+def test_the_same_script_run_again_starts_a_new_conversation_not_a_409() -> None:
+    """A script whose conversation opens the same way every time (its system prompt and first
+    user message, no header) got a 409 on its first request when run a second time: every
+    newcomer met it at once. Each run is now its own conversation (``NAME.2~OWNER``, ...), and a
+    request that continues none of them still gets the 409; the header keeps one conversation
+    across runs for those who want continuity. (A run whose history repeats an earlier run's
+    word for word, a scripted model's, is that run's retry: a retry is never run twice.)"""
+    replies = [Reply(f"Hello ({i}).") for i in range(12)]  # a model's words differ run to run
+    with FakeServer(script(replies)) as upstream, \
+            ProxyServer(ProxyConfig(upstream.base_url, plan=tool_chain(3))) as proxy, \
+            httpx.Client() as client:  # fmt: skip
+        for _ in range(3):  # the same script, three times: two turns each
+            say, _, _ = conversation(proxy.base_url, client)
+            say("Hello there.")
+            say("What can you do?")
+        keys = sorted(
+            c["id"]
+            for c in client.get(f"{proxy.url}/taskgate/conversations").json()["conversations"]
+        )
+        turns = [
+            client.get(f"{proxy.url}/taskgate/conversations/{k}").json()["turns"] for k in keys
+        ]
+        stray = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Hello there."},
+                 *[{"role": r, "content": "x"} for _ in range(3) for r in ("assistant", "user")]]  # fmt: skip
+        conflict = client.post(f"{proxy.base_url}/chat/completions",
+                               json={"model": "m", "messages": stray})  # fmt: skip
+        named = {"x-taskgate-conversation": "desk"}
+        first = client.post(f"{proxy.base_url}/chat/completions", headers=named,
+                            json={"model": "m", "messages": stray[:2]})  # fmt: skip
+        again = client.post(f"{proxy.base_url}/chat/completions", headers=named,
+                            json={"model": "m", "messages": stray[:2]})  # fmt: skip
+    assert len(keys) == 3 and turns == [2, 2, 2]
+    name, _, who = min(keys, key=len).partition("~")
+    assert set(keys) == {f"{name}~{who}", f"{name}.2~{who}", f"{name}.3~{who}"}
+    assert conflict.status_code == 409 and "does not continue" in conflict.text
+    assert first.status_code == 200 and again.status_code == 200  # a retry of the named one

@@ -30,6 +30,7 @@ from taskgate.errors import ModelError, TaskgateError, UsageError, WorkOrderErro
 from taskgate.gate.session import GateSession, Opened
 from taskgate.journal.events import (
     CommitEvent,
+    Conversation,
     LedgerEvent,
     ReplyEvent,
     TurnEvent,
@@ -99,12 +100,11 @@ async def chat(request: Request) -> Response:
                 "the proxy with --plan FILE)",
             )
             return await _passthrough(proxy, request, body)
-        key = conversation_key(request.headers, brief, body["messages"])
-        lock = proxy.lock(key)
-        await lock.acquire()
+        base = conversation_key(request.headers, brief, body["messages"])
+        named = HEADER in request.headers
+        _, lock, conv = await _continued(proxy, base, body["messages"], named)
         call: Call | None = None
         try:
-            conv = await proxy.readable(key)
             call = Call(proxy, conv, body, headers, len(conv.events), lock)
             call.named = HEADER in request.headers
             response = await _gated(call, brief, started)
@@ -119,6 +119,80 @@ async def chat(request: Request) -> Response:
     except HttpError as exc:
         proxy.overheads.errors[str(exc.status)] += 1  # what failed shows in the metrics
         return exc.response()
+
+
+#: how many runs of one opening (the same system prompt and first user message, no header) the
+#: proxy tells apart: the same script run again starts a new conversation, not a 409
+GENERATIONS = 32
+
+
+async def _continued(
+    proxy: Proxy, base: str, messages: list[dict[str, Any]], named: bool
+) -> tuple[str, Any, Any]:
+    """The conversation a request continues, its lock held: the one its key names, or, for a
+    conversation named by its opening alone (no header), the run of that opening the request
+    continues (``NAME.2~OWNER``, ``NAME.3~OWNER``, ...). A first request that no run fits (the
+    same script run again) starts the next run; a request that fits none is the first run's,
+    and meets its 409. A conversation named by the header is that conversation, always. Locks
+    are taken in the runs' order, the first run's held throughout."""
+    first = await _locked(proxy, base)
+    if named or not first[2].events or _fits(first[2], messages):
+        return first  # as it always was
+    name, _, who = base.rpartition("~")
+    for n in range(2, GENERATIONS + 1):
+        key = f"{name}.{n}~{who}"
+        if not await proxy.known(key) and not _fits(Conversation(key), messages):
+            break  # no such run yet, and the request is no first one: it fits no run
+        try:
+            found = await _locked(proxy, key)
+        except BaseException:
+            first[1].release()
+            raise
+        if _fits(found[2], messages):
+            first[1].release()
+            return found
+        found[1].release()
+    return first
+
+
+async def _locked(proxy: Proxy, key: str) -> tuple[str, Any, Any]:
+    lock = proxy.lock(key)
+    await lock.acquire()
+    try:
+        return key, lock, await proxy.readable(key)
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _fits(conv: Any, messages: list[dict[str, Any]]) -> bool:
+    """Whether a request continues ``conv``: it falls in place (:func:`align`; a malformed one
+    is left for the gate to refuse) and says what the conversation's turns said, each user
+    message and the reply the client got after it (another run's history of the same shape is
+    not this conversation's)."""
+    try:
+        align(conv, messages)
+    except Conflict:
+        return False
+    except UsageError:
+        return True
+    turn, after_user = -1, False
+    for m in messages:
+        role = m.get("role")
+        if role == "user":
+            turn, after_user = turn + 1, True
+            if (
+                turn < len(conv.turns)
+                and (text_of(m.get("content")) or "") != conv.turns[turn].client
+            ):
+                return False
+        elif role == "assistant" and after_user:
+            after_user = False
+            replies = conv.turns[turn].replies if 0 <= turn < len(conv.turns) else []
+            said = text_of(m.get("content")) or ""
+            if replies and said != (replies[0].returned or ""):
+                return False
+    return True
 
 
 def _body(raw: bytes) -> dict[str, Any]:

@@ -340,6 +340,17 @@ class Proxy:
                 conv.written = len(conv.events)
         return conv
 
+    async def known(self, key: str) -> bool:
+        """Whether conversation ``key`` exists (in memory or in the journal), without making it."""
+        if self.conversations.peek(key) is not None:
+            return True
+        if self._stored is not None:  # only this process writes the journal
+            return key in self._stored
+        try:
+            return bool(await self.store.load(key, 0))
+        except TaskgateError as exc:
+            raise HttpError(503, f"the journal cannot be read: {exc}", "server_error") from None
+
     async def readable(self, key: str) -> Conversation:
         """:meth:`conversation`, its failures as the proxy's answers: an unreachable or failing
         journal is a 503, a journal that does not fold (a row edited or forged, an admission its
