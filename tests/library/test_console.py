@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 from browser import headless_chromium
 from plans import tool_chain
 from proxy_helpers import Chat, post
+from serving import served
 from taskgate import FakeServer, Reply, script
 from taskgate.core.plan import Plan
 from taskgate.llm.fake import ToolCall
@@ -323,28 +323,3 @@ def test_the_mcp_gate_serves_the_same_console_and_a_click_settles_a_call_in_doub
         status = httpx.get(f"{url}/taskgate/sessions/desk~local", headers=BEARER).json()
         assert status["in_doubt"] == [] and status["statuses"]["s1"] == "TODO"
         assert page.errors == []
-
-
-@contextmanager
-def served(app: Any) -> Iterator[str]:
-    """``app`` on loopback in a background thread (a real uvicorn server)."""
-    import threading
-    import time
-
-    import uvicorn
-
-    from taskgate.llm.fake import loopback_socket
-    from taskgate.serving.serve import config
-
-    sock = loopback_socket(0)
-    server = uvicorn.Server(config(app))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "the server did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from plans import PROPOSAL, TABLES
 from taskgate import FakeServer, Plan, Reply, harness_brief, render_brief, script
 from taskgate.llm.fake import ToolCall
 from taskgate.proxy import ProxyConfig
@@ -117,12 +118,6 @@ def test_attack_a_revision_the_helper_cannot_read_changes_nothing_and_is_refused
 
 
 # -- calls judged with every argument, on every surface --------------------------------------------
-TABLES = Plan.model_validate({"binding": "tool", "steps": {
-    "reserve": {"tool": "reserve_table", "text": "reserve a table at a restaurant",
-                "repeatable": True},
-    "tickets": {"tool": "buy_tickets", "text": "buy tickets for an event"},
-}})  # fmt: skip
-PROPOSAL = "Shall I book a table for 2 at Chez Pierre tomorrow at 7 pm?"
 FORTY = {"restaurant": "Chez Pierre", "party_size": 40, "time": "19:00"}
 
 

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from plans import tool_chain
+from serving import served
 from taskgate import FakeServer, Reply, script
 from taskgate.proxy import ProxyConfig
 from taskgate.proxy.testing import ProxyServer
@@ -23,31 +24,6 @@ from taskgate.serving.throttle import LIMIT
 
 TOKEN = "ops-secret"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
-
-
-@contextmanager
-def _served(app: Any) -> Iterator[str]:
-    """``app`` on loopback in a background thread, served as every gate is."""
-    import threading
-    import time
-
-    import uvicorn
-
-    from taskgate.llm.fake import loopback_socket
-    from taskgate.serving.serve import config
-
-    sock = loopback_socket(0)
-    server = uvicorn.Server(config(app))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "the server did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
 
 
 @contextmanager
@@ -70,7 +46,7 @@ def _mcp_status(**options: Any) -> Iterator[str]:
     gate = McpGate(McpGateConfig(tool_chain(3), requests="plan", status_token=TOKEN))
     with ThreadPoolExecutor(1) as pool:
         pool.submit(asyncio.run, gate.session("desk~local")).result()
-    with _served(status_app(gate, **options)) as url:
+    with served(status_app(gate, **options)) as url:
         yield url
 
 
@@ -130,23 +106,26 @@ def test_attack_two_hundred_held_bodies_pass_the_sign_in_throttle_no_more(gate: 
     """The sign-in checked the throttle, awaited the body, and only then counted a wrong token:
     connections that sent their headers and held their bodies all passed the check, 199 wrong
     tokens were compared, and the 200th signed in. Now each is counted before its body is read."""
-    host, port = gate.removeprefix("http://").split(":")
-    socks = []
-    for i in range(60):
-        body = f"token=guess{i}".encode()
-        s = socket.create_connection((host, int(port)))
-        s.sendall(
-            b"POST /taskgate/console/signin HTTP/1.1\r\nHost: " + f"{host}:{port}".encode()
-            + b"\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: "
-            + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n"
-        )  # fmt: skip
-        socks.append((s, body))
+    bodies = [f"token=guess{i}".encode() for i in range(60)]
+    socks = [(_signin_sent(gate, len(body)), body) for body in bodies]  # bodies held back
     statuses = []
     for s, body in socks:
         s.sendall(body)
         statuses.append(_status(s))
     assert statuses.count(401) <= LIMIT and statuses.count(401) + statuses.count(429) == 60
     assert httpx.post(f"{gate}/taskgate/console/signin", data={"token": TOKEN}).status_code == 429
+
+
+def _signin_sent(gate: str, length: int, body: bytes = b"") -> socket.socket:
+    """A connection that sent a sign-in's headers declaring ``length`` bytes, and ``body``."""
+    host, port = gate.removeprefix("http://").split(":")
+    s = socket.create_connection((host, int(port)))
+    s.sendall(
+        f"POST /taskgate/console/signin HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: "
+        f"application/x-www-form-urlencoded\r\nContent-Length: {length}\r\n\r\n".encode()
+        + body
+    )
+    return s
 
 
 def _status(s: socket.socket) -> int:
@@ -226,13 +205,7 @@ def test_the_sign_in_page_hands_the_key_once_and_the_console_page_holds_none(gat
 # -- bodies, hosts and connections ---------------------------------------------------------------
 def test_attack_a_huge_sign_in_body_is_refused_before_it_is_read(gate: str) -> None:
     """The sign-in read up to 64 MiB before applying its 4 KiB limit."""
-    host, port = gate.removeprefix("http://").split(":")
-    with socket.create_connection((host, int(port))) as s:
-        s.sendall(
-            f"POST /taskgate/console/signin HTTP/1.1\r\nHost: {host}:{port}\r\n"
-            "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 60000000\r\n\r\n"
-            .encode()
-        )  # fmt: skip
+    with _signin_sent(gate, 60_000_000) as s:
         assert _status(s) == 413  # answered with no byte of the body sent
     chunks = (b"token=" + b"x" * 1000 for _ in range(10))  # no length: read up to the limit
     answer = httpx.post(f"{gate}/taskgate/console/signin", content=chunks,
@@ -305,13 +278,7 @@ def test_attack_a_body_held_back_is_answered_408(
     import taskgate.serving.console as console
 
     monkeypatch.setattr(console, "_FORM_S", 0.5)  # the sign-in's own deadline (10 s)
-    host, port = gate.removeprefix("http://").split(":")
-    with socket.create_connection((host, int(port))) as s:
-        s.sendall(
-            f"POST /taskgate/console/signin HTTP/1.1\r\nHost: {host}:{port}\r\n"
-            "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ntoken="
-            .encode()
-        )  # fmt: skip
+    with _signin_sent(gate, 100, b"token=") as s:
         assert _status(s) == 408
 
 
@@ -376,7 +343,7 @@ def _mcp_http(allowed: tuple[str, ...] = ()) -> Any:
         command=sys.executable, args=["-m", "taskgate.integrations.mcp.testing"]
     )
     gate = McpGate(McpGateConfig(tool_chain(3), requests="plan", status_token=TOKEN))
-    return _served(http_app(gate, [upstream], allowed_hosts=allowed))
+    return served(http_app(gate, [upstream], allowed_hosts=allowed))
 
 
 def test_an_allowed_host_name_is_answered_by_the_mcp_gate_too() -> None:

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 import benches
+from plans import PROPOSAL, TABLES
 from taskgate import Plan, ToolGate
 from taskgate.core.machine import Status
 from taskgate.gate.session import Call, GateSession
@@ -29,12 +30,6 @@ PROCURE = Plan.model_validate({"binding": "tool", "steps": {
     "s3": {"tool": "send_rfq", "text": "send the RFQ", "deps": ["s2"]},
     "s4": {"tool": "place_order", "text": "place the order", "deps": ["s3"]},
 }})  # fmt: skip
-TABLES = Plan.model_validate({"binding": "tool", "steps": {
-    "reserve": {"tool": "reserve_table", "text": "reserve a table at a restaurant",
-                "repeatable": True},
-    "tickets": {"tool": "buy_tickets", "text": "buy tickets for an event"},
-}})  # fmt: skip
-PROPOSAL = "Shall I book a table for 2 at Chez Pierre tomorrow at 7 pm?"
 TABLE = {"restaurant": "Chez Pierre", "party_size": 2, "time": "19:00"}
 READ = ConversationReader()
 

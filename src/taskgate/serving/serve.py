@@ -69,21 +69,6 @@ def config(app: Any, forwarded_allow_ips: str | None = None, **options: Any) -> 
     )
 
 
-def serve(
-    app: Any,
-    host: str,
-    port: int,
-    *,
-    forwarded_allow_ips: str | None = None,
-    option: str = "--port",
-) -> None:
-    """Bind (one line if it cannot), then serve ``app`` until interrupted."""
-    import uvicorn
-
-    sock = bind(host, port, option)
-    uvicorn.Server(config(app, forwarded_allow_ips)).run(sockets=[sock])
-
-
 def _deadlined_protocol() -> type[asyncio.Protocol]:
     """uvicorn's HTTP protocol (httptools where installed, else h11) with a header deadline."""
     base: type[Any]
