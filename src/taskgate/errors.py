@@ -143,6 +143,18 @@ class ToolRefused(TaskgateError):
         return (type(self), (self.ticket,))
 
 
+class ToolHeld(ToolRefused):
+    """The tool gate holds a call until a person answers: it could not tell the user agreed to
+    exactly this call. ``ask`` is the held call (:class:`taskgate.gate.asking.Ask`: its id, the
+    exact call, and ``question``, the words to put to the person); answer it with
+    ``gate.answer(held.ask.id, "approve", by=...)`` and make the call again to run it."""
+
+    def __init__(self, ticket: Any) -> None:
+        super().__init__(ticket)
+        self.ask: Any = ticket.ask
+        self.question: str = ticket.ask.question
+
+
 class WorkspaceError(TaskgateError, ValueError):
     """A tool harness workspace that cannot be created or written; the message names it."""
 

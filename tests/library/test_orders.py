@@ -109,8 +109,9 @@ def test_a_call_of_another_thing_is_refused_in_words_that_say_so() -> None:
     gate = GateSession(COFFEE)
     asyncio.run(gate.open_message("I'll take a mocha please.", READ, ask_back=False))
     ticket = gate.judge([Call("add_order_item", arguments=LATTE)])[0]
-    assert not ticket.admitted and ticket.verdict.reason is Reason.NOT_REQUESTED
+    assert not ticket.admitted and ticket.held and ticket.verdict.reason is Reason.ASKED
     assert "its details are not what the user asked for" in ticket.refusal
+    assert ticket.ask is not None and ticket.ask.arguments == LATTE  # the exact call, shown
 
 
 @pytest.mark.parametrize("user", [

@@ -505,7 +505,7 @@ def test_every_fold_of_stored_state_holds_the_unrequested_rule() -> None:
     from taskgate.journal import Conversation, MemoryStore
     from taskgate.journal.events import LedgerEvent
 
-    gate = ToolGate(PLAN)
+    gate = ToolGate(PLAN, asks=False)
     gate.open_request(None)  # "thanks!"
     assert not gate.begin("collect_requirements").admitted
     forged = list(gate.ledger)

@@ -143,7 +143,10 @@ def test_the_plan_needs_no_step_ids_of_the_papers_shape() -> None:
 
 
 def test_nothing_runs_on_a_message_that_asked_for_no_step() -> None:
-    gate = ToolGate(tool_chain(2))
+    held = ToolGate(tool_chain(2))
+    held.open_request(None)  # no message read: the gate cannot tell, so it asks
+    assert "Shall I collect the requirements? Yes or no?" in refusal(held, "collect_requirements")
+    gate = ToolGate(tool_chain(2), asks=False)
     gate.open_request(None)  # "thanks!": the matcher found no step in it
     assert refusal(gate, "collect_requirements") == (
         "collect_requirements was not run: the user's last message asks for none of the task's "
@@ -247,7 +250,7 @@ def test_prerequisites_given_as_a_string_or_a_second_cancel_are_refused() -> Non
 
 
 def test_a_replayed_ledger_is_held_to_the_unrequested_rule() -> None:
-    gate = ToolGate(tool_chain(2))
+    gate = ToolGate(tool_chain(2), asks=False)
     gate.open_request(None)
     gate.begin("collect_requirements")  # refused: the request asked for nothing
     forged = list(gate.ledger)

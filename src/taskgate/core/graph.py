@@ -29,6 +29,7 @@ class TaskGraph:
         "_by_tool",
         "_cancelled",
         "_code",
+        "_confirm",
         "_order",
         "_prereqs",
         "_repeatable",
@@ -46,6 +47,8 @@ class TaskGraph:
         self._code = {sid: spec.code.strip() for sid, spec in plan.steps.items()}
         self._tool = {sid: spec.tool.strip() for sid, spec in plan.steps.items()}
         self._repeatable = frozenset(sid for sid, spec in plan.steps.items() if spec.repeatable)
+        self._confirm = {sid: spec.confirm for sid, spec in plan.steps.items()
+                         if spec.confirm != "auto"}  # fmt: skip
         self._by_code: dict[str, str] = {}
         self._by_tool: dict[str, str] = {}
         keys, by_key, norm = (
@@ -79,7 +82,7 @@ class TaskGraph:
         new = TaskGraph.__new__(TaskGraph)
         new.lenient, new.binding, new._order = self.lenient, self.binding, self._order
         new._text, new._code, new._tool = self._text, dict(self._code), dict(self._tool)
-        new._repeatable = self._repeatable
+        new._repeatable, new._confirm = self._repeatable, self._confirm
         new._by_code, new._by_tool = dict(self._by_code), dict(self._by_tool)
         new._prereqs, new._cancelled = dict(self._prereqs), set(self._cancelled)
         return new
@@ -122,6 +125,11 @@ class TaskGraph:
         payment); a one-shot step runs again only on an explicit redo."""
         return step in self._repeatable
 
+    def confirm(self, step: str) -> str:
+        """When the gate asks a person before a call of ``step``: ``auto``, ``always``, ``never``
+        (see :class:`~taskgate.core.plan.StepSpec`)."""
+        return self._confirm.get(step, "auto")
+
     def is_cancelled(self, step: str) -> bool:
         return step in self._cancelled
 
@@ -144,6 +152,7 @@ class TaskGraph:
                     tool=self._tool[sid],
                     text=self._text[sid],
                     repeatable=sid in self._repeatable,
+                    confirm=self._confirm.get(sid, "auto"),
                 )
                 for sid in self._order
             },

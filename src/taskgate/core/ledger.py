@@ -1,12 +1,17 @@
 """The receipts ledger: the append-only record from which all task state is rebuilt.
 
-Four kinds of entry, in the order they happened:
+Kinds of entry, in the order they happened:
 
 * ``plan``: the plan the machine was built from (always the first entry);
 * ``request``: a request was opened, with its work order, resolved step and redo flag (or,
   with no work order, the last request was closed);
 * ``attempt``: a booking was judged, with the policy, verdict and reason;
-* ``revision``: a revision (cancel, rewires, relax) was applied.
+* ``revision``: a revision (cancel, rewires, relax) was applied;
+* ``approval``: a person approved one call of a step, whatever the state says;
+* ``ask``: the gate held a call it could not tell the user agreed to, and asked the person (the
+  exact call and the question shown);
+* ``answer``: the person's answer to an ask (approve, edit, reject, or dropped unanswered): an
+  approved or edited call is granted, once, with exactly the arguments shown or edited.
 
 Only ``attempt`` entries with decision ``admit`` are receipts: they alone make a step DONE.
 
@@ -103,8 +108,40 @@ class ApprovalEntry(_Entry):
     reason: str = ""
 
 
+class AskEntry(_Entry):
+    """The gate held a call of ``step`` and asked the person: the call exactly (``tool``, and
+    ``arguments`` as canonical JSON), the ``question`` shown, under ``work_order``, at ``time``
+    (seconds since the epoch). ``id`` names it for the answer; ``why`` is what the gate could not
+    tell."""
+
+    kind: Literal["ask"] = "ask"
+    id: str = Field(min_length=1, max_length=64)
+    step: str
+    tool: str
+    arguments: str = "{}"
+    question: str
+    work_order: str
+    why: str = ""
+    time: float = 0.0
+
+
+class AnswerEntry(_Entry):
+    """A person's answer to the ask ``ask``: ``approve`` grants the call shown, once; ``edit``
+    grants the same tool with ``arguments`` (canonical JSON) instead; ``reject`` and ``dropped``
+    (no answer came before the conversation moved on) grant nothing. ``by`` is who answered,
+    ``channel`` how (an interrupt, an elicitation, the conversation, a callback)."""
+
+    kind: Literal["answer"] = "answer"
+    ask: str = Field(min_length=1, max_length=64)
+    decision: Literal["approve", "edit", "reject", "dropped"]
+    by: str = Field(min_length=1)
+    channel: str = ""
+    arguments: str | None = None
+    time: float = 0.0
+
+
 LedgerEntry = Annotated[
-    PlanEntry | RequestEntry | AttemptEntry | RevisionEntry | ApprovalEntry,
+    PlanEntry | RequestEntry | AttemptEntry | RevisionEntry | ApprovalEntry | AskEntry | AnswerEntry,
     Field(discriminator="kind"),
 ]
 _ENTRY: TypeAdapter[LedgerEntry] = TypeAdapter(LedgerEntry)

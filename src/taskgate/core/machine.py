@@ -25,7 +25,9 @@ from taskgate.core.booking import Booking, receipt_key
 from taskgate.core.graph import TaskGraph, step_sort_key
 from taskgate.core.ids import normalize_work_order
 from taskgate.core.ledger import (
+    AnswerEntry,
     ApprovalEntry,
+    AskEntry,
     AttemptEntry,
     LedgerEntry,
     PlanEntry,
@@ -66,6 +68,20 @@ class Snapshot:
     authorized: frozenset[str]
     issued: frozenset[str]
     approved: str | None = None  # the step a person approved one call of, this request
+    granted: frozenset[str] = frozenset()  # steps whose asked call a person said yes to
+    asks: frozenset[str] = frozenset()  # the asks waiting on a person, by id
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """A person's yes to an asked call: that call of ``step`` runs once during the current
+    request, with exactly ``tool`` and ``arguments`` (canonical JSON), whatever the request
+    asked for; the state still decides (a step cancelled or done since is not run)."""
+
+    ask: str
+    step: str
+    tool: str
+    arguments: str
 
 
 #: how strictly a policy judges (a replay judges at least as strictly as the gate it rebuilds)
@@ -106,6 +122,12 @@ class TaskMachine:
         #: positions at which that changed (an approval, the next request, the approved receipt)
         self._approved: str | None = None
         self._approvals: list[tuple[int, str | None]] = []
+        #: the asks waiting on a person (by id), every ask id ever issued, and the calls a
+        #: person said yes to in this request (by step), with the positions those changed at
+        self._asks: dict[str, AskEntry] = {}
+        self._ask_ids: set[str] = set()
+        self._granted: dict[str, Grant] = {}
+        self._grants: list[tuple[int, dict[str, Grant]]] = []
         self._floor: Policy | None = None  # replays judge admissions at least this strictly
         #: replays refuse an admission made while the request named no step (see ``judge``)
         self._requested = False
@@ -216,6 +238,8 @@ class TaskMachine:
             authorized=self.authorized,
             issued=frozenset(self._issued),
             approved=self._approved,
+            granted=frozenset(self._granted),
+            asks=frozenset(self._asks),
         )
 
     # -- the gate --------------------------------------------------------------------------------
@@ -225,6 +249,7 @@ class TaskMachine:
         policy: Policy = Policy.STATE_BOUND,
         in_flight: Collection[str] = (),
         requested: bool = False,
+        grants: bool = True,
     ) -> Verdict:
         """Decide on ``booking`` under ``policy`` without recording anything.
 
@@ -237,7 +262,11 @@ class TaskMachine:
         arrived (a tool that is still running, a call handed to a client): such a step is not
         DONE, so its dependents are BLOCKED on it, and a second call of it is refused
         ``in-progress`` (at every policy: even ungated, one step never executes twice at
-        once)."""
+        once).
+
+        A call of a step a person said yes to when asked (:class:`Grant`) is judged by the state
+        alone, whatever the request asked for; ``grants=False`` judges it as if no one had (the
+        session's call differs from the one shown)."""
         graph = self._graph
         step = (
             graph.step_for_tool(booking.tool)
@@ -260,6 +289,8 @@ class TaskMachine:
             return Verdict("refuse", step, Reason.IN_PROGRESS)
         if step == self._approved:  # a person approved this call, whatever the state says
             return Verdict("admit", step)
+        if grants and step in self._granted:  # a person said yes to this call when asked
+            return self._by_state(step, req, granted=True)
         if policy is Policy.UNGATED:
             return Verdict("admit", step)
         if policy is Policy.REQUEST_BOUND:  # first: a call of another step is simply unrequested
@@ -268,18 +299,24 @@ class TaskMachine:
             if step != req.step:
                 return Verdict("refuse", step, Reason.NOT_REQUESTED)
         verdict = self._by_state(step, req)
-        if requested and req.step is None and verdict.admitted:  # the state's refusals first
+        if not (requested and verdict.admitted):  # the state's refusals first
+            return verdict
+        confirm = graph.confirm(step)
+        if confirm == "always":  # a person says yes to every call of it (a grant, above)
+            return Verdict("refuse", step, Reason.UNCONFIRMED)
+        if req.step is None and confirm != "never":  # "never": the state alone decides
             return Verdict("refuse", step, Reason.NO_RESOLVED_STEP)
         return verdict
 
-    def _by_state(self, step: str, req: Request) -> Verdict:
+    def _by_state(self, step: str, req: Request, granted: bool = False) -> Verdict:
         """The state's verdict on a call of ``step`` under ``req``: CANCELLED, DONE without the
-        request's redo, BLOCKED, or admitted."""
+        request's redo, BLOCKED, or admitted. ``granted``: a person said yes to this call when
+        asked (a repeatable step runs again on that yes, as on a request for it)."""
         status = self.status(step)
         if status is Status.CANCELLED:
             return Verdict("refuse", step, Reason.CANCELLED)
         if status is Status.DONE and not (
-            (req.explicit_redo or self._graph.repeatable(step)) and req.step == step
+            (req.explicit_redo or self._graph.repeatable(step)) and (req.step == step or granted)
         ):  # a repeatable step again on a new request for it; a one-shot one on a redo
             return Verdict("refuse", step, Reason.ALREADY_DONE)
         if status is Status.BLOCKED:
@@ -361,6 +398,25 @@ class TaskMachine:
             raise UsageError("an approval names who gave it")
         self._append(ApprovalEntry(step=step, by=by, reason=reason))
 
+    @property
+    def asks(self) -> dict[str, AskEntry]:
+        """The asks waiting on a person's answer, by id (oldest first)."""
+        return dict(self._asks)
+
+    @property
+    def granted(self) -> dict[str, Grant]:
+        """The asked calls a person said yes to in this request, by step."""
+        return dict(self._granted)
+
+    def ask(self, entry: AskEntry) -> None:
+        """Record that the gate held a call and asked the person (see :class:`AskEntry`)."""
+        self._append(entry)
+
+    def answer(self, entry: AnswerEntry) -> None:
+        """Record a person's answer to a waiting ask (see :class:`AnswerEntry`); an answer to an
+        ask not waiting (answered already, dropped, or never made) is a :class:`UsageError`."""
+        self._append(entry)
+
     def revise(self, revision: Revision) -> None:
         """Apply a revision in place; on error nothing changes and nothing is recorded."""
         self._append(RevisionEntry(revision=revision))
@@ -425,6 +481,8 @@ class TaskMachine:
         view._request = self._requests[k - 1][1] if k else None
         a = bisect.bisect_left(self._approvals, at, key=lambda r: r[0])
         view._approved = self._approvals[a - 1][1] if a else None
+        g = bisect.bisect_left(self._grants, at, key=lambda r: r[0])
+        view._granted = self._grants[g - 1][1] if g else {}
         return view
 
     def retract(self, count: int) -> None:
@@ -442,6 +500,9 @@ class TaskMachine:
             if self._approvals and self._approvals[-1][0] == len(self._ledger):
                 self._approvals.pop()  # the receipt had used an approval: it stands again
                 self._approved = self._approvals[-1][1] if self._approvals else None
+            if self._grants and self._grants[-1][0] == len(self._ledger):
+                self._grants.pop()  # the receipt had used a grant: it stands again
+                self._granted = dict(self._grants[-1][1]) if self._grants else {}
             if entry.decision == "admit" and entry.step is not None:
                 positions = self._receipts_of[entry.step]
                 positions.pop()
@@ -480,6 +541,7 @@ class TaskMachine:
                 self._request = Request(entry.work_order, entry.step, entry.explicit_redo)
             self._requests.append((pos, self._request))
             self._set_approved(None, pos)
+            self._set_granted({}, pos)
         elif isinstance(entry, AttemptEntry):
             if entry.decision == "admit" and entry.step is not None:
                 self._done.add(entry.step)
@@ -487,6 +549,9 @@ class TaskMachine:
                 self._receipts_of.setdefault(entry.step, []).append(pos)
                 if entry.step == self._approved:  # the approval is used up
                     self._set_approved(None, pos)
+                elif entry.step in self._granted:  # so is a yes to an asked call
+                    self._set_granted({s: g for s, g in self._granted.items()
+                                       if s != entry.step}, pos)  # fmt: skip
         elif isinstance(entry, ApprovalEntry):
             if self._request is None:
                 raise UsageError("a call is approved during a request: none is open")
@@ -497,13 +562,49 @@ class TaskMachine:
                 )
             self._graph.prerequisites(entry.step)  # raises UnknownStepError naming the step
             self._set_approved(entry.step, pos)
+        elif isinstance(entry, AskEntry | AnswerEntry):
+            self._apply_ask(entry, pos)
         elif isinstance(entry, RevisionEntry):
             before = self._graph.copy()
             self._graph.apply(entry.revision)
+            self._asks.clear()  # the state moved on: what was asked is no longer the question
+            self._set_granted({}, pos)
             self._revised.append(pos)
             self._graph_before.append(before)
         else:
             raise PlanError("a plan entry can only start a ledger")
+
+    def _apply_ask(self, entry: AskEntry | AnswerEntry, pos: int) -> None:
+        if isinstance(entry, AskEntry):
+            if self._request is None:
+                raise UsageError("a call is asked about during a request: none is open")
+            if entry.id in self._ask_ids:
+                raise UsageError(f"ask {entry.id} was made already: an ask id is used once")
+            self._graph.prerequisites(entry.step)  # raises UnknownStepError naming the step
+            self._ask_ids.add(entry.id)
+            self._asks[entry.id] = entry
+            return
+        asked = self._asks.pop(entry.ask, None)
+        if asked is None:
+            raise UsageError(
+                f"no ask {entry.ask!r} is waiting: it was answered already, the conversation "
+                "moved on, or it was never made"
+            )
+        if entry.decision in ("approve", "edit"):
+            if self._request is None:
+                self._asks[entry.ask] = asked
+                raise UsageError("a call is granted during a request: none is open")
+            if entry.decision == "edit" and entry.arguments is None:
+                self._asks[entry.ask] = asked
+                raise UsageError("an edit gives the call's new arguments")
+            args = entry.arguments if entry.decision == "edit" else asked.arguments
+            grant = Grant(asked.id, asked.step, asked.tool, args or "{}")
+            self._set_granted({**self._granted, asked.step: grant}, pos)
+
+    def _set_granted(self, granted: dict[str, Grant], pos: int) -> None:
+        if granted != self._granted:
+            self._granted = granted
+            self._grants.append((pos, granted))
 
     def _set_approved(self, step: str | None, pos: int) -> None:
         if step != self._approved:

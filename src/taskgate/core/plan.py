@@ -35,6 +35,10 @@ class StepSpec(BaseModel):
     #: runs again on each new request for it (a booking, a message, a payment); a one-shot
     #: step (the default) runs again only on an explicit redo
     repeatable: bool = False
+    #: when the gate asks a person before a call of this step runs: when it cannot tell the
+    #: user agreed to exactly this call (``auto``, the default), before every call (``always``:
+    #: payments, deletions), or never (``never``: the state alone decides, for harmless steps)
+    confirm: Literal["auto", "always", "never"] = "auto"
 
     @model_serializer(mode="wrap")
     def _code_bound_as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -45,6 +49,8 @@ class StepSpec(BaseModel):
             data.pop("tool", None)
         if not self.repeatable:
             data.pop("repeatable", None)
+        if self.confirm == "auto":
+            data.pop("confirm", None)
         return data
 
 

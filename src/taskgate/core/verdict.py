@@ -46,6 +46,10 @@ class Reason(StrEnum):
     # a tool gate's default that runs nothing unrequested)
     IN_PROGRESS = "in-progress"  # a tool gate: another admitted call of this step is executing
     MALFORMED_CALL = "malformed-call"  # a tool call whose name or arguments could not be read
+    #: the step's plan says a person confirms every call (``confirm = "always"``) and none has
+    UNCONFIRMED = "unconfirmed"
+    #: held: the gate could not tell the user agreed to exactly this call, and asked the person
+    ASKED = "asked"
 
 
 REDISPLAY_REASONS = frozenset({Reason.STALE_WORK_ORDER, Reason.REPEATED_RECEIPT})

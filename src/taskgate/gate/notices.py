@@ -77,6 +77,8 @@ def plain_refusal(verdict: Verdict, call: Booking, graph: TaskGraph) -> str:
             return f"{tool} was not run: it does not belong to the user's current request."
         case Reason.NO_REQUEST:
             return f"{tool} was not run: there is no request from the user to act on yet."
+        case Reason.UNCONFIRMED | Reason.ASKED:
+            return f"{tool} was not run: it needs the user's yes to exactly this call first."
         case None:
             raise UsageError("an admitted call has no refusal notice")
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,11 +38,22 @@ from typing import Literal
 from taskgate.core.booking import Booking
 from taskgate.core.graph import TaskGraph, step_sort_key
 from taskgate.core.ids import normalize_tool, normalize_work_order, tool_key
-from taskgate.core.ledger import LedgerEntry
+from taskgate.core.ledger import AnswerEntry, AskEntry, LedgerEntry
 from taskgate.core.machine import Request, Status, TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason, Verdict
 from taskgate.errors import PlanError, TaskgateError, UsageError
+from taskgate.gate.asking import (
+    Ask,
+    Decision,
+    answer_of,
+    canonical,
+    decision_of,
+    new_id,
+    question,
+    questions,
+)
+from taskgate.gate.asking import notice as ask_notice
 from taskgate.gate.notices import plain_refusal, quoted
 from taskgate.matching.askback import ask_back_question
 from taskgate.matching.wordings import worded
@@ -105,10 +117,17 @@ class Ticket:
     #: more thing of the message's order), in the ledger before the call's own entries: a
     #: surface that stores the ledger's entries per call stores it with this call's
     opened: LedgerEntry | None = None
+    #: the call is held: the gate asked the person (see :mod:`taskgate.gate.asking`)
+    ask: Ask | None = None
 
     @property
     def admitted(self) -> bool:
         return self.verdict.admitted
+
+    @property
+    def held(self) -> bool:
+        """Whether the call waits on a person's answer (not run, not refused)."""
+        return self.ask is not None
 
     @property
     def step(self) -> str | None:
@@ -170,9 +189,11 @@ class GateSession:
         notices: Notices = "plain",
         unrequested: Unrequested = "refuse",
         unbound: Unbound = "run",
+        asks: bool = True,
     ) -> None:
         self._setup(
-            TaskMachine(plan, lenient=lenient, seed=seed), policy, notices, unrequested, unbound
+            TaskMachine(plan, lenient=lenient, seed=seed), policy, notices, unrequested, unbound,
+            asks,
         )
 
     @classmethod
@@ -185,6 +206,7 @@ class GateSession:
         notices: Notices = "plain",
         unrequested: Unrequested = "refuse",
         unbound: Unbound = "run",
+        asks: bool = True,
     ) -> GateSession:
         """The session whose receipts ledger is ``entries`` (as saved from :attr:`ledger`, e.g.
         through :func:`~taskgate.dump_ledger` and :func:`~taskgate.load_ledger`).
@@ -198,7 +220,7 @@ class GateSession:
         machine = TaskMachine.from_ledger(
             entries, plan=plan, policy=policy, requested=unrequested == "refuse"
         )
-        session._setup(machine, policy, notices, unrequested, unbound)
+        session._setup(machine, policy, notices, unrequested, unbound, asks)
         return session
 
     @classmethod
@@ -209,11 +231,12 @@ class GateSession:
         notices: Notices = "plain",
         unrequested: Unrequested = "refuse",
         unbound: Unbound = "run",
+        asks: bool = True,
     ) -> GateSession:
         """A session over an existing machine (shared, not copied: what either records, both
         see)."""
         session = cls.__new__(cls)
-        session._setup(machine, policy, notices, unrequested, unbound)
+        session._setup(machine, policy, notices, unrequested, unbound, asks)
         return session
 
     def _setup(
@@ -223,6 +246,7 @@ class GateSession:
         notices: Notices,
         unrequested: Unrequested,
         unbound: Unbound,
+        asks: bool = True,
     ) -> None:
         if machine.graph.binding != "tool":
             raise PlanError('a tool gate needs a tool-bound plan ({"binding": "tool", ...})')
@@ -239,6 +263,9 @@ class GateSession:
         self.notices: Notices = notices
         self.unrequested: Unrequested = unrequested
         self.unbound: Unbound = unbound
+        #: hold and ask what the gate cannot tell the user agreed to (plain notices and
+        #: ``unrequested="refuse"`` only: the paper's rungs have no asks)
+        self.asks = bool(asks) and notices == "plain" and unrequested == "refuse"
         self._machine = machine
         self._lock = threading.Lock()
         self._reading: Reading | None = None  # what the gate understood of the last message
@@ -317,6 +344,12 @@ class GateSession:
         need not pass them)."""
         if not (isinstance(message, str) and isinstance(agent, str)):
             raise UsageError("the user's message and the agent's must be text")
+        with self._lock:  # calls held for the user's answer: the message is read against it
+            granted = self._answer_in_message(message)
+            if granted is not None:
+                self._said.clear()  # the held calls are the proposal: no later one revises it
+                self._reading = granted
+                return Opened(self._machine.request, granted.match, None, granted)
         with self._lock:
             plan = worded(self._machine.graph.to_plan(), self.wordings)
             before = tuple(self._said) if earlier is None else _turns(earlier)
@@ -462,25 +495,86 @@ class GateSession:
             return self._refused(booking, Verdict("refuse", None, Reason.UNKNOWN_TOOL), call.id)
         if name is None or not call.readable:  # not a tool name, or arguments unreadable
             return self._refused(booking, Verdict("refuse", step, Reason.MALFORMED_CALL), call.id)
-        verdict = self._machine.judge(booking, self.policy, in_flight, requested=self.requested)
+        granted = self._grant_fits(call, step, name)
+        verdict = self._machine.judge(
+            booking, self.policy, in_flight, requested=self.requested, grants=granted
+        )
         if verdict.reason is Reason.REPEATED_RECEIPT and call.work_order is None:
             verdict, booking = self._next_thing(call, booking, verdict, in_flight)
-        if verdict.admitted and (self._only_confirmed(step) or self._beyond_reading(step)):
+        allowed = verdict.admitted or verdict.reason is Reason.UNCONFIRMED  # by the state
+        why, details = "", ("", "")
+        if granted and verdict.admitted:
+            pass  # a person said yes to exactly this call when asked
+        elif allowed and (self._only_confirmed(step) or self._beyond_reading(step)):
             # a "yes" confirms the proposed call, and a request asks for the steps it names, not
-            # every step the state would admit
+            # every step the state would admit: a clear request for something else
             verdict = Verdict("refuse", step, Reason.NOT_REQUESTED)
-        elif verdict.admitted and not self._of_proposal(call, step):  # "for 2 at 7": not 40
-            return self._other_details(booking, step, call.id, "what the user agreed to",
-                                       "the details you proposed")  # fmt: skip
-        elif verdict.admitted and not self._of_thing(call, step):  # "a mocha": no latte
-            return self._other_details(booking, step, call.id, "what the user asked for",
-                                       "what they asked for")  # fmt: skip
+        elif allowed and not self._of_proposal(call, step):  # "for 2 at 7": not 40
+            why = "its details are not what the user agreed to"
+            details = ("what the user agreed to", "the details you proposed")
+        elif allowed and not self._of_thing(call, step):  # "a mocha": no latte
+            why = "its details are not what the user asked for"
+            details = ("what the user asked for", "what they asked for")
+        elif verdict.reason is Reason.UNCONFIRMED:
+            why = "this step runs only on the user's yes to each call"
+        elif verdict.reason is Reason.NO_RESOLVED_STEP and self._unclear(step):
+            why = self._understood()
+        if why and self.asks and step is not None:
+            return self._held(booking, call, step, why)
+        if details[0]:
+            return self._other_details(booking, step, call.id, *details)
         if verdict.reason is Reason.REPEATED_RECEIPT:  # the same call again under its request
             verdict = Verdict("refuse", verdict.step, Reason.ALREADY_DONE)  # would run it again
         if not verdict.admitted:
             return self._refused(booking, verdict, call.id)
         self._take(call, step)
         return Ticket(booking, verdict, id=call.id, at=self._machine.ledger_length)
+
+    def _grant_fits(self, call: Call, step: str | None, name: str | None) -> bool:
+        """Whether a person's yes to an asked call covers this call: the same tool, and
+        arguments that are the shown ones byte for byte (any other call is a new one)."""
+        grant = self._machine.granted.get(step) if step is not None else None
+        return (
+            grant is not None
+            and normalize_tool(grant.tool) == name
+            and grant.arguments == canonical(call.arguments)
+        )
+
+    def _unclear(self, step: str) -> bool:
+        """Whether the user's last message, which asked for no step, may still have agreed to a
+        call of ``step``: anything but a clear no to it, or a goodbye. A request opened with no
+        reading (by the engineer's code, or on a gate rebuilt from its ledger, which keeps no
+        reading) cannot tell either: the call is asked."""
+        reading = self._reading
+        if reading is None:
+            return True
+        if reading.kind == "closing":
+            return False
+        return not (reading.kind == "decline" and (not reading.about or step in reading.about))
+
+    def _understood(self) -> str:
+        reading = self._reading
+        if reading is None:
+            return "the user's last message does not clearly ask for this"
+        return reading.understood(worded(self._machine.graph.to_plan(), self.wordings))
+
+    def _held(self, booking: Booking, call: Call, step: str, why: str) -> Ticket:
+        """A call held until a person answers (its ask is recorded by :meth:`_reserve`); the
+        same call held again before the answer is the same ask."""
+        args = canonical(call.arguments)
+        tool = booking.tool or ""
+        same = [a for a in self._machine.asks.values()
+                if a.step == step and a.tool == tool and a.arguments == args]  # fmt: skip
+        if same:
+            ask = Ask.of(same[-1])
+        else:
+            graph = self._machine.graph
+            wording = graph.text(step) or self.wordings.get(step, "")
+            shown = question(tool, call.arguments, wording)
+            ask = Ask(new_id(), step, tool, dict(call.arguments or {}), shown, why, time.time())
+        notice = ask_notice(tool, why, ask.question)
+        return Ticket(booking, Verdict("refuse", step, Reason.ASKED), refusal=notice, id=call.id,
+                      at=self._machine.ledger_length, ask=ask)  # fmt: skip
 
     def _other_details(
         self, booking: Booking, step: str | None, call_id: str | None, what: str, instead: str
@@ -802,6 +896,11 @@ class GateSession:
         if not ticket.gated:
             return ticket
         key, verdict = next(self._keys), ticket.verdict
+        if ticket.ask is not None:
+            entry = self.ask_entry(ticket)
+            if entry is not None:
+                self._machine.ask(entry)
+            return dataclasses.replace(ticket, entry=entry, key=key)
         if not verdict.admitted:
             self._machine.record(ticket.call, verdict, self.policy)
             entry = self._machine.last_entry()
@@ -811,6 +910,91 @@ class GateSession:
         self._open[key] = self._epoch
         at = self._machine.ledger_length
         return dataclasses.replace(ticket, entry=None, refusal="", at=at, key=key)
+
+    def ask_entry(self, ticket: Ticket) -> AskEntry | None:
+        """The ledger entry of a held ticket's ask (None: not held, or already asked)."""
+        ask = ticket.ask
+        if ask is None or ask.id in self._machine.asks:
+            return None
+        return AskEntry(id=ask.id, step=ask.step, tool=ask.tool, arguments=canonical(
+            ask.arguments), question=ask.question, work_order=ticket.call.work_order, why=ask.why,
+            time=ask.time)  # fmt: skip
+
+    # -- asks and answers ------------------------------------------------------------------------
+    def waiting(self) -> list[Ask]:
+        """The held calls waiting on a person's answer, oldest first."""
+        with self._lock:
+            return [Ask.of(a) for a in self._machine.asks.values()]
+
+    def answer(
+        self,
+        ask: str,
+        decision: Decision,
+        *,
+        by: str,
+        channel: str = "",
+        arguments: Mapping[str, object] | None = None,
+    ) -> Call | None:
+        """A person's answer to the held call ``ask`` (its id): ``"approve"`` grants the call
+        shown, once, exactly; ``"edit"`` grants the same tool with ``arguments`` instead (judged
+        again by the state when it is made); ``"reject"`` drops it. One ledger entry naming
+        ``by`` and ``channel``. Returns the call to make now (None on a reject): a surface that
+        runs tools makes it, and it runs if the state still allows it. An answer to an ask not
+        waiting (answered already, from another conversation, or after the conversation moved
+        on), an unknown decision, or an edit without readable arguments is a
+        :class:`UsageError`, and nothing is recorded."""
+        what = decision_of(decision)
+        if not isinstance(by, str) or not by.strip():
+            raise UsageError("an answer names who gave it: by='...'")
+        if not isinstance(ask, str):
+            raise UsageError(f"an ask is named by its id, not {type(ask).__name__}")
+        edited: Mapping[str, object] | None = None
+        if what == "edit":
+            if not isinstance(arguments, Mapping):
+                raise UsageError("an edit gives the call's new arguments as an object")
+            try:
+                edited = readable(arguments)
+            except Unreadable as exc:
+                raise UsageError(f"the edited arguments cannot be read: {exc}") from None
+        with self._lock:
+            waiting = self._machine.asks.get(ask)
+            if waiting is None:
+                raise UsageError(
+                    f"no held call {quoted(ask)[:80]!r} is waiting for an answer: it was answered "
+                    "already, it belongs to another conversation, or the conversation moved on"
+                )
+            entry = AnswerEntry(ask=ask, decision="reject" if what == "reject" else what,
+                                by=by.strip(), channel=channel, time=time.time(),
+                                arguments=canonical(edited) if edited is not None else None)  # fmt: skip
+            self._machine.answer(entry)
+            self._epoch += 1
+            if what == "reject":
+                return None
+            args = edited if edited is not None else Ask.of(waiting).arguments
+            return Call(waiting.tool, arguments=dict(args))
+
+    def _answer_in_message(self, message: str) -> Reading | None:
+        """The user's message read against the gate's own question, when calls are held for
+        their answer (the ask-back): a yes grants them (under a request for no step: only the
+        calls shown run), a no drops them, anything else drops them too and the message is read as any other
+        (None)."""
+        asks = list(self._machine.asks.values())
+        if not asks:
+            return None
+        said = answer_of(message, questions([Ask.of(a) for a in asks]))
+        decision: Literal["approve", "reject", "dropped"] = (
+            "approve" if said == "yes" else "reject" if said == "no" else "dropped"
+        )
+        now = time.time()
+        if decision == "approve":  # a request for no step: the granted calls run, nothing else
+            self._machine.open_request(None)
+            self._epoch += 1
+        for a in asks:
+            self._machine.answer(AnswerEntry(ask=a.id, decision=decision, by="user",
+                                             channel="conversation", time=now))  # fmt: skip
+        if decision != "approve":
+            return None
+        return Reading("other")
 
     def finish(self, ticket: Ticket, outcome: Outcome | bool) -> LedgerEntry | None:
         """The admitted call ended: ``"ok"`` (or True) records its receipt, ``"failed"`` (or

@@ -15,13 +15,17 @@ The gate's state is its receipts ledger: :attr:`ToolGate.ledger` and
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from taskgate._aio import run_sync
-from taskgate.errors import ToolRefused, UsageError
+from taskgate.core.plan import Plan
+from taskgate.core.verdict import Policy
+from taskgate.errors import ToolHeld, ToolRefused, UsageError
+from taskgate.gate.asking import Ask
 from taskgate.gate.session import (
     Call,
     Doubt,
@@ -41,6 +45,11 @@ from taskgate.roles import Matcher
 from taskgate.understanding.reader import ConversationReader
 
 T = TypeVar("T")
+#: what a ToolGate's ``ask`` callback answers for a held call: True (run it as shown), False or
+#: None (do not), or a mapping of edited arguments (run the same tool with those instead)
+Answer = bool | None | Mapping[str, Any]
+#: a person asked about a held call, sync or async (see :class:`ToolGate`)
+Asker = Callable[[Ask], Answer | Awaitable[Answer]]
 
 __all__ = [
     "Call",
@@ -86,7 +95,28 @@ def call_arguments(
 class ToolGate(GateSession):
     """Task state around a tool dispatcher, at the policy you choose: the gate's core
     (:class:`GateSession`: requests, judging, finishing, approvals, revisions) plus
-    :meth:`call`, :meth:`acall` and :meth:`guard`, which run a tool behind it."""
+    :meth:`call`, :meth:`acall` and :meth:`guard`, which run a tool behind it.
+
+    A call the gate holds (it cannot tell the user agreed to exactly this call) is put to a
+    person by ``ask``, a callback (sync, or async for :meth:`acall`) given the held call
+    (:class:`~taskgate.gate.asking.Ask`: the exact call and the question to show) that answers
+    True (run it as shown), False (do not) or a mapping of edited arguments (run those: the
+    tool is called with them as keywords). Without ``ask``, :meth:`call` raises
+    :class:`~taskgate.errors.ToolHeld` carrying the question and the ask's id (answer it with
+    :meth:`answer`, then make the call again), and a guarded tool returns the question for the
+    agent to put to the user, whose next message is read against it."""
+
+    #: the callback that asks a person about a held call (None: raise ToolHeld, or ask back)
+    ask: Asker | None = None
+
+    def __init__(
+        self, plan: Plan, policy: Policy = Policy.STATE_BOUND, *, ask: Asker | None = None,
+        **options: Any,
+    ) -> None:  # fmt: skip
+        super().__init__(plan, policy, **options)
+        if ask is not None and not callable(ask):
+            raise UsageError("ask is a callback taking the held call, or None")
+        self.ask = ask
 
     def user_message(
         self,
@@ -142,8 +172,16 @@ class ToolGate(GateSession):
         the step in doubt: the call may have run.
         """
         ticket = self.begin(tool, arguments=call_arguments(fn, args, kwargs))
+        if ticket.held and self.ask is not None:
+            answer = self.ask(ticket.ask)  # type: ignore[arg-type]
+            if inspect.isawaitable(answer):
+                close = getattr(answer, "close", None)
+                if callable(close):
+                    close()
+                raise UsageError("the ask callback is asynchronous: run the tool with acall")
+            ticket, args, kwargs = self._answered(ticket, answer, args, kwargs)
         if not ticket.admitted:
-            raise ToolRefused(ticket)
+            raise ToolHeld(ticket) if ticket.held else ToolRefused(ticket)
         outcome: Outcome = "unknown"
         try:
             result = fn(*args, **kwargs)
@@ -161,13 +199,45 @@ class ToolGate(GateSession):
         finally:
             self.finish(ticket, outcome)
 
+    def _answered(
+        self, ticket: Ticket, answer: object, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Ticket, tuple[Any, ...], dict[str, Any]]:
+        """The ask callback's answer to a held call, recorded; the call judged again (the one
+        shown, or the edited one with its arguments as keywords), or the refusal of a no."""
+        ask = ticket.ask
+        assert ask is not None
+        if isinstance(answer, Mapping):
+            call = self.answer(ask.id, "edit", by="ask callback", channel="callback",
+                               arguments=answer)  # fmt: skip
+            args, kwargs = (), {str(k): v for k, v in answer.items()}
+        elif answer is True:
+            call = self.answer(ask.id, "approve", by="ask callback", channel="callback")
+        elif answer is False or answer is None:
+            call = self.answer(ask.id, "reject", by="ask callback", channel="callback")
+        else:
+            raise UsageError(
+                f"the ask callback answers True, False or edited arguments, not {answer!r}"
+            )
+        if call is None:
+            tool = ticket.call.tool or "The call"
+            refused = dataclasses.replace(ticket, ask=None, refusal=(
+                f'"{tool}" was not run: the user said no to it. Do not call it again unless they '
+                "ask for it."))  # fmt: skip
+            return refused, args, kwargs
+        return self.begin(call.tool, arguments=call.arguments), args, kwargs
+
     async def acall(
         self, tool: str, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any
     ) -> T:
         """:meth:`call` for a coroutine function (a cancelled call is held in doubt)."""
         ticket = self.begin(tool, arguments=call_arguments(fn, args, kwargs))
+        if ticket.held and self.ask is not None:
+            answer = self.ask(ticket.ask)  # type: ignore[arg-type]
+            if inspect.isawaitable(answer):
+                answer = await answer
+            ticket, args, kwargs = self._answered(ticket, answer, args, kwargs)
         if not ticket.admitted:
-            raise ToolRefused(ticket)
+            raise ToolHeld(ticket) if ticket.held else ToolRefused(ticket)
         outcome: Outcome = "unknown"
         try:
             result = await fn(*args, **kwargs)

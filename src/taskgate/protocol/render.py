@@ -136,6 +136,8 @@ def refusal_clause(verdict: Verdict, booking: Booking) -> str:
             return f"{booking.work_order} was already used; it books nothing new"
         case Reason.UNKNOWN_WORK_ORDER | Reason.NO_REQUEST:
             return f"{booking.work_order} is not the current work order"
+        case Reason.UNCONFIRMED | Reason.ASKED:  # never on the paper's rungs (no asks there)
+            return f"step {step} waits for a person's confirmation"
         case None:
             raise UsageError("an admitted booking has no rejection notice")
 

@@ -30,7 +30,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
 from langchain.agents import AgentState
@@ -51,6 +51,7 @@ from taskgate.errors import PlanError, TaskgateError, UsageError
 from taskgate.gate.notices import why_refused
 from taskgate.gate.registry import SessionRegistry
 from taskgate.gate.session import Call, GateSession, Notices, Outcome, Ticket, check_tools
+from taskgate.integrations.langgraph import confirm
 from taskgate.integrations.langgraph.rows import Read, Rows
 from taskgate.matching.wordings import wordings
 from taskgate.roles import Matcher
@@ -115,7 +116,11 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
     ``notices`` is what a refused call's answer says: plain words (the default) or the paper's
     rejection notices (``"protocol"``). With ``approvals="ask"`` a refused call is put to a
     person through LangGraph's ``interrupt`` (the graph needs a checkpointer), and runs if the
-    resume approves it. An operator revises or approves a thread between runs with
+    resume approves it. A call the gate holds because it cannot tell the user agreed to exactly
+    it is asked about: by default its answer to the agent is the question to put to the user,
+    whose next message is read against it; with ``confirm="interrupt"`` the run pauses with
+    LangChain's ``ToolApprovalRequest`` (see :mod:`taskgate.integrations.langgraph.confirm`) and
+    the call runs, exactly as shown or as edited, on an approve. An operator revises or approves a thread between runs with
     :meth:`cancel`, :meth:`rewire`, :meth:`relax` and :meth:`approve`; each is a row of the
     thread's receipts ledger.
     """
@@ -132,6 +137,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         unrequested: Literal["refuse", "run"] = "refuse",
         notices: Notices = "plain",
         approvals: Literal["off", "ask"] = "off",
+        confirm: Literal["ask-back", "interrupt"] = "ask-back",
         max_threads: int = 10_000,
         tools: Sequence[Any] | None = None,
         secret: bytes | str | None = None,
@@ -141,6 +147,12 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         GateSession(plan, policy, unrequested=unrequested, notices=notices, unbound=unbound)
         if approvals not in ("off", "ask"):
             raise UsageError(f"approvals must be 'off' or 'ask', not {approvals!r}")
+        if confirm not in ("ask-back", "interrupt"):
+            raise UsageError(f"confirm must be 'ask-back' or 'interrupt', not {confirm!r}")
+        #: how a held call is put to the person: the question answered to the agent, which asks
+        #: the user (``ask-back``, the default), or LangGraph's interrupt in LangChain's
+        #: human-in-the-loop format (``interrupt``: the graph needs a checkpointer)
+        self.confirm: Literal["ask-back", "interrupt"] = confirm
         #: steps with no text are matched by their tools' descriptions
         self.wordings = wordings(plan, list(tools)) if tools is not None else {}
         if tools is not None:
@@ -325,6 +337,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         if not ticket.gated:  # a tool no step is bound to, let through by the core
             return handler(request)
         ticket, rows = self._escalated(request, gate, ticket)
+        ticket, rows, request = self._confirmed(request, gate, ticket, rows)
         if not ticket.admitted:
             return _refusal(request, ticket, rows)
         outcome: Outcome = "unknown"  # interrupted: it may have run (held until settled)
@@ -344,6 +357,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         if not ticket.gated:  # a tool no step is bound to, let through by the core
             return await handler(request)
         ticket, rows = self._escalated(request, gate, ticket)
+        ticket, rows, request = self._confirmed(request, gate, ticket, rows)
         if not ticket.admitted:
             return _refusal(request, ticket, rows)
         outcome: Outcome = "unknown"  # cancelled: it may have run (held until settled)
@@ -405,6 +419,39 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             return ticket, rows
         again = gate.begin(call["name"])
         return again, rows + self._rows(gate, entry) + self._rows(gate, again.entry)
+
+    def _confirmed(
+        self, request: ToolCallRequest, gate: GateSession, ticket: Ticket, rows: list[dict[str, Any]]
+    ) -> tuple[Ticket, list[dict[str, Any]], ToolCallRequest]:
+        """A held call asked through LangGraph's interrupt when ``confirm="interrupt"``: the run
+        pauses with LangChain's ``ToolApprovalRequest``; on the resume's approve the call shown
+        runs, on an edit the edited one (judged again), on a reject nothing. A resume value the
+        gate cannot read is one line in the log and runs nothing. Returns the call's ticket, its
+        ledger rows, and the request to run (with the edited arguments on an edit)."""
+        if ticket.ask is None or self.confirm != "interrupt":
+            return ticket, rows, request
+        ask, call_id = ticket.ask, str(request.tool_call.get("id"))
+        with self._lock:  # a resumed run finds this very ticket (see _ticket)
+            self._asked.setdefault(gate, {})[call_id] = ticket
+        answer = interrupt(confirm.tool_approval(ask, call_id),
+                           response_schema=confirm.response_schema(ask))  # fmt: skip
+        with self._lock:
+            self._asked.get(gate, {}).pop(call_id, None)
+        try:
+            what, edited, message = confirm.decision(answer, ask)
+            call = gate.answer(ask.id, what, by="reviewer", channel="langgraph-interrupt",
+                               arguments=edited)  # fmt: skip
+        except UsageError as exc:
+            log.warning("taskgate: the answer to held call %s was not used: %s", call_id, exc)
+            return _declined(ticket, f"the answer could not be used ({exc})"), rows, request
+        rows = rows + self._rows(gate, gate.ledger[-1])
+        if call is None:
+            said = f": {message}" if message else ""
+            return _declined(ticket, f"the user declined it{said}"), rows, request
+        again = gate.begin(call.tool, arguments=call.arguments)
+        if edited is not None:
+            request = request.override(tool_call={**request.tool_call, "args": edited})
+        return again, rows + self._rows(gate, again.entry), request
 
     # -- an operator's revisions and approvals of a thread ---------------------------------------
     def cancel(
@@ -705,6 +752,13 @@ def _thread_of(state: Any) -> str:
             "by their first message's id): give the run a thread_id"
         )
     return f"(no thread id) {first}"
+
+
+def _declined(ticket: Ticket, why: str) -> Ticket:
+    """The held call's ticket as a refusal, saying why (a no, or an answer not used)."""
+    tool = ticket.call.tool or "The call"
+    return replace(ticket, ask=None, refusal=f'"{tool}" was not run: {why}. Do not call it again '
+                   "unless the user asks for it.")  # fmt: skip
 
 
 def _refusal(request: ToolCallRequest, ticket: Ticket, rows: list[dict[str, Any]]) -> Command[Any]:

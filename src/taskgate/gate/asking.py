@@ -1,0 +1,142 @@
+"""Run, refuse or ask: what the gate shows a person about a call it holds, and how it reads
+their answer.
+
+A call the state allows but the user's words do not clearly authorize (the reader unsure, the
+call's details not those agreed, a step whose plan says ``confirm = "always"``) is neither run nor
+refused: it is **held**, and the person is asked, with the exact call in plain words. The ask and
+its answer are receipts-ledger entries (:class:`~taskgate.core.ledger.AskEntry`,
+:class:`~taskgate.core.ledger.AnswerEntry`); a yes grants that call, once, with exactly the
+arguments shown (:class:`~taskgate.core.machine.Grant`).
+
+Each surface asks on its own human-in-the-loop channel (a LangGraph interrupt, an MCP
+elicitation, an SDK's tool approval, a callback); where none is configured, the held call's
+answer to the agent is the question to put to the user (the *ask-back*), and the user's next
+message is read against the gate's own question (:func:`answer_of`).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import orjson
+
+from taskgate.core.ledger import AskEntry
+from taskgate.errors import UsageError
+from taskgate.understanding.acts import read_user
+
+#: what a person may answer to an ask
+Decision = Literal["approve", "edit", "reject"]
+#: a step's confirmation policy in the plan: ask when unsure (the default), ask every time, or
+#: never ask (the state alone decides)
+Confirm = Literal["auto", "always", "never"]
+#: at most this many characters of one value are shown in a question
+VALUE_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """A call the gate holds until a person answers: ``id`` (for the answer), the ``step``,
+    the call exactly (``tool``, ``arguments``), the ``question`` shown, and ``why`` it asked."""
+
+    id: str
+    step: str
+    tool: str
+    arguments: dict[str, object]
+    question: str
+    why: str = ""
+    time: float = 0.0
+
+    @classmethod
+    def of(cls, entry: AskEntry) -> Ask:
+        args = orjson.loads(entry.arguments)
+        return cls(entry.id, entry.step, entry.tool, args if isinstance(args, dict) else {},
+                   entry.question, entry.why, entry.time)  # fmt: skip
+
+
+def canonical(arguments: Mapping[str, object] | None) -> str:
+    """The arguments as canonical JSON (sorted keys): the bytes a yes grants."""
+    return orjson.dumps(dict(arguments or {}), option=orjson.OPT_SORT_KEYS, default=str).decode()
+
+
+def new_id() -> str:
+    """A fresh ask id, not guessable from the ones before it."""
+    return "ask-" + secrets.token_hex(8)
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, bool):
+        text = "yes" if value else "no"
+    elif value is None:
+        text = "none"
+    elif isinstance(value, list | tuple):
+        text = ", ".join(_shown(v) for v in value) or "none"
+    elif isinstance(value, Mapping):
+        text = "; ".join(f"{_label(k)} {_shown(v)}" for k, v in value.items()) or "none"
+    else:
+        text = str(value)
+    text = " ".join(text.split())
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+def _label(key: object) -> str:
+    return re.sub(r"[_\s]+", " ", str(key)).strip()
+
+
+def action_words(tool: str, wording: str = "") -> str:
+    """What the call does, in words: the step's text or its tool's description (first
+    sentence), else the tool's name as words."""
+    first = re.split(r"(?<=[.!?])\s", wording.strip(), maxsplit=1)[0].rstrip(".!?") if wording else ""
+    if first:
+        return first[0].lower() + first[1:] if not first[:2].isupper() else first
+    return _label(tool)
+
+
+def question(tool: str, arguments: Mapping[str, object] | None, wording: str = "") -> str:
+    """The question put to the person about one held call: the action and every argument."""
+    what = action_words(tool, wording)
+    details = "; ".join(f"{_label(k)}: {_shown(v)}" for k, v in (arguments or {}).items())
+    return (f"Shall I {what} ({details})?" if details else f"Shall I {what}?") + " Yes or no?"
+
+
+def questions(asks: list[Ask]) -> str:
+    """One question for several held calls (one model turn's): a yes runs them all."""
+    if len(asks) == 1:
+        return asks[0].question
+    items = " ".join(f"{i}. {a.question.removesuffix(' Yes or no?')}" for i, a in
+                     enumerate(asks, 1))  # fmt: skip
+    return f"{items} Shall I do all of these? Yes or no?"
+
+
+def notice(tool: str, why: str, ask: str) -> str:
+    """What the agent reads for a held call, where no channel asks the person: why it was held,
+    and the question to put to the user."""
+    return (
+        f'"{tool}" was not run yet: {why}. Ask the user exactly this, and make no other call '
+        f'until they answer: "{ask}" If they say yes, make the same call again, with exactly the '
+        "same arguments."
+    )
+
+
+def answer_of(message: str, asked: str) -> Literal["yes", "no"] | None:
+    """The user's answer to the gate's own question ``asked``, read narrowly: a plain yes, a
+    plain no, or neither (a change, a question, anything else: the held call is dropped and the
+    message read as any other)."""
+    act = read_user(message, asked)
+    if act.yes and not act.no:
+        return "yes"
+    if act.no and not act.yes:
+        return "no"
+    return None
+
+
+def decision_of(value: object) -> Decision:
+    """A decision given by a surface's caller, checked (one clear line when it is none)."""
+    if value in ("approve", "edit", "reject"):
+        return value  # type: ignore[return-value]
+    raise UsageError(f"an answer to an ask is 'approve', 'edit' or 'reject', not {value!r}")

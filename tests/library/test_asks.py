@@ -1,0 +1,258 @@
+"""Run, refuse or ask: a call the gate cannot tell the user agreed to is held and the person is
+asked, with the exact call; what runs is what they saw (the core, the tool gate, the ledger)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from plans import PROPOSAL, TABLES
+from taskgate import Plan, ToolGate
+from taskgate.core.ledger import AnswerEntry, AskEntry
+from taskgate.core.verdict import Reason
+from taskgate.errors import LedgerFormatError, ToolHeld, ToolRefused, UsageError
+from taskgate.gate.session import Call, GateSession, Ticket
+from taskgate.understanding import ConversationReader
+
+READ = ConversationReader()
+TABLE = {"restaurant": "Chez Pierre", "party_size": 2, "time": "19:00"}
+
+
+def said(gate: GateSession, user: str, agent: str = "") -> None:
+    asyncio.run(gate.open_message(user, READ, ask_back=False, agent=agent))
+
+
+def held(gate: GateSession, args: dict[str, Any] = TABLE) -> Ticket:
+    """A table call after a message that asks for nothing clearly: held, and asked."""
+    said(gate, "Sounds interesting.", PROPOSAL)
+    ticket = gate.judge([Call("reserve_table", arguments=args)])[0]
+    assert ticket.held and not ticket.admitted and ticket.verdict.reason is Reason.ASKED
+    return ticket
+
+
+def test_a_call_the_gate_cannot_tell_is_held_with_the_exact_call_shown() -> None:
+    gate = GateSession(TABLES)
+    ticket = held(gate)
+    assert ticket.ask is not None and ticket.ask.arguments == TABLE
+    assert ticket.ask.question == (
+        "Shall I reserve a table at a restaurant (restaurant: Chez Pierre; party size: 2; "
+        "time: 19:00)? Yes or no?"
+    )
+    assert ticket.ask.question in ticket.notice  # the ask-back: the agent puts it to the user
+    entry = gate.ledger[-1]
+    assert isinstance(entry, AskEntry) and entry.id == ticket.ask.id
+    assert entry.arguments == '{"party_size":2,"restaurant":"Chez Pierre","time":"19:00"}'
+    assert [a.id for a in gate.waiting()] == [ticket.ask.id]
+
+
+def test_the_same_call_held_again_before_the_answer_is_the_same_ask() -> None:
+    gate = GateSession(TABLES)
+    first = held(gate)
+    again = gate.judge([Call("reserve_table", arguments=dict(TABLE))])[0]
+    assert again.ask is not None and first.ask is not None and again.ask.id == first.ask.id
+    assert sum(isinstance(e, AskEntry) for e in gate.ledger) == 1
+
+
+def test_a_yes_to_the_gates_question_runs_that_call_byte_for_byte_and_once() -> None:
+    gate = GateSession(TABLES)
+    ticket = held(gate)
+    assert ticket.ask is not None
+    said(gate, "Yes, go ahead.", ticket.ask.question)
+    other = gate.judge([Call("reserve_table", arguments={**TABLE, "party_size": 20})])[0]
+    assert not other.admitted  # another call: not the one the person saw
+    ran = gate.judge([Call("reserve_table", arguments=TABLE)])[0]
+    assert ran.admitted
+    gate.finish(ran, "ok")
+    answer = next(e for e in gate.ledger if isinstance(e, AnswerEntry))
+    assert (answer.decision, answer.by, answer.channel) == ("approve", "user", "conversation")
+    twice = gate.judge([Call("reserve_table", arguments=TABLE)])[0]
+    assert not twice.admitted  # the yes granted one call
+
+
+@pytest.mark.parametrize("reply", ["No, don't.", "Actually, make it 4 people.", "What time is it?"])
+def test_anything_but_a_yes_drops_the_held_call(reply: str) -> None:
+    gate = GateSession(TABLES)
+    ticket = held(gate)
+    assert ticket.ask is not None
+    said(gate, reply, ticket.ask.question)
+    assert gate.waiting() == []
+    answer = next(e for e in gate.ledger if isinstance(e, AnswerEntry))
+    assert answer.decision in ("reject", "dropped")
+    assert not gate.machine.granted
+
+
+def test_an_answer_twice_late_or_for_another_conversation_runs_nothing() -> None:
+    gate, other = GateSession(TABLES), GateSession(TABLES)
+    ticket = held(gate)
+    assert ticket.ask is not None
+    with pytest.raises(UsageError, match="no held call .* is waiting"):
+        other.answer(ticket.ask.id, "approve", by="mallory")  # another conversation's ask
+    call = gate.answer(ticket.ask.id, "approve", by="alice", channel="test")
+    assert call is not None and call.arguments == TABLE
+    with pytest.raises(UsageError, match="answered already"):
+        gate.answer(ticket.ask.id, "approve", by="alice")
+    late = held(GateSession(TABLES))
+    gate2 = GateSession(TABLES)
+    ticket2 = held(gate2)
+    assert ticket2.ask is not None and late.ask is not None
+    said(gate2, "Something else entirely.", "Anything else?")  # the conversation moved on
+    with pytest.raises(UsageError, match="moved on"):
+        gate2.answer(ticket2.ask.id, "approve", by="alice")
+
+
+@pytest.mark.parametrize(
+    ("decision", "kwargs", "match"),
+    [
+        ("maybe", {}, "approve', 'edit' or 'reject"),
+        ("approve", {"by": " "}, "names who gave it"),
+        ("edit", {"arguments": "party=40"}, "new arguments as an object"),
+    ],
+)
+def test_a_malformed_answer_is_one_line_and_records_nothing(
+    decision: str, kwargs: dict[str, Any], match: str
+) -> None:
+    gate = GateSession(TABLES)
+    ticket = held(gate)
+    assert ticket.ask is not None
+    before = len(gate.ledger)
+    with pytest.raises(UsageError, match=match):
+        gate.answer(ticket.ask.id, decision, **{"by": "alice", **kwargs})  # type: ignore[arg-type]
+    assert len(gate.ledger) == before and gate.waiting()
+
+
+def test_an_edit_grants_the_edited_call_and_the_state_still_decides() -> None:
+    gate = GateSession(TABLES)
+    ticket = held(gate)
+    assert ticket.ask is not None
+    edited = {**TABLE, "party_size": 4}
+    call = gate.answer(ticket.ask.id, "edit", by="alice", arguments=edited)
+    assert call is not None and call.arguments == edited
+    assert not gate.judge([Call("reserve_table", arguments=TABLE)])[0].admitted  # not shown
+    assert gate.judge([call])[0].admitted
+
+
+def test_a_revision_drops_what_was_asked() -> None:
+    gate = GateSession(TABLES)
+    ticket = held(gate)
+    assert ticket.ask is not None
+    gate.cancel("reserve")
+    with pytest.raises(UsageError, match="moved on"):
+        gate.answer(ticket.ask.id, "approve", by="alice")
+
+
+def test_a_restart_between_ask_and_answer_folds_the_ask_from_the_ledger() -> None:
+    gate = GateSession(TABLES)
+    ticket = held(gate)
+    assert ticket.ask is not None
+    restarted = GateSession.from_ledger(gate.ledger)
+    assert [a.id for a in restarted.waiting()] == [ticket.ask.id]
+    said(restarted, "yes please", ticket.ask.question)
+    ran = restarted.judge([Call("reserve_table", arguments=TABLE)])[0]
+    assert ran.admitted
+    restarted.finish(ran, "ok")
+    again = GateSession.from_ledger(restarted.ledger)  # the granted admission replays
+    assert again.machine.status("reserve").value == "DONE"
+
+
+def test_a_forged_answer_in_a_ledger_is_refused_on_load() -> None:
+    gate = GateSession(TABLES)
+    said(gate, "Hmm.", PROPOSAL)
+    forged = [*gate.ledger, AnswerEntry(ask="ask-0000", decision="approve", by="mallory")]
+    with pytest.raises(LedgerFormatError, match="no ask 'ask-0000' is waiting"):
+        GateSession.from_ledger(forged)
+
+
+def test_a_clear_no_is_refused_without_asking() -> None:
+    gate = GateSession(TABLES)
+    said(gate, "No, I don't want that.", PROPOSAL)
+    ticket = gate.judge([Call("reserve_table", arguments=TABLE)])[0]
+    assert not ticket.admitted and not ticket.held
+
+
+CONFIRMED = Plan.model_validate({"binding": "tool", "steps": {
+    "pay": {"tool": "pay", "text": "pay the invoice", "confirm": "always"},
+    "look": {"tool": "note", "text": "write a note", "confirm": "never"},
+}})  # fmt: skip
+
+
+def test_a_step_that_always_asks_is_held_even_on_a_clear_request() -> None:
+    gate = GateSession(CONFIRMED)
+    said(gate, "Please pay the invoice.")
+    ticket = gate.judge([Call("pay", arguments={"amount": 10})])[0]
+    assert ticket.held and ticket.ask is not None
+    assert gate.answer(ticket.ask.id, "approve", by="alice") is not None
+    assert gate.judge([Call("pay", arguments={"amount": 10})])[0].admitted
+
+
+def test_a_step_that_never_asks_runs_on_the_state_alone() -> None:
+    gate = GateSession(CONFIRMED)
+    said(gate, "What's the weather?")
+    ticket = gate.judge([Call("note", arguments={"text": "x"})])[0]
+    assert ticket.admitted
+    gate.finish(ticket, "ok")
+    GateSession.from_ledger(gate.ledger)  # and replays
+
+
+def test_the_papers_rungs_never_ask() -> None:
+    for gate in (GateSession(TABLES, notices="protocol"), GateSession(TABLES, unrequested="run"),
+                 GateSession(TABLES, asks=False)):  # fmt: skip
+        said(gate, "Sounds interesting.", PROPOSAL)
+        ticket = gate.judge([Call("reserve_table", arguments=TABLE)])[0]
+        assert not ticket.held
+
+
+RAN: list[dict[str, Any]] = []
+
+
+def reserve_table(restaurant: str, party_size: int, time: str) -> str:
+    RAN.append({"restaurant": restaurant, "party_size": party_size, "time": time})
+    return "reserved"
+
+
+def tool_gate(ask: Any = None) -> ToolGate:
+    RAN.clear()
+    gate = ToolGate(TABLES, ask=ask)
+    gate.user_message("Sounds interesting.", agent=PROPOSAL)
+    return gate
+
+
+def test_tool_gate_without_a_callback_raises_the_question_and_resumes_on_the_answer() -> None:
+    gate = tool_gate()
+    with pytest.raises(ToolHeld) as caught:
+        gate.call("reserve_table", reserve_table, **TABLE)
+    assert isinstance(caught.value, ToolRefused) and "Shall I reserve" in caught.value.question
+    gate.answer(caught.value.ask.id, "approve", by="alice")
+    assert gate.call("reserve_table", reserve_table, **TABLE) == "reserved" and RAN == [TABLE]
+
+
+@pytest.mark.parametrize(("answer", "ran"), [(True, [TABLE]), (False, []),
+                                             ({**TABLE, "party_size": 3}, [{**TABLE, "party_size": 3}])])  # fmt: skip
+def test_tool_gate_asks_its_callback(answer: object, ran: list[dict[str, Any]]) -> None:
+    shown: list[str] = []
+
+    def ask(held: Any) -> object:
+        shown.append(held.question)
+        return answer
+
+    gate = tool_gate(ask)
+    if answer is False:
+        with pytest.raises(ToolRefused, match="said no"):
+            gate.call("reserve_table", reserve_table, **TABLE)
+    else:
+        assert gate.call("reserve_table", reserve_table, **TABLE) == "reserved"
+    assert RAN == ran and len(shown) == 1
+
+
+def test_tool_gate_awaits_an_async_callback() -> None:
+    async def ask(held: Any) -> bool:
+        return True
+
+    async def areserve(restaurant: str, party_size: int, time: str) -> str:
+        return reserve_table(restaurant, party_size, time)
+
+    gate = tool_gate(ask)
+    assert asyncio.run(gate.acall("reserve_table", areserve, **TABLE)) == "reserved"
+    with pytest.raises(UsageError, match="ask callback answers"):
+        gate._answered(held(GateSession(TABLES)), "sure", (), {})
