@@ -87,7 +87,7 @@ def test_an_answer_twice_late_or_for_another_conversation_runs_nothing() -> None
     gate, other = GateSession(TABLES), GateSession(TABLES)
     ticket = held(gate)
     assert ticket.ask is not None
-    with pytest.raises(UsageError, match="no held call .* is waiting"):
+    with pytest.raises(UsageError, match=r"no held call .* is waiting"):
         other.answer(ticket.ask.id, "approve", by="mallory")  # another conversation's ask
     call = gate.answer(ticket.ask.id, "approve", by="alice", channel="test")
     assert call is not None and call.arguments == TABLE
@@ -242,7 +242,7 @@ def test_tool_gate_asks_its_callback(answer: object, ran: list[dict[str, Any]]) 
             gate.call("reserve_table", reserve_table, **TABLE)
     else:
         assert gate.call("reserve_table", reserve_table, **TABLE) == "reserved"
-    assert RAN == ran and len(shown) == 1
+    assert ran == RAN and len(shown) == 1
 
 
 def test_tool_gate_awaits_an_async_callback() -> None:

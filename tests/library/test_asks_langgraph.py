@@ -106,7 +106,7 @@ def test_an_interrupt_in_langchains_format_runs_exactly_what_the_person_decided(
     }  # fmt: skip
     assert RAN == []
     done = graph.invoke(Command(resume=decision), config)
-    assert RAN == ran and answers(done)["a"].status == status
+    assert ran == RAN and answers(done)["a"].status == status
 
 
 def test_an_answer_after_a_restart_between_ask_and_answer_runs_the_call_once() -> None:

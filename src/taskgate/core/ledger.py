@@ -141,7 +141,13 @@ class AnswerEntry(_Entry):
 
 
 LedgerEntry = Annotated[
-    PlanEntry | RequestEntry | AttemptEntry | RevisionEntry | ApprovalEntry | AskEntry | AnswerEntry,
+    PlanEntry
+    | RequestEntry
+    | AttemptEntry
+    | RevisionEntry
+    | ApprovalEntry
+    | AskEntry
+    | AnswerEntry,
     Field(discriminator="kind"),
 ]
 _ENTRY: TypeAdapter[LedgerEntry] = TypeAdapter(LedgerEntry)

@@ -91,7 +91,9 @@ def _label(key: object) -> str:
 def action_words(tool: str, wording: str = "") -> str:
     """What the call does, in words: the step's text or its tool's description (first
     sentence), else the tool's name as words."""
-    first = re.split(r"(?<=[.!?])\s", wording.strip(), maxsplit=1)[0].rstrip(".!?") if wording else ""
+    first = (
+        re.split(r"(?<=[.!?])\s", wording.strip(), maxsplit=1)[0].rstrip(".!?") if wording else ""
+    )
     if first:
         return first[0].lower() + first[1:] if not first[:2].isupper() else first
     return _label(tool)
@@ -138,5 +140,5 @@ def answer_of(message: str, asked: str) -> Literal["yes", "no"] | None:
 def decision_of(value: object) -> Decision:
     """A decision given by a surface's caller, checked (one clear line when it is none)."""
     if value in ("approve", "edit", "reject"):
-        return value  # type: ignore[return-value]
+        return value
     raise UsageError(f"an answer to an ask is 'approve', 'edit' or 'reject', not {value!r}")

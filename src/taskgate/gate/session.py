@@ -192,7 +192,11 @@ class GateSession:
         asks: bool = True,
     ) -> None:
         self._setup(
-            TaskMachine(plan, lenient=lenient, seed=seed), policy, notices, unrequested, unbound,
+            TaskMachine(plan, lenient=lenient, seed=seed),
+            policy,
+            notices,
+            unrequested,
+            unbound,
             asks,
         )
 
@@ -517,7 +521,7 @@ class GateSession:
             details = ("what the user asked for", "what they asked for")
         elif verdict.reason is Reason.UNCONFIRMED:
             why = "this step runs only on the user's yes to each call"
-        elif verdict.reason is Reason.NO_RESOLVED_STEP and self._unclear(step):
+        elif verdict.reason is Reason.NO_RESOLVED_STEP and step and self._unclear(step):
             why = self._understood()
         if why and self.asks and step is not None:
             return self._held(booking, call, step, why)
@@ -897,10 +901,10 @@ class GateSession:
             return ticket
         key, verdict = next(self._keys), ticket.verdict
         if ticket.ask is not None:
-            entry = self.ask_entry(ticket)
-            if entry is not None:
-                self._machine.ask(entry)
-            return dataclasses.replace(ticket, entry=entry, key=key)
+            asked = self.ask_entry(ticket)
+            if asked is not None:
+                self._machine.ask(asked)
+            return dataclasses.replace(ticket, entry=asked, key=key)
         if not verdict.admitted:
             self._machine.record(ticket.call, verdict, self.policy)
             entry = self._machine.last_entry()

@@ -56,7 +56,10 @@ def response_schema(ask: Ask) -> dict[str, Any]:
             },
             {
                 "type": "object",
-                "properties": {"type": {"enum": ["reject", "respond"]}, "message": {"type": "string"}},
+                "properties": {
+                    "type": {"enum": ["reject", "respond"]},
+                    "message": {"type": "string"},
+                },
                 "required": ["type"],
             },
         ]
@@ -74,7 +77,9 @@ def decision(answer: object, ask: Ask) -> tuple[Decision, dict[str, Any] | None,
             raise UsageError("the answer to one held call has exactly one decision")
         answer = decisions[0]
     if not isinstance(answer, Mapping):
-        raise UsageError(f"an answer to a held call is a decision object, not {type(answer).__name__}")
+        raise UsageError(
+            f"an answer to a held call is a decision object, not {type(answer).__name__}"
+        )
     kind = answer.get("type")
     message = answer.get("message", "")
     message = message if isinstance(message, str) else ""

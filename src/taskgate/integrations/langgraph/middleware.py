@@ -421,7 +421,11 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         return again, rows + self._rows(gate, entry) + self._rows(gate, again.entry)
 
     def _confirmed(
-        self, request: ToolCallRequest, gate: GateSession, ticket: Ticket, rows: list[dict[str, Any]]
+        self,
+        request: ToolCallRequest,
+        gate: GateSession,
+        ticket: Ticket,
+        rows: list[dict[str, Any]],
     ) -> tuple[Ticket, list[dict[str, Any]], ToolCallRequest]:
         """A held call asked through LangGraph's interrupt when ``confirm="interrupt"``: the run
         pauses with LangChain's ``ToolApprovalRequest``; on the resume's approve the call shown
