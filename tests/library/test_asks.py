@@ -256,3 +256,57 @@ def test_tool_gate_awaits_an_async_callback() -> None:
     assert asyncio.run(gate.acall("reserve_table", areserve, **TABLE)) == "reserved"
     with pytest.raises(UsageError, match="ask callback answers"):
         gate._answered(held(GateSession(TABLES)), "sure", (), {})
+
+
+def test_the_proxy_asks_the_user_in_its_reply_and_their_yes_runs_exactly_that_call() -> None:
+    """Behind the proxy the client runs the tools: the held call is not handed out, the reply is
+    the gate's question, and after the user's yes (across a reload of the conversation from its
+    journal) only the same call with the same arguments is handed out."""
+    import httpx
+
+    from proxy_helpers import post
+    from taskgate import FakeServer, Reply, script
+    from taskgate.llm.fake import ToolCall
+    from taskgate.proxy import ProxyConfig
+    from taskgate.proxy.testing import ProxyServer
+
+    def table(cid: str, **changed: Any) -> Reply:
+        return Reply("", tool_calls=(ToolCall("reserve_table", {**TABLE, **changed}, id=cid),))
+
+    replies = [table("c1"), table("c2"), Reply("Booked."), table("c4"), table("c5", party_size=20),
+               table("c6")]  # fmt: skip
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Sounds interesting."}]
+    with (
+        FakeServer(script(replies)) as upstream,
+        httpx.Client(timeout=60) as client,
+        ProxyServer(ProxyConfig(upstream.base_url, plan=TABLES)) as proxy,
+    ):
+
+        def reply() -> dict[str, Any]:
+            proxy.app.state.proxy.conversations.clear()  # each request reads the journal back
+            got = dict(post(client, proxy.base_url, messages)["choices"][0]["message"])
+            messages.append({k: v for k, v in got.items() if k in ("role", "content",
+                                                                    "tool_calls") and v})  # fmt: skip
+            return got
+
+        asked = reply()
+        assert not asked.get("tool_calls")
+        assert asked["content"] == (
+            "Shall I reserve a table at a restaurant (restaurant: Chez Pierre; party size: 2; "
+            "time: 19:00)? Yes or no?"
+        )
+        messages.append({"role": "user", "content": "Yes, please."})
+        handed = reply()  # the same call: handed out, once
+        assert [c["id"] for c in handed["tool_calls"]] == ["c2"]
+        messages.append({"role": "tool", "tool_call_id": "c2", "content": "reserved"})
+        assert reply()["content"] == "Booked."
+        messages.append({"role": "user", "content": "Hmm, another one maybe."})
+        assert not reply().get("tool_calls")  # asked again: a second table is another call
+        messages.append({"role": "user", "content": "Yes, please."})
+        other = reply()  # the model's call differs from the one the user saw: asked again
+        assert not other.get("tool_calls") and "party size: 20" in other["content"]
+        messages.append({"role": "user", "content": "yes"})
+        # that yes answered the party of 20 (the question the user last saw), and the model
+        # now calls for 2: not what they said yes to
+        again = reply()
+        assert not again.get("tool_calls")

@@ -67,10 +67,8 @@ def test_an_ordinary_conversation_is_gated_with_the_plan_and_forwarded_as_writte
             assert result("call_collect_requirements")["content"] == "Collected."
             thanks = say("thanks!")
             assert not thanks.get("tool_calls")
-            assert thanks["content"].startswith(
-                '"draft_rfq" was not run yet: the user\'s last message does not ask for this.'
-            )  # held: the user is asked, with the exact call
-            assert "Shall I draft the RFQ" in thanks["content"]
+            # held: the user reads the gate's question, with the exact call, and no instruction
+            assert thanks["content"] == "Shall I draft the RFQ (note: x)? Yes or no?"
             sent = [r["messages"] for r in upstream.requests]
     assert sent[0][0]["content"] == SYSTEM and sent[0][1]["content"] == "Please draft the RFQ."
     assert all("#W" not in str(m.get("content")) for m in sent[-1])  # no work order anywhere

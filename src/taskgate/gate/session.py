@@ -523,6 +523,8 @@ class GateSession:
             why = "this step runs only on the user's yes to each call"
         elif verdict.reason is Reason.NO_RESOLVED_STEP and step and self._unclear(step):
             why = self._understood()
+        elif self._again(verdict) and step and self._unclear(step):  # "another one, maybe"
+            why = f"{self._understood()}, and it ran already for an earlier request"
         if why and self.asks and step is not None:
             return self._held(booking, call, step, why)
         if details[0]:
@@ -542,6 +544,19 @@ class GateSession:
             grant is not None
             and normalize_tool(grant.tool) == name
             and grant.arguments == canonical(call.arguments)
+        )
+
+    def _again(self, verdict: Verdict) -> bool:
+        """Whether the state refuses the call only because its repeatable step ran before and
+        the request does not ask for it again (a yes to it would run it again)."""
+        req, step = self._machine.request, verdict.step
+        return (
+            verdict.reason is Reason.ALREADY_DONE
+            and step is not None
+            and self._machine.graph.repeatable(step)
+            and req is not None
+            and req.step != step
+            and self.requested
         )
 
     def _unclear(self, step: str) -> bool:

@@ -40,7 +40,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from taskgate.core.ledger import AttemptEntry, LedgerEntry, PlanEntry
+from taskgate.core.ledger import AskEntry, AttemptEntry, LedgerEntry, PlanEntry
 from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Revision
 from taskgate.errors import LedgerFormatError
@@ -80,6 +80,9 @@ class ReplyEvent(_Event):
     #: retry of this hop gets this very reply again (same call ids), never a second admission
     calls: tuple[dict[str, Any], ...] = ()
     finish_reason: str | None = None
+    #: the calls it held and asked the user about (the gate's question is in ``returned``):
+    #: in the ledger before its attempts, and kept when a retry retracts them
+    asks: tuple[AskEntry, ...] = ()
 
     @property
     def handed_out(self) -> bool:
@@ -307,6 +310,8 @@ class Conversation:
             raise LedgerFormatError(f"conversation {self.key}: a reply before the last one settled")
         turn = self.turns[event.turn]
         if not applied:
+            for asked in event.asks:
+                self.machine.append(asked)
             for attempt in event.attempts:
                 self.machine.append(attempt)
         turn.replies.append(event)

@@ -20,9 +20,10 @@ from typing import Any
 
 import orjson
 
-from taskgate.core.ledger import AttemptEntry, LedgerEntry
+from taskgate.core.ledger import AskEntry, AttemptEntry, LedgerEntry
 from taskgate.core.machine import TaskMachine
 from taskgate.errors import TaskgateError, UsageError
+from taskgate.gate.asking import questions
 from taskgate.gate.session import Call, GateSession, Notices, Unbound
 from taskgate.journal.events import Conversation, ReplyEvent
 from taskgate.protocol.actions import from_arguments
@@ -196,6 +197,8 @@ class Judged:
     #: requests the core opened while judging (a confirmed proposal matched by a call's
     #: arguments): journaled before the reply, as they stand in the ledger
     opened: list[LedgerEntry] = field(default_factory=list)
+    #: the calls held and asked about: journaled with the reply, before its attempts
+    asks: list[AskEntry] = field(default_factory=list)
 
     def add(self, machine: TaskMachine, call_id: str | None) -> None:
         entry = machine.last_entry()
@@ -275,9 +278,17 @@ def judge_calls(
         judged.opened += machine.ledger[before:]
     kept: list[Mapping[str, Any]] = []
     refusals: list[str] = []
+    asks = [t.ask for t in tickets if t.ask is not None]
+    for ticket in tickets:  # the held calls' asks, before the pending attempts (retractable)
+        asked = session.ask_entry(ticket)
+        if asked is not None:
+            machine.ask(asked)
+            judged.asks.append(asked)
     for call, ticket in zip(calls, tickets, strict=True):
         if not ticket.gated:  # a tool no step is bound to
             kept.append(call)
+            continue
+        if ticket.held:  # not handed out: the user is asked (below), in their words
             continue
         machine.record(ticket.call, ticket.verdict, arm.policy)  # pending until answered
         judged.add(machine, _call_id(call))
@@ -285,6 +296,8 @@ def judge_calls(
             kept.append(call)
         else:
             refusals.append(ticket.notice)
+    if asks:  # the reply asks the user the gate's question: their next message answers it
+        refusals.append(questions(list({a.id: a for a in asks}.values())))
     return kept, refusals
 
 

@@ -467,9 +467,11 @@ async def _open_planned(call: Call, message: str, model: str, key: str) -> str |
     matcher = proxy.matcher(model, key)
     messages = call.body.get("messages")
     agent = _last_agent_text(messages)
+    before = machine.ledger_length
     opening = session.open_message(message, matcher, agent=agent, earlier=_earlier(messages))
     opened: Opened = await call.waiting(_helping(opening))
-    call.add(LedgerEvent(entry=machine.last_entry()))
+    for entry in machine.ledger[before:]:  # the request, and the answers to held calls
+        call.add(LedgerEvent(entry=entry))
     call.add(TurnEvent(client=message, forwarded=message, reading=opened.reading))
     call.conv.reading = opened.reading  # what the gate understood, for this turn's calls
     return opened.ask_back

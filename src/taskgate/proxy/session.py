@@ -456,6 +456,7 @@ async def finish(
             returned=returned,
             has_calls=has_calls,
             attempts=tuple(judged.attempts),
+            asks=tuple(judged.asks),
             call_ids=tuple(judged.call_ids),
             notices=tuple(judged.notices),
             ask_back=ask_back,
