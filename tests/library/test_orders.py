@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -253,16 +254,20 @@ def test_a_labelled_sample_of_coffee_orders_runs_asked_calls_and_stops_the_rest(
              json.loads((ROOT / "tests/data/tm4_plans.json").read_text()).items()}  # fmt: skip
     lines = (ROOT / "tests/data/tm4_sample.jsonl").read_text(encoding="utf-8").splitlines()
     got: dict[str, list[bool]] = {"asked": [], "unasked": []}
+    refused: Counter[str] = Counter()
     for line in lines:
         raw = json.loads(line)
         case = bench.Case(**{**raw, "earlier": tuple(map(tuple, raw["earlier"])),
                              "done": tuple(raw["done"]),
                              "first": tuple((m, a) for m, a in raw["first"])})  # fmt: skip
-        admitted, _ = asyncio.run(bench.replay(case, plans[case.service], READ))
-        got[case.label].append(admitted == (case.label == "asked"))
+        outcome, _ = asyncio.run(bench.replay(case, plans[case.service], READ))
+        got[case.label].append((outcome == "run") == (case.label == "asked"))
+        refused[case.label] += outcome == "refused"
     assert len(got["asked"]) == 120 and len(got["unasked"]) == 80
     assert sum(got["asked"]) / 120 >= 0.75  # 0.84 on files 00-03 when written
     assert sum(got["unasked"]) / 80 >= 0.95  # 0.995 on files 00-03 when written
+    # what the user may have agreed to is asked, never refused silently (at most 1%)
+    assert refused["asked"] <= 0.01 * len(got["asked"])
 
 
 def test_several_things_in_one_message_are_each_added_once() -> None:

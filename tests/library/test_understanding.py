@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -246,17 +247,22 @@ def test_a_labelled_sample_of_public_conversations_runs_asked_calls_and_stops_th
     lines = (ROOT / "tests/data/sgd_train_sample.jsonl").read_text(encoding="utf-8").splitlines()
     cases = [bench.Case(**json.loads(line)) for line in lines]
 
+    refused: Counter[str] = Counter()
+
     async def replay() -> dict[str, list[bool]]:
         out: dict[str, list[bool]] = {"asked": [], "unasked": []}
-        for case in cases:
-            ran, _ = await bench.replay(case, plans[case.service], READ)
-            out[case.label].append(ran == (case.label == "asked"))
+        for case in cases:  # right without asking; and how many were refused without asking
+            outcome, _ = await bench.replay(case, plans[case.service], READ)
+            out[case.label].append((outcome == "run") == (case.label == "asked"))
+            refused[case.label] += outcome == "refused"
         return out
 
     got = asyncio.run(replay())
     assert len(got["asked"]) == 250 and len(got["unasked"]) == 360
     assert sum(got["asked"]) / 250 >= 0.92  # 0.952 when last measured
     assert sum(got["unasked"]) / 360 >= 0.96  # 0.981 when last measured
+    # what the user may have agreed to is asked, never refused silently (at most 1%)
+    assert refused["asked"] <= 0.01 * len(got["asked"])
 
 
 def test_a_labelled_sample_of_a_second_corpus_runs_asked_calls_and_stops_the_rest() -> None:
@@ -270,17 +276,22 @@ def test_a_labelled_sample_of_a_second_corpus_runs_asked_calls_and_stops_the_res
     cases = [c.__class__(**{**c.__dict__, "earlier": tuple(map(tuple, c.earlier))})
              for c in cases]  # fmt: skip
 
+    refused: Counter[str] = Counter()
+
     async def replay() -> dict[str, list[bool]]:
         out: dict[str, list[bool]] = {"asked": [], "unasked": []}
-        for case in cases:
-            ran, _ = await bench.replay(case, plans[case.service], READ)
-            out[case.label].append(ran == (case.label == "asked"))
+        for case in cases:  # right without asking; and how many were refused without asking
+            outcome, _ = await bench.replay(case, plans[case.service], READ)
+            out[case.label].append((outcome == "run") == (case.label == "asked"))
+            refused[case.label] += outcome == "refused"
         return out
 
     got = asyncio.run(replay())
     assert len(got["asked"]) == 150 and len(got["unasked"]) == 100
     assert sum(got["asked"]) / 150 >= 0.90  # 0.947 when written
     assert sum(got["unasked"]) / 100 >= 0.84  # 0.89 when written
+    # what the user may have agreed to is asked, never refused silently (at most 1%)
+    assert refused["asked"] <= 0.01 * len(got["asked"])
 
 
 # -- the judge on a model, and the cascade ------------------------------------------------------------
