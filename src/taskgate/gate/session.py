@@ -150,6 +150,8 @@ class Opened:
     match: Match
     ask_back: str | None = None
     reading: Reading | None = None  # what the gate understood of the message
+    #: the held calls the message said yes to (the gate's question answered): they run now
+    granted: tuple[Ask, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,11 +351,13 @@ class GateSession:
         if not (isinstance(message, str) and isinstance(agent, str)):
             raise UsageError("the user's message and the agent's must be text")
         with self._lock:  # calls held for the user's answer: the message is read against it
+            waiting = [Ask.of(a) for a in self._machine.asks.values()]
             granted = self._answer_in_message(message)
             if granted is not None:
                 self._said.clear()  # the held calls are the proposal: no later one revises it
                 self._reading = granted
-                return Opened(self._machine.request, granted.match, None, granted)
+                return Opened(self._machine.request, granted.match, None, granted,
+                              tuple(waiting))  # fmt: skip
         with self._lock:
             plan = worded(self._machine.graph.to_plan(), self.wordings)
             before = tuple(self._said) if earlier is None else _turns(earlier)

@@ -60,7 +60,11 @@ class Holder:
 
 
 #: how a ``tools/call`` is answered: the state, the session key, the call (:func:`.server.call`)
-Call = Callable[[Any, str | None, types.CallToolRequestParams], Awaitable[types.CallToolResult]]
+#: asks the client's user a held call's question (MCP elicitation): ``accept``, ``decline``, ...
+Elicit = Callable[[str], Awaitable[str]]
+Call = Callable[
+    [Any, str | None, types.CallToolRequestParams, Elicit | None], Awaitable[types.CallToolResult]
+]
 
 
 def session_key(headers: Mapping[str, str], ids: bool = True) -> str | None:
@@ -241,6 +245,7 @@ async def dispatch(
     params: Any,
     version: str | None,
     key: Callable[[], str | None],
+    elicit: Elicit | None = None,
 ) -> dict[str, Any]:
     """The result of one request after the handshake (``ping``, ``tools/list``, ``tools/call``),
     as protocol ``version`` defines it; ``key`` gives the caller's session. Any other method is
@@ -259,7 +264,7 @@ async def dispatch(
         raise MCPError(
             code=types.INVALID_PARAMS, message=f"Invalid params: {where}: {exc.errors()[0]['msg']}"
         ) from None
-    return _for_version(method, version, _dump(await call(state, key(), checked)))
+    return _for_version(method, version, _dump(await call(state, key(), checked, elicit)))
 
 
 def initialize_result(params: Any) -> tuple[str, dict[str, Any]]:

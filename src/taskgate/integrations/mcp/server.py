@@ -165,13 +165,42 @@ def _text(text: str) -> types.CallToolResult:
 async def _call_tool(
     ctx: ServerRequestContext[GateState, Any], params: types.CallToolRequestParams
 ) -> types.CallToolResult:
-    return await call(ctx.lifespan_context, _key(ctx), params)
+    return await call(ctx.lifespan_context, _key(ctx), params, _elicitation(ctx))
+
+
+#: a form with no fields: the client shows the gate's question, and its user accepts or not
+_CONFIRM_FORM: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def _elicitation(ctx: ServerRequestContext[GateState, Any]) -> Any:
+    """The client's elicitation (``elicitation/create``), where it declared the capability: a
+    held call's question goes to its user, whose accept runs the call (None: the client cannot
+    ask, and the question goes to the agent instead)."""
+    session = getattr(ctx, "session", None)
+    try:
+        able = session is not None and session.check_client_capability(
+            types.ClientCapabilities(elicitation=types.ElicitationCapability())
+        )
+    except Exception:  # a session that cannot say: no elicitation
+        able = False
+    if not able or session is None:
+        return None
+
+    async def elicit(question: str) -> str:
+        result = await session.elicit_form(question, _CONFIRM_FORM, ctx.request_id)
+        return str(result.action)
+
+    return elicit
 
 
 async def call(
-    state: GateState, key: str | None, params: types.CallToolRequestParams
+    state: GateState,
+    key: str | None,
+    params: types.CallToolRequestParams,
+    elicit: Any = None,
 ) -> types.CallToolResult:
-    """One ``tools/call`` of session ``key`` (``None``: the request named none), judged."""
+    """One ``tools/call`` of session ``key`` (``None``: the request named none), judged; a held
+    call is asked about through ``elicit`` (the client's elicitation) where given."""
     gate, name, args = state.gate, params.name, params.arguments
     try:
         if name == REQUEST_TOOL.name and gate.config.requests == "tool":
@@ -207,7 +236,8 @@ async def call(
                     f"({exc.error.code}: {exc.error.message[:200]})"
                 ) from None
 
-        answer = await gate.call(key or "", name, args, forward, lambda r: not r.is_error)
+        answer = await gate.call(key or "", name, args, forward, lambda r: not r.is_error,
+                                 elicit)  # fmt: skip
     except TaskgateError as exc:  # a journal that cannot be read or written, a stale session
         log.error("taskgate mcp: %s", exc)
         raise MCPError(code=types.INTERNAL_ERROR, message=f"the gate: {exc}") from None

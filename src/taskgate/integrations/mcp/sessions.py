@@ -33,9 +33,10 @@ from taskgate.core.ledger import LedgerEntry, PlanEntry, RequestEntry
 from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Plan, Revision
 from taskgate.core.verdict import Policy, Reason
-from taskgate.errors import UsageError
+from taskgate.errors import TaskgateError, UsageError
+from taskgate.gate.asking import Decision
 from taskgate.gate.registry import SessionRegistry
-from taskgate.gate.session import Call, GateSession, Notices, Opened, step_named
+from taskgate.gate.session import Call, GateSession, Notices, Opened, Ticket, step_named
 from taskgate.journal.events import (
     CallEvent,
     Conversation,
@@ -125,6 +126,8 @@ class Metrics:
     own: deque[float] = field(default_factory=lambda: deque(maxlen=100_000))
     #: the gate's verdicts on gated calls: ``admitted``, or the reason of a refusal
     verdicts: Counter[str] = field(default_factory=Counter)
+    #: held calls: ``asked``, and the elicited answers (``approved``, ``rejected``)
+    asks: Counter[str] = field(default_factory=Counter)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -132,6 +135,7 @@ class Metrics:
             "gated": len(self.own),
             **percentiles(self.own),
             "verdicts": dict(self.verdicts),
+            "asks": dict(self.asks),
         }
 
 
@@ -272,6 +276,9 @@ class McpGate:
         if opened.ask_back is not None:
             return opened.ask_back
         step = opened.request.step if opened.request is not None else None
+        if opened.granted:
+            return ("Noted: the user said yes to the call you asked about; make it again, with "
+                    "exactly the same arguments.")  # fmt: skip
         if step is None and opened.reading is not None and opened.reading.kind == "confirm":
             return "Noted: the user confirmed your proposal; make the call you proposed."
         if step is None and opened.reading is not None and opened.reading.kind != "other":
@@ -290,11 +297,12 @@ class McpGate:
         async with session.lock:
             self._give(session, approvals=False)  # an operator's revisions, before the message
             message, agent = _text(message[:4000]), _text(agent[-4000:])
+            before = session.gate.machine.ledger_length
             opened = await session.gate.open_message(message, self.matcher, agent=agent)
             reading = opened.reading and dataclasses.replace(opened.reading, taken={})
             read = MessageEvent(message=message, agent=agent, reading=reading)
             session.conv.apply(read, applied=True)
-            self._record(session, [session.gate.machine.last_entry()])
+            self._record(session, list(session.gate.machine.ledger[before:]))  # and answers
             self._give(session, approvals=True)  # and approvals, for the request now open
             await self._write(session)
         return opened, session
@@ -303,9 +311,14 @@ class McpGate:
     async def call(
         self, key: str, tool: str, arguments: Mapping[str, Any] | None,
         forward: Callable[[], Awaitable[T]], succeeded: Callable[[T], bool],
+        elicit: Callable[[str], Awaitable[str]] | None = None,
     ) -> Answer:  # fmt: skip
         """Judge one call of ``tool``; forward it (``forward()``) if admitted, and book its receipt
-        when ``succeeded(result)``. A call too large to read is refused unread."""
+        when ``succeeded(result)``. A call too large to read is refused unread. A call the gate
+        holds is asked about with ``elicit`` (the client's elicitation: it shows the question and
+        answers ``accept``, ``decline`` or ``cancel``) where the client has it, and runs on an
+        accept; otherwise (or when the elicitation fails) its answer is the question for the
+        agent to put to the user, whose next message answers it."""
         started = time.perf_counter()
         try:
             size = len(orjson.dumps(arguments or {}))
@@ -348,24 +361,21 @@ class McpGate:
             if not ticket.admitted:
                 self._record(session, [ticket.entry])
                 await self._write(session)
-                self.metrics.calls["refused"] += 1
-                self.metrics.verdicts[str(ticket.verdict.reason)] += 1
-                self.metrics.own.append(time.perf_counter() - started)
-                return Answer(text=ticket.notice, refused=True)
-            step = ticket.verdict.step or ""
-            at = session.gate.machine.ledger_length
-            work_order = ticket.call.work_order
-            reading = session.gate.reading  # the thing of the order it is for, if any
-            taken = None if reading is None else reading.taken.get(work_order or "")
-            begun = CallEvent(call=call_id, step=step, work_order=work_order, at=at, taken=taken)
-            session.conv.apply(begun)
-            try:
-                await self._write(session)  # the call's start is durable before it runs
-            except BaseException:
-                session.gate.finish(ticket, False)
-                raise
-            session.live.add(call_id)
-            self.metrics.verdicts["admitted"] += 1
+                if ticket.ask is not None:
+                    self.metrics.asks["asked"] += 1
+                if ticket.ask is None or elicit is None:
+                    self.metrics.calls["asked" if ticket.ask is not None else "refused"] += 1
+                    self.metrics.verdicts[str(ticket.verdict.reason)] += 1
+                    self.metrics.own.append(time.perf_counter() - started)
+                    return Answer(text=ticket.notice, refused=True)
+            else:
+                begun = await self._begun(session, ticket, call_id)
+        if ticket.ask is not None and elicit is not None:  # asked, with the session's lock free
+            again, text = await self._elicited(session, ticket, elicit)
+            if again is None:
+                return Answer(text=text, refused=True)
+            return await self.call(key, tool, again, forward, succeeded)  # granted: it runs
+        step = begun.step
         own = time.perf_counter() - started
         try:
             result = await forward()
@@ -387,6 +397,57 @@ class McpGate:
         self.metrics.calls["forwarded"] += 1
         self.metrics.own.append(own)
         return Answer(result=result)
+
+    async def _begun(self, session: Session, ticket: Ticket, call_id: str) -> CallEvent:
+        """An admitted call's start, journaled before it runs (under the session's lock)."""
+        step = ticket.verdict.step or ""
+        at = session.gate.machine.ledger_length
+        work_order = ticket.call.work_order
+        reading = session.gate.reading  # the thing of the order it is for, if any
+        taken = None if reading is None else reading.taken.get(work_order or "")
+        begun = CallEvent(call=call_id, step=step, work_order=work_order, at=at, taken=taken)
+        session.conv.apply(begun)
+        try:
+            await self._write(session)  # the call's start is durable before it runs
+        except BaseException:
+            session.gate.finish(ticket, False)
+            raise
+        session.live.add(call_id)
+        self.metrics.verdicts["admitted"] += 1
+        return begun
+
+    async def _elicited(
+        self, session: Session, ticket: Ticket, elicit: Callable[[str], Awaitable[str]]
+    ) -> tuple[dict[str, Any] | None, str]:
+        """Ask the client's user about a held call (MCP elicitation); their answer journaled.
+        Returns the call's arguments to make it with on an accept (it is granted, exactly), or
+        None and what the agent reads: on a decline or cancel (the call is dropped), or when the
+        elicitation failed (the call stays held, and the agent gets its question instead)."""
+        ask = ticket.ask
+        assert ask is not None
+        try:
+            action = await elicit(ask.question)
+        except Exception as exc:  # the client could not ask: the ask-back instead
+            log.warning("taskgate mcp: the elicitation of a held call failed (%s); the question "
+                        "goes to the agent", str(exc)[:200])  # fmt: skip
+            self.metrics.calls["asked"] += 1
+            return None, ticket.notice
+        decision: Decision = "approve" if action == "accept" else "reject"
+        async with session.lock:
+            try:
+                call = session.gate.answer(ask.id, decision, by="user", channel="mcp-elicitation")
+            except TaskgateError as exc:  # the conversation moved on while the user was asked
+                log.warning("taskgate mcp: an elicited answer was not used: %s", exc)
+                call = None
+            else:
+                self._record(session, [session.gate.machine.last_entry()])
+                await self._write(session)
+        self.metrics.asks["approved" if call is not None else "rejected"] += 1
+        if call is None:
+            self.metrics.calls["refused"] += 1
+            return None, (f'"{ask.tool[:80]}" was not run: the user said no to it. Do not call '
+                          "it again unless they ask for it.")  # fmt: skip
+        return dict(call.arguments or {}), ""
 
     # -- an operator's changes ---------------------------------------------------------------------
     async def hold(

@@ -62,6 +62,8 @@ DRAIN_S = 10.0
 EXIT_GRACE_S = 2.0
 #: how long an upstream may take to answer ``initialize``
 INITIALIZE_S = 30.0
+#: how long the client's user may take to answer a held call's elicitation
+ELICIT_S = 600.0
 
 
 class Lines:
@@ -130,6 +132,10 @@ class StdioFront:
         self.version = LATEST_HANDSHAKE_VERSION
         self.tasks: dict[Any, asyncio.Task[None]] = {}
         self._write: Callable[[bytes], Awaitable[None]] | None = None
+        #: the client declared elicitation: a held call's question goes to its user
+        self.elicits = False
+        self._asked: dict[str, asyncio.Future[Any]] = {}  # the gate's requests, by id
+        self._ids = itertools.count(1)
 
     async def serve(
         self, read: Callable[[int], Awaitable[bytes]], write: Callable[[bytes], Awaitable[None]]
@@ -163,7 +169,10 @@ class StdioFront:
 
     async def _take(self, message: dict[str, Any]) -> None:
         method, ident = message.get("method"), message.get("id")
-        if method is None:  # the client's answer to a request: the gate sends none
+        if method is None:  # the client's answer to one of the gate's requests (elicitation)
+            waiting = self._asked.pop(ident, None) if isinstance(ident, str) else None
+            if waiting is not None and not waiting.done():
+                waiting.set_result(message)
             return
         if not isinstance(method, str) or ("id" in message and not _valid_id(ident)):
             await self._send(
@@ -180,6 +189,10 @@ class StdioFront:
             return
         if method == "initialize":
             self.version, result = initialize_result(params)
+            capabilities = params.get("capabilities") if isinstance(params, dict) else None
+            self.elicits = isinstance(capabilities, dict) and isinstance(
+                capabilities.get("elicitation"), dict
+            )
             await self._send({"jsonrpc": "2.0", "id": ident, "result": result})
         elif method == "server/discover":  # the 2026 probe: a client falls back to the handshake
             await self._send(_error(ident, types.METHOD_NOT_FOUND, "Method not found"))
@@ -195,7 +208,7 @@ class StdioFront:
     async def _answer(self, ident: Any, method: str, params: Any) -> None:
         try:
             result = await dispatch(self.state, self.call, method, params, self.version,
-                                    lambda: self.key)  # fmt: skip
+                                    lambda: self.key, self.elicit if self.elicits else None)  # fmt: skip
             answer: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "result": result}
         except asyncio.CancelledError:  # cancelled by the client: no answer, as the spec says
             return
@@ -208,6 +221,26 @@ class StdioFront:
             log.exception("taskgate mcp: %s failed", method[:80])
             answer = _error(ident, types.INTERNAL_ERROR, "the gate failed on this request")
         await self._send(answer)
+
+    async def elicit(self, question: str) -> str:
+        """Ask the client's user ``question`` (``elicitation/create``, a form with no fields):
+        their action, ``accept``, ``decline`` or ``cancel``. An error answer, or none within
+        :data:`ELICIT_S`, raises (the held call's question then goes to the agent)."""
+        ident = f"taskgate-elicit-{next(self._ids)}"
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._asked[ident] = answer
+        await self._send({"jsonrpc": "2.0", "id": ident, "method": "elicitation/create",
+                          "params": {"mode": "form", "message": question,
+                                     "requestedSchema": {"type": "object", "properties": {}}}})  # fmt: skip
+        try:
+            message = await asyncio.wait_for(answer, ELICIT_S)
+        finally:
+            self._asked.pop(ident, None)
+        result = message.get("result") if isinstance(message, dict) else None
+        action = result.get("action") if isinstance(result, dict) else None
+        if action not in ("accept", "decline", "cancel"):
+            raise TaskgateError(f"the client's elicitation answered {str(message)[:200]}")
+        return str(action)
 
     async def _send(self, message: dict[str, Any]) -> None:
         assert self._write is not None
