@@ -310,3 +310,39 @@ def test_the_proxy_asks_the_user_in_its_reply_and_their_yes_runs_exactly_that_ca
         # now calls for 2: not what they said yes to
         again = reply()
         assert not again.get("tool_calls")
+
+
+def test_the_console_shows_what_waits_on_the_user_and_the_metrics_count_asks() -> None:
+    """The status a console reads lists the held call's question and when it was asked, the
+    conversation's row counts its asks, and the proxy's metrics count asks and answers."""
+    import httpx
+
+    from proxy_helpers import post
+    from taskgate import FakeServer, Reply, script
+    from taskgate.llm.fake import ToolCall
+    from taskgate.proxy import ProxyConfig
+    from taskgate.proxy.testing import ProxyServer
+    from taskgate.serving.status import listing_row, status_json
+
+    replies = [Reply("", tool_calls=(ToolCall("reserve_table", TABLE, id="c1"),)), Reply("ok")]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Sounds interesting."}]
+    with (
+        FakeServer(script(replies)) as upstream,
+        httpx.Client(timeout=60) as client,
+        ProxyServer(ProxyConfig(upstream.base_url, plan=TABLES)) as proxy,
+    ):
+        asked = post(client, proxy.base_url, messages)["choices"][0]["message"]
+        state = proxy.app.state.proxy
+        (key,) = list(state.conversations)
+        conv = state.conversations[key]
+        status = status_json(conv, plain=True)
+        (waiting,) = status["asks"]
+        assert waiting["question"] == asked["content"] and waiting["time"] > 0
+        assert listing_row(conv)["asks"] == 1
+        messages += [{"role": "assistant", "content": asked["content"]},
+                     {"role": "user", "content": "No thanks."}]  # fmt: skip
+        post(client, proxy.base_url, messages)
+        assert state.overheads.summary()["asks"] == {"asked": 1, "reject": 1}
+        (key,) = list(state.conversations)
+        conv = state.conversations[key]
+        assert status_json(conv, plain=True)["asks"] == []

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from taskgate.core.ledger import AnswerEntry
 from taskgate.core.plan import Plan
 from taskgate.errors import LedgerFormatError, TaskgateError, UsageError
 from taskgate.gate.registry import SessionRegistry
@@ -158,6 +159,8 @@ class Overheads:
     #: the gate's verdicts on the calls and booking lines of replies: ``admitted``, or the reason
     #: of a refusal
     verdicts: Counter[str] = field(default_factory=Counter)
+    #: held calls: ``asked``, and the user's answers (``approve``, ``reject``, ``dropped``)
+    asks: Counter[str] = field(default_factory=Counter)
     _told: set[tuple[str, str]] = field(default_factory=set)
 
     def forwarded(self, why: str, note: str, key: str = "") -> None:
@@ -195,6 +198,7 @@ class Overheads:
             "unapplied": dict(self.unapplied),
             "errors": dict(self.errors),
             "verdicts": dict(self.verdicts),
+            "asks": dict(self.asks),
         }
 
 
@@ -470,6 +474,11 @@ async def finish(
         call.conv.written = len(call.conv.events)
         for attempt in judged.attempts:
             call.proxy.overheads.verdicts[str(attempt.reason or "admitted")] += 1
+        call.proxy.overheads.asks["asked"] += len(judged.asks)
+        for event in call.events:  # the user's answers to held calls, read from their message
+            entry = event.entry if isinstance(event, LedgerEvent) else None
+            if isinstance(entry, AnswerEntry):
+                call.proxy.overheads.asks[entry.decision] += 1
     except StaleJournal:
         call.proxy.conversations.pop(call.conv.key)  # read it afresh next time
         raise HttpError(

@@ -39,6 +39,7 @@ def listing_row(conv: Conversation) -> dict[str, Any]:
         "started": conv.started,
         "held": len(conv.held),
         "in_flight": len(conv.in_flight),
+        "asks": len(conv.machine.asks) if conv.started else 0,
     }
 
 
@@ -89,6 +90,8 @@ def status_json(
         in_doubt=sorted({e.step for c, e in flying.items() if c not in live}),
         running=sorted({e.step for c, e in flying.items() if c in live}),
         held=[h.model_dump(mode="json", exclude_none=True) for h in conv.held],
+        #: held calls waiting on the person's answer: the question shown, and since when
+        asks=[a.model_dump(mode="json") for a in machine.asks.values()],
     )
     return out
 

@@ -104,6 +104,8 @@
     item("refused", refusedTotal, refused.map(([k, n]) => `${k}: ${n}`).join(", "));
     for (const [reason, n] of refused) item(reason, n);
     if (m.calls && m.calls["in-doubt"]) item("in doubt", m.calls["in-doubt"]);
+    const asks = m.asks || {};
+    if (asks.asked) item("asked", asks.asked, Object.entries(asks).filter(([k]) => k !== "asked").map(([k, n]) => `${k}: ${n}`).join(", "));
     // what could not be gated, and refused for it (a compile, a helper, the journal failing)
     const failed = Object.entries({ ...(m.refused || {}), ...(m.errors || {}) });
     const failedTotal = failed.reduce((sum, [, n]) => sum + n, 0);
@@ -128,6 +130,7 @@
         const badges = [];
         if (row.turns !== undefined) badges.push(el("span", { class: "badge", text: `${row.turns} turns` }));
         if (row.held) badges.push(el("span", { class: "badge held", text: `${row.held} waiting` }));
+        if (row.asks) badges.push(el("span", { class: "badge held", text: `${row.asks} asked` }));
         if (row.in_flight) badges.push(el("span", { class: "badge doubt", text: `${row.in_flight} in flight` }));
         const pick = el("button", {
           class: row.id === selected ? "row chosen" : "row",
@@ -239,6 +242,12 @@
       }
       case "approval":
         return ["approval", `${row.by} approved one call of ${who(row.step)}${row.reason ? `: ${row.reason}` : ""}`];
+      case "ask":
+        return ["ask", `held ${row.tool} and asked: "${clip(row.question, 300)}" (${row.why})`];
+      case "answer": {
+        const said = { approve: "said yes", edit: "edited the call", reject: "said no", dropped: "did not answer; the conversation moved on" }[row.decision] || row.decision;
+        return ["answer", `${row.by} ${said}${row.channel ? ` (${row.channel})` : ""}`];
+      }
       default:
         return ["other", row.kind];
     }
@@ -270,6 +279,10 @@
       el("p", { class: "hint", text: "Choose a step to approve, cancel or rewire it." })));
     const waiting = [];
     for (const h of status.held || []) waiting.push(el("li", { class: "held", text: heldLine(status, h) }));
+    for (const a of status.asks || []) {
+      const since = a.time ? ` since ${new Date(a.time * 1000).toLocaleTimeString()}` : "";
+      waiting.push(el("li", { class: "ask", text: `waiting on the user${since}: "${clip(a.question, 300)}"` }));
+    }
     for (const step of status.in_doubt || []) {
       const line = el("li", { class: "doubt" }, `in doubt: a call of '${clip(name(status, step), 60)}' began and never ended`);
       if (SETTLES) {
