@@ -84,3 +84,19 @@ def test_without_elicitation_the_agent_asks_and_the_users_yes_runs_the_call(
     assert noted.startswith("Noted: the user said yes to the call you asked about")
     assert not failed
     assert [c["tool"] for c in calls(tmp_path / "upstream.log")] == ["collect_requirements"]
+
+
+def test_an_elicitation_the_client_fails_falls_back_to_asking_through_the_agent(
+    tmp_path: Path,
+) -> None:
+    async def elicit(context: Any, request: Any) -> types.ErrorData:
+        return types.ErrorData(code=types.INTERNAL_ERROR, message="no user here")
+
+    async def go() -> tuple[bool, str]:
+        async with Client(params(tmp_path), elicitation_callback=elicit) as client:
+            await client.call_tool("taskgate_request", {"message": UNSURE})
+            result = await client.call_tool("collect_requirements", {"note": "laptops"})
+            return bool(result.is_error), text(result)
+
+    failed, said = anyio.run(go)
+    assert failed and "Shall I collect the requirements (note: laptops)? Yes or no?" in said

@@ -106,7 +106,9 @@ async def answered(call: Any, *messages: object, close: bool = True) -> list[dic
     return wire.out
 
 
-async def ran(state: Any, key: str | None, params: types.CallToolRequestParams) -> Any:
+async def ran(
+    state: Any, key: str | None, params: types.CallToolRequestParams, elicit: Any = None
+) -> Any:
     return types.CallToolResult(content=[types.TextContent(text=f"{params.name} for {key}")])
 
 
@@ -157,7 +159,9 @@ def test_hostile_lines_are_each_one_json_rpc_error_and_the_front_goes_on() -> No
 def test_a_cancelled_request_gets_no_answer_and_others_are_answered_meanwhile() -> None:
     started = asyncio.Event()
 
-    async def slow(state: Any, key: str | None, params: types.CallToolRequestParams) -> Any:
+    async def slow(
+        state: Any, key: str | None, params: types.CallToolRequestParams, elicit: Any = None
+    ) -> Any:
         if params.name == "slow":
             started.set()
             await asyncio.sleep(60)
@@ -181,7 +185,7 @@ def test_a_cancelled_request_gets_no_answer_and_others_are_answered_meanwhile() 
 
 
 def test_a_fault_of_the_gate_is_one_error_naming_no_internals() -> None:
-    async def broken(state: Any, key: str | None, params: Any) -> Any:
+    async def broken(state: Any, key: str | None, params: Any, elicit: Any = None) -> Any:
         raise KeyError("secret internals")
 
     (out,) = asyncio.run(answered(broken, request(1, "tools/call", {"name": "draft_rfq"})))
@@ -479,7 +483,7 @@ def test_an_answer_too_deep_to_write_is_one_error_for_its_request() -> None:
     for _ in range(300):
         deep = [deep]
 
-    async def nested(state: Any, key: str | None, params: Any) -> Any:
+    async def nested(state: Any, key: str | None, params: Any, elicit: Any = None) -> Any:
         return types.CallToolResult(content=[], structured_content={"a": deep})
 
     (out,) = asyncio.run(answered(nested, request(4, "tools/call", {"name": "draft_rfq"})))
