@@ -38,6 +38,14 @@ def text(result: Any) -> str:
     return "".join(getattr(c, "text", "") for c in result.content)
 
 
+async def held_call(tmp: Path, elicit: Any) -> tuple[bool, str]:
+    """An unclear message, then a call the gate holds, from a client with ``elicit``."""
+    async with Client(params(tmp), elicitation_callback=elicit) as client:
+        await client.call_tool("taskgate_request", {"message": UNSURE})
+        result = await client.call_tool("collect_requirements", {"note": "laptops"})
+        return bool(result.is_error), text(result)
+
+
 @pytest.mark.parametrize(("action", "ran"), [("accept", True), ("decline", False),
                                              ("cancel", False)])  # fmt: skip
 def test_an_elicitation_asks_the_clients_user_and_runs_only_on_accept(
@@ -49,13 +57,7 @@ def test_an_elicitation_asks_the_clients_user_and_runs_only_on_accept(
         shown.append(request.message)
         return types.ElicitResult(action=action, content={} if action == "accept" else None)  # type: ignore[arg-type]
 
-    async def go() -> tuple[bool, str]:
-        async with Client(params(tmp_path), elicitation_callback=elicit) as client:
-            await client.call_tool("taskgate_request", {"message": UNSURE})
-            result = await client.call_tool("collect_requirements", {"note": "laptops"})
-            return bool(result.is_error), text(result)
-
-    failed, said = anyio.run(go)
+    failed, said = anyio.run(held_call, tmp_path, elicit)
     assert shown == ["Shall I collect the requirements (note: laptops)? Yes or no?"]
     assert failed is not ran
     upstream = calls(tmp_path / "upstream.log") if (tmp_path / "upstream.log").exists() else []
@@ -92,11 +94,5 @@ def test_an_elicitation_the_client_fails_falls_back_to_asking_through_the_agent(
     async def elicit(context: Any, request: Any) -> types.ErrorData:
         return types.ErrorData(code=types.INTERNAL_ERROR, message="no user here")
 
-    async def go() -> tuple[bool, str]:
-        async with Client(params(tmp_path), elicitation_callback=elicit) as client:
-            await client.call_tool("taskgate_request", {"message": UNSURE})
-            result = await client.call_tool("collect_requirements", {"note": "laptops"})
-            return bool(result.is_error), text(result)
-
-    failed, said = anyio.run(go)
+    failed, said = anyio.run(held_call, tmp_path, elicit)
     assert failed and "Shall I collect the requirements (note: laptops)? Yes or no?" in said
