@@ -419,10 +419,8 @@ def share(results: dict[tuple[str, str, str], Counter[str]], label: str, outcome
     """The share of ``label``'s cases with ``outcome`` (default: the right one without asking:
     run for an asked-for call, stopped without asking for an unasked one)."""
     outcome = outcome or ("run" if label != "unasked" else "refused")
-    keep = [v for k, v in results.items() if k[0] == label
-            and all(k[{"act": 1, "service": 2}[f]] == x for f, x in where.items())]  # fmt: skip
-    n = sum(sum(v.values()) for v in keep)
-    good = sum(v[outcome] for v in keep)
+    total = _total(results, label, **where)
+    n, good = sum(total.values()), total[outcome]
     return f"{good / n:.3f} ({good}/{n})" if n else "-"
 
 
@@ -460,10 +458,16 @@ def report(title: str, results: dict[tuple[str, str, str], Counter[str]],
               f"{_three(results, 'unasked', service=service)}")  # fmt: skip
 
 
+def _total(results: dict[tuple[str, str, str], Counter[str]], label: str,
+           **where: str) -> Counter[str]:  # fmt: skip
+    """The outcomes of ``label``'s cases, of one user act or service if ``where`` names it."""
+    return sum((v for k, v in results.items() if k[0] == label
+                and all(k[{"act": 1, "service": 2}[f]] == x for f, x in where.items())),
+               Counter())  # fmt: skip
+
+
 def _three(results: dict[tuple[str, str, str], Counter[str]], label: str, **where: str) -> str:
-    keep = [v for k, v in results.items() if k[0] == label
-            and all(k[{"act": 1, "service": 2}[f]] == x for f, x in where.items())]  # fmt: skip
-    total = sum(keep, Counter())
+    total = _total(results, label, **where)
     n = sum(total.values())
     return f"{total['run']:>4} / {total['asked']:>4} / {total['refused']:>4}" if n else "   -"
 
