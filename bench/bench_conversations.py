@@ -21,9 +21,10 @@ turn before it, earlier=the three turns before)``, then the call judged with its
   for the transaction ("I want to book a rental car", "Can you book me a hotel?"); SGD's agents
   search and confirm first, the words ask for it, and the gate follows the words.
 
-Two more corpora when their folders are given: STAR (``--star DIR``, :func:`star_cases`) and
-Taskmaster-4's coffee orders (``--tm4 DIR``, :func:`tm4_cases`: requests, several drinks in one
-message, changes asked for, orders confirmed).
+Two more corpora, the same split as stripped beside it: STAR (``--star DIR``, :func:`star_cases`)
+and Taskmaster-4's coffee orders (``--tm4 DIR``, :func:`tm4_cases`: requests, several drinks in
+one message, changes asked for, orders confirmed). Neither has an official split: their held-out
+tenth is not in ``../shared/data`` and never read.
 
 Prints the two shares overall, per user act and per service, and the decision's cost (p50, p99).
 Run: .venv/bin/python bench/bench_conversations.py [--split dev|train] [--sgd DIR] [--star DIR]
@@ -35,7 +36,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gzip
-import itertools
 import json
 import random
 import re
@@ -194,31 +194,22 @@ def cases(dialogues: list[dict[str, Any]], schema: list[dict[str, Any]]) -> Iter
                 done.pop(s, None)
 
 
-# -- STAR (Mosig, Mehri, Kober 2020; MIT): Wizard-of-Oz dialogues, read from a clone's folder --
-STAR = Path(__file__).resolve().parents[2] / "shared" / "data" / "star"
+# -- STAR (Mosig, Mehri, Kober 2020; MIT): Wizard-of-Oz dialogues, stripped in ../shared/data --
+STAR = SGD.parent / "star"
 _PROPOSALS = ("ask_confirm_booking", "inform_booking_available")
 
 
-def _said(event: dict[str, Any]) -> bool:
-    return event["Agent"] == "Wizard" and event["Action"] in ("pick_suggestion", "utter")
+def _value(raw: object) -> str:
+    """A STAR query argument's value: a JSON literal (``"\\"Book\\""``, ``2``) or an expression
+    (``api.is_equal_to("Dr. Johnson")``), read as the text it names."""
+    quoted = re.findall(r'"([^"]*)"', str(raw))
+    return quoted[0] if quoted else str(raw)
 
 
-def _query(event: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
-    """A wizard's query as (its API, its request type, its arguments), else None."""
-    if event["Agent"] != "Wizard" or event["Action"] != "query":
-        return None
-    args: dict[str, Any] = {}
-    for constraint in event.get("Constraints") or []:
-        for name, raw in constraint.items():
-            quoted = re.findall(r'"([^"]*)"', str(raw))
-            args[name] = quoted[0] if quoted else str(raw)
-    return str(event.get("APIName") or ""), str(args.pop("RequestType", "")), args
-
-
-def _booking(event: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    """A wizard's booking query as (its API, its arguments), else None."""
-    q = _query(event)
-    return (q[0], q[2]) if q and q[1] == "Book" else None
+def _query(call: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """A wizard's query as (its API, its request type, its arguments; a repeated name's last)."""
+    args = {str(name): _value(raw) for name, raw in call.get("args") or []}
+    return str(call.get("api") or ""), str(args.pop("RequestType", "")), args
 
 
 def _changed(proposed: dict[str, Any], asked: dict[str, Any]) -> bool:
@@ -228,61 +219,56 @@ def _changed(proposed: dict[str, Any], asked: dict[str, Any]) -> bool:
                if not k.endswith("Name") or k == "Name")  # fmt: skip
 
 
-def star_cases(root: Path) -> tuple[list[Case], dict[str, Plan]]:
+def star_cases(split: str, root: Path) -> tuple[list[Case], dict[str, Plan]]:
     """STAR's replies to the wizard's booking proposals ("Can I book the appointment for you?"):
     **asked** when the wizard's next action is the booking (its query is the call); **unasked**
     when it is a query of the same API for other details (the user changed them or asked for
     another option; the call is the booking of what was proposed). Replies the wizard answered
     in words first are left out: STAR has no user acts to tell a yes from the rest."""
+    with gzip.open(root / f"{split}.json.gz", "rt", encoding="utf-8") as f:
+        dialogues = json.load(f)["dialogues"]
     out: list[Case] = []
     apis: set[str] = set()
-    for path in sorted((root / "dialogues").glob("*.json")):
-        events = json.loads(path.read_text(encoding="utf-8"))["Events"]
+    for dialogue in dialogues:
+        turns = dialogue["turns"]
         said: list[tuple[str, str]] = []  # (wizard's words, user's reply) so far
         checked: dict[str, dict[str, Any]] = {}  # each API's last query: what was proposed
         last_api = ""  # the API of the last query: the one a proposal proposes
-        wizard = None
-        for i, event in enumerate(events):
-            if _said(event):
-                wizard = event
-            if q := _query(event):
-                checked[q[0]] = q[2]
-                last_api = q[0]
-            if event["Agent"] != "User" or event["Action"] != "utter":
+        wizard: dict[str, Any] | None = None
+        for i, turn in enumerate(turns):
+            if turn["speaker"] != "USER":
+                for api, _, args in map(_query, turn.get("calls") or []):
+                    checked[api], last_api = args, api
+                if turn.get("text") is not None:
+                    wizard = turn
                 continue
-            agent = wizard["Text"] if wizard else ""
-            label = str(wizard.get("ActionLabel") or "") if wizard else ""
+            agent = str(wizard["text"]) if wizard else ""
+            label = str(wizard.get("label") or "") if wizard else ""
             earlier = tuple(said[-3:])
-            said.append((agent, event["Text"]))
+            said.append((agent, turn["text"]))
             wizard = None
-            if not label.endswith(_PROPOSALS):
+            reply = turns[i + 1] if i + 1 < len(turns) else {}
+            if not label.endswith(_PROPOSALS) or not reply.get("calls"):
+                continue  # no proposal, or the wizard answered in words first
+            api, kind, args = _query(reply["calls"][0])
+            if api != last_api:
                 continue
-            after = [e for e in events[i + 1 :] if e["Agent"] == "Wizard"
-                     and (e["Action"] == "query" or _said(e))]  # fmt: skip
-            if not after:
-                continue
-            booked, query = _booking(after[0]), _query(after[0])
-            if booked is not None and booked[0] == last_api:
-                kind = "asked"
-            elif (
-                booked is None
-                and query
-                and query[0] == last_api
-                and _changed(checked[last_api], query[2])
-            ):
-                kind, booked = "unasked", (query[0], checked[query[0]])  # what was proposed
+            if kind == "Book":
+                case, booked = "asked", args
+            elif _changed(checked[api], args):
+                case, booked = "unasked", checked[api]  # what was proposed
             else:
-                continue  # the wizard answered in words first: STAR has no user acts to read
-            apis.add(booked[0])
-            out.append(Case(kind, "confirm", "reply", booked[0], agent, event["Text"], booked[0],
-                            booked[1], earlier))  # fmt: skip
+                continue
+            apis.add(api)
+            out.append(Case(case, "confirm", "reply", api, agent, turn["text"], api, booked,
+                            earlier))  # fmt: skip
     plans = {api: Plan.model_validate({"binding": "tool", "steps": {api: {
         "tool": api, "text": api.replace("_", " "), "repeatable": True}}}) for api in apis}  # fmt: skip
     return out, plans
 
 
 # -- Taskmaster-4 (Byrne, Ganesh, Google 2024; CC BY 4.0): coffee orders, each call annotated --
-TM4 = Path(__file__).resolve().parents[2] / "shared" / "data" / "taskmaster" / "TM-4-2024"
+TM4 = SGD.parent / "taskmaster"
 #: the calls that change the order (the rest look the menu or the order up): each a step
 _ORDERING = ("add_order_item", "update_order_item", "update_order", "finish_order")
 
@@ -290,16 +276,8 @@ _ORDERING = ("add_order_item", "update_order_item", "update_order", "finish_orde
 def _tm4_calls(turn: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """A user turn's calls that change the order, in order, with their arguments (a call whose
     arguments TM-4 wrote as broken JSON has none)."""
-    notes = turn.get("annotations") or []
-    out = []
-    for note, after in itertools.pairwise(notes):
-        if note["name"] == "api_call" and note["value"] in _ORDERING and after["name"] == "request":
-            try:
-                args = json.loads(after["value"])
-            except ValueError:
-                args = {}
-            out.append((str(note["value"]), args if isinstance(args, dict) else {}))
-    return out
+    return [(str(c["api"]), c["args"] if isinstance(c.get("args"), dict) else {})
+            for c in turn.get("calls") or [] if c.get("api") in _ORDERING]  # fmt: skip
 
 
 def tm4_act(calls: list[tuple[str, dict[str, Any]]], ordered: bool, user: str) -> str:
@@ -321,43 +299,44 @@ def tm4_act(calls: list[tuple[str, dict[str, Any]]], ordered: bool, user: str) -
     return "question" if "?" in user else "other"
 
 
-def tm4_cases(root: Path, files: slice) -> tuple[list[Case], dict[str, Plan]]:
+def tm4_cases(split: str, root: Path) -> tuple[list[Case], dict[str, Plan]]:
     """Every call that changes an order, at the user turn TM-4 annotates it on (**asked**; the
     agent's turn before it and the three before are the context, the calls of the turn before
     it are judged first); and at each turn that does not send the order while a later one does,
     the sending of the order (**unasked**: the user asked a question, changed a drink, or
     ordered another), and at each turn that sends it, the last drink ordered again (**unasked**:
     a yes to the order is no second drink)."""
+    with gzip.open(root / f"{split}.json.gz", "rt", encoding="utf-8") as f:
+        dialogues = json.load(f)["dialogues"]
     out: list[Case] = []
-    for path in sorted((root / "data").glob("data_*.json"))[files]:
-        for dialogue in json.loads(path.read_text(encoding="utf-8")):
-            turns = dialogue["utterances"]
-            said: list[tuple[str, str]] = []
-            done: list[str] = []
-            last_add: dict[str, Any] | None = None
-            for i, turn in enumerate(turns):
-                if turn["speaker"] != "user":
-                    continue
-                agent = turns[i - 1]["text"] if i and turns[i - 1]["speaker"] != "user" else ""
-                calls = _tm4_calls(turn)
-                act = tm4_act(calls, last_add is not None, turn["text"])
-                base = {"label": "asked", "context": "", "act": act, "service": "coffee",
-                        "agent": agent, "user": turn["text"], "earlier": tuple(said[-3:]),
-                        "done": tuple(dict.fromkeys(done))}  # fmt: skip
-                for k, (method, args) in enumerate(calls):
-                    out.append(Case(method=method, args=args, first=tuple(calls[:k]), **base))
-                later = [c for t in turns[i + 1 :] if t["speaker"] == "user"
-                         for c in _tm4_calls(t) if c[0] == "finish_order"]  # fmt: skip
-                methods = [m for m, _ in calls]
-                if later and "finish_order" not in methods:
-                    out.append(Case(**{**base, "label": "unasked"}, method="finish_order",
-                                    args=later[0][1], first=tuple(calls)))  # fmt: skip
-                if "finish_order" in methods and last_add is not None:
-                    out.append(Case(**{**base, "label": "unasked"}, method="add_order_item",
-                                    args=last_add))  # fmt: skip
-                said.append((agent, turn["text"]))
-                done += methods
-                last_add = next((a for m, a in reversed(calls) if m == "add_order_item"), last_add)
+    for dialogue in dialogues:
+        turns = dialogue["turns"]
+        said: list[tuple[str, str]] = []
+        done: list[str] = []
+        last_add: dict[str, Any] | None = None
+        for i, turn in enumerate(turns):
+            if turn["speaker"] != "USER":
+                continue
+            agent = turns[i - 1]["text"] if i and turns[i - 1]["speaker"] != "USER" else ""
+            calls = _tm4_calls(turn)
+            act = tm4_act(calls, last_add is not None, turn["text"])
+            base = {"label": "asked", "context": "", "act": act, "service": "coffee",
+                    "agent": agent, "user": turn["text"], "earlier": tuple(said[-3:]),
+                    "done": tuple(dict.fromkeys(done))}  # fmt: skip
+            for k, (method, args) in enumerate(calls):
+                out.append(Case(method=method, args=args, first=tuple(calls[:k]), **base))
+            later = [c for t in turns[i + 1 :] if t["speaker"] == "USER"
+                     for c in _tm4_calls(t) if c[0] == "finish_order"]  # fmt: skip
+            methods = [m for m, _ in calls]
+            if later and "finish_order" not in methods:
+                out.append(Case(**{**base, "label": "unasked"}, method="finish_order",
+                                args=later[0][1], first=tuple(calls)))  # fmt: skip
+            if "finish_order" in methods and last_add is not None:
+                out.append(Case(**{**base, "label": "unasked"}, method="add_order_item",
+                                args=last_add))  # fmt: skip
+            said.append((agent, turn["text"]))
+            done += methods
+            last_add = next((a for m, a in reversed(calls) if m == "add_order_item"), last_add)
     steps = {m: {"tool": m, "text": m.replace("_", " "), "repeatable": m != "finish_order"}
              for m in _ORDERING}  # fmt: skip
     return out, {"coffee": Plan.model_validate({"binding": "tool", "steps": steps})}
@@ -476,8 +455,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", default="dev", choices=("dev", "train"))
     ap.add_argument("--sgd", type=Path, default=SGD, help="the stripped SGD splits' folder")
-    ap.add_argument("--star", type=Path, default=STAR, help="a clone of RasaHQ/STAR")
-    ap.add_argument("--tm4", type=Path, default=TM4, help="Taskmaster's TM-4-2024 folder")
+    ap.add_argument("--star", type=Path, default=STAR, help="the stripped STAR splits' folder")
+    ap.add_argument("--tm4", type=Path, default=TM4, help="the stripped TM-4 splits' folder")
     ap.add_argument("--show", type=int, default=0, help="print N wrong cases of each kind")
     ap.add_argument("--namer", choices=("none", "embedding"), default="none",
                     help="the reader's namer: none (the default) or the bundled MiniLM")  # fmt: skip
@@ -495,23 +474,15 @@ def main() -> None:
     else:
         print(f"bench_conversations: SGD skipped: no {args.split} split in {args.sgd} "
               "(pass --sgd DIR)")  # fmt: skip
-    if (args.star / "dialogues").is_dir():
-        star, by_api = star_cases(args.star)
-        results, costs = asyncio.run(measure(star, by_api, args.show, reader))
-        report("STAR (all dialogues; replies to a booking proposal) replayed the same way",
-               results, costs)  # fmt: skip
-    else:
-        print(f"bench_conversations: STAR skipped: no dialogues/ in {args.star} "
-              "(clone github.com/RasaHQ/STAR and pass --star DIR)")  # fmt: skip
-    if (args.tm4 / "data").is_dir():
-        for files, what in ((slice(0, 4), "files 00-03, read for misses"),
-                            (slice(4, None), "files 04-07, never read for misses")):  # fmt: skip
-            tm4, coffee = tm4_cases(args.tm4, files)
-            results, costs = asyncio.run(measure(tm4, coffee, args.show, reader))
-            report(f"Taskmaster-4 coffee orders ({what}) replayed the same way", results, costs)
-    else:
-        print(f"bench_conversations: Taskmaster-4 skipped: no data/ in {args.tm4} (clone "
-              "github.com/google-research-datasets/Taskmaster, pass --tm4 DIR/TM-4-2024)")  # fmt: skip
+    for name, folder, loader in (("STAR", args.star, star_cases),
+                                 ("Taskmaster-4", args.tm4, tm4_cases)):  # fmt: skip
+        if not (folder / f"{args.split}.json.gz").exists():
+            print(f"bench_conversations: {name} skipped: no {args.split} split in {folder} "
+                  f"(pass --{'star' if name == 'STAR' else 'tm4'} DIR)")  # fmt: skip
+            continue
+        found, by_plan = loader(args.split, folder)
+        results, costs = asyncio.run(measure(found, by_plan, args.show, reader))
+        report(f"{name} {args.split} replayed the same way", results, costs)
 
 
 if __name__ == "__main__":

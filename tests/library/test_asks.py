@@ -156,6 +156,25 @@ def test_a_restart_between_ask_and_answer_folds_the_ask_from_the_ledger() -> Non
     assert again.machine.status("reserve").value == "DONE"
 
 
+def test_an_ask_on_a_surfaces_own_channel_is_answered_there_never_by_the_next_message() -> None:
+    gate = GateSession(TABLES)
+    said(gate, "Sounds interesting.", PROPOSAL)
+    ticket = gate.judge([Call("reserve_table", arguments=TABLE)], channel="sdk-approval")[0]
+    assert ticket.ask is not None and ticket.ask.channel == "sdk-approval"
+    asked = gate.ledger[-1]
+    assert isinstance(asked, AskEntry) and asked.channel == "sdk-approval"
+    restarted = GateSession.from_ledger(gate.ledger)  # the channel folds with the ask
+    assert [a.channel for a in restarted.waiting()] == ["sdk-approval"]
+    said(restarted, "yes please", "Anything else?")  # the person was asked elsewhere
+    answer = restarted.ledger[-2]
+    assert isinstance(answer, AnswerEntry) and answer.decision == "dropped"
+    assert answer.by == "gate" and answer.channel == "sdk-approval"
+    assert restarted.waiting() == [] and not restarted.judge(
+        [Call("reserve_table", arguments=TABLE)])[0].admitted  # fmt: skip
+    with pytest.raises(UsageError, match="channel"):
+        gate.begin("reserve_table", arguments=TABLE, channel="x" * 65)
+
+
 def test_a_forged_answer_in_a_ledger_is_refused_on_load() -> None:
     gate = GateSession(TABLES)
     said(gate, "Hmm.", PROPOSAL)

@@ -17,6 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from plans import tool_chain
+from taskgate import Plan
 from taskgate.integrations.langgraph import (
     LEDGER_KEY,
     ScriptedChatModel,
@@ -32,6 +33,13 @@ def collect_requirements(scope: str) -> str:
     """Collect the requirements."""
     RAN.append({"scope": scope})
     return "collected"
+
+
+@tool
+def draft_rfq(scope: str) -> str:
+    """Draft the RFQ."""
+    RAN.append({"scope": scope, "draft": True})
+    return "drafted"
 
 
 PLAN = tool_chain(1)
@@ -77,50 +85,116 @@ def test_by_default_the_held_call_asks_the_user_back_and_their_yes_runs_it() -> 
     assert ("ask", None) in kinds(graph, config) and ("answer", "approve") in kinds(graph, config)
 
 
+DECISIONS = [
+    ({"type": "approve"}, [{"scope": "laptops"}], "success"),
+    ({"type": "edit", "edited_action": {"name": "collect_requirements",
+                                        "args": {"scope": "desks"}}},
+     [{"scope": "desks"}], "success"),
+    ({"type": "reject", "message": "not now"}, [], "error"),
+    ({"type": "edit", "edited_action": {"name": "delete_everything", "args": {}}}, [], "error"),
+    ({"type": "maybe"}, [], "error"),
+]  # fmt: skip
+QUESTION = "Shall I collect the requirements (scope: laptops)? Yes or no?"
+
+
 @pytest.mark.parametrize(
     ("decision", "ran", "status"),
-    [
-        ({"type": "approve"}, [{"scope": "laptops"}], "success"),
-        ({"type": "edit", "edited_action": {"name": "collect_requirements",
-                                            "args": {"scope": "desks"}}},
-         [{"scope": "desks"}], "success"),
-        ({"type": "reject", "message": "not now"}, [], "error"),
-        ({"decisions": [{"type": "approve"}]}, [{"scope": "laptops"}], "success"),
-        ({"type": "edit", "edited_action": {"name": "delete_everything", "args": {}}}, [], "error"),
-        ({"type": "maybe"}, [], "error"),
-        ("yes", [], "error"),
-    ],
+    [*DECISIONS, ({"decisions": [{"type": "approve"}]}, [{"scope": "laptops"}], "success"),
+     ("yes", [], "error")],
 )  # fmt: skip
-def test_an_interrupt_in_langchains_format_runs_exactly_what_the_person_decided(
+def test_a_per_call_interrupt_in_langchains_format_runs_exactly_what_the_person_decided(
     decision: Any, ran: list[dict[str, Any]], status: str
 ) -> None:
-    gate = TaskGateMiddleware(PLAN, tools=TOOLS, confirm="interrupt")
+    gate = TaskGateMiddleware(PLAN, tools=TOOLS, confirm="interrupt", interrupt_mode="per_call")
     config: Any = {"configurable": {"thread_id": f"hitl-{decision!r}"}}
     graph = agent([call("a", scope="laptops"), "ok"], gate)
     paused = graph.invoke({"messages": [HumanMessage(UNSURE)]}, config)
     (asked,) = paused["__interrupt__"]
     assert asked.value == {
         "type": "tool_approval", "tool_call_id": "a", "name": "collect_requirements",
-        "args": {"scope": "laptops"},
-        "description": "Shall I collect the requirements (scope: laptops)? Yes or no?",
+        "args": {"scope": "laptops"}, "description": QUESTION,
     }  # fmt: skip
     assert RAN == []
     done = graph.invoke(Command(resume=decision), config)
     assert ran == RAN and answers(done)["a"].status == status
 
 
-def test_an_answer_after_a_restart_between_ask_and_answer_runs_the_call_once() -> None:
+@pytest.mark.parametrize(
+    ("decision", "ran", "status"),
+    [*[({"decisions": [d]}, r, st) for d, r, st in DECISIONS],
+     ({"decisions": []}, [], "error"), ({"type": "approve"}, [], "error"), ("yes", [], "error")],
+)  # fmt: skip
+def test_a_batched_interrupt_in_langchains_format_runs_exactly_what_the_person_decided(
+    decision: Any, ran: list[dict[str, Any]], status: str
+) -> None:
+    gate = TaskGateMiddleware(PLAN, tools=TOOLS, confirm="interrupt")  # batched by default
+    config: Any = {"configurable": {"thread_id": f"batch-{decision!r}"}}
+    graph = agent([call("a", scope="laptops"), "ok"], gate)
+    paused = graph.invoke({"messages": [HumanMessage(UNSURE)]}, config)
+    (asked,) = paused["__interrupt__"]
+    assert asked.value == {
+        "action_requests": [{"name": "collect_requirements", "args": {"scope": "laptops"},
+                             "description": QUESTION}],
+        "review_configs": [{"action_name": "collect_requirements",
+                            "allowed_decisions": ["approve", "edit", "reject"]}],
+    }  # fmt: skip
+    assert RAN == []
+    done = graph.invoke(Command(resume=decision), config)
+    assert ran == RAN and answers(done)["a"].status == status
+    assert kinds(graph, config).count(("ask", None)) == 1  # each row once in the state
+
+
+def test_a_batched_interrupt_asks_every_held_call_of_the_turn_at_once() -> None:
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        "s1": {"tool": "collect_requirements", "text": "collect the requirements"},
+        "s2": {"tool": "draft_rfq", "text": "draft the RFQ"}}})  # fmt: skip
+    tools = [collect_requirements, draft_rfq]
+    gate = TaskGateMiddleware(plan, tools=tools, confirm="interrupt")
+    config: Any = {"configurable": {"thread_id": "two"}}
+    both = AIMessage("", tool_calls=[
+        {"name": "collect_requirements", "args": {"scope": "laptops"}, "id": "a", "type": "tool_call"},
+        {"name": "draft_rfq", "args": {"scope": "laptops"}, "id": "b", "type": "tool_call"}])  # fmt: skip
+    graph = create_agent(ScriptedChatModel([both, "ok"]), tools, middleware=[gate],
+                         checkpointer=InMemorySaver())  # fmt: skip
+    paused = graph.invoke({"messages": [HumanMessage(UNSURE)]}, config)
+    (asked,) = paused["__interrupt__"]
+    assert [r["name"] for r in asked.value["action_requests"]] == ["collect_requirements",
+                                                                   "draft_rfq"]  # fmt: skip
+    done = graph.invoke(Command(resume={"decisions": [{"type": "reject"}, {"type": "approve"}]}),
+                        config)  # fmt: skip
+    assert RAN == [{"scope": "laptops", "draft": True}]
+    assert answers(done)["a"].status == "error" and answers(done)["b"].status == "success"
+
+
+@pytest.mark.parametrize("mode", ["batched", "per_call"])
+def test_an_answer_after_a_restart_between_ask_and_answer_runs_the_call_once(mode: Any) -> None:
     saver = InMemorySaver()
-    config: Any = {"configurable": {"thread_id": "restart"}}
-    first = TaskGateMiddleware(PLAN, tools=TOOLS, confirm="interrupt")
+    config: Any = {"configurable": {"thread_id": f"restart-{mode}"}}
+    first = TaskGateMiddleware(PLAN, tools=TOOLS, confirm="interrupt", interrupt_mode=mode)
     agent([call("a", scope="laptops"), "ok"], first, saver).invoke(
         {"messages": [HumanMessage(UNSURE)]}, config
     )
-    fresh = TaskGateMiddleware(PLAN, tools=TOOLS, confirm="interrupt")  # a new process
-    graph = agent(["ok"], fresh, saver)  # the model is not called again before the tool
-    done = graph.invoke(Command(resume={"type": "approve"}), config)
+    fresh = TaskGateMiddleware(PLAN, tools=TOOLS, confirm="interrupt", interrupt_mode=mode)
+    graph = agent(["ok"], fresh, saver)  # a new process; the model is not called again
+    approve = {"type": "approve"}
+    done = graph.invoke(Command(resume={"decisions": [approve]} if mode == "batched" else approve),
+                        config)  # fmt: skip
     assert answers(done)["a"].status == "success" and RAN == [{"scope": "laptops"}]
     assert kinds(graph, config).count(("attempt", "admit")) == 1
+
+
+def test_a_yes_after_an_interrupt_left_unanswered_is_not_its_answer() -> None:
+    """The person was asked in the interrupt, not in the conversation: a "yes" in a later
+    message answers nothing, and the same call is asked about again."""
+    gate = TaskGateMiddleware(PLAN, tools=TOOLS, confirm="interrupt")
+    config: Any = {"configurable": {"thread_id": "left"}}
+    graph = agent([call("a", scope="laptops"), call("b", scope="laptops"), "ok"], gate)
+    graph.invoke({"messages": [HumanMessage(UNSURE)]}, config)
+    graph.update_state(config, {"messages": [ToolMessage("left", tool_call_id="a")]},
+                       as_node="tools")  # fmt: skip
+    again = graph.invoke({"messages": [HumanMessage("Yes.")]}, config)
+    (asked,) = again["__interrupt__"]
+    assert RAN == [] and asked.value["action_requests"][0]["description"] == QUESTION
 
 
 def test_confirm_is_checked() -> None:
@@ -128,3 +202,5 @@ def test_confirm_is_checked() -> None:
 
     with pytest.raises(UsageError, match="confirm must be"):
         TaskGateMiddleware(PLAN, confirm="popup")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="interrupt_mode must be"):
+        TaskGateMiddleware(PLAN, confirm="interrupt", interrupt_mode="all")  # type: ignore[arg-type]

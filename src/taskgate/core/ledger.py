@@ -112,7 +112,8 @@ class AskEntry(_Entry):
     """The gate held a call of ``step`` and asked the person: the call exactly (``tool``, and
     ``arguments`` as canonical JSON), the ``question`` shown, under ``work_order``, at ``time``
     (seconds since the epoch). ``id`` names it for the answer; ``why`` is what the gate could not
-    tell."""
+    tell; ``channel`` where the question went (``""``: to the agent, which asks the user, whose
+    next message answers it; else a surface's own channel, where the answer comes)."""
 
     kind: Literal["ask"] = "ask"
     id: str = Field(min_length=1, max_length=64)
@@ -123,6 +124,7 @@ class AskEntry(_Entry):
     work_order: str
     why: str = ""
     time: float = 0.0
+    channel: str = Field(default="", max_length=64)
 
 
 class AnswerEntry(_Entry):

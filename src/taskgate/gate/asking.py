@@ -40,7 +40,8 @@ VALUE_CHARS = 200
 @dataclass(frozen=True, slots=True)
 class Ask:
     """A call the gate holds until a person answers: ``id`` (for the answer), the ``step``,
-    the call exactly (``tool``, ``arguments``), the ``question`` shown, and ``why`` it asked."""
+    the call exactly (``tool``, ``arguments``), the ``question`` shown, ``why`` it asked, and the
+    ``channel`` it asked on."""
 
     id: str
     step: str
@@ -49,12 +50,14 @@ class Ask:
     question: str
     why: str = ""
     time: float = 0.0
+    #: where the question went: "" to the agent (the ask-back), else a surface's own channel
+    channel: str = ""
 
     @classmethod
     def of(cls, entry: AskEntry) -> Ask:
         args = orjson.loads(entry.arguments)
         return cls(entry.id, entry.step, entry.tool, args if isinstance(args, dict) else {},
-                   entry.question, entry.why, entry.time)  # fmt: skip
+                   entry.question, entry.why, entry.time, entry.channel)  # fmt: skip
 
 
 def canonical(arguments: Mapping[str, object] | None) -> str:

@@ -26,12 +26,13 @@ stored state on every surface) re-judges each admission with the same rules.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -274,6 +275,7 @@ class GateSession:
         self.asks = bool(asks) and notices == "plain" and unrequested == "refuse"
         self._machine = machine
         self._lock = threading.Lock()
+        self._channel = ""  # where the asks made while judging go (see begin)
         self._reading: Reading | None = None  # what the gate understood of the last message
         #: the last turns read (the agent's message, the user's reply), for a revised proposal
         self._said: deque[Turn] = deque(maxlen=REVISIONS)
@@ -421,15 +423,18 @@ class GateSession:
                                    cue=read_agent(said).confirming)  # fmt: skip
 
     # -- judging calls ---------------------------------------------------------------------------
-    def judge(self, calls: Sequence[Call | object], *, keyed: bool = False) -> list[Ticket]:
+    def judge(
+        self, calls: Sequence[Call | object], *, keyed: bool = False, channel: str = ""
+    ) -> list[Ticket]:
         """Judge the calls of one model turn as a batch, in one critical section: each is judged
         with the earlier admitted ones of the batch in flight, so a call whose prerequisite is in
         the same batch is refused BLOCKED whatever order the calls later run and finish in (the
         verdicts do not depend on the threads' timing). Refusals are recorded at once; admitted
         calls reserve their steps until :meth:`finish`. ``keyed``: the receipts of this batch
         come by call id (a tool message answering it), so a gated call without an id, or sharing
-        one with another call of the batch, is malformed. A bare name stands for ``Call(name)``."""
-        with self._lock:
+        one with another call of the batch, is malformed. A bare name stands for ``Call(name)``.
+        ``channel`` names where a held call's question goes (see :meth:`begin`)."""
+        with self._lock, self._asking(channel):
             tickets = self._decide([_as_call(c) for c in calls], keyed)
             return [self._reserve(t) for t in tickets]
 
@@ -442,12 +447,21 @@ class GateSession:
             return self._decide([_as_call(c) for c in calls], keyed)
 
     def begin(
-        self, tool: object, work_order: object = None, arguments: Mapping[str, object] | None = None
+        self,
+        tool: object,
+        work_order: object = None,
+        arguments: Mapping[str, object] | None = None,
+        *,
+        channel: str = "",
     ) -> Ticket:
         """Judge one call of ``tool`` (a batch of one; ``arguments`` as the agent gave them, where
-        known): see :meth:`judge`."""
+        known): see :meth:`judge`. ``channel`` names where the question of a call the gate holds
+        goes: ``""`` (the default) to the agent, which asks the user, whose next message is read
+        against it (the ask-back); any other name is a surface's own channel (an interrupt, an
+        SDK's approval), answered there with :meth:`answer`: the user's next message drops it
+        unanswered, never reads it as the answer."""
         call = _as_call(Call(tool, work_order=work_order, arguments=arguments))
-        with self._lock:  # the batch of one, without the batch's bookkeeping
+        with self._lock, self._asking(channel):  # a batch of one, without a batch's bookkeeping
             mark = self._machine.ledger_length
             self._open_confirmed([call])
             return self._reserve(self._opening(mark, self._one(call, self._running)))
@@ -581,6 +595,17 @@ class GateSession:
             return "the user's last message does not clearly ask for this"
         return reading.understood(worded(self._machine.graph.to_plan(), self.wordings))
 
+    @contextlib.contextmanager
+    def _asking(self, channel: str) -> Iterator[None]:
+        """Within the lock: the channel of the asks made while judging."""
+        if not isinstance(channel, str) or len(channel) > 64:
+            raise UsageError("an ask's channel is a name of at most 64 characters")
+        self._channel = channel
+        try:
+            yield
+        finally:
+            self._channel = ""
+
     def _held(self, booking: Booking, call: Call, step: str, why: str) -> Ticket:
         """A call held until a person answers (its ask is recorded by :meth:`_reserve`); the
         same call held again before the answer is the same ask."""
@@ -594,7 +619,8 @@ class GateSession:
             graph = self._machine.graph
             wording = graph.text(step) or self.wordings.get(step, "")
             shown = question(tool, call.arguments, wording)
-            ask = Ask(new_id(), step, tool, dict(call.arguments or {}), shown, why, time.time())
+            ask = Ask(new_id(), step, tool, dict(call.arguments or {}), shown, why, time.time(),
+                      self._channel)  # fmt: skip
         notice = ask_notice(tool, why, ask.question)
         return Ticket(booking, Verdict("refuse", step, Reason.ASKED), refusal=notice, id=call.id,
                       at=self._machine.ledger_length, ask=ask)  # fmt: skip
@@ -941,7 +967,7 @@ class GateSession:
             return None
         return AskEntry(id=ask.id, step=ask.step, tool=ask.tool, arguments=canonical(
             ask.arguments), question=ask.question, work_order=ticket.call.work_order, why=ask.why,
-            time=ask.time)  # fmt: skip
+            time=ask.time, channel=ask.channel)  # fmt: skip
 
     # -- asks and answers ------------------------------------------------------------------------
     def waiting(self) -> list[Ask]:
@@ -1001,6 +1027,10 @@ class GateSession:
         their answer (the ask-back): a yes grants them (under a request for no step: only the
         calls shown run), a no drops them, anything else drops them too and the message is read as any other
         (None)."""
+        now = time.time()
+        for a in [a for a in self._machine.asks.values() if a.channel]:  # asked elsewhere
+            self._machine.answer(AnswerEntry(ask=a.id, decision="dropped", by="gate",
+                                             channel=a.channel, time=now))  # fmt: skip
         asks = list(self._machine.asks.values())
         if not asks:
             return None
@@ -1008,7 +1038,6 @@ class GateSession:
         decision: Literal["approve", "reject", "dropped"] = (
             "approve" if said == "yes" else "reject" if said == "no" else "dropped"
         )
-        now = time.time()
         if decision == "approve":  # a request for no step: the granted calls run, nothing else
             self._machine.open_request(None)
             self._epoch += 1

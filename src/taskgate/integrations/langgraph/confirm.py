@@ -1,22 +1,30 @@
-"""A held call asked through LangGraph's ``interrupt``, in LangChain's human-in-the-loop format.
+"""Held calls asked through LangGraph's ``interrupt``, in LangChain's human-in-the-loop format.
 
-With ``TaskGateMiddleware(..., confirm="interrupt")`` a call the gate holds (it cannot tell the
-user agreed to exactly this call) pauses the run with the value ``HumanInTheLoopMiddleware``
-raises in its ``per_call`` mode, so a front-end that serves that middleware serves the gate
-unchanged::
+With ``TaskGateMiddleware(..., confirm="interrupt")`` the calls the gate holds (it cannot tell the
+user agreed to exactly these calls) pause the run with the value ``HumanInTheLoopMiddleware``
+raises, so a front-end that serves that middleware serves the gate unchanged. In its default
+``interrupt_mode="batched"``, one interrupt per model turn, LangChain's ``HITLRequest``::
+
+    {"action_requests": [{"name": "reserve_table", "args": {...},
+                          "description": "Shall I reserve a table (party size: 2; ...)? Yes or no?"}],
+     "review_configs": [{"action_name": "reserve_table",
+                         "allowed_decisions": ["approve", "edit", "reject"]}]}
+
+resumed with ``{"decisions": [...]}``, one decision per action request, in order. In
+``interrupt_mode="per_call"``, one ``ToolApprovalRequest`` per held call::
 
     {"type": "tool_approval", "tool_call_id": "...", "name": "reserve_table",
      "args": {...}, "description": "Shall I reserve a table (party size: 2; ...)? Yes or no?"}
 
-and the run is resumed with one decision: ``{"type": "approve"}``, ``{"type": "edit",
+resumed with one decision. A decision is ``{"type": "approve"}``, ``{"type": "edit",
 "edited_action": {"name": "reserve_table", "args": {...}}}`` (the same tool; the edited call is
 judged again), or ``{"type": "reject", "message": "..."}`` (``"respond"`` reads as a reject with
-its message). Anything else is one clear line in the log, and the call does not run.
+its message). Anything else is one clear line in the log, and no held call runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from taskgate.errors import UsageError
@@ -25,6 +33,35 @@ from taskgate.gate.asking import Ask, Decision
 #: the decisions a person may give a held call (LangChain's ``DecisionType`` less ``respond``,
 #: which is read as a reject with a message)
 DECISIONS = ("approve", "edit", "reject")
+#: the channel of these asks and their answers, as the ledger names it
+CHANNEL = "langgraph-interrupt"
+
+
+def hitl_request(asks: Sequence[Ask]) -> dict[str, Any]:
+    """The interrupt's value for the held calls of one model turn: LangChain's ``HITLRequest``,
+    each call exactly as held, its question as the description."""
+    return {
+        "action_requests": [
+            {"name": a.tool, "args": dict(a.arguments), "description": a.question} for a in asks
+        ],
+        "review_configs": [
+            {"action_name": a.tool, "allowed_decisions": list(DECISIONS)} for a in asks
+        ],
+    }
+
+
+def decisions(
+    answer: object, asks: Sequence[Ask]
+) -> list[tuple[Decision, dict[str, Any] | None, str]]:
+    """The person's decisions on ``asks`` from a batched resume value (``{"decisions": [...]}``,
+    one per held call, in order): see :func:`decision`. Another shape, or another number of
+    decisions, is a :class:`UsageError`."""
+    found = answer.get("decisions") if isinstance(answer, Mapping) else None
+    if not isinstance(found, list):
+        raise UsageError('the answer to held calls is {"decisions": [...]}, one per call')
+    if len(found) != len(asks):
+        raise UsageError(f"{len(found)} decisions were given for {len(asks)} held calls")
+    return [decision(d, a) for d, a in zip(found, asks, strict=True)]
 
 
 def tool_approval(ask: Ask, call_id: str) -> dict[str, Any]:

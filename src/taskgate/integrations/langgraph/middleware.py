@@ -63,6 +63,7 @@ HELD_KEY = "taskgate_approvals"
 READ_KEY = "taskgate_read"
 _READ_KEPT = 64
 log = logging.getLogger("taskgate.langgraph")
+CHANNEL = confirm.CHANNEL
 
 
 @dataclass
@@ -138,6 +139,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         notices: Notices = "plain",
         approvals: Literal["off", "ask"] = "off",
         confirm: Literal["ask-back", "interrupt"] = "ask-back",
+        interrupt_mode: Literal["batched", "per_call"] = "batched",
         max_threads: int = 10_000,
         tools: Sequence[Any] | None = None,
         secret: bytes | str | None = None,
@@ -153,6 +155,13 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         #: the user (``ask-back``, the default), or LangGraph's interrupt in LangChain's
         #: human-in-the-loop format (``interrupt``: the graph needs a checkpointer)
         self.confirm: Literal["ask-back", "interrupt"] = confirm
+        if interrupt_mode not in ("batched", "per_call"):
+            raise UsageError(
+                f"interrupt_mode must be 'batched' or 'per_call', not {interrupt_mode!r}"
+            )
+        #: with ``confirm="interrupt"``: one ``HITLRequest`` per model turn for its held calls
+        #: (``batched``, LangChain's default) or one ``ToolApprovalRequest`` per held call
+        self.interrupt_mode: Literal["batched", "per_call"] = interrupt_mode
         #: steps with no text are matched by their tools' descriptions
         self.wordings = wordings(plan, list(tools)) if tools is not None else {}
         if tools is not None:
@@ -433,7 +442,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         gate cannot read is one line in the log and runs nothing. Returns the call's ticket, its
         ledger rows, and the request to run (with the edited arguments on an edit)."""
         if ticket.ask is None or self.confirm != "interrupt":
-            return ticket, rows, request
+            return ticket, rows, request  # (batched: a call held in no model turn asks alone)
         ask, call_id = ticket.ask, str(request.tool_call.get("id"))
         with self._lock:  # a resumed run finds this very ticket (see _ticket)
             self._asked.setdefault(gate, {})[call_id] = ticket
@@ -443,8 +452,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             self._asked.get(gate, {}).pop(call_id, None)
         try:
             what, edited, message = confirm.decision(answer, ask)
-            call = gate.answer(ask.id, what, by="reviewer", channel="langgraph-interrupt",
-                               arguments=edited)  # fmt: skip
+            call = gate.answer(ask.id, what, by="reviewer", channel=CHANNEL, arguments=edited)
         except UsageError as exc:
             log.warning("taskgate: the answer to held call %s was not used: %s", call_id, exc)
             return _declined(ticket, f"the answer could not be used ({exc})"), rows, request
@@ -456,6 +464,70 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         if edited is not None:
             request = request.override(tool_call={**request.tool_call, "args": edited})
         return again, rows + self._rows(gate, again.entry), request
+
+    # -- the held calls of a model turn, asked in one interrupt ----------------------------------
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """With ``confirm="interrupt"`` in the ``batched`` mode: the model turn's calls are
+        judged as they come, and those the gate holds are put to the person in one
+        ``HITLRequest``; the resume's decisions are answered (a reject or an answer the gate
+        cannot read runs nothing) before any call of the turn runs, each approved or edited call
+        judged again under the yes (an edit's arguments go into the turn's message)."""
+        if self.confirm != "interrupt" or self.interrupt_mode != "batched":
+            return None
+        messages = state.get("messages", []) if isinstance(state, dict) else []
+        calls = getattr(messages[-1], "tool_calls", None) if messages else None
+        found = _batch(state, calls[0].get("id")) if calls else None
+        if found is None:
+            return None
+        key, pending = found
+        gate, judged = self._judged(state, key, pending)
+        held = [(cid, t) for cid, t in judged.items() if t.ask is not None]
+        if not held:
+            return None
+        asks = [t.ask for _, t in held if t.ask is not None]
+        answer = interrupt(confirm.hitl_request(asks))
+        rows: list[dict[str, Any]] = []
+        for _, t in held:  # shown in this node: the rows of their asks go with it
+            rows += self._rows(gate, t.opened) + self._rows(gate, t.entry)
+        try:
+            decided = confirm.decisions(answer, asks)
+        except UsageError as exc:
+            log.warning("taskgate: the answer to the held calls was not used: %s", exc)
+            decided = [("reject", None, f"the answer could not be used ({exc})")] * len(held)
+            unread = True
+        else:
+            unread = False
+        edits: dict[str, dict[str, Any]] = {}
+        answered: dict[str, Ticket] = {}
+        for (cid, ticket), (what, edited, message) in zip(held, decided, strict=True):
+            call, why = None, f"the user declined it{': ' + message if message else ''}"
+            if unread:
+                why = message
+            else:
+                try:
+                    call = gate.answer(ticket.ask.id, what, by="reviewer", channel=CHANNEL,  # type: ignore[union-attr]
+                                       arguments=edited)  # fmt: skip
+                    rows += self._rows(gate, gate.ledger[-1])
+                except UsageError as exc:  # e.g. an edit the state no longer allows
+                    why = f"the answer could not be used ({exc})"
+            if call is None:  # its ask's rows went with this node: the refusal adds none
+                answered[cid] = replace(_declined(ticket, why), opened=None, entry=None)
+                continue
+            answered[cid] = gate.begin(call.tool, arguments=call.arguments)
+            if edited is not None:
+                edits[cid] = edited
+        with self._judging:
+            self._batches[gate].setdefault(key, {}).update(answered)
+        update: dict[str, Any] = {LEDGER_KEY: rows}
+        if edits:
+            last = messages[-1]
+            changed = [{**c, "args": edits[c["id"]]} if c.get("id") in edits else c
+                       for c in last.tool_calls]  # fmt: skip
+            update["messages"] = [last.model_copy(update={"tool_calls": changed})]
+        return update
+
+    async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.after_model(state, runtime)
 
     # -- an operator's revisions and approvals of a thread ---------------------------------------
     def cancel(
@@ -599,31 +671,47 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             return held, asked
         args = request.tool_call.get("args")
         arguments = args if isinstance(args, dict) else None if args is None else {"args": args}
+        channel = CHANNEL if self.confirm == "interrupt" else ""
         found = _batch(request.state, call_id)
         if found is None or not isinstance(call_id, str):
             gate = self.gate(request.state)
-            return gate, gate.begin(name, arguments=arguments)
+            return gate, gate.begin(name, arguments=arguments, channel=channel)
         key, calls = found
-        left: list[Ticket] = []
+        gate, _ = self._judged(request.state, key, calls)
         with self._judging:
-            gate = self.gate(request.state)
+            judged = self._batches[gate]
+            ticket = judged.get(key, {}).pop(call_id, None)
+            if key in judged and not judged[key]:
+                del judged[key]
+        if ticket is None:
+            ticket = gate.begin(name, arguments=arguments, channel=channel)
+        return gate, ticket
+
+    def _judged(
+        self, state: Any, key: Any, calls: list[dict[str, Any]]
+    ) -> tuple[GateSession, dict[str, Ticket]]:
+        """The gate of ``state``'s thread and the tickets of the model turn ``key`` not yet
+        taken, the turn judged once, when it is first seen (the gate first made equal to the
+        state); an earlier turn's calls that never ran are freed then."""
+        left: list[Ticket] = []
+        channel = CHANNEL if self.confirm == "interrupt" else ""
+        with self._judging:
+            gate = self.gate(state)
             if key not in self._batches.setdefault(gate, {}):
-                gate = self.gate(request.state, sync=True)
+                gate = self.gate(state, sync=True)
                 judged = self._batches.setdefault(gate, {})
                 if key not in judged:
                     for earlier in list(judged):  # a new model turn: the last one's unrun calls
                         left += judged.pop(earlier).values()
                     tickets = gate.judge(
-                        [Call(c.get("name"), c["id"], arguments=c.get("args")) for c in calls]
+                        [Call(c.get("name"), c["id"], arguments=c.get("args")) for c in calls],
+                        channel=channel,
                     )
                     judged[key] = {c["id"]: t for c, t in zip(calls, tickets, strict=True)}
-            judged = self._batches[gate]
-            ticket = judged[key].pop(call_id, None)
-            if not judged[key]:
-                del judged[key]
+            taken = self._batches[gate].get(key, {})
         for unrun in left:  # never ran: nothing booked, their steps free again
             gate.finish(unrun, "failed")
-        return gate, ticket if ticket is not None else gate.begin(name, arguments=arguments)
+        return gate, taken
 
     def _release(self, gate: GateSession) -> None:
         """A new user message: admitted calls of earlier turns that never ran book nothing and

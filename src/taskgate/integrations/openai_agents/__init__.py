@@ -17,7 +17,7 @@ from __future__ import annotations
 from taskgate.errors import MissingExtraError
 
 try:
-    from taskgate.integrations.openai_agents.gate import gate_tool, gated
+    from taskgate.integrations.openai_agents.gate import CHANNEL, gate_tool, gated, question
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without the extra
     if (exc.name or "").split(".")[0] != "agents":
         raise
@@ -25,4 +25,4 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without 
         "openai-agents", "the OpenAI Agents SDK integration", exc.name
     ) from None
 
-__all__ = ["gate_tool", "gated"]
+__all__ = ["CHANNEL", "gate_tool", "gated", "question"]

@@ -12,6 +12,14 @@ tool's exception into text inside ``on_invoke_tool`` and marks the context; the 
 mark (and marks it for a tool's own ``failure_error_function``), so a failed call books nothing.
 Those marks are private fields of the SDK: the extra pins its minor version.
 
+A call the gate holds (the state allows it, but it cannot tell the user agreed to exactly this
+call) is asked about. By default its answer to the model is the question to put to the user, whose
+next message is read against it. With ``confirm="approval"`` it goes through the SDK's own tool
+approvals instead: the gated tool's ``needs_approval`` says yes for it, the run stops with a
+``ToolApprovalItem`` in ``result.interruptions``, and after ``state.approve(item)`` the resumed
+run executes exactly the call shown (``state.reject(item)`` runs nothing, and the next user
+message drops the ask). :func:`question` gives the plain-words question for an interruption.
+
 Hosted tools, MCP servers' tools and handoffs are not function tools and pass ungated: gate MCP
 servers with ``taskgate mcp``, and apply :func:`gated` to every agent of a handoff graph.
 """
@@ -20,15 +28,18 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import inspect
 import logging
+from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import orjson
 from agents import Agent, FunctionTool
 
 from taskgate.errors import UsageError
-from taskgate.gate.session import Outcome
+from taskgate.gate.asking import canonical
+from taskgate.gate.session import Outcome, Ticket
 from taskgate.gate.tool_gate import ToolGate
 
 A = TypeVar("A")
@@ -37,6 +48,13 @@ log = logging.getLogger("taskgate.openai_agents")
 #: text, and by this adapter when a tool's own failure handler did
 _SDK_FAILED = "_function_tool_default_failure_handled"
 _OWN_FAILED = "_taskgate_failure_handled"
+#: the channel of the asks that go through the SDK's tool approvals, as the ledger names it
+CHANNEL = "openai-agents-approval"
+#: how a held call is put to the person: the question answered to the model (the default), or
+#: the SDK's tool approvals
+Confirm = Literal["ask-back", "approval"]
+#: refused calls judged by ``needs_approval`` and not yet invoked, kept at most
+_KEPT = 1024
 
 
 def json_arguments(raw: object) -> dict[str, object] | None:
@@ -53,8 +71,11 @@ def json_arguments(raw: object) -> dict[str, object] | None:
     return {"arguments": value}
 
 
-def gate_tool(tool: FunctionTool, gate: ToolGate) -> FunctionTool:
-    """A copy of ``tool`` whose calls ``gate`` judges (the original is left as it was)."""
+def gate_tool(tool: FunctionTool, gate: ToolGate, *, confirm: Confirm = "ask-back") -> FunctionTool:
+    """A copy of ``tool`` whose calls ``gate`` judges (the original is left as it was); with
+    ``confirm="approval"`` a held call is asked through the SDK's tool approvals."""
+    if confirm not in ("ask-back", "approval"):
+        raise UsageError(f"confirm must be 'ask-back' or 'approval', not {confirm!r}")
     gated_tool = copy.copy(tool)  # the SDK's copy rebinds its error handler to the copy
     inner = gated_tool.on_invoke_tool
     formatter = gated_tool._failure_error_function
@@ -66,8 +87,16 @@ def gate_tool(tool: FunctionTool, gate: ToolGate) -> FunctionTool:
 
         gated_tool._failure_error_function = marking
 
+    judged: OrderedDict[str, Ticket] = OrderedDict()  # refused by needs_approval, by call id
+    if confirm == "approval":
+        gated_tool.needs_approval = _needs_approval(tool, gate, judged)
+
     async def on_invoke_tool(ctx, args_json):  # type: ignore[no-untyped-def]  # the SDK reads the signature
-        ticket = gate.begin(tool.name, arguments=json_arguments(args_json))
+        call_id = getattr(ctx, "tool_call_id", None)
+        refused = judged.pop(call_id, None) if isinstance(call_id, str) else None
+        if refused is not None:
+            return refused.notice
+        ticket = _approved(ctx, gate, tool.name, json_arguments(args_json), confirm)
         if not ticket.admitted:
             return ticket.notice  # the model reads it as the call's output; the tool never runs
         outcome: Outcome = "unknown"
@@ -90,14 +119,75 @@ def gate_tool(tool: FunctionTool, gate: ToolGate) -> FunctionTool:
     return gated_tool
 
 
-def gated(agent_or_tools: A, gate: ToolGate) -> A:
+def _needs_approval(tool: FunctionTool, gate: ToolGate, judged: OrderedDict[str, Ticket]) -> Any:
+    """The gated tool's ``needs_approval``: yes where the tool's own says so, and for a call the
+    gate holds (its ask recorded on the SDK's channel). An admitted call is freed again (it is
+    judged anew when invoked); a refused one is kept for its invocation, so it is recorded once."""
+    own = tool.needs_approval
+
+    async def needs_approval(ctx: Any, params: dict[str, Any], call_id: str) -> bool:
+        if own is True:
+            return True
+        if callable(own):
+            verdict = own(ctx, params, call_id)
+            if bool(await verdict if inspect.isawaitable(verdict) else verdict):
+                return True
+        ticket = gate.begin(tool.name, arguments=params or None, channel=CHANNEL)
+        if ticket.held:
+            return True
+        if ticket.admitted:
+            gate.finish(ticket, "failed")  # books nothing: judged again when it is invoked
+        elif ticket.gated:
+            judged[call_id] = ticket
+            while len(judged) > _KEPT:
+                judged.popitem(last=False)
+        return False
+
+    return needs_approval
+
+
+def _approved(
+    ctx: Any, gate: ToolGate, name: str, arguments: dict[str, object] | None, confirm: Confirm
+) -> Ticket:
+    """The call's ticket; a held call the person approved in the SDK (this very call id) is
+    answered so, and judged again under that yes."""
+    if confirm != "approval":
+        return gate.begin(name, arguments=arguments)
+    ticket = gate.begin(name, arguments=arguments, channel=CHANNEL)
+    call_id, approver = getattr(ctx, "tool_call_id", None), getattr(ctx, "is_tool_approved", None)
+    if ticket.ask is None or not isinstance(call_id, str) or not callable(approver):
+        return ticket
+    if approver(getattr(ctx, "tool_name", name), call_id) is not True:
+        return ticket
+    call = gate.answer(ticket.ask.id, "approve", by="user", channel=CHANNEL)
+    assert call is not None
+    return gate.begin(call.tool, arguments=call.arguments)
+
+
+def question(gate: ToolGate, item: Any) -> str | None:
+    """The plain-words question for an SDK ``ToolApprovalItem`` the gate asked for (the action
+    and every argument), to show beside it; None for one the gate did not ask."""
+    name = getattr(item, "tool_name", None) or getattr(item, "name", None)
+    shown = canonical(json_arguments(getattr(item, "arguments", None)))
+    for ask in reversed(gate.waiting()):
+        if ask.tool == name and canonical(ask.arguments) == shown:
+            return ask.question
+    return None
+
+
+def gated(agent_or_tools: A, gate: ToolGate, *, confirm: Confirm = "ask-back") -> A:
     """``agent.clone(...)`` with its function tools gated, or a list of tools gated; other tools
-    pass through as they are."""
+    pass through as they are. ``confirm="approval"`` asks held calls through the SDK's tool
+    approvals (see the module's text)."""
+    if confirm not in ("ask-back", "approval"):
+        raise UsageError(f"confirm must be 'ask-back' or 'approval', not {confirm!r}")
     if isinstance(agent_or_tools, Agent):
-        return agent_or_tools.clone(tools=gated(list(agent_or_tools.tools), gate))  # type: ignore[return-value]
+        tools = gated(list(agent_or_tools.tools), gate, confirm=confirm)
+        return agent_or_tools.clone(tools=tools)  # type: ignore[return-value]
     if isinstance(agent_or_tools, Sequence):
         return [  # type: ignore[return-value]
-            gate_tool(t, gate) if isinstance(t, FunctionTool) else t for t in agent_or_tools
+            gate_tool(t, gate, confirm=confirm) if isinstance(t, FunctionTool) else t
+            for t in agent_or_tools
         ]
     raise UsageError(
         f"gated() takes an Agent or a list of tools, not {type(agent_or_tools).__name__}"

@@ -16,10 +16,10 @@ from __future__ import annotations
 from taskgate.errors import MissingExtraError
 
 try:
-    from taskgate.integrations.pydantic_ai.gate import TaskGate, TaskGateToolset
+    from taskgate.integrations.pydantic_ai.gate import CHANNEL, TaskGate, TaskGateToolset
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without the extra
     if (exc.name or "").split(".")[0] != "pydantic_ai":
         raise
     raise MissingExtraError("pydantic-ai", "the PydanticAI integration", exc.name) from None
 
-__all__ = ["TaskGate", "TaskGateToolset"]
+__all__ = ["CHANNEL", "TaskGate", "TaskGateToolset"]
