@@ -134,8 +134,8 @@ class Surface(Protocol):
 class ToolGateSurface:
     """``guard`` around each tool; a model turn of several calls judged with ``judge``."""
 
-    def __init__(self) -> None:
-        self.gate = ToolGate(PLAN)
+    def __init__(self, plan: Plan = PLAN) -> None:
+        self.gate = ToolGate(plan)
         self.tools = {n: self.gate.guard(f) for n, f in FUNCTIONS.items()}
         self.held: str | None = None
 
@@ -165,10 +165,10 @@ class ToolGateSurface:
         return list(self.gate.ledger)
 
 
-def _script() -> list[AIMessage | str]:
+def _script(turns: list[tuple[str, tuple[str, ...]]]) -> list[AIMessage | str]:
     ids = count()
     out: list[AIMessage | str] = []
-    for _, calls in TURNS:
+    for _, calls in turns:
         out.append(AIMessage(content="", tool_calls=[
             {"name": n, "args": {"note": "x"}, "id": f"c{next(ids)}"} for n in calls]))  # fmt: skip
         out.append("Done.")
@@ -178,12 +178,12 @@ def _script() -> list[AIMessage | str]:
 class MiddlewareSurface:
     """``create_agent`` with the middleware, a scripted chat model and a checkpointer."""
 
-    def __init__(self) -> None:
+    def __init__(self, plan: Plan = PLAN, turns: list[tuple[str, tuple[str, ...]]] = TURNS) -> None:
         from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
 
         tools = [tool(f) for f in FUNCTIONS.values()]
-        self.middleware = TaskGateMiddleware(PLAN, tools=tools)
-        self.agent = create_agent(ScriptedChatModel(_script()), tools, system_prompt=SYSTEM,
+        self.middleware = TaskGateMiddleware(plan, tools=tools)
+        self.agent = create_agent(ScriptedChatModel(_script(turns)), tools, system_prompt=SYSTEM,
                                   middleware=[self.middleware], checkpointer=InMemorySaver())  # fmt: skip
         self.config: Any = {"configurable": {"thread_id": "parity"}}
 
@@ -210,12 +210,14 @@ class ProxySurface:
     """An ordinary LangGraph agent whose model is reached through the proxy in plan mode; the
     operator's changes through its endpoints."""
 
-    def __init__(self, stack: list[Any]) -> None:
+    def __init__(
+        self, stack: list[Any], plan: Plan = PLAN, turns: list[tuple[str, tuple[str, ...]]] = TURNS
+    ) -> None:
         from taskgate.proxy import ProxyConfig
         from taskgate.proxy.testing import ProxyServer
 
         ids = count()
-        calls_for = dict(TURNS)
+        calls_for = dict(turns)
 
         def respond(body: dict[str, Any]) -> Reply:
             messages = body["messages"]
@@ -223,12 +225,14 @@ class ProxySurface:
                 return Reply("Done.")
             last = next(m for m in reversed(messages) if m["role"] == "user")
             names = calls_for[str(last["content"]).strip()]
+            if not names:
+                return Reply("Done.")
             return Reply("", tool_calls=tuple(
                 ToolCall(n, {"note": "x"}, id=f"call_{next(ids)}") for n in names))  # fmt: skip
 
         upstream = FakeServer(respond).__enter__()
         stack.append(upstream)
-        self.proxy = ProxyServer(ProxyConfig(upstream.base_url, plan=PLAN, status_token="ops"))
+        self.proxy = ProxyServer(ProxyConfig(upstream.base_url, plan=plan, status_token="ops"))
         stack.append(self.proxy.__enter__())
         self.ops = httpx.Client(headers={"Authorization": "Bearer ops"})
         model = ChatOpenAI(base_url=self.proxy.base_url, api_key="sk-test", model="fake",  # type: ignore[arg-type]
@@ -240,7 +244,8 @@ class ProxySurface:
 
     def _post(self, what: str, body: dict[str, Any]) -> None:
         url = f"{self.proxy.url}/taskgate/conversations/{self.key}/{what}"
-        self.ops.post(url, json=body).raise_for_status()
+        answer = self.ops.post(url, json=body)
+        assert answer.status_code == 200, answer.text
 
     def cancel(self, step: str) -> None:
         self._post("revisions", {"cancel": step, "inherit": True})
@@ -266,10 +271,10 @@ class McpSurface:
     """The MCP gate in process: the application posts the user's messages, the client's calls
     are forwarded to the tools; a model turn's calls arrive while the first still runs."""
 
-    def __init__(self) -> None:
+    def __init__(self, plan: Plan = PLAN) -> None:
         from taskgate.integrations.mcp import McpGate, McpGateConfig
 
-        self.gate = McpGate(McpGateConfig(plan=PLAN, requests="application"))
+        self.gate = McpGate(McpGateConfig(plan=plan, requests="application"))
         self.loop = asyncio.new_event_loop()
         self.key = "parity~local"
 
@@ -294,6 +299,8 @@ class McpSurface:
 
     async def _turn(self, message: str, calls: tuple[str, ...]) -> list[str]:
         await self.gate.request(self.key, message)
+        if not calls:
+            return []
         started, release = asyncio.Event(), asyncio.Event()
 
         def forward(name: str, first: bool) -> Callable[[], Any]:
@@ -305,15 +312,16 @@ class McpSurface:
 
             return run
 
+        note = {"note": "x"}
         first = asyncio.create_task(
-            self.gate.call(self.key, calls[0], {}, forward(calls[0], True), lambda r: True)
+            self.gate.call(self.key, calls[0], note, forward(calls[0], True), lambda r: True)
         )
         answers = []
         if len(calls) > 1:
             await started.wait()
             for name in calls[1:]:
-                answers.append(await self.gate.call(self.key, name, {}, forward(name, False),
-                                                    lambda r: True))  # fmt: skip
+                answers.append(await self.gate.call(self.key, name, {"note": "x"},
+                                                    forward(name, False), lambda r: True))  # fmt: skip
             release.set()
         answers.insert(0, await first)
         return [a.text if a.refused else str(a.result) for a in answers]
@@ -329,9 +337,9 @@ class _SdkSurface:
 
     EXTRA = ""  # the module the SDK's extra installs
 
-    def __init__(self) -> None:
+    def __init__(self, plan: Plan = PLAN) -> None:
         pytest.importorskip(self.EXTRA, reason=f"needs the {self.EXTRA} extra")
-        self.gate = ToolGate(PLAN)
+        self.gate = ToolGate(plan)
         self.held: str | None = None
 
     def cancel(self, step: str) -> None:
@@ -365,6 +373,8 @@ class PydanticAiSurface(_SdkSurface):
 
         self._open(message)
         read: list[str] = []
+        if not calls:
+            return read
 
         def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
             if len(messages) > 1:
@@ -392,6 +402,8 @@ class OpenAiAgentsSurface(_SdkSurface):
         from taskgate.integrations.openai_agents import gated
 
         self._open(message)
+        if not calls:
+            return []
         model = ScriptedModel([
             [function_call(n, {"note": "x"}, call_id=f"c{i}") for i, n in enumerate(calls)],
             ModelStep.respond(lambda call: [assistant_message("Done.")]),
@@ -402,13 +414,14 @@ class OpenAiAgentsSurface(_SdkSurface):
         return [str(it.output) for it in result.new_items if it.type == "tool_call_output_item"]
 
 
-SURFACES: dict[str, Callable[[list[Any]], Surface]] = {
-    "tool gate": lambda stack: ToolGateSurface(),
-    "langgraph middleware": lambda stack: MiddlewareSurface(),
+Turns = list[tuple[str, tuple[str, ...]]]
+SURFACES: dict[str, Callable[[list[Any], Plan, Turns], Surface]] = {
+    "tool gate": lambda stack, plan, turns: ToolGateSurface(plan),
+    "langgraph middleware": lambda stack, plan, turns: MiddlewareSurface(plan, turns),
     "proxy (plan mode)": ProxySurface,
-    "mcp gate": lambda stack: McpSurface(),
-    "pydantic-ai adapter": lambda stack: PydanticAiSurface(),
-    "openai agents sdk adapter": lambda stack: OpenAiAgentsSurface(),
+    "mcp gate": lambda stack, plan, turns: McpSurface(plan),
+    "pydantic-ai adapter": lambda stack, plan, turns: PydanticAiSurface(plan),
+    "openai agents sdk adapter": lambda stack, plan, turns: OpenAiAgentsSurface(plan),
 }
 
 
@@ -443,8 +456,62 @@ def test_every_surface_gives_the_same_verdicts_notices_and_ledger(
     assert want_told == [sorted(t) for t in REFUSED_EXPECTED]
     assert want_ran == RAN_EXPECTED
     want_ledger = ledger_shape(reference.ledger())
-    surface = SURFACES[name](stack)
+    surface = SURFACES[name](stack, PLAN, TURNS)
     told, ran = play(surface)
+    assert told == want_told, name
+    assert ran == want_ran, name
+    assert ledger_shape(surface.ledger()) == want_ledger, name
+
+
+#: the same plan, where collecting the requirements and drafting the RFQ ask the person every time
+ASKING = Plan.model_validate({"binding": "tool", "steps": {
+    **{k: v.model_dump(exclude_defaults=True) for k, v in PLAN.steps.items()},
+    "s1": {"tool": "collect_requirements", "text": "collect the requirements", "confirm": "always"},
+    "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"], "confirm": "always"},
+}})  # fmt: skip
+#: held calls asked back to the user (every surface's channel when none is configured): a yes
+#: runs exactly the call shown; a no runs nothing; a yes after the state moved on runs nothing
+ASKED_TURNS: list[tuple[str, tuple[str, ...]]] = [
+    ("Collect the requirements.", ("collect_requirements",)),  # held: the user is asked
+    ("Yes, go ahead.", ("collect_requirements",)),  # the yes: it runs, once
+    ("Draft the RFQ.", ("draft_rfq",)),  # held
+    ("No, not yet.", ("draft_rfq",)),  # the no: it does not run
+    ("Please draft the RFQ now.", ("draft_rfq",)),  # held again; cancelled before the answer
+    ("Yes.", ("draft_rfq",)),  # a late yes: nothing runs
+    ("Thanks, that is all.", ()),  # no call (the proxy commits the turn before on a request)
+]
+ASKED_CANCEL_BEFORE = 5
+_QUESTION = re.compile(r"Shall I [^?]*\? Yes or no\?")
+
+
+def play_asked(surface: Surface) -> tuple[list[tuple[list[str], list[str]]], list[str]]:
+    """The asked conversation on one surface: each turn's questions put to the user and refusal
+    notices, and what ran."""
+    RAN.clear()
+    told = []
+    for i, (message, calls) in enumerate(ASKED_TURNS):
+        if i == ASKED_CANCEL_BEFORE:
+            surface.cancel("s2")
+        read = surface.turn(message, calls)
+        told.append((sorted({q for t in read for q in _QUESTION.findall(t)}), notices(read)))
+    return told, list(RAN)
+
+
+@pytest.mark.parametrize("name", list(SURFACES))
+def test_every_surface_asks_held_calls_alike_and_runs_only_what_the_user_said_yes_to(
+    name: str, stack: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    reference = ToolGateSurface(ASKING)
+    want_told, want_ran = play_asked(reference)
+    collect = "Shall I collect the requirements (note: x)? Yes or no?"
+    draft = "Shall I draft the RFQ (note: x)? Yes or no?"
+    assert [q for q, _ in want_told] == [[collect], [], [draft], [], [draft], [], []]
+    assert want_ran == ["collect_requirements"]
+    assert want_told[5][1] == ["draft_rfq was not run: 'draft the RFQ' was cancelled."]
+    want_ledger = ledger_shape(reference.ledger())
+    surface = SURFACES[name](stack, ASKING, ASKED_TURNS)
+    told, ran = play_asked(surface)
     assert told == want_told, name
     assert ran == want_ran, name
     assert ledger_shape(surface.ledger()) == want_ledger, name

@@ -38,9 +38,10 @@ INTERNAL = {"ScriptExhausted"}
 #: raised in a handler to the client as a JSON-RPC error (so does the gate's own HTTP endpoint),
 #: and its client raises one for a server's JSON-RPC error (so does the gate's lean client, and
 #: the gate answers it as the call's failure); PydanticAI gives the model a ToolFailed as the
-#: failed tool call's result
+#: failed tool call's result, and defers a call that raises ApprovalRequired to a person
 PROTOCOL = {
-    ("MCPError", "server"), ("MCPError", "front"), ("MCPError", "upstream"), ("ToolFailed", "gate")
+    ("MCPError", "server"), ("MCPError", "front"), ("MCPError", "upstream"), ("ToolFailed", "gate"),
+    ("ApprovalRequired", "gate"),
 }  # fmt: skip
 
 

@@ -537,6 +537,8 @@ class GateSession:
         elif allowed and not self._of_thing(call, step):  # "a mocha": no latte
             why = "its details are not what the user asked for"
             details = ("what the user asked for", "what they asked for")
+        elif verdict.reason is Reason.UNCONFIRMED and step and not self._unclear(step):
+            verdict = self._said_no(step)  # a clear no, a goodbye: refused, never asked again
         elif verdict.reason is Reason.UNCONFIRMED:
             why = "this step runs only on the user's yes to each call"
         elif verdict.reason is Reason.NO_RESOLVED_STEP and step and self._unclear(step):
@@ -588,6 +590,13 @@ class GateSession:
         if reading.kind == "closing":
             return False
         return not (reading.kind == "decline" and (not reading.about or step in reading.about))
+
+    def _said_no(self, step: str) -> Verdict:
+        """The refusal of a call of a step that always asks, after the user's clear no or
+        goodbye: what the words alone give (no step asked for, or another one)."""
+        req = self._machine.request
+        on_none = req is None or req.step is None
+        return Verdict("refuse", step, Reason.NO_RESOLVED_STEP if on_none else Reason.NOT_REQUESTED)
 
     def _understood(self) -> str:
         reading = self._reading

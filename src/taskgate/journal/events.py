@@ -314,6 +314,7 @@ class Conversation:
                 self.machine.append(asked)
             for attempt in event.attempts:
                 self.machine.append(attempt)
+        self.committed += event.asks  # asked when the reply went out: never taken back
         turn.replies.append(event)
         self.pending = event
         self.notices += event.notices
