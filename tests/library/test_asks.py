@@ -196,6 +196,22 @@ CONFIRMED = Plan.model_validate({"binding": "tool", "steps": {
 }})  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    "reply",
+    ["Yes please, and no need to call me back.", "Yes. Don't forget the window seat though."],
+)
+def test_a_reply_that_opens_with_a_yes_is_no_clear_no_and_is_asked(reply: str) -> None:
+    """Whatever the reader makes of the rest, a message that opens with a plain yes is asked
+    about, never refused as a decline (a yes read as a no)."""
+    gate = GateSession(TABLES)
+    said(gate, reply, PROPOSAL)
+    ticket = gate.judge([Call("reserve_table", arguments=TABLE)])[0]
+    assert ticket.held and "opens with a yes" in ticket.notice
+    said(gate, "No, thanks.", PROPOSAL)  # a plain no still is one
+    no = gate.judge([Call("reserve_table", arguments=TABLE)])[0]
+    assert not no.held and not no.admitted
+
+
 def test_a_step_that_always_asks_is_held_even_on_a_clear_request() -> None:
     gate = GateSession(CONFIRMED)
     said(gate, "Please pay the invoice.")

@@ -1810,3 +1810,26 @@ def test_attack_a_padded_argument_costs_no_more_than_a_short_one() -> None:
                           {**BUS, "from_location": pad, "note": pad, **fields})  # fmt: skip
 
     assert_linear(judge, lambda n: " " * (n - 1) + "x")
+
+
+@pytest.mark.parametrize(
+    ("corpus", "loader"), [("star", "star_cases"), ("taskmaster", "tm4_cases")]
+)
+def test_the_bench_reads_the_stripped_dev_splits_of_star_and_taskmaster(
+    corpus: str, loader: str
+) -> None:
+    """The conversation bench's STAR and Taskmaster-4 cases come from the splits in
+    ``../shared/data`` (skipped where they are absent): both labels, every case's call a step
+    of its plan, and the agent's messages before the user's turns read with them."""
+    from conftest import shared
+
+    folder = shared("data", corpus)
+    if not (folder / "dev.json.gz").exists():
+        pytest.skip(f"needs {folder}/dev.json.gz")
+    found, plans = getattr(benches.conversations(), loader)("dev", folder)
+    labels = Counter(c.label for c in found)
+    assert labels["asked"] > 100 and labels["unasked"] > 10, labels
+    for case in found:
+        plan = plans[case.service]
+        assert case.method in {s.tool for s in plan.steps.values()} and case.user
+    assert sum(bool(c.agent) for c in found) > 0.4 * len(found)

@@ -60,7 +60,13 @@ from taskgate.matching.askback import ask_back_question
 from taskgate.matching.wordings import worded
 from taskgate.protocol.render import render_checklist, render_directive, render_rejection
 from taskgate.roles import Match, Matcher
-from taskgate.understanding.acts import AGENT_CHARS, USER_CHARS, read_agent, read_user
+from taskgate.understanding.acts import (
+    AGENT_CHARS,
+    USER_CHARS,
+    opens_with_yes,
+    read_agent,
+    read_user,
+)
 from taskgate.understanding.calls import counted, names_item, sets_item
 from taskgate.understanding.reader import (
     REVISIONS,
@@ -276,6 +282,7 @@ class GateSession:
         self._machine = machine
         self._lock = threading.Lock()
         self._channel = ""  # where the asks made while judging go (see begin)
+        self._yes_led = False  # the last message read opened with a plain yes
         self._reading: Reading | None = None  # what the gate understood of the last message
         #: the last turns read (the agent's message, the user's reply), for a revised proposal
         self._said: deque[Turn] = deque(maxlen=REVISIONS)
@@ -364,6 +371,7 @@ class GateSession:
             plan = worded(self._machine.graph.to_plan(), self.wordings)
             before = tuple(self._said) if earlier is None else _turns(earlier)
             self._said.append((agent[-AGENT_CHARS:], message[:USER_CHARS]))  # as read
+            self._yes_led = opens_with_yes(message)
         try:
             reading = await self._read(matcher, plan, message, agent, before)
         except BaseException:  # unread, the last message's request must not stand for this one
@@ -583,10 +591,13 @@ class GateSession:
         """Whether the user's last message, which asked for no step, may still have agreed to a
         call of ``step``: anything but a clear no to it, or a goodbye. A request opened with no
         reading (by the engineer's code, or on a gate rebuilt from its ledger, which keeps no
-        reading) cannot tell either: the call is asked."""
+        reading) cannot tell either: the call is asked; so is a message read as a no or a goodbye
+        that opens with a plain yes."""
         reading = self._reading
         if reading is None:
             return True
+        if reading.kind in ("closing", "decline") and self._yes_led:
+            return True  # "Yes, book that - then ...": a yes, whatever the reader made of the rest
         if reading.kind == "closing":
             return False
         return not (reading.kind == "decline" and (not reading.about or step in reading.about))
@@ -602,6 +613,8 @@ class GateSession:
         reading = self._reading
         if reading is None:
             return "the user's last message does not clearly ask for this"
+        if reading.kind in ("closing", "decline") and self._yes_led:
+            return "the user's last message opens with a yes but may also say no"
         return reading.understood(worded(self._machine.graph.to_plan(), self.wordings))
 
     @contextlib.contextmanager

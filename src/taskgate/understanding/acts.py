@@ -1080,6 +1080,12 @@ _NOT_SO = pattern(
 )
 
 
+def opens_with_yes(message: str) -> bool:
+    """Whether a message opens with a plain yes ("Yes, book that - then ..."): whatever it says
+    after, it is no clear no."""
+    return bool(_YES_LEAD.match(message.strip()[:200]))
+
+
 def read_user(message: str, agent: str = "") -> UserAct:
     """What the user's message does, read against the agent's message before it."""
     t = message[:USER_CHARS].strip().replace("\u2019", "'")
