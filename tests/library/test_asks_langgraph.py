@@ -204,3 +204,23 @@ def test_confirm_is_checked() -> None:
         TaskGateMiddleware(PLAN, confirm="popup")  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="interrupt_mode must be"):
         TaskGateMiddleware(PLAN, confirm="interrupt", interrupt_mode="all")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mode", ["batched", "per_call"])
+def test_a_fork_resumed_again_with_the_yes_does_not_run_the_call_twice(mode: Any) -> None:
+    """The same interrupt resumed twice (a fork from its checkpoint, as time travel does): the
+    step is repeatable, so the state alone would run it again; one interrupt is one yes."""
+    plan = Plan.model_validate({"binding": "tool", "steps": {"s1": {
+        "tool": "collect_requirements", "text": "collect the requirements",
+        "repeatable": True}}})  # fmt: skip
+    gate = TaskGateMiddleware(plan, tools=TOOLS, confirm="interrupt", interrupt_mode=mode)
+    config: Any = {"configurable": {"thread_id": f"fork-{mode}"}}
+    graph = agent([call("a", scope="laptops"), "ok", "ok"], gate)
+    graph.invoke({"messages": [HumanMessage(UNSURE)]}, config)
+    paused = next(iter(graph.get_state_history(config))).config  # the checkpoint that asked
+    approve = {"type": "approve"}
+    resume = Command(resume={"decisions": [approve]} if mode == "batched" else approve)
+    graph.invoke(resume, config)
+    assert RAN == [{"scope": "laptops"}]
+    graph.invoke(resume, paused)  # the fork
+    assert RAN == [{"scope": "laptops"}]

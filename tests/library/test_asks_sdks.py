@@ -18,6 +18,10 @@ from taskgate.errors import UsageError
 #: paying asks the person every time, however clear the words
 PLAN = Plan.model_validate({"binding": "tool", "steps": {
     "pay": {"tool": "pay_invoice", "text": "pay the invoice", "confirm": "always"}}})  # fmt: skip
+#: the same, repeatable: the state alone would let a replayed approval run it again
+AGAIN = Plan.model_validate({"binding": "tool", "steps": {"pay": {
+    "tool": "pay_invoice", "text": "pay the invoice", "confirm": "always",
+    "repeatable": True}}})  # fmt: skip
 ASKED = "pay the invoice INV-7 for 120"
 QUESTION = "Shall I pay the invoice (invoice: INV-7; amount: 120)? Yes or no?"
 RAN: list[tuple[str, int]] = []
@@ -50,7 +54,7 @@ def agents_run(gate: ToolGate, monkeypatch: pytest.MonkeyPatch, confirm: str = "
 
     model = ScriptedModel([
         [function_call("pay_invoice", {"invoice": "INV-7", "amount": 120}, call_id="c1")],
-        ModelStep.respond(lambda call: [assistant_message("done")]),
+        *[ModelStep.respond(lambda call: [assistant_message("done")])] * 2,  # a resume again
     ])  # fmt: skip
     agent = gated(Agent(name="payer", tools=[function_tool(pay_invoice)], model=model), gate,
                   confirm=confirm)  # type: ignore[arg-type]  # fmt: skip
@@ -88,6 +92,24 @@ def test_agents_sdk_rejection_runs_nothing_and_a_later_yes_is_not_its_answer(
     gate.user_message("Yes.")  # to whatever the agent said next: the ask is dropped, unread
     assert gate.waiting() == [] and [d for d, _ in answers(gate)] == ["dropped"]
     assert not gate.begin("pay_invoice", arguments={"invoice": "INV-7", "amount": 120}).admitted
+
+
+def test_agents_sdk_run_state_resumed_twice_runs_the_approved_call_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gate = ToolGate(AGAIN)
+    agent, paused, runner = agents_run(gate, monkeypatch)
+    state = paused.to_state()
+    state.approve(paused.interruptions[0])
+    saved = state.to_json()
+    asyncio.run(runner.run(agent, state))
+    assert RAN == [("INV-7", 120)]
+    from agents import RunState
+
+    gate.user_message(ASKED)  # asked for again: a new call is asked about anew
+    again = asyncio.run(RunState.from_json(agent, saved))  # not with the first call's approval
+    asyncio.run(runner.run(agent, again))
+    assert RAN == [("INV-7", 120)]
 
 
 def test_agents_sdk_without_approvals_asks_back_through_the_model(
@@ -153,6 +175,20 @@ def test_pydantic_ai_approval_runs_exactly_the_call_approved(
                    deferred_tool_results=DeferredToolResults(approvals={"c1": given}))  # fmt: skip
     assert ran == RAN
     assert answers(gate) == ([(decision, CHANNEL)] if decision else [])
+
+
+def test_pydantic_ai_deferred_results_given_twice_run_the_approved_call_once() -> None:
+    gate = ToolGate(AGAIN)
+    agent = pydantic_agent(gate)
+    from pydantic_ai import DeferredToolResults
+
+    paused = agent.run_sync(ASKED)
+    results = DeferredToolResults(approvals={"c1": True})
+    agent.run_sync(message_history=paused.all_messages(), deferred_tool_results=results)
+    assert RAN == [("INV-7", 120)]
+    gate.user_message(ASKED)  # asked for again: a new call is asked about anew, not with these
+    agent.run_sync(message_history=paused.all_messages(), deferred_tool_results=results)
+    assert RAN == [("INV-7", 120)]
 
 
 def test_pydantic_ai_without_approvals_asks_back_through_the_model() -> None:

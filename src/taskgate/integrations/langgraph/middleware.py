@@ -412,15 +412,8 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
         by, reason = _approval(answer)
         if by is None:
             return ticket, rows
-        spent = (_thread_of(request.state), call_id, ticket.call.work_order, ticket.at)
-        with self._lock:  # one interrupt, one approval: a fork resumed again gets none
-            if spent in self._spent:
-                log.warning("taskgate: the approval of call %s was given already (its interrupt "
-                            "was resumed again, a fork): the refusal stands", call_id)  # fmt: skip
-                return ticket, rows
-            self._spent[spent] = None
-            while len(self._spent) > self._max_threads * 16:
-                self._spent.popitem(last=False)
+        if not self._spend((_thread_of(request.state), call_id, ticket.call.work_order, ticket.at)):
+            return ticket, rows
         try:
             entry = gate.approve(call["name"], by=by, reason=reason)
         except TaskgateError as exc:  # e.g. a request that moved on: the refusal stands
@@ -428,6 +421,20 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             return ticket, rows
         again = gate.begin(call["name"])
         return again, rows + self._rows(gate, entry) + self._rows(gate, again.entry)
+
+    def _spend(self, key: tuple[str, str, str, int]) -> bool:
+        """Whether the yes given in an interrupt for ``key`` (a thread, a call id, ...) is the
+        first: one interrupt, one yes; a fork resumed again gets the refusal (in this process; a
+        fork resumed in another is not seen)."""
+        with self._lock:
+            if key in self._spent:
+                log.warning("taskgate: the yes to call %s was given already (its interrupt was "
+                            "resumed again, a fork): it does not run again", key[1])  # fmt: skip
+                return False
+            self._spent[key] = None
+            while len(self._spent) > self._max_threads * 16:
+                self._spent.popitem(last=False)
+            return True
 
     def _confirmed(
         self,
@@ -452,6 +459,10 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             self._asked.get(gate, {}).pop(call_id, None)
         try:
             what, edited, message = confirm.decision(answer, ask)
+            if what != "reject" and not self._spend(
+                (_thread_of(request.state), call_id, "confirm", 0)
+            ):
+                return _declined(ticket, "the user's yes to it was given already"), rows, request
             call = gate.answer(ask.id, what, by="reviewer", channel=CHANNEL, arguments=edited)
         except UsageError as exc:
             log.warning("taskgate: the answer to held call %s was not used: %s", call_id, exc)
@@ -499,10 +510,13 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             unread = False
         edits: dict[str, dict[str, Any]] = {}
         answered: dict[str, Ticket] = {}
+        thread = _thread_of(state)
         for (cid, ticket), (what, edited, message) in zip(held, decided, strict=True):
             call, why = None, f"the user declined it{': ' + message if message else ''}"
             if unread:
                 why = message
+            elif what != "reject" and not self._spend((thread, cid, "confirm", 0)):
+                why = "the user's yes to it was given already"
             else:
                 try:
                     call = gate.answer(ticket.ask.id, what, by="reviewer", channel=CHANNEL,  # type: ignore[union-attr]

@@ -28,8 +28,11 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import inspect
 import logging
+import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
@@ -53,7 +56,7 @@ CHANNEL = "openai-agents-approval"
 #: how a held call is put to the person: the question answered to the model (the default), or
 #: the SDK's tool approvals
 Confirm = Literal["ask-back", "approval"]
-#: refused calls judged by ``needs_approval`` and not yet invoked, kept at most
+#: refused calls judged by ``needs_approval`` and not yet invoked, and approvals taken, kept at most
 _KEPT = 1024
 
 
@@ -159,9 +162,32 @@ def _approved(
         return ticket
     if approver(getattr(ctx, "tool_name", name), call_id) is not True:
         return ticket
+    if not _spend(gate, call_id):  # a run state resumed again: one approval, one run
+        return dataclasses.replace(ticket, ask=None, refusal=(
+            f'"{name}" was not run again: the user\'s yes to this call was given already.'))  # fmt: skip
     call = gate.answer(ticket.ask.id, "approve", by="user", channel=CHANNEL)
     assert call is not None
     return gate.begin(call.tool, arguments=call.arguments)
+
+
+#: each gate's approvals taken, by the SDK's call id (the last ``_KEPT``)
+_SPENT: weakref.WeakKeyDictionary[ToolGate, OrderedDict[str, None]] = weakref.WeakKeyDictionary()
+_SPENDING = threading.Lock()
+
+
+def _spend(gate: ToolGate, call_id: str) -> bool:
+    """Whether the SDK's approval of ``call_id`` is taken for the first time (in this process):
+    a run state resumed twice approves its call once."""
+    with _SPENDING:
+        spent = _SPENT.setdefault(gate, OrderedDict())
+        if call_id in spent:
+            log.warning("taskgate: the approval of call %s was taken already (its run state "
+                        "was resumed again): it does not run again", call_id)  # fmt: skip
+            return False
+        spent[call_id] = None
+        while len(spent) > _KEPT:
+            spent.popitem(last=False)
+        return True
 
 
 def question(gate: ToolGate, item: Any) -> str | None:

@@ -46,9 +46,16 @@ CHANNEL = "pydantic-ai-approval"
 #: how a held call is put to the person: the question the model reads (the default), or
 #: PydanticAI's deferred tool approvals
 Confirm = Literal["ask-back", "approval"]
-#: the asks put to PydanticAI's approvals, by call id (the last ``_KEPT``)
-Asked = OrderedDict[str, str]
 _KEPT = 1024
+
+
+@dataclass
+class _Approvals:
+    """The asks put to PydanticAI's approvals, by call id, and the approvals taken (the last
+    ``_KEPT`` of each)."""
+
+    asked: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    spent: OrderedDict[str, None] = field(default_factory=OrderedDict)
 
 
 def _confirm(confirm: object) -> None:
@@ -57,7 +64,7 @@ def _confirm(confirm: object) -> None:
 
 
 def _judged(
-    gate: ToolGate, name: str, args: object, ctx: RunContext[Any], confirm: str, asked: Asked
+    gate: ToolGate, name: str, args: object, ctx: RunContext[Any], confirm: str, kept: _Approvals
 ) -> Ticket:
     """The call's ticket. With approvals, a held call the person has not approved raises
     ``ApprovalRequired``; one PydanticAI resumed as approved (this very call id, with the
@@ -66,7 +73,16 @@ def _judged(
     arguments = _arguments(args)
     if confirm != "approval":
         return gate.begin(name, arguments=arguments)
-    call_id = ctx.tool_call_id or ""
+    call_id, asked, spent = ctx.tool_call_id or "", kept.asked, kept.spent
+    if ctx.tool_call_approved and call_id in spent:  # the same results given again: run once
+        log.warning("taskgate: the approval of call %s was taken already (the deferred results "
+                    "were given again): it does not run again", call_id)  # fmt: skip
+        raise ToolFailed(f'"{name}" was not run again: the user\'s yes to this call was given '
+                         "already.")  # fmt: skip
+    if ctx.tool_call_approved:
+        spent[call_id] = None
+        while len(spent) > _KEPT:
+            spent.popitem(last=False)
     if ctx.tool_call_approved and (shown := asked.pop(call_id, None)) is not None:
         waiting = {a.id: a for a in gate.waiting()}
         if shown in waiting and waiting[shown].tool == name:  # the ask made for this call
@@ -95,9 +111,9 @@ async def _gated(
     run: Callable[[], Awaitable[Any]],
     ctx: RunContext[Any],
     confirm: str,
-    asked: Asked,
+    kept: _Approvals,
 ) -> Any:
-    ticket = _judged(gate, name, args, ctx, confirm, asked)
+    ticket = _judged(gate, name, args, ctx, confirm, kept)
     if not ticket.admitted:
         raise ToolFailed(ticket.notice)
     outcome: Outcome = "unknown"
@@ -133,7 +149,7 @@ class TaskGate(AbstractCapability[Any]):
 
     gate: ToolGate
     confirm: Confirm = "ask-back"
-    _asked: Asked = field(default_factory=OrderedDict, init=False, repr=False)
+    _kept: _Approvals = field(default_factory=_Approvals, init=False, repr=False)
 
     def __post_init__(self) -> None:
         _confirm(self.confirm)
@@ -142,7 +158,7 @@ class TaskGate(AbstractCapability[Any]):
         self, ctx: RunContext[Any], *, call: Any, tool_def: Any, args: Any, handler: Any
     ) -> Any:
         return await _gated(self.gate, call.tool_name, args, lambda: handler(args), ctx,
-                            self.confirm, self._asked)  # fmt: skip
+                            self.confirm, self._kept)  # fmt: skip
 
 
 @dataclass
@@ -151,7 +167,7 @@ class TaskGateToolset(WrapperToolset[Any]):
 
     gate: ToolGate | None = None
     confirm: Confirm = "ask-back"
-    _asked: Asked = field(default_factory=OrderedDict, init=False, repr=False)
+    _kept: _Approvals = field(default_factory=_Approvals, init=False, repr=False)
 
     def __post_init__(self) -> None:
         _confirm(self.confirm)
@@ -163,4 +179,4 @@ class TaskGateToolset(WrapperToolset[Any]):
             raise ToolFailed("the task gate is not set up: TaskGateToolset(toolset, gate)")
         return await _gated(self.gate, name, tool_args,
                             lambda: self.wrapped.call_tool(name, tool_args, ctx, tool), ctx,
-                            self.confirm, self._asked)  # fmt: skip
+                            self.confirm, self._kept)  # fmt: skip
