@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -12,7 +10,11 @@ T = TypeVar("T")
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to its end and return its result (on a fresh loop in a worker thread when
-    this thread already runs one, e.g. inside a notebook or an async framework)."""
+    this thread already runs one, e.g. inside a notebook or an async framework). asyncio is
+    imported here, not with the library: ``from taskgate import ToolGate`` stays lean."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -16,6 +16,9 @@ HEAVY = (
     "langchain", "langchain_core", "langgraph", "llama_cpp", "torch", "sentence_transformers",
     "ray", "mem0", "tau2", "openai", "typer", "rich", "taskgate.lab", "taskgate.cli",
     "taskgate.proxy", "taskgate.llm.client",
+    # an event loop, and pydantic's plugin scan (it reads every installed package's metadata
+    # when the first model's schema is built: the library's models build theirs when first used)
+    "asyncio", "importlib.metadata",
 )  # fmt: skip
 
 

@@ -49,7 +49,7 @@ from taskgate.errors import LedgerFormatError
 
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class PlanEntry(_Entry):
@@ -152,7 +152,8 @@ LedgerEntry = Annotated[
     | AnswerEntry,
     Field(discriminator="kind"),
 ]
-_ENTRY: TypeAdapter[LedgerEntry] = TypeAdapter(LedgerEntry)
+#: built when first used (no schema is built on import)
+_ENTRY: TypeAdapter[LedgerEntry] = TypeAdapter(LedgerEntry, config=ConfigDict(defer_build=True))
 
 
 #: the seal the first entry is chained to, when the ledger has no scope

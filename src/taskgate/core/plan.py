@@ -26,7 +26,7 @@ class StepSpec(BaseModel):
     tool-bound plan by a successful call of its ``tool`` (the code is then empty).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     deps: tuple[str, ...] = ()
     code: str = ""
@@ -62,7 +62,7 @@ class Plan(BaseModel):
     {"tool": "draft_rfq"}}}``, the real-tool harness and any agent whose steps are tool calls).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     binding: Literal["code", "tool"] = "code"
     steps: dict[str, StepSpec] = Field(min_length=1)
@@ -95,7 +95,7 @@ class Revision(BaseModel):
     ``relax`` is ``[w, u]``: step ``w`` no longer requires ``u`` (the paper's JSON order).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     cancel: str | None = None
     rewires: dict[str, tuple[str, ...]] = Field(default_factory=dict)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 class CallInfo(BaseModel):
     """One model call (all its attempts): what the client reports and a run log records."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     purpose: Literal["agent", "matcher", "compiler", "memory"]  # memory: Mem0's own calls
     model: str
