@@ -130,6 +130,8 @@ class Surface(Protocol):
 
     def ledger(self) -> list[Any]: ...
 
+    def restart(self) -> None: ...  # a new process on what the surface stored
+
 
 class ToolGateSurface:
     """``guard`` around each tool; a model turn of several calls judged with ``judge``."""
@@ -138,6 +140,10 @@ class ToolGateSurface:
         self.gate = ToolGate(plan)
         self.tools = {n: self.gate.guard(f) for n, f in FUNCTIONS.items()}
         self.held: str | None = None
+
+    def restart(self) -> None:  # the engineer saved the ledger and loads it again
+        self.gate = ToolGate.from_ledger(self.gate.ledger)  # type: ignore[assignment]
+        self.tools = {n: self.gate.guard(f) for n, f in FUNCTIONS.items()}
 
     def cancel(self, step: str) -> None:
         self.gate.cancel(step, inherit=True)
@@ -165,8 +171,8 @@ class ToolGateSurface:
         return list(self.gate.ledger)
 
 
-def _script(turns: list[tuple[str, tuple[str, ...]]]) -> list[AIMessage | str]:
-    ids = count()
+def _script(turns: list[tuple[str, tuple[str, ...]]], start: int = 0) -> list[AIMessage | str]:
+    ids = count(start)
     out: list[AIMessage | str] = []
     for _, calls in turns:
         out.append(AIMessage(content="", tool_calls=[
@@ -179,13 +185,23 @@ class MiddlewareSurface:
     """``create_agent`` with the middleware, a scripted chat model and a checkpointer."""
 
     def __init__(self, plan: Plan = PLAN, turns: list[tuple[str, tuple[str, ...]]] = TURNS) -> None:
+        self.plan, self.turns, self.played, self.saver = plan, turns, 0, InMemorySaver()
+        self.middleware, self.agent = self._agent(0)
+        self.config: Any = {"configurable": {"thread_id": "parity"}}
+
+    def _agent(self, played: int) -> tuple[Any, Any]:
+        """The middleware and the agent, the model scripted from turn ``played`` on."""
         from taskgate.integrations.langgraph import ScriptedChatModel, TaskGateMiddleware
 
         tools = [tool(f) for f in FUNCTIONS.values()]
-        self.middleware = TaskGateMiddleware(plan, tools=tools)
-        self.agent = create_agent(ScriptedChatModel(_script(turns)), tools, system_prompt=SYSTEM,
-                                  middleware=[self.middleware], checkpointer=InMemorySaver())  # fmt: skip
-        self.config: Any = {"configurable": {"thread_id": "parity"}}
+        middleware = TaskGateMiddleware(self.plan, tools=tools)
+        start = sum(len(c) for _, c in self.turns[:played])
+        model = ScriptedChatModel(_script(self.turns[played:], start))
+        return middleware, create_agent(model, tools, system_prompt=SYSTEM,
+                                        middleware=[middleware], checkpointer=self.saver)  # fmt: skip
+
+    def restart(self) -> None:  # a new process on the same checkpointer
+        self.middleware, self.agent = self._agent(self.played)
 
     def cancel(self, step: str) -> None:
         self.middleware.cancel(self.agent, self.config, step, inherit=True)
@@ -196,6 +212,7 @@ class MiddlewareSurface:
     def turn(self, message: str, calls: tuple[str, ...]) -> list[str]:
         before = len(self.agent.get_state(self.config).values.get("messages", []))
         out = self.agent.invoke({"messages": [HumanMessage(message)]}, self.config)
+        self.played += 1
         new = out["messages"][before:]
         return [str(m.content) for m in new if isinstance(m, ToolMessage)]
 
@@ -230,17 +247,33 @@ class ProxySurface:
             return Reply("", tool_calls=tuple(
                 ToolCall(n, {"note": "x"}, id=f"call_{next(ids)}") for n in names))  # fmt: skip
 
+        from taskgate.journal.store import MemoryStore
+
         upstream = FakeServer(respond).__enter__()
         stack.append(upstream)
-        self.proxy = ProxyServer(ProxyConfig(upstream.base_url, plan=plan, status_token="ops"))
+        self.stack, self.store, self.saver = stack, MemoryStore(), InMemorySaver()
+        self.config_ = ProxyConfig(upstream.base_url, plan=plan, status_token="ops")
+        self.proxy = ProxyServer(self.config_, self.store)
         stack.append(self.proxy.__enter__())
         self.ops = httpx.Client(headers={"Authorization": "Bearer ops"})
+        self.agent = self._agent()
+        self.config: Any = {"configurable": {"thread_id": "parity"}}
+        self.key = ""
+
+    def _agent(self) -> Any:
         model = ChatOpenAI(base_url=self.proxy.base_url, api_key="sk-test", model="fake",  # type: ignore[arg-type]
                            max_retries=0)  # fmt: skip
         tools = [tool(f) for f in FUNCTIONS.values()]
-        self.agent = create_agent(model, tools, system_prompt=SYSTEM, checkpointer=InMemorySaver())
-        self.config: Any = {"configurable": {"thread_id": "parity"}}
-        self.key = ""
+        return create_agent(model, tools, system_prompt=SYSTEM, checkpointer=self.saver)
+
+    def restart(self) -> None:  # a new proxy process on the same journal
+        from taskgate.proxy.testing import ProxyServer
+
+        self.stack.remove(self.proxy)
+        self.proxy.__exit__(None, None, None)
+        self.proxy = ProxyServer(self.config_, self.store)
+        self.stack.append(self.proxy.__enter__())
+        self.agent = self._agent()
 
     def _post(self, what: str, body: dict[str, Any]) -> None:
         url = f"{self.proxy.url}/taskgate/conversations/{self.key}/{what}"
@@ -273,10 +306,17 @@ class McpSurface:
 
     def __init__(self, plan: Plan = PLAN) -> None:
         from taskgate.integrations.mcp import McpGate, McpGateConfig
+        from taskgate.journal.store import MemoryStore
 
-        self.gate = McpGate(McpGateConfig(plan=plan, requests="application"))
+        self.config, self.store = McpGateConfig(plan=plan, requests="application"), MemoryStore()
+        self.gate = McpGate(self.config, self.store)
         self.loop = asyncio.new_event_loop()
         self.key = "parity~local"
+
+    def restart(self) -> None:  # a new gate process on the same journal
+        from taskgate.integrations.mcp import McpGate
+
+        self.gate = McpGate(self.config, self.store)
 
     def _run(self, coro: Any) -> Any:
         return self.loop.run_until_complete(coro)
@@ -347,6 +387,9 @@ class _SdkSurface:
 
     def approve(self, tool_name: str) -> None:
         self.held = tool_name
+
+    def restart(self) -> None:  # the engineer saved the ledger and loads it again
+        self.gate = ToolGate.from_ledger(self.gate.ledger)  # type: ignore[assignment]
 
     def _open(self, message: str) -> None:
         self.gate.user_message(message)
@@ -470,7 +513,8 @@ ASKING = Plan.model_validate({"binding": "tool", "steps": {
     "s2": {"tool": "draft_rfq", "text": "draft the RFQ", "deps": ["s1"], "confirm": "always"},
 }})  # fmt: skip
 #: held calls asked back to the user (every surface's channel when none is configured): a yes
-#: runs exactly the call shown; a no runs nothing; a yes after the state moved on runs nothing
+#: runs exactly the call shown, also after a restart between the ask and the answer; a no runs
+#: nothing; a yes after the state moved on runs nothing
 ASKED_TURNS: list[tuple[str, tuple[str, ...]]] = [
     ("Collect the requirements.", ("collect_requirements",)),  # held: the user is asked
     ("Yes, go ahead.", ("collect_requirements",)),  # the yes: it runs, once
@@ -481,6 +525,7 @@ ASKED_TURNS: list[tuple[str, tuple[str, ...]]] = [
     ("Thanks, that is all.", ()),  # no call (the proxy commits the turn before on a request)
 ]
 ASKED_CANCEL_BEFORE = 5
+ASKED_RESTART_BEFORE = 1  # between the first ask and its answer
 _QUESTION = re.compile(r"Shall I [^?]*\? Yes or no\?")
 
 
@@ -492,6 +537,8 @@ def play_asked(surface: Surface) -> tuple[list[tuple[list[str], list[str]]], lis
     for i, (message, calls) in enumerate(ASKED_TURNS):
         if i == ASKED_CANCEL_BEFORE:
             surface.cancel("s2")
+        if i == ASKED_RESTART_BEFORE:
+            surface.restart()
         read = surface.turn(message, calls)
         told.append((sorted({q for t in read for q in _QUESTION.findall(t)}), notices(read)))
     return told, list(RAN)
