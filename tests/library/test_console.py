@@ -177,6 +177,8 @@ def test_an_approval_clicked_in_the_console_lets_the_blocked_call_run_next(brows
         chat = Chat(proxy.base_url, client)
         assert "send_rfq was not run" in chat.say("send the RFQ")["content"]
         page = signed_in(browser, proxy.url)
+        listed = page.locator("#list button.row").first.text_content() or ""
+        assert '"send the RFQ"' in listed and "anonymous" in listed and "1 turn" in listed
         page.click("#list button.row")
         page.wait_for_selector("#timeline li.refuse")
         notice = page.locator("#timeline li.refuse .text").first.text_content() or ""
@@ -264,7 +266,7 @@ def test_hostile_names_and_notices_render_as_text(browser: Any) -> None:
         chat.say("send it")
         chat.messages[-1:] = []
         client.post(f"{proxy.base_url}/chat/completions", headers=named, json={
-            "model": "fake", "messages": [{"role": "user", "content": "draft it"}]})  # fmt: skip
+            "model": "fake", "messages": [{"role": "user", "content": HOSTILE}]})  # fmt: skip
         page = signed_in(browser, proxy.url)
         rows = page.locator("#list button.row .id").all_text_contents()
         assert any(HOSTILE in row for row in rows)

@@ -682,3 +682,10 @@ def test_the_proxy_and_the_mcp_gate_show_a_conversation_in_one_status_json(
         assert via_proxy[key] == via_mcp[key], key
     assert via_proxy["request"]["step"] == via_mcp["request"]["step"] == "s5"
     assert [r["step"] for r in via_proxy["refusals"]] == [r["step"] for r in via_mcp["refusals"]]
+    assert via_proxy["turns"] == via_mcp["turns"] == len(TURNS)  # each user message, on both
+    rows = [proxy.ops.get(f"{proxy.proxy.url}/taskgate/conversations").json()["conversations"][0],
+            mcp._run(Operated(mcp.gate).row(mcp.key))]  # fmt: skip
+    for row in rows:  # listed by the first user message, its time and whose it is
+        assert row["first"] == TURNS[0][0] and row["turns"] == len(TURNS)
+        assert 0 < row["since"] <= row["last"]
+    assert rows[0]["label"].startswith("key ") and rows[1]["label"] == "local"  # sk-test; stdio

@@ -60,6 +60,7 @@ class TurnEvent(_Event):
     kind: Literal["turn"] = "turn"
     client: str  # the user message as the client sent it
     forwarded: str  # the user message as the upstream got it
+    time: float = 0.0  # when it came, in seconds since the epoch (0: not recorded)
     #: what the gate understood of it (plan mode), so a proxy reloaded mid-turn judges the
     #: turn's calls by the same reading
     reading: Reading | None = None
@@ -152,6 +153,7 @@ class MessageEvent(_Event):
     message: str
     agent: str = ""
     reading: Reading | None = None
+    time: float = 0.0  # when it came, in seconds since the epoch (0: not recorded)
 
 
 Event = Annotated[
@@ -219,10 +221,19 @@ class Conversation:
         #: the MCP gate's user messages read, each (the agent's message, the user's), the last
         #: few, for a proposal the user revised
         self.said: deque[tuple[str, str]] = deque(maxlen=REVISIONS)
+        #: the user messages read so far (the proxy's turns, the MCP gate's messages), the first
+        #: of them, and when the first and the last came (0: not recorded)
+        self.messages, self.first, self.since, self.last = 0, "", 0.0, 0.0
         self._machine: TaskMachine | None = None
         for event in events or ():
             self.apply(event)
         self.written = len(self.events)  # how many of the events the journal holds
+
+    def _heard(self, message: str, at: float) -> None:
+        if not self.messages:
+            self.first, self.since = message, at
+        self.messages += 1
+        self.last = at or self.last
 
     @property
     def started(self) -> bool:
@@ -243,6 +254,7 @@ class Conversation:
             self.turns.append(Turn(event.client, event.forwarded))
             self.notices = []
             self.reading = _fresh(event.reading)  # read anew for each turn
+            self._heard(event.client, event.time)
         elif isinstance(event, ReplyEvent):
             self._reply(event, applied)
         elif isinstance(event, HeldEvent):
@@ -257,6 +269,7 @@ class Conversation:
         elif isinstance(event, MessageEvent):
             self.said.append((event.agent, event.message))
             self.reading = _fresh(event.reading)
+            self._heard(event.message, event.time)
         elif isinstance(event, GivenEvent):
             if any(not 0 <= i < len(self.held) for i in event.taken):
                 raise LedgerFormatError(f"conversation {self.key}: it gives changes it never held")

@@ -451,7 +451,8 @@ async def _open_turn(call: Call, message: str, model: str, key: str) -> str | No
         except WorkOrderError:  # a work order used before: no request
             machine.close_request()
     call.add(LedgerEvent(entry=machine.last_entry()))
-    call.add(TurnEvent(client=message, forwarded=user_text(arm, machine, conv.notices, message)))
+    forwarded = user_text(arm, machine, conv.notices, message)
+    call.add(TurnEvent(client=message, forwarded=forwarded, time=time.time()))
     return None if work_order is None else question
 
 
@@ -472,7 +473,7 @@ async def _open_planned(call: Call, message: str, model: str, key: str) -> str |
     opened: Opened = await call.waiting(_helping(opening))
     for entry in machine.ledger[before:]:  # the request, and the answers to held calls
         call.add(LedgerEvent(entry=entry))
-    call.add(TurnEvent(client=message, forwarded=message, reading=opened.reading))
+    call.add(TurnEvent(client=message, forwarded=message, reading=opened.reading, time=time.time()))
     call.conv.reading = opened.reading  # what the gate understood, for this turn's calls
     return opened.ask_back
 

@@ -2,7 +2,7 @@
 and the MCP gate's sessions (``GET /taskgate/{conversations|sessions}/{id}``, ``taskgate
 proxy-status``, the console).
 
-    id, turns            the conversation's key; how many user turns it has had
+    id, label, turns     the conversation's key; whose it is; how many user messages it has had
     rung                 the proxy's rung (absent on the MCP gate)
     plan, statuses       the plan as the revisions left it; each step's status
     request              the current request: work_order, step, explicit_redo (or null)
@@ -30,12 +30,31 @@ from taskgate.gate.notices import plain_checklist, plain_refusal, why_refused
 from taskgate.journal.events import Conversation
 from taskgate.protocol.render import render_checklist
 
+#: at most this many characters of a conversation's first user message in a list
+FIRST_CHARS = 120
+
+
+def key_label(key: str) -> str:
+    """Whose a conversation is, in a few characters: ``anonymous`` (a client with no API key),
+    ``local`` (the MCP gate's stdio client), else ``key`` and the first eight characters of the
+    API key's hash (never the key itself)."""
+    who = key.rpartition("~")[2] if "~" in key else "local"
+    if who in ("anon", "local"):
+        return "anonymous" if who == "anon" else "local"
+    return f"key {who[:8]}"
+
 
 def listing_row(conv: Conversation) -> dict[str, Any]:
-    """One conversation in a list: its key, turns, whether it has a plan, calls in doubt."""
+    """One conversation in a list: its key and whose it is (``label``), its first user message,
+    when its first and last came (seconds since the epoch, 0 where not recorded), how many user
+    messages it has had, whether it has a plan, what waits and what is in doubt."""
     return {
         "id": conv.key,
-        "turns": len(conv.turns),
+        "label": key_label(conv.key),
+        "first": conv.first[:FIRST_CHARS],
+        "since": conv.since,
+        "last": conv.last,
+        "turns": conv.messages,
         "started": conv.started,
         "held": len(conv.held),
         "in_flight": len(conv.in_flight),
@@ -53,7 +72,7 @@ def status_json(
     """The conversation's status (see the module); ``live``: the call ids being forwarded now;
     ``plain``: its checklist in plain words (an engineer's surface: the proxy's plan mode, the
     MCP gate), else the paper's."""
-    out: dict[str, Any] = {"id": conv.key, "turns": len(conv.turns)}
+    out: dict[str, Any] = {"id": conv.key, "label": key_label(conv.key), "turns": conv.messages}
     if rung is not None:
         out["rung"] = rung
     if not conv.started:

@@ -300,7 +300,7 @@ class McpGate:
             before = session.gate.machine.ledger_length
             opened = await session.gate.open_message(message, self.matcher, agent=agent)
             reading = opened.reading and dataclasses.replace(opened.reading, taken={})
-            read = MessageEvent(message=message, agent=agent, reading=reading)
+            read = MessageEvent(message=message, agent=agent, reading=reading, time=time.time())
             session.conv.apply(read, applied=True)
             self._record(session, list(session.gate.machine.ledger[before:]))  # and answers
             self._give(session, approvals=True)  # and approvals, for the request now open

@@ -128,14 +128,16 @@
     list.replaceChildren(
       ...rows.map((row) => {
         const badges = [];
-        if (row.turns !== undefined) badges.push(el("span", { class: "badge", text: `${row.turns} turns` }));
+        if (row.turns !== undefined) badges.push(el("span", { class: "badge", text: turns(row.turns) }));
         if (row.held) badges.push(el("span", { class: "badge held", text: `${row.held} waiting` }));
         if (row.asks) badges.push(el("span", { class: "badge held", text: `${row.asks} asked` }));
         if (row.in_flight) badges.push(el("span", { class: "badge doubt", text: `${row.in_flight} in flight` }));
         const pick = el("button", {
           class: row.id === selected ? "row chosen" : "row",
           onclick: () => choose(row.id),
-        }, el("span", { class: "id", text: row.id }), ...badges);
+        }, el("span", { class: "first", text: row.first ? `"${clip(row.first, 80)}"` : "(no user message yet)" }),
+          el("span", { class: "meta", text: [row.label, when(row.last || row.since)].filter(Boolean).join(" · ") }),
+          el("span", { class: "id", text: row.id }), ...badges);
         return el("li", {}, pick);
       }),
     );
@@ -263,10 +265,23 @@
     return "waiting: a change";
   }
 
+  function turns(n) {
+    return n === 1 ? "1 turn" : `${n} turns`;
+  }
+
+  // a time in seconds since the epoch, as this browser writes the day and the time (0: unknown)
+  function when(seconds) {
+    if (!seconds) return "";
+    const at = new Date(seconds * 1000);
+    const today = at.toDateString() === new Date().toDateString();
+    return today ? at.toLocaleTimeString() : at.toLocaleString();
+  }
+
   function drawDetail(status) {
     const detail = document.getElementById("detail");
     const parts = [el("h2", { text: status.id })];
-    const facts = [`${status.turns} turns`];
+    const facts = [turns(status.turns)];
+    if (status.label) facts.unshift(status.label);
     if (status.rung) facts.push(`rung: ${status.rung}`);
     if (status.request) facts.push(`current request: ${status.request.step ? name(status, status.request.step) : "none of the steps"}`);
     parts.push(el("p", { class: "facts", text: facts.join(" · ") }));
