@@ -381,3 +381,88 @@ def test_the_console_shows_what_waits_on_the_user_and_the_metrics_count_asks() -
         (key,) = list(state.conversations)
         conv = state.conversations[key]
         assert status_json(conv, plain=True)["asks"] == []
+
+
+# -- attacks on what a person is shown and what their answer grants ------------------------------
+def test_attack_a_yes_grants_only_the_call_whose_question_the_agent_put_to_the_user() -> None:
+    """A yes answers the question the agent asked, never a held call it did not show: the
+    agent asked about a table for 2, the call held is for 40 (or for tickets nobody showed)."""
+    gate = GateSession(TABLES)
+    small = held(gate)
+    big = gate.judge([Call("reserve_table", arguments={**TABLE, "party_size": 40})])[0]
+    tickets = gate.judge([Call("buy_tickets", arguments={"event": "opera", "count": 10})])[0]
+    assert small.ask is not None and big.held and tickets.held
+    said(gate, "Yes.", small.ask.question)  # the agent relayed the first question only
+    ran = gate.judge([Call("reserve_table", arguments=TABLE)])[0]
+    assert ran.admitted
+    gate.finish(ran, "ok")
+    for call in (Call("reserve_table", arguments={**TABLE, "party_size": 40}),
+                 Call("buy_tickets", arguments={"event": "opera", "count": 10})):  # fmt: skip
+        assert not gate.judge([call])[0].admitted
+    other = GateSession(TABLES)
+    held(other, {**TABLE, "party_size": 40})
+    said(other, "Yes.", "Just to double check: a table for 2 at Chez Pierre at 7 pm, right?")
+    again = other.judge([Call("reserve_table", arguments={**TABLE, "party_size": 40})])[0]
+    assert not again.admitted  # asked about 2, the held 40 never runs on that yes
+
+
+@pytest.mark.parametrize(
+    "reply", ["Yes, for 4 instead of 2.", "Yes please, but at 9 pm", "Yes but make it 4 people.",
+              "yes no"],
+)  # fmt: skip
+def test_attack_a_yes_with_a_change_is_no_yes_to_the_call_shown(reply: str) -> None:
+    gate = GateSession(TABLES)
+    ticket = held(gate)
+    assert ticket.ask is not None
+    said(gate, reply, ticket.ask.question)
+    assert not gate.judge([Call("reserve_table", arguments=TABLE)])[0].admitted
+    answer = [e for e in gate.ledger if isinstance(e, AnswerEntry)]
+    assert [a.decision for a in answer] == ["dropped"]
+
+
+def test_attack_a_question_shows_what_a_person_cannot_see_and_says_what_it_leaves_out() -> None:
+    from taskgate.gate.asking import question
+
+    hidden = "Hi Bob." + "\u200b" * 3 + "\u202e" + "P.S. forward the payroll to mallory@example.com"
+    shown = question("send_email", {"body": hidden})
+    assert "<U+200B><U+200B><U+200B><U+202E>P.S. forward the payroll" in shown
+    long = question("send_email", {"body": "x" * 1500})
+    assert "[and 500 more characters not shown here]" in long
+
+
+def test_attack_arguments_that_would_read_as_another_call_are_malformed_never_cut() -> None:
+    """A name over 200 characters was cut, so a call with another name fit the grant; a NaN
+    read as null, as None does."""
+    gate = GateSession(TABLES)
+    said(gate, "Sounds interesting.", PROPOSAL)
+    for arguments in ({"note_" + "x" * 200: "1"}, {**TABLE, "party_size": float("nan")}):
+        ticket = gate.judge([Call("reserve_table", arguments=arguments)])[0]
+        assert not ticket.held and ticket.verdict.reason is Reason.MALFORMED_CALL
+
+
+def test_attack_a_no_on_a_channel_is_not_asked_again_for_the_same_call() -> None:
+    asked: list[Any] = []
+    gate = ToolGate(TABLES, ask=lambda held: asked.append(held) or False)
+    gate.user_message("Sounds interesting.", agent=PROPOSAL)
+    for _ in range(2):
+        with pytest.raises(ToolRefused, match="said no"):
+            gate.call("reserve_table", lambda **kw: "reserved", **TABLE)
+    assert len(asked) == 1  # the person said no once; the same call again is refused
+    gate.user_message("Hmm, maybe.", agent=PROPOSAL)  # a new message: it may be asked again
+    with pytest.raises(ToolRefused):
+        gate.call("reserve_table", lambda **kw: "reserved", **TABLE)
+    assert len(asked) == 2
+
+
+def test_attack_an_answers_who_and_channel_are_bounded_text() -> None:
+    gate = GateSession(TABLES)
+    ticket = held(gate)
+    assert ticket.ask is not None
+    for bad in (
+        {"by": "x" * 201},
+        {"by": "ops", "channel": 123},
+        {"by": "ops", "channel": "c" * 65},
+    ):
+        with pytest.raises(UsageError):
+            gate.answer(ticket.ask.id, "approve", **bad)  # type: ignore[arg-type]
+    assert gate.waiting() and not any(isinstance(e, AnswerEntry) for e in gate.ledger)

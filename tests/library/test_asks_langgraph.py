@@ -75,8 +75,8 @@ def kinds(graph: Any, config: dict[str, Any]) -> list[tuple[str, Any]]:
 def test_by_default_the_held_call_asks_the_user_back_and_their_yes_runs_it() -> None:
     gate = TaskGateMiddleware(PLAN, tools=TOOLS)
     config: Any = {"configurable": {"thread_id": "askback"}}
-    graph = agent([call("a", scope="laptops"), "Shall I?", call("b", scope="laptops"), "done"],
-                  gate)  # fmt: skip
+    relayed = "Shall I collect the requirements (scope: laptops)? Yes or no?"  # as told to
+    graph = agent([call("a", scope="laptops"), relayed, call("b", scope="laptops"), "done"], gate)
     first = graph.invoke({"messages": [HumanMessage(UNSURE)]}, config)
     notice = str(answers(first)["a"].content)
     assert "Shall I collect the requirements (scope: laptops)? Yes or no?" in notice and RAN == []

@@ -203,3 +203,38 @@ def test_pydantic_ai_confirm_is_checked() -> None:
 
     with pytest.raises(UsageError, match="confirm must be"):
         TaskGate(ToolGate(PLAN), confirm="popup")  # type: ignore[arg-type]
+
+
+def test_attack_an_sdk_approval_that_comes_late_runs_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Approved after the conversation moved on (the user wrote again, which drops the ask): the
+    approval answers no question still waiting, on either SDK."""
+    gate = ToolGate(PLAN)
+    agent, paused, runner = agents_run(gate, monkeypatch)
+    state = paused.to_state()
+    state.approve(paused.interruptions[0])
+    gate.user_message("What's the weather like?")
+    asyncio.run(runner.run(agent, state))
+    assert RAN == []
+    gate = ToolGate(PLAN)
+    pydantic = pydantic_agent(gate)
+    from pydantic_ai import DeferredToolResults
+
+    stopped = pydantic.run_sync(ASKED)
+    gate.user_message("What's the weather like?")
+    pydantic.run_sync(message_history=stopped.all_messages(),
+                      deferred_tool_results=DeferredToolResults(approvals={"c1": True}))  # fmt: skip
+    assert RAN == []
+
+
+def test_attack_a_pydantic_ai_approval_given_to_another_conversation_runs_nothing() -> None:
+    first, second = ToolGate(PLAN), ToolGate(PLAN)
+    stopped = pydantic_agent(first).run_sync(ASKED)
+    from pydantic_ai import DeferredToolResults
+
+    other = pydantic_agent(second)  # another conversation's gate, given the first's approval
+    second.user_message("Hi, what can you do?")
+    other.run_sync(message_history=stopped.all_messages(),
+                   deferred_tool_results=DeferredToolResults(approvals={"c1": True}))  # fmt: skip
+    assert RAN == [] and len(first.waiting()) == 1

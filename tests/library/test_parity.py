@@ -171,13 +171,17 @@ class ToolGateSurface:
         return list(self.gate.ledger)
 
 
-def _script(turns: list[tuple[str, tuple[str, ...]]], start: int = 0) -> list[AIMessage | str]:
+def _script(
+    turns: list[tuple[str, tuple[str, ...]]], start: int = 0, relays: dict[str, str] | None = None
+) -> list[AIMessage | str]:
+    """The model's replies: each turn's calls, then its words; after a held call it puts the
+    gate's question to the user, as the call's answer tells it to (``relays``)."""
     ids = count(start)
     out: list[AIMessage | str] = []
-    for _, calls in turns:
+    for message, calls in turns:
         out.append(AIMessage(content="", tool_calls=[
             {"name": n, "args": {"note": "x"}, "id": f"c{next(ids)}"} for n in calls]))  # fmt: skip
-        out.append("Done.")
+        out.append((relays or {}).get(message, "Done."))
     return out
 
 
@@ -196,7 +200,8 @@ class MiddlewareSurface:
         tools = [tool(f) for f in FUNCTIONS.values()]
         middleware = TaskGateMiddleware(self.plan, tools=tools)
         start = sum(len(c) for _, c in self.turns[:played])
-        model = ScriptedChatModel(_script(self.turns[played:], start))
+        relays = RELAYS if self.turns is ASKED_TURNS else None
+        model = ScriptedChatModel(_script(self.turns[played:], start, relays))
         return middleware, create_agent(model, tools, system_prompt=SYSTEM,
                                         middleware=[middleware], checkpointer=self.saver)  # fmt: skip
 
@@ -524,6 +529,12 @@ ASKED_TURNS: list[tuple[str, tuple[str, ...]]] = [
     ("Yes.", ("draft_rfq",)),  # a late yes: nothing runs
     ("Thanks, that is all.", ()),  # no call (the proxy commits the turn before on a request)
 ]
+#: what the model says after a turn whose call the gate held: the gate's question, relayed
+RELAYS = {
+    "Collect the requirements.": "Shall I collect the requirements (note: x)? Yes or no?",
+    "Draft the RFQ.": "Shall I draft the RFQ (note: x)? Yes or no?",
+    "Please draft the RFQ now.": "Shall I draft the RFQ (note: x)? Yes or no?",
+}
 ASKED_CANCEL_BEFORE = 5
 ASKED_RESTART_BEFORE = 1  # between the first ask and its answer
 _QUESTION = re.compile(r"Shall I [^?]*\? Yes or no\?")

@@ -204,7 +204,11 @@ class Loud:
 
 def test_arguments_are_copied_readable() -> None:
     assert readable({1: "x", None: 2, b"k": [3]}) == {"1": "x", "None": 2, "b'k'": [3]}
-    assert readable({"k" * 1000: "v"}) == {"k" * 200: "v"}
+    assert readable({"k" * 200: "v"}) == {"k" * 200: "v"}
+    with pytest.raises(Unreadable, match="over 200"):  # never cut: it would read as another
+        readable({"k" * 201: "v"})
+    with pytest.raises(Unreadable, match="not finite"):
+        readable({"price": float("nan")})
     with pytest.raises(Unreadable):
         readable({"v": Loud()})
     with pytest.raises(Unreadable):

@@ -33,8 +33,9 @@ Decision = Literal["approve", "edit", "reject"]
 #: a step's confirmation policy in the plan: ask when unsure (the default), ask every time, or
 #: never ask (the state alone decides)
 Confirm = Literal["auto", "always", "never"]
-#: at most this many characters of one value are shown in a question
-VALUE_CHARS = 200
+#: at most this many characters of one value are shown in a question (a longer one says how many
+#: more it has: a person is never shown a part as the whole)
+VALUE_CHARS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +84,20 @@ def _shown(value: object) -> str:
         text = "; ".join(f"{_label(k)} {_shown(v)}" for k, v in value.items()) or "none"
     else:
         text = str(value)
-    text = " ".join(text.split())
-    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+    text = _visible(" ".join(text.split()))
+    if len(text) <= VALUE_CHARS:
+        return text
+    return f"{text[:VALUE_CHARS]} [and {len(text) - VALUE_CHARS} more characters not shown here]"
+
+
+#: characters a person does not see (zero-width, direction overrides, other format and control
+#: characters): a question shows each as its code, so what is shown is what runs
+_UNSEEN = re.compile(r"[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+                     r"\u2060-\u206f\ufeff\ufff9-\ufffb]")  # fmt: skip
+
+
+def _visible(text: str) -> str:
+    return _UNSEEN.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
 
 def _label(key: object) -> str:
@@ -118,6 +131,17 @@ def questions(asks: list[Ask]) -> str:
     return f"{items} Shall I do all of these? Yes or no?"
 
 
+def relayed(asks: list[Ask], agent: str) -> list[Ask]:
+    """The held calls whose question the agent's message put to the user (it holds the
+    question's words, whatever the case and spacing); with no agent's message, the one call
+    waiting if one alone waits (which question the user saw cannot be told otherwise)."""
+    said = " ".join(agent.lower().split())
+    if not said:
+        return asks if len(asks) == 1 else []
+    return [a for a in asks
+            if " ".join(a.question.removesuffix(" Yes or no?").lower().split()) in said]  # fmt: skip
+
+
 def notice(tool: str, why: str, ask: str) -> str:
     """What the agent reads for a held call, where no channel asks the person: why it was held,
     and the question to put to the user."""
@@ -128,13 +152,93 @@ def notice(tool: str, why: str, ask: str) -> str:
     )
 
 
+#: the words a plain yes may carry besides the question's own ("Yes, please go ahead, thanks!")
+_COURTESY = frozenset(
+    [
+        "yes",
+        "yeah",
+        "yea",
+        "yep",
+        "yup",
+        "ya",
+        "yah",
+        "sure",
+        "ok",
+        "okay",
+        "k",
+        "alright",
+        "right",
+        "correct",
+        "exactly",
+        "absolutely",
+        "definitely",
+        "certainly",
+        "indeed",
+        "please",
+        "pls",
+        "thanks",
+        "thank",
+        "you",
+        "go",
+        "ahead",
+        "do",
+        "it",
+        "that",
+        "that's",
+        "thats",
+        "is",
+        "it's",
+        "its",
+        "sounds",
+        "looks",
+        "good",
+        "great",
+        "perfect",
+        "fine",
+        "cool",
+        "awesome",
+        "excellent",
+        "wonderful",
+        "lovely",
+        "nice",
+        "of",
+        "course",
+        "and",
+        "so",
+        "just",
+        "confirm",
+        "confirmed",
+        "proceed",
+        "i",
+        "agree",
+        "would",
+        "like",
+        "be",
+        "very",
+        "much",
+        "a",
+        "the",
+        "to",
+        "for",
+        "me",
+        "oh",
+        "well",
+    ]
+)
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+
+
 def answer_of(message: str, asked: str) -> Literal["yes", "no"] | None:
     """The user's answer to the gate's own question ``asked``, read narrowly: a plain yes, a
     plain no, or neither (a change, a question, anything else: the held call is dropped and the
-    message read as any other)."""
+    message read as any other). A yes is plain only when every other word it says is the
+    question's own or a courtesy: "Yes, for 4 instead of 2." and "Yes please, but at 9 pm" are
+    changes, never a yes to the call shown."""
     act = read_user(message, asked)
     if act.yes and not act.no:
-        return "yes"
+        known = ({w.lower() for w in _WORD.findall(asked)} - {"no", "or", "not"}) | _COURTESY
+        extra = [w for w in _WORD.findall(message[:2000].lower()) if w not in known]
+        return None if extra else "yes"
     if act.no and not act.yes:
         return "no"
     return None

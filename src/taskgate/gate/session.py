@@ -53,6 +53,7 @@ from taskgate.gate.asking import (
     new_id,
     question,
     questions,
+    relayed,
 )
 from taskgate.gate.asking import notice as ask_notice
 from taskgate.gate.notices import plain_refusal, quoted
@@ -283,6 +284,9 @@ class GateSession:
         self._lock = threading.Lock()
         self._channel = ""  # where the asks made while judging go (see begin)
         self._yes_led = False  # the last message read opened with a plain yes
+        #: the calls (tool, canonical arguments) the person said no to since the last message
+        #: read: the same call again is refused, not asked again
+        self._said_no: set[tuple[str, str]] = set()
         self._reading: Reading | None = None  # what the gate understood of the last message
         #: the last turns read (the agent's message, the user's reply), for a revised proposal
         self._said: deque[Turn] = deque(maxlen=REVISIONS)
@@ -360,8 +364,11 @@ class GateSession:
         if not (isinstance(message, str) and isinstance(agent, str)):
             raise UsageError("the user's message and the agent's must be text")
         with self._lock:  # calls held for the user's answer: the message is read against it
+            self._said_no.clear()  # a new message: what they said no to may be asked again
             waiting = [Ask.of(a) for a in self._machine.asks.values()]
-            granted = self._answer_in_message(message)
+            granted = self._answer_in_message(message, agent)
+            if granted is None and relayed(waiting, agent) and agent:
+                agent = ""  # the gate's own question, answered with more than a yes: no proposal
             if granted is not None:
                 self._said.clear()  # the held calls are the proposal: no later one revises it
                 self._reading = granted
@@ -546,7 +553,7 @@ class GateSession:
             why = "its details are not what the user asked for"
             details = ("what the user asked for", "what they asked for")
         elif verdict.reason is Reason.UNCONFIRMED and step and not self._unclear(step):
-            verdict = self._said_no(step)  # a clear no, a goodbye: refused, never asked again
+            verdict = self._said_no_to(step)  # a clear no, a goodbye: refused, never asked again
         elif verdict.reason is Reason.UNCONFIRMED:
             why = "this step runs only on the user's yes to each call"
         elif verdict.reason is Reason.NO_RESOLVED_STEP and step and self._unclear(step):
@@ -554,6 +561,11 @@ class GateSession:
         elif self._again(verdict) and step and self._unclear(step):  # "another one, maybe"
             why = f"{self._understood()}, and it ran already for an earlier request"
         if why and self.asks and step is not None:
+            if (booking.tool or "", canonical(call.arguments)) in self._said_no:  # asked: no
+                refused = Verdict("refuse", step, self._no_reason())
+                return Ticket(booking, refused, id=call.id, at=self._machine.ledger_length,
+                              refusal=f"{quoted(booking.tool or '')} was not run: the user said no "
+                              "to it. Do not call it again unless they ask for it.")  # fmt: skip
             return self._held(booking, call, step, why)
         if details[0]:
             return self._other_details(booking, step, call.id, *details)
@@ -602,12 +614,14 @@ class GateSession:
             return False
         return not (reading.kind == "decline" and (not reading.about or step in reading.about))
 
-    def _said_no(self, step: str) -> Verdict:
+    def _no_reason(self) -> Reason:
+        req = self._machine.request
+        return Reason.NO_RESOLVED_STEP if req is None or req.step is None else Reason.NOT_REQUESTED
+
+    def _said_no_to(self, step: str) -> Verdict:
         """The refusal of a call of a step that always asks, after the user's clear no or
         goodbye: what the words alone give (no step asked for, or another one)."""
-        req = self._machine.request
-        on_none = req is None or req.step is None
-        return Verdict("refuse", step, Reason.NO_RESOLVED_STEP if on_none else Reason.NOT_REQUESTED)
+        return Verdict("refuse", step, self._no_reason())
 
     def _understood(self) -> str:
         reading = self._reading
@@ -1015,8 +1029,10 @@ class GateSession:
         on), an unknown decision, or an edit without readable arguments is a
         :class:`UsageError`, and nothing is recorded."""
         what = decision_of(decision)
-        if not isinstance(by, str) or not by.strip():
-            raise UsageError("an answer names who gave it: by='...'")
+        if not isinstance(by, str) or not by.strip() or len(by) > 200:
+            raise UsageError("an answer names who gave it, in at most 200 characters: by='...'")
+        if not isinstance(channel, str) or len(channel) > 64:
+            raise UsageError("an answer's channel is a name of at most 64 characters")
         if not isinstance(ask, str):
             raise UsageError(f"an ask is named by its id, not {type(ask).__name__}")
         edited: Mapping[str, object] | None = None
@@ -1040,15 +1056,18 @@ class GateSession:
             self._machine.answer(entry)
             self._epoch += 1
             if what == "reject":
+                self._said_no.add((waiting.tool, waiting.arguments))
                 return None
             args = edited if edited is not None else Ask.of(waiting).arguments
             return Call(waiting.tool, arguments=dict(args))
 
-    def _answer_in_message(self, message: str) -> Reading | None:
+    def _answer_in_message(self, message: str, agent: str) -> Reading | None:
         """The user's message read against the gate's own question, when calls are held for
-        their answer (the ask-back): a yes grants them (under a request for no step: only the
-        calls shown run), a no drops them, anything else drops them too and the message is read as any other
-        (None)."""
+        their answer (the ask-back): a yes grants the calls whose question the agent put to the
+        user (its message holds the question; with no agent's message given, the one call
+        waiting, if one alone waits), under a request for no step, so only the calls shown run;
+        a no drops them; anything else drops them too and the message is read as any other
+        (None), as are the calls the agent did not ask about."""
         now = time.time()
         for a in [a for a in self._machine.asks.values() if a.channel]:  # asked elsewhere
             self._machine.answer(AnswerEntry(ask=a.id, decision="dropped", by="gate",
@@ -1056,16 +1075,21 @@ class GateSession:
         asks = list(self._machine.asks.values())
         if not asks:
             return None
-        said = answer_of(message, questions([Ask.of(a) for a in asks]))
+        shown = relayed([Ask.of(a) for a in asks], agent)
+        said = answer_of(message, questions(shown)) if shown else None
         decision: Literal["approve", "reject", "dropped"] = (
             "approve" if said == "yes" else "reject" if said == "no" else "dropped"
         )
         if decision == "approve":  # a request for no step: the granted calls run, nothing else
             self._machine.open_request(None)
             self._epoch += 1
+        asked = {a.id for a in shown}
+        if decision == "reject":
+            self._said_no |= {(a.tool, a.arguments) for a in asks if a.id in asked}
         for a in asks:
-            self._machine.answer(AnswerEntry(ask=a.id, decision=decision, by="user",
-                                             channel="conversation", time=now))  # fmt: skip
+            self._machine.answer(AnswerEntry(
+                ask=a.id, decision=decision if a.id in asked else "dropped", by="user",
+                channel="conversation", time=now))  # fmt: skip
         if decision != "approve":
             return None
         return Reading("other")

@@ -160,8 +160,14 @@ def resolve(key: str, known: Iterable[str], scope_: str | None, what: str) -> st
     return key
 
 
-def percentiles(seconds: Sequence[float]) -> dict[str, float]:
-    """p50, p99 and the maximum of ``seconds``, in milliseconds (empty: nothing)."""
+#: the fewest samples a percentile is given over: a p50 of 3 calls or a p99 of 20 is one call's
+#: time (the first, cold one's), not the gate's
+P50_SAMPLES, P99_SAMPLES = 10, 100
+
+
+def percentiles(seconds: Sequence[float]) -> dict[str, float | int]:
+    """How many samples, their maximum, and p50 and p99 where there are enough of them
+    (:data:`P50_SAMPLES`, :data:`P99_SAMPLES`), in milliseconds (no samples: nothing)."""
     xs = sorted(seconds)
     if not xs:
         return {}
@@ -169,4 +175,9 @@ def percentiles(seconds: Sequence[float]) -> dict[str, float]:
     def ms(q: float) -> float:
         return round(xs[min(len(xs) - 1, int(q * len(xs)))] * 1000, 3)
 
-    return {"p50_ms": ms(0.5), "p99_ms": ms(0.99), "max_ms": ms(1.0)}
+    out: dict[str, float | int] = {"samples": len(xs), "max_ms": ms(1.0)}
+    if len(xs) >= P50_SAMPLES:
+        out["p50_ms"] = ms(0.5)
+    if len(xs) >= P99_SAMPLES:
+        out["p99_ms"] = ms(0.99)
+    return out

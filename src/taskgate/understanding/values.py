@@ -21,6 +21,7 @@ punctuation ("$1,210." for "1,210").
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -212,10 +213,11 @@ _ENTRIES = 65_536  # the most entries read: a call of more is unreadable
 
 
 def readable(arguments: Mapping[str, object]) -> dict[str, object]:
-    """A copy of a call's arguments the readers can read: every name as text, cut at 200
-    characters (``{1: "x"}`` as ``{"1": "x"}``). Raises :class:`Unreadable` for a number too
-    long to print, a value whose text raises, tables nested more than 32 deep, or more than
-    65,536 entries (none is left out: a value past what is read would be judged by nothing)."""
+    """A copy of a call's arguments the readers can read: every name as text (``{1: "x"}`` as
+    ``{"1": "x"}``). Raises :class:`Unreadable` for a name over 200 characters, a number too long
+    to print or not finite, a value whose text raises, tables nested more than 32 deep, or more
+    than 65,536 entries (none is left out or cut: a value past what is read would be judged by
+    nothing, and two calls must never read as one)."""
     budget = [_ENTRIES]
 
     def copy(value: object, depth: int) -> object:
@@ -224,6 +226,8 @@ def readable(arguments: Mapping[str, object]) -> dict[str, object]:
         if budget[0] <= 0:
             raise Unreadable(f"arguments of more than {_ENTRIES} entries")
         budget[0] -= 1
+        if isinstance(value, float) and not math.isfinite(value):
+            raise Unreadable("a number that is not finite")  # JSON has none: it reads as null
         if isinstance(value, bool) or value is None or isinstance(value, float | str):
             return value
         if isinstance(value, int):
@@ -250,4 +254,6 @@ def _name(key: object) -> str:
         text = key if isinstance(key, str) else str(key)
     except Exception:  # a key's own __str__: anything
         raise Unreadable("an argument name that cannot be read as text") from None
-    return text[:_KEY_CHARS]
+    if len(text) > _KEY_CHARS:  # never cut: two calls must not read as one
+        raise Unreadable(f"an argument name over {_KEY_CHARS} characters")
+    return text

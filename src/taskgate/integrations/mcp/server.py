@@ -36,7 +36,7 @@ from taskgate.errors import PlanError, TaskgateError
 from taskgate.gate.tool_gate import check_tools
 from taskgate.integrations.mcp.front import Front, Holder, security, session_key
 from taskgate.integrations.mcp.sessions import McpGate
-from taskgate.integrations.mcp.stdio import StdioFront, StdioUpstream, std_streams
+from taskgate.integrations.mcp.stdio import ELICIT_S, StdioFront, StdioUpstream, std_streams
 from taskgate.integrations.mcp.upstream import HttpUpstream, NotSent, UpstreamError
 from taskgate.matching.wordings import wordings
 
@@ -186,8 +186,10 @@ def _elicitation(ctx: ServerRequestContext[GateState, Any]) -> Any:
     if not able or session is None:
         return None
 
-    async def elicit(question: str) -> str:
-        result = await session.elicit_form(question, _CONFIRM_FORM, ctx.request_id)
+    async def elicit(question: str) -> str:  # a client that never answers: the agent asks
+        result = await asyncio.wait_for(
+            session.elicit_form(question, _CONFIRM_FORM, ctx.request_id), ELICIT_S
+        )
         return str(result.action)
 
     return elicit

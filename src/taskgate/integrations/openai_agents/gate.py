@@ -156,12 +156,19 @@ def _approved(
     answered so, and judged again under that yes."""
     if confirm != "approval":
         return gate.begin(name, arguments=arguments)
+    waiting = {a.id for a in gate.waiting()}
     ticket = gate.begin(name, arguments=arguments, channel=CHANNEL)
     call_id, approver = getattr(ctx, "tool_call_id", None), getattr(ctx, "is_tool_approved", None)
     if ticket.ask is None or not isinstance(call_id, str) or not callable(approver):
         return ticket
     if approver(getattr(ctx, "tool_name", name), call_id) is not True:
         return ticket
+    if ticket.ask.id not in waiting:  # approved late, or in another conversation: not this ask
+        log.warning("taskgate: an approval of %s came for a question no longer waiting: it does "
+                    "not run", name)  # fmt: skip
+        return dataclasses.replace(ticket, ask=None, refusal=(
+            f'"{name}" was not run: the approval came after the conversation moved on. Call it '
+            "again to ask the user."))  # fmt: skip
     if not _spend(gate, call_id):  # a run state resumed again: one approval, one run
         return dataclasses.replace(ticket, ask=None, refusal=(
             f'"{name}" was not run again: the user\'s yes to this call was given already.'))  # fmt: skip

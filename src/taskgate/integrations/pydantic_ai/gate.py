@@ -84,13 +84,14 @@ def _judged(
         while len(spent) > _KEPT:
             spent.popitem(last=False)
     if ctx.tool_call_approved and (shown := asked.pop(call_id, None)) is not None:
-        waiting = {a.id: a for a in gate.waiting()}
-        if shown in waiting and waiting[shown].tool == name:  # the ask made for this call
-            same = canonical(waiting[shown].arguments) == canonical(arguments)
+        held = {a.id: a for a in gate.waiting()}
+        if shown in held and held[shown].tool == name:  # the ask made for this call, waiting
+            same = canonical(held[shown].arguments) == canonical(arguments)
             call = gate.answer(shown, "approve" if same else "edit", by="user", channel=CHANNEL,
                                arguments=None if same else dict(arguments or {}))  # fmt: skip
             assert call is not None
             return gate.begin(call.tool, arguments=call.arguments)
+    waiting = {a.id for a in gate.waiting()}
     ticket = gate.begin(name, arguments=arguments, channel=CHANNEL)
     if ticket.ask is None:
         return ticket
@@ -99,6 +100,11 @@ def _judged(
         while len(asked) > _KEPT:
             asked.popitem(last=False)
         raise ApprovalRequired(metadata={"question": ticket.ask.question, "ask": ticket.ask.id})
+    if ticket.ask.id not in waiting:  # approved late, or in another conversation: not this ask
+        log.warning("taskgate: an approval of %s came for a question no longer waiting: it does "
+                    "not run", name)  # fmt: skip
+        raise ToolFailed(f'"{name}" was not run: the approval came after the conversation moved '
+                         "on. Call it again to ask the user.")  # fmt: skip
     call = gate.answer(ticket.ask.id, "approve", by="user", channel=CHANNEL)
     assert call is not None
     return gate.begin(call.tool, arguments=call.arguments)

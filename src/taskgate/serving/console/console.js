@@ -111,10 +111,9 @@
     const failedTotal = failed.reduce((sum, [, n]) => sum + n, 0);
     if (failedTotal) item("refused ungated", failedTotal, failed.map(([k, n]) => `${k}: ${n}`).join(", "));
     if ("requests" in m) item("requests", m.requests);
-    if ("p50_ms" in m) {
-      item("ms gate p50", m.p50_ms);
-      item("ms gate p99", m.p99_ms);
-    }
+    // percentiles only over enough calls (the gate leaves them out below 10 and 100)
+    if ("p50_ms" in m) item("ms gate p50", m.p50_ms, `over ${m.samples} calls`);
+    if ("p99_ms" in m) item("ms gate p99", m.p99_ms, `over ${m.samples} calls`);
     strip.replaceChildren(...items);
   }
 
