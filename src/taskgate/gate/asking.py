@@ -16,8 +16,9 @@ message is read against the gate's own question (:func:`answer_of`).
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -26,7 +27,7 @@ import orjson
 
 from taskgate.core.ledger import AskEntry
 from taskgate.errors import UsageError
-from taskgate.understanding.acts import read_user
+from taskgate.understanding.acts import USER_CHARS, read_user
 
 #: what a person may answer to an ask
 Decision = Literal["approve", "edit", "reject"]
@@ -67,8 +68,9 @@ def canonical(arguments: Mapping[str, object] | None) -> str:
 
 
 def new_id() -> str:
-    """A fresh ask id, not guessable from the ones before it."""
-    return "ask-" + secrets.token_hex(8)
+    """A fresh ask id, not guessable from the ones before it (64 bits from the system's
+    random source, as ``secrets`` draws them)."""
+    return "ask-" + os.urandom(8).hex()
 
 
 def _shown(value: object) -> str:
@@ -90,18 +92,30 @@ def _shown(value: object) -> str:
     return f"{text[:VALUE_CHARS]} [and {len(text) - VALUE_CHARS} more characters not shown here]"
 
 
-#: characters a person does not see (zero-width, direction overrides, other format and control
-#: characters): a question shows each as its code, so what is shown is what runs
-_UNSEEN = re.compile(r"[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
-                     r"\u2060-\u206f\ufeff\ufff9-\ufffb]")  # fmt: skip
+#: characters a person does not see, or sees as a blank: the format, control, private and
+#: unassigned ones (zero-width, direction overrides, tags), variation selectors and the blank
+#: letters (Hangul fillers, the braille blank): a question shows each as its code, so what is
+#: shown is what runs
+_BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5")
+
+
+def _unseen(ch: str) -> bool:
+    code = ord(ch)
+    return (
+        unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+        or ch in _BLANKS
+        or 0xFE00 <= code <= 0xFE0F
+        or 0xE0100 <= code <= 0xE01EF
+        or 0x180B <= code <= 0x180F
+    )
 
 
 def _visible(text: str) -> str:
-    return _UNSEEN.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+    return "".join(f"<U+{ord(c):04X}>" if _unseen(c) else c for c in text)
 
 
 def _label(key: object) -> str:
-    return re.sub(r"[_\s]+", " ", str(key)).strip()
+    return _visible(re.sub(r"[_\s]+", " ", str(key)).strip())
 
 
 def action_words(tool: str, wording: str = "") -> str:
@@ -131,15 +145,50 @@ def questions(asks: list[Ask]) -> str:
     return f"{items} Shall I do all of these? Yes or no?"
 
 
-def relayed(asks: list[Ask], agent: str) -> list[Ask]:
-    """The held calls whose question the agent's message put to the user (it holds the
-    question's words, whatever the case and spacing); with no agent's message, the one call
-    waiting if one alone waits (which question the user saw cannot be told otherwise)."""
-    said = " ".join(agent.lower().split())
-    if not said:
+def relayed(asks: list[Ask], agent: str, given: bool = True) -> list[Ask]:
+    """The held calls whose question the agent's message put to the user, as the last thing it
+    asked: the message holds the gate's question (whatever the case and spacing) and asks
+    nothing after it ("... Or would you rather I book 40?" asks something else). Several calls
+    are put to the user only by the gate's question for them all; two calls whose questions read
+    alike (``2`` and ``"2"``), never. With no agent's message known (``given`` false), the one
+    call waiting, if one alone waits; an agent's message with no words put nothing to the user."""
+    if not given:
         return asks if len(asks) == 1 else []
-    return [a for a in asks
-            if " ".join(a.question.removesuffix(" Yes or no?").lower().split()) in said]  # fmt: skip
+    said = _plain(agent)
+    if not said:
+        return []
+    if len(asks) > 1 and _asked_last(said, questions(asks)):
+        alike = len({a.question for a in asks}) < len(asks)
+        return [] if alike else asks
+    found = [a for a in asks if _asked_last(said, a.question)]
+    if len(found) != 1 or sum(a.question == found[0].question for a in asks) != 1:
+        return []
+    others = [a for a in asks if a is not found[0]]
+    if any(_plain(a.question.removesuffix(" Yes or no?")) in said for a in others):
+        return []  # "Shall I book the table? Or the tickets?": a yes picks neither
+    return found
+
+
+def quotes_any(asks: list[Ask], agent: str) -> bool:
+    """Whether the agent's message holds any of the gate's questions about ``asks`` (then a
+    reply that answers none of them plainly is read with no proposal: the questions are the
+    gate's, not the agent's offer)."""
+    said = _plain(agent)
+    return any(_plain(a.question.removesuffix(" Yes or no?")) in said for a in asks)
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _asked_last(said: str, asked: str) -> bool:
+    """Whether ``said`` holds the question ``asked`` and asks nothing after it."""
+    core = _plain(asked.removesuffix(" Yes or no?"))
+    at = said.rfind(core)
+    if at < 0:
+        return False
+    after = said[at + len(core) :].removeprefix("?").strip().removeprefix("yes or no?")
+    return "?" not in after
 
 
 def notice(tool: str, why: str, ask: str) -> str:
@@ -231,14 +280,15 @@ _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 def answer_of(message: str, asked: str) -> Literal["yes", "no"] | None:
     """The user's answer to the gate's own question ``asked``, read narrowly: a plain yes, a
     plain no, or neither (a change, a question, anything else: the held call is dropped and the
-    message read as any other). A yes is plain only when every other word it says is the
-    question's own or a courtesy: "Yes, for 4 instead of 2." and "Yes please, but at 9 pm" are
-    changes, never a yes to the call shown."""
+    message read as any other). A yes is plain only when every other word it says is a courtesy:
+    "Yes, for 4 instead of 2.", "Yes please, but at 9 pm" and "Yes, party size 19" are changes,
+    never a yes to the call shown (a yes that restates the call is asked again)."""
+    if len(message) > USER_CHARS:  # what is past what is read could be a change
+        return None
     act = read_user(message, asked)
     if act.yes and not act.no:
-        known = ({w.lower() for w in _WORD.findall(asked)} - {"no", "or", "not"}) | _COURTESY
-        extra = [w for w in _WORD.findall(message[:2000].lower()) if w not in known]
-        return None if extra else "yes"
+        words = _WORD.findall(_visible(message).lower())
+        return None if any(w not in _COURTESY for w in words) else "yes"
     if act.no and not act.yes:
         return "no"
     return None

@@ -53,6 +53,7 @@ from taskgate.gate.asking import (
     new_id,
     question,
     questions,
+    quotes_any,
     relayed,
 )
 from taskgate.gate.asking import notice as ask_notice
@@ -345,7 +346,7 @@ class GateSession:
         matcher: Matcher,
         ask_back: bool = True,
         *,
-        agent: str = "",
+        agent: str | None = None,
         earlier: Sequence[Turn] | None = None,
     ) -> Opened:
         """Read a user message with ``matcher`` and open its request; or, when it could not tell
@@ -361,14 +362,15 @@ class GateSession:
         reply), for a proposal the user had changed before confirming it; without it the session
         uses the turns it was given before (a surface that keeps one session for a conversation
         need not pass them)."""
-        if not (isinstance(message, str) and isinstance(agent, str)):
+        if not (isinstance(message, str) and isinstance(agent, str | None)):
             raise UsageError("the user's message and the agent's must be text")
+        given, agent = agent is not None, agent or ""  # None: the agent's message is not known
         with self._lock:  # calls held for the user's answer: the message is read against it
             self._said_no.clear()  # a new message: what they said no to may be asked again
             waiting = [Ask.of(a) for a in self._machine.asks.values()]
-            granted = self._answer_in_message(message, agent)
-            if granted is None and relayed(waiting, agent) and agent:
-                agent = ""  # the gate's own question, answered with more than a yes: no proposal
+            granted = self._answer_in_message(message, agent, given)
+            if granted is None and agent and quotes_any(waiting, agent):
+                agent = ""  # the gate's own questions, not answered plainly: no proposal
             if granted is not None:
                 self._said.clear()  # the held calls are the proposal: no later one revises it
                 self._reading = granted
@@ -1061,7 +1063,7 @@ class GateSession:
             args = edited if edited is not None else Ask.of(waiting).arguments
             return Call(waiting.tool, arguments=dict(args))
 
-    def _answer_in_message(self, message: str, agent: str) -> Reading | None:
+    def _answer_in_message(self, message: str, agent: str, given: bool) -> Reading | None:
         """The user's message read against the gate's own question, when calls are held for
         their answer (the ask-back): a yes grants the calls whose question the agent put to the
         user (its message holds the question; with no agent's message given, the one call
@@ -1075,7 +1077,7 @@ class GateSession:
         asks = list(self._machine.asks.values())
         if not asks:
             return None
-        shown = relayed([Ask.of(a) for a in asks], agent)
+        shown = relayed([Ask.of(a) for a in asks], agent, given)
         said = answer_of(message, questions(shown)) if shown else None
         decision: Literal["approve", "reject", "dropped"] = (
             "approve" if said == "yes" else "reject" if said == "no" else "dropped"

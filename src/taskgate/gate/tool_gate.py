@@ -124,7 +124,7 @@ class ToolGate(GateSession):
         matcher: Matcher | None = None,
         ask_back: bool = True,
         *,
-        agent: str = "",
+        agent: str | None = None,
     ) -> Opened:
         """:meth:`open_message` from sync code; the reading defaults to the gate's own
         (:class:`~taskgate.ConversationReader`, no model call). Call it with each new user

@@ -228,7 +228,9 @@ def readable(arguments: Mapping[str, object]) -> dict[str, object]:
         budget[0] -= 1
         if isinstance(value, float) and not math.isfinite(value):
             raise Unreadable("a number that is not finite")  # JSON has none: it reads as null
-        if isinstance(value, bool) or value is None or isinstance(value, float | str):
+        if isinstance(value, str):
+            return _text(value)
+        if isinstance(value, bool) or value is None or isinstance(value, float):
             return value
         if isinstance(value, int):
             if value.bit_length() > 1_000:
@@ -256,4 +258,15 @@ def _name(key: object) -> str:
         raise Unreadable("an argument name that cannot be read as text") from None
     if len(text) > _KEY_CHARS:  # never cut: two calls must not read as one
         raise Unreadable(f"an argument name over {_KEY_CHARS} characters")
+    return _text(text)
+
+
+def _text(text: str) -> str:
+    """Text as it can be written down: a lone surrogate (a model's ``"\\ud800"``) is no text."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Unreadable("text that is not valid unicode (a lone surrogate)") from None
     return text

@@ -298,7 +298,7 @@ class McpGate:
             self._give(session, approvals=False)  # an operator's revisions, before the message
             message, agent = _text(message[:4000]), _text(agent[-4000:])
             before = session.gate.machine.ledger_length
-            opened = await session.gate.open_message(message, self.matcher, agent=agent)
+            opened = await session.gate.open_message(message, self.matcher, agent=agent or None)
             reading = opened.reading and dataclasses.replace(opened.reading, taken={})
             read = MessageEvent(message=message, agent=agent, reading=reading, time=time.time())
             session.conv.apply(read, applied=True)
