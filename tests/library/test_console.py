@@ -325,3 +325,27 @@ def test_the_mcp_gate_serves_the_same_console_and_a_click_settles_a_call_in_doub
         status = httpx.get(f"{url}/taskgate/sessions/desk~local", headers=BEARER).json()
         assert status["in_doubt"] == [] and status["statuses"]["s1"] == "TODO"
         assert page.errors == []
+
+
+def test_the_ledger_shows_the_users_words_beside_each_request_and_how_they_were_read(
+    browser: Any,
+) -> None:
+    replies = [calls("collect_requirements"), Reply("Collected.")]
+    with FakeServer(script(replies)) as upstream, ProxyServer(config(upstream)) as proxy, \
+            httpx.Client() as client:  # fmt: skip
+        chat = Chat(proxy.base_url, client)
+        chat.say("Please collect the requirements for 40 laptops.")
+        listed = client.get(f"{proxy.url}/taskgate/conversations", headers=BEARER).json()
+        key = listed["conversations"][0]["id"]
+        shown = client.get(f"{proxy.url}/taskgate/conversations/{key}", headers=BEARER).json()
+        requests = [r for r in shown["ledger"] if r["kind"] == "request"]
+        said = shown["said"][str(requests[0]["seq"])]
+        assert said == {"user": "Please collect the requirements for 40 laptops.",
+                        "read_as": "request"}  # fmt: skip
+        page = signed_in(browser, proxy.url)
+        page.click("#list button.row")
+        page.wait_for_selector("#timeline li.request")
+        row = page.locator("#timeline li.request .text").first.text_content() or ""
+        assert '"Please collect the requirements for 40 laptops."' in row
+        assert "read as a request" in row
+        assert page.errors == []

@@ -40,7 +40,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from taskgate.core.ledger import AskEntry, AttemptEntry, LedgerEntry, PlanEntry
+from taskgate.core.ledger import AskEntry, AttemptEntry, LedgerEntry, PlanEntry, RequestEntry
 from taskgate.core.machine import TaskMachine
 from taskgate.core.plan import Revision
 from taskgate.errors import LedgerFormatError
@@ -224,16 +224,26 @@ class Conversation:
         #: the user messages read so far (the proxy's turns, the MCP gate's messages), the first
         #: of them, and when the first and the last came (0: not recorded)
         self.messages, self.first, self.since, self.last = 0, "", 0.0, 0.0
+        #: the user's words beside each request they opened: the committed request's place in
+        #: the ledger -> (the message, what the gate read it as: a Reading's kind, or "")
+        self.words: dict[int, tuple[str, str]] = {}
+        self._unplaced: tuple[str, str] | None = None  # a message read, its request not yet in
+        self._bare: int | None = None  # a request in, its message not yet read
         self._machine: TaskMachine | None = None
         for event in events or ():
             self.apply(event)
         self.written = len(self.events)  # how many of the events the journal holds
 
-    def _heard(self, message: str, at: float) -> None:
+    def _heard(self, message: str, at: float, reading: Reading | None) -> None:
         if not self.messages:
             self.first, self.since = message, at
         self.messages += 1
         self.last = at or self.last
+        words = (message, reading.kind if reading is not None else "")
+        if self._bare is not None:  # the request came in before its turn's words
+            self.words[self._bare], self._bare = words, None
+        else:
+            self._unplaced = words
 
     @property
     def started(self) -> bool:
@@ -254,7 +264,7 @@ class Conversation:
             self.turns.append(Turn(event.client, event.forwarded))
             self.notices = []
             self.reading = _fresh(event.reading)  # read anew for each turn
-            self._heard(event.client, event.time)
+            self._heard(event.client, event.time, event.reading)
         elif isinstance(event, ReplyEvent):
             self._reply(event, applied)
         elif isinstance(event, HeldEvent):
@@ -269,7 +279,7 @@ class Conversation:
         elif isinstance(event, MessageEvent):
             self.said.append((event.agent, event.message))
             self.reading = _fresh(event.reading)
-            self._heard(event.message, event.time)
+            self._heard(event.message, event.time, event.reading)
         elif isinstance(event, GivenEvent):
             if any(not 0 <= i < len(self.held) for i in event.taken):
                 raise LedgerFormatError(f"conversation {self.key}: it gives changes it never held")
@@ -313,6 +323,11 @@ class Conversation:
                 raise LedgerFormatError(f"conversation {self.key}: a turn before the reply settled")
             if not applied:
                 self.machine.append(entry)
+        if isinstance(entry, RequestEntry):
+            if self._unplaced is not None:
+                self.words[len(self.committed)], self._unplaced = self._unplaced, None
+            else:
+                self._bare = len(self.committed)
         self.committed.append(entry)
 
     def _reply(self, event: ReplyEvent, applied: bool) -> None:

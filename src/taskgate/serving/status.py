@@ -15,6 +15,9 @@ proxy-status``, the console).
     in_doubt, running    steps whose calls began and never ended: no one waits on them (settle
                          them), or they are being forwarded now (MCP gate)
     held                 an operator's changes waiting for the next request
+    asks                 held calls waiting on the person's answer
+    said                 the user's words beside each request they opened, by its ``seq``,
+                         and what the gate read them as
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ from taskgate.gate.notices import plain_checklist, plain_refusal, why_refused
 from taskgate.journal.events import Conversation
 from taskgate.protocol.render import render_checklist
 
-#: at most this many characters of a conversation's first user message in a list
-FIRST_CHARS = 120
+#: at most this many characters of a conversation's first user message in a list, and of the
+#: words beside a request in its status
+FIRST_CHARS, SAID_CHARS = 120, 500
 
 
 def key_label(key: str) -> str:
@@ -111,6 +115,12 @@ def status_json(
         held=[h.model_dump(mode="json", exclude_none=True) for h in conv.held],
         #: held calls waiting on the person's answer: the question shown, and since when
         asks=[a.model_dump(mode="json") for a in machine.asks.values()],
+        #: the user's words beside each request they opened, by its ledger ``seq``, and what the
+        #: gate read them as (a reading's kind: confirm, request, decline, ...; "" unread)
+        said={
+            str(seq): {"user": text[:SAID_CHARS], "read_as": kind}
+            for seq, (text, kind) in conv.words.items()
+        },
     )
     return out
 

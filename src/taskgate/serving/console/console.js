@@ -219,14 +219,27 @@
     return root;
   }
 
+  // what the gate read a user's message as, in words
+  const READ_AS = {
+    confirm: "a yes to the agent's proposal", request: "a request", decline: "a no",
+    change: "a change of details", question: "a question", closing: "thanks or goodbye",
+    alternatives: "a wish for other options", need: "a need, not yet a request",
+    unclear: "unclear between steps", other: "nothing the gate could place",
+    held: "a yes with a condition",
+  };
+
   function describe(status, row) {
     const who = (step) => (step ? `'${clip(name(status, step), 60)}'` : "no step");
     switch (row.kind) {
       case "plan":
         return ["plan", `the plan was set: ${Object.keys(row.plan.steps).length} steps`];
-      case "request":
-        if (row.work_order === null) return ["request", "a turn that asks for nothing closed the request"];
-        return ["request", `the user asked for ${who(row.step)}${row.explicit_redo ? ", again (a redo)" : ""}`];
+      case "request": {
+        const heard = own(status.said || {}, String(row.seq)) ? status.said[String(row.seq)] : null;
+        const words = heard ? ` — "${clip(heard.user, 200)}"${READ_AS[heard.read_as] ? ` (read as ${READ_AS[heard.read_as]})` : ""}` : "";
+        if (row.work_order === null) return ["request", `a turn that asks for nothing closed the request${words}`];
+        if (!row.step) return ["request", `the user asked for none of the steps${words}`];
+        return ["request", `the user asked for ${who(row.step)}${row.explicit_redo ? ", again (a redo)" : ""}${words}`];
+      }
       case "attempt": {
         const what = row.tool || row.code || "a call";
         if (row.decision === "admit") return ["admit", `${what} ran for ${who(row.step)}`];
