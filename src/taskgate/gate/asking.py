@@ -201,7 +201,7 @@ def notice(tool: str, why: str, ask: str) -> str:
     )
 
 
-#: the words a plain yes may carry besides the question's own ("Yes, please go ahead, thanks!")
+#: the only words a plain yes may carry ("Yes, please go ahead, thanks!"): anything else is a change
 _COURTESY = frozenset(
     [
         "yes",
