@@ -408,7 +408,9 @@ def test_attack_a_yes_grants_only_the_call_whose_question_the_agent_put_to_the_u
 
 @pytest.mark.parametrize(
     "reply", ["Yes, for 4 instead of 2.", "Yes please, but at 9 pm", "Yes but make it 4 people.",
-              "yes no"],
+              "yes no",
+              # the question's own words moved into another slot (a second round's attack)
+              "Yes, party size 19", "Yes, time 2", "Sure, for 19 people"],
 )  # fmt: skip
 def test_attack_a_yes_with_a_change_is_no_yes_to_the_call_shown(reply: str) -> None:
     gate = GateSession(TABLES)
@@ -469,15 +471,6 @@ def test_attack_an_answers_who_and_channel_are_bounded_text() -> None:
 
 
 # -- a second attack round -----------------------------------------------------------------------
-@pytest.mark.parametrize("reply", ["Yes, party size 19", "Yes, time 2", "Sure, for 19 people"])
-def test_attack_the_questions_own_words_moved_are_a_change_not_a_plain_yes(reply: str) -> None:
-    gate = GateSession(TABLES)
-    ticket = held(gate)
-    assert ticket.ask is not None
-    said(gate, reply, ticket.ask.question)
-    assert not gate.judge([Call("reserve_table", arguments=TABLE)])[0].admitted
-
-
 @pytest.mark.parametrize(
     "agent",
     [

@@ -555,7 +555,8 @@ class GateSession:
             why = "its details are not what the user asked for"
             details = ("what the user asked for", "what they asked for")
         elif verdict.reason is Reason.UNCONFIRMED and step and not self._unclear(step):
-            verdict = self._said_no_to(step)  # a clear no, a goodbye: refused, never asked again
+            # a clear no, a goodbye: what the words alone give, refused, never asked again
+            verdict = Verdict("refuse", step, self._no_reason())
         elif verdict.reason is Reason.UNCONFIRMED:
             why = "this step runs only on the user's yes to each call"
         elif verdict.reason is Reason.NO_RESOLVED_STEP and step and self._unclear(step):
@@ -617,13 +618,9 @@ class GateSession:
         return not (reading.kind == "decline" and (not reading.about or step in reading.about))
 
     def _no_reason(self) -> Reason:
+        """Why a call the user said no to is refused: no step asked for, or another one."""
         req = self._machine.request
         return Reason.NO_RESOLVED_STEP if req is None or req.step is None else Reason.NOT_REQUESTED
-
-    def _said_no_to(self, step: str) -> Verdict:
-        """The refusal of a call of a step that always asks, after the user's clear no or
-        goodbye: what the words alone give (no step asked for, or another one)."""
-        return Verdict("refuse", step, self._no_reason())
 
     def _understood(self) -> str:
         reading = self._reading
