@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import datetime
 import gzip
 import json
 import random
@@ -44,13 +46,17 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from taskgate.core.plan import Plan
 from taskgate.gate.session import Call, GateSession
 from taskgate.understanding import ConversationReader
 
 SGD = Path(__file__).resolve().parents[2] / "shared" / "data" / "sgd"
+#: the day "today" is in each corpus's dialogues (SGD's are all set on Friday, March 1st, 2019;
+#: STAR's and TM-4's name no date: None, any day)
+TODAY = {"SGD": datetime.date(2019, 3, 1)}
+GROUNDING: Literal["ask", "off"] = "ask"  # --grounding
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,10 @@ class Case:
     #: the calls the agent made for the same user turn before this one, in order (the first of
     #: two drinks ordered in one message)
     first: tuple[tuple[str, dict[str, Any]], ...] = ()
+    #: what the conversation said before the user's turn, as a surface that keeps it would give
+    #: the gate: (who said it, "user", "agent" or "tool" (a call's result as JSON), the text)
+    heard: tuple[tuple[str, str], ...] = ()
+    corpus: str = "SGD"
 
 
 def _acts(turn: dict[str, Any]) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -148,8 +158,10 @@ def cases(dialogues: list[dict[str, Any]], schema: list[dict[str, Any]]) -> Iter
                 for j in range(max(0, i - 6), i)
                 if turns[j]["speaker"] == "USER"
             )
+            heard = tuple(("user" if t["speaker"] == "USER" else "agent", t["text"])
+                          for t in turns[:i])  # fmt: skip
             base = {"agent": before["text"] if before else "", "user": user["text"],
-                    "act": user_act(names), "earlier": earlier}  # fmt: skip
+                    "act": user_act(names), "earlier": earlier, "heard": heard}  # fmt: skip
             proposal = "CONFIRM" in said or {"NOTIFY_FAILURE", "OFFER"} <= said
             offer = "OFFER_INTENT" in said and any(
                 (a[0], a[2][0]) in transactional for a in _acts(before) if a[1] == "OFFER_INTENT"
@@ -203,7 +215,8 @@ def _value(raw: object) -> str:
     """A STAR query argument's value: a JSON literal (``"\\"Book\\""``, ``2``) or an expression
     (``api.is_equal_to("Dr. Johnson")``), read as the text it names."""
     quoted = re.findall(r'"([^"]*)"', str(raw))
-    return quoted[0] if quoted else str(raw)
+    inner = re.fullmatch(r"api\.\w+\((.*)\)", str(raw))  # api.is_at_most(19): 19
+    return quoted[0] if quoted else inner.group(1) if inner else str(raw)
 
 
 def _query(call: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
@@ -232,20 +245,25 @@ def star_cases(split: str, root: Path) -> tuple[list[Case], dict[str, Plan]]:
     for dialogue in dialogues:
         turns = dialogue["turns"]
         said: list[tuple[str, str]] = []  # (wizard's words, user's reply) so far
+        heard: list[tuple[str, str]] = []  # every turn's words and the wizard's query results
         checked: dict[str, dict[str, Any]] = {}  # each API's last query: what was proposed
         last_api = ""  # the API of the last query: the one a proposal proposes
         wizard: dict[str, Any] | None = None
         for i, turn in enumerate(turns):
             if turn["speaker"] != "USER":
-                for api, _, args in map(_query, turn.get("calls") or []):
+                for call in turn.get("calls") or []:
+                    api, _, args = _query(call)
                     checked[api], last_api = args, api
+                    heard.append(("tool", json.dumps(call.get("result"))))
                 if turn.get("text") is not None:
                     wizard = turn
+                    heard.append(("agent", str(turn["text"])))
                 continue
             agent = str(wizard["text"]) if wizard else ""
             label = str(wizard.get("label") or "") if wizard else ""
             earlier = tuple(said[-3:])
             said.append((agent, turn["text"]))
+            heard.append(("user", str(turn["text"])))
             wizard = None
             reply = turns[i + 1] if i + 1 < len(turns) else {}
             if not label.endswith(_PROPOSALS) or not reply.get("calls"):
@@ -261,7 +279,7 @@ def star_cases(split: str, root: Path) -> tuple[list[Case], dict[str, Plan]]:
                 continue
             apis.add(api)
             out.append(Case(case, "confirm", "reply", api, agent, turn["text"], api, booked,
-                            earlier))  # fmt: skip
+                            earlier, heard=tuple(heard[:-1]), corpus="STAR"))  # fmt: skip
     plans = {api: Plan.model_validate({"binding": "tool", "steps": {api: {
         "tool": api, "text": api.replace("_", " "), "repeatable": True}}}) for api in apis}  # fmt: skip
     return out, plans
@@ -312,6 +330,7 @@ def tm4_cases(split: str, root: Path) -> tuple[list[Case], dict[str, Plan]]:
     for dialogue in dialogues:
         turns = dialogue["turns"]
         said: list[tuple[str, str]] = []
+        heard: list[tuple[str, str]] = []
         done: list[str] = []
         last_add: dict[str, Any] | None = None
         for i, turn in enumerate(turns):
@@ -320,21 +339,29 @@ def tm4_cases(split: str, root: Path) -> tuple[list[Case], dict[str, Plan]]:
             agent = turns[i - 1]["text"] if i and turns[i - 1]["speaker"] != "USER" else ""
             calls = _tm4_calls(turn)
             act = tm4_act(calls, last_add is not None, turn["text"])
-            base = {"label": "asked", "context": "", "act": act, "service": "coffee",
+            base = {"label": "asked", "context": "", "act": act, "service": "coffee", "corpus": "TM-4",
                     "agent": agent, "user": turn["text"], "earlier": tuple(said[-3:]),
                     "done": tuple(dict.fromkeys(done))}  # fmt: skip
-            for k, (method, args) in enumerate(calls):
-                out.append(Case(method=method, args=args, first=tuple(calls[:k]), **base))
+            looked = list(heard)  # the lookups' results of the turn before each ordering call
+            k = 0  # the ordering calls before this one
+            for call in turn.get("calls") or []:
+                if call.get("api") in _ORDERING:
+                    method, args = calls[k]
+                    out.append(Case(method=method, args=args, first=tuple(calls[:k]),
+                                    heard=tuple(looked), **base))  # fmt: skip
+                    k += 1
+                looked.append(("tool", json.dumps(call.get("response"))))
             later = [c for t in turns[i + 1 :] if t["speaker"] == "USER"
                      for c in _tm4_calls(t) if c[0] == "finish_order"]  # fmt: skip
             methods = [m for m, _ in calls]
             if later and "finish_order" not in methods:
                 out.append(Case(**{**base, "label": "unasked"}, method="finish_order",
-                                args=later[0][1], first=tuple(calls)))  # fmt: skip
+                                args=later[0][1], first=tuple(calls), heard=tuple(looked)))  # fmt: skip
             if "finish_order" in methods and last_add is not None:
                 out.append(Case(**{**base, "label": "unasked"}, method="add_order_item",
-                                args=last_add))  # fmt: skip
+                                args=last_add, heard=tuple(heard)))  # fmt: skip
             said.append((agent, turn["text"]))
+            heard += [("agent", agent), ("user", turn["text"]), *looked[len(heard) :]]
             done += methods
             last_add = next((a for m, a in reversed(calls) if m == "add_order_item"), last_add)
     steps = {m: {"tool": m, "text": m.replace("_", " "), "repeatable": m != "finish_order"}
@@ -342,15 +369,51 @@ def tm4_cases(split: str, root: Path) -> tuple[list[Case], dict[str, Plan]]:
     return out, {"coffee": Plan.model_validate({"binding": "tool", "steps": steps})}
 
 
+def changed(found: list[Case], seed: int = 0) -> list[Case]:
+    """For each asked-for call, the same call with one value changed to the value another call
+    of the corpus gives the same argument (a swapped restaurant, another date, a count), which
+    the user never agreed to: **changed** where the conversation never says the new value (a
+    plain case-blind substring test, not the gate's), **changed-said** where it does (another
+    option the agent listed, a city said before). Neither should run."""
+    rng = random.Random(seed)
+    seen: dict[str, list[str]] = defaultdict(list)
+    for case in found:
+        for key, value in case.args.items():
+            if isinstance(value, str | int | float) and not isinstance(value, bool):
+                seen[key].append(str(value))
+    out = []
+    for case in found:
+        if case.label != "asked":
+            continue
+        keys = [k for k, v in case.args.items() if isinstance(v, str | int | float)
+                and not isinstance(v, bool) and len(set(seen[k]) - {str(v)}) > 0]  # fmt: skip
+        if not keys:
+            continue
+        key = rng.choice(sorted(keys))
+        value = rng.choice(sorted(set(seen[key]) - {str(case.args[key])}))
+        if str(value).strip().lower() in ("", "true", "false", "dontcare"):
+            continue
+        said = " ".join([t for _, t in case.heard] + [case.agent, case.user]).lower()
+        label = "changed-said" if str(value).lower() in said else "changed"
+        args = {**case.args, key: type(case.args[key])(value) if isinstance(case.args[key], int
+                | float) and value.lstrip("-").replace(".", "", 1).isdigit() else value}  # fmt: skip
+        out.append(dataclasses.replace(case, label=label, args=args))
+    return out
+
+
 async def replay(case: Case, plan: Plan, reader: ConversationReader) -> tuple[str, float]:
     """What the gate does with the case's call, ``run``, ``asked`` (held, the person asked) or
     ``refused`` (without asking), and the decision's cost in seconds (reading the turn and
     judging the call, with the calls made for the turn before it)."""
     gate = GateSession(plan)
+    gate.grounding = GROUNDING
+    gate.today = lambda: TODAY.get(case.corpus)
     done = (case.method,) if case.context == "done" else case.done
     for step in done:  # an earlier call of the step succeeded
         gate.open_request(step)
         gate.finish(gate.begin(step), "ok")
+    for by, text in case.heard:  # what a surface that keeps the conversation gave the gate
+        gate.hear(text, by=by)  # type: ignore[arg-type]
     start = time.perf_counter()
     await gate.open_message(case.user, reader, ask_back=False, agent=case.agent,
                             earlier=case.earlier)  # fmt: skip
@@ -420,6 +483,14 @@ def report(title: str, results: dict[tuple[str, str, str], Counter[str]],
     print(f"     run without asking     {share(results, 'unasked', 'run')}   (no more than before)")
     print(f"  apart (in neither target) {outcomes(results, 'apart')}")
     print(
+        f"  asked-for calls with one value changed to one nobody said: "
+        f"{outcomes(results, 'changed')}   (target: run 0)"
+    )
+    print(
+        f"    ... to one said in the conversation but not agreed to:    "
+        f"{outcomes(results, 'changed-said')}"
+    )
+    print(
         "  (asked: held and the person asked, answered as the dataset's user would: approved "
         "when they had asked for the call, rejected otherwise)"
     )
@@ -460,7 +531,11 @@ def main() -> None:
     ap.add_argument("--show", type=int, default=0, help="print N wrong cases of each kind")
     ap.add_argument("--namer", choices=("none", "embedding"), default="none",
                     help="the reader's namer: none (the default) or the bundled MiniLM")  # fmt: skip
+    ap.add_argument("--grounding", choices=("ask", "off"), default="ask",
+                    help="check every value of a confirmed call against the conversation")  # fmt: skip
     args = ap.parse_args()
+    global GROUNDING
+    GROUNDING = args.grounding
     reader, how = ConversationReader(), "ConversationReader, no model call"
     if args.namer == "embedding":
         from taskgate.matching.embedding import EmbeddingMatcher
@@ -468,7 +543,8 @@ def main() -> None:
         reader, how = ConversationReader(EmbeddingMatcher()), "ConversationReader + MiniLM namer"
     if (args.sgd / f"{args.split}.json.gz").exists():
         dialogues, schema = load(args.split, args.sgd)
-        results, costs = asyncio.run(measure(cases(dialogues, schema), plans(schema), args.show,
+        found = list(cases(dialogues, schema))
+        results, costs = asyncio.run(measure(found + changed(found), plans(schema), args.show,
                                              reader))  # fmt: skip
         report(f"SGD {args.split} replayed through the gate's core ({how})", results, costs)
     else:
@@ -481,7 +557,7 @@ def main() -> None:
                   f"(pass --{'star' if name == 'STAR' else 'tm4'} DIR)")  # fmt: skip
             continue
         found, by_plan = loader(args.split, folder)
-        results, costs = asyncio.run(measure(found, by_plan, args.show, reader))
+        results, costs = asyncio.run(measure(found + changed(found), by_plan, args.show, reader))
         report(f"{name} {args.split} replayed the same way", results, costs)
 
 

@@ -242,6 +242,7 @@ def test_a_labelled_sample_of_public_conversations_runs_asked_calls_and_stops_th
     """610 cases from SGD's train split (tests/data): a regression guard, not the measurement
     (``bench/bench_conversations.py`` measures the dev split)."""
     bench = benches.conversations()
+    bench.GROUNDING = "off"  # the samples keep three turns, not the whole conversation
     plans = {k: Plan.model_validate(v) for k, v in
              json.loads((ROOT / "tests/data/sgd_train_plans.json").read_text()).items()}  # fmt: skip
     lines = (ROOT / "tests/data/sgd_train_sample.jsonl").read_text(encoding="utf-8").splitlines()
@@ -269,6 +270,7 @@ def test_a_labelled_sample_of_a_second_corpus_runs_asked_calls_and_stops_the_res
     """250 replies to a booking proposal from STAR (tests/data; MIT): the wizard booked next
     (asked) or checked other details (unasked, the call is the booking of what was proposed)."""
     bench = benches.conversations()
+    bench.GROUNDING = "off"  # the samples keep three turns, not the whole conversation
     plans = {k: Plan.model_validate(v) for k, v in
              json.loads((ROOT / "tests/data/star_plans.json").read_text()).items()}  # fmt: skip
     lines = (ROOT / "tests/data/star_sample.jsonl").read_text(encoding="utf-8").splitlines()

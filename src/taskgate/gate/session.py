@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import itertools
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -70,6 +71,7 @@ from taskgate.understanding.acts import (
     read_user,
 )
 from taskgate.understanding.calls import counted, names_item, sets_item
+from taskgate.understanding.grounding import Ground, Heard
 from taskgate.understanding.reader import (
     REVISIONS,
     Reading,
@@ -190,6 +192,12 @@ def check_tools(plan: Plan, tools: Iterable[str]) -> None:
 class GateSession:
     """One gated conversation's task state and every rule the gate applies (see the module)."""
 
+    #: ``"ask"``: a call a confirmed proposal authorizes, with a value nobody said in the
+    #: conversation, is held and asked (see :meth:`hear` and
+    #: :mod:`taskgate.understanding.grounding`); ``"off"`` (the default in this release, while
+    #: the rest of the suite's conversations are reviewed against it): not checked
+    grounding: Literal["ask", "off"] = "off"
+
     def __init__(
         self,
         plan: Plan,
@@ -291,6 +299,9 @@ class GateSession:
         self._reading: Reading | None = None  # what the gate understood of the last message
         #: the last turns read (the agent's message, the user's reply), for a revised proposal
         self._said: deque[Turn] = deque(maxlen=REVISIONS)
+        #: what the conversation said, for its calls' values: the user's words and the results of
+        #: tools (``_heard``), and the agent's messages the user read (``_shown``)
+        self._heard, self._shown = Ground(), Ground()
         self._running: set[str] = set()  # steps with an admitted call not finished (or in doubt)
         self._open: dict[int, int] = {}  # admitted tickets not yet finished -> epoch judged at
         self._doubt: dict[str, Doubt] = {}  # steps held in doubt, by step
@@ -366,6 +377,11 @@ class GateSession:
             raise UsageError("the user's message and the agent's must be text")
         given, agent = agent is not None, agent or ""  # None: the agent's message is not known
         with self._lock:  # calls held for the user's answer: the message is read against it
+            for shown, said in () if earlier is None else _turns(earlier):
+                self._shown.hear(shown)
+                self._heard.hear(said)
+            self._shown.hear(agent)
+            self._heard.hear(message)
             self._said_no.clear()  # a new message: what they said no to may be asked again
             waiting = [Ask.of(a) for a in self._machine.asks.values()]
             granted = self._answer_in_message(message, agent, given)
@@ -563,6 +579,9 @@ class GateSession:
             why = self._understood()
         elif self._again(verdict) and step and self._unclear(step):  # "another one, maybe"
             why = f"{self._understood()}, and it ran already for an earlier request"
+        elif verdict.admitted and (unsaid := self._unsaid(call)):  # "Nizza" for "Sino"
+            why = f"{_listed(unsaid)} {'was' if len(unsaid) == 1 else 'were'} said by nobody"
+            details = ("what the user agreed to", "the details the user gave or agreed to")
         if why and self.asks and step is not None:
             if (booking.tool or "", canonical(call.arguments)) in self._said_no:  # asked: no
                 refused = Verdict("refuse", step, self._no_reason())
@@ -578,6 +597,24 @@ class GateSession:
             return self._refused(booking, verdict, call.id)
         self._take(call, step)
         return Ticket(booking, verdict, id=call.id, at=self._machine.ledger_length)
+
+    def _unsaid(self, call: Call) -> tuple[str, ...]:
+        """The arguments of a call a confirmed proposal authorizes whose values nobody said in the
+        conversation: not the user, not a tool's result, not the proposal (the agent's other
+        messages do not count: an option it mentioned is not the one agreed to); see
+        :mod:`taskgate.understanding.grounding`. None for a request in the user's own words (the
+        agent chooses what they left open), where no message was read (a request opened by
+        hand) or where the gate runs what was not asked for (``unrequested="run"``, the
+        protocol's notices: the paper's rungs)."""
+        reading = self._reading
+        if self.grounding != "ask" or self.unrequested != "refuse" or self.notices != "plain":
+            return ()
+        if (
+            reading is None or reading.kind != "confirm"
+        ):  # a request in the user's words: not yet (see the docs)
+            return ()
+        proposal = Heard.of(f"{reading.proposal} {reading.earlier} {reading.thing}")
+        return self._heard.ungrounded(call.arguments, proposal)
 
     def _grant_fits(self, call: Call, step: str | None, name: str | None) -> bool:
         """Whether a person's yes to an asked call covers this call: the same tool, and
@@ -759,6 +796,36 @@ class GateSession:
             self._reading = reading
             self._said.clear()
             self._said.extend(_turns(said))
+            for shown, heard in self._said:
+                self._shown.hear(shown)
+                self._heard.hear(heard)
+
+    @property
+    def today(self) -> Callable[[], datetime.date | None]:
+        """The day "today" said in the conversation is (the machine's local date unless set):
+        a call's date is grounded by "today", "tomorrow" or "the day after tomorrow" only where it
+        is that day (a function returning None: not known, any day)."""
+        return self._heard.today
+
+    @today.setter
+    def today(self, today: Callable[[], datetime.date | None]) -> None:
+        if not callable(today):
+            raise UsageError("today is a function returning the day (or None)")
+        self._heard.today = today
+
+    def hear(self, text: str, by: Literal["tool", "user", "agent"] = "tool") -> None:
+        """Take in a text of the conversation that no message read gave the gate: a tool's result
+        the agent read (``by="tool"``), an earlier message of a conversation taken up again (the
+        user's or the agent's). A call runs on the user's words only where each of its values was
+        said (see :mod:`taskgate.understanding.grounding`): by the user, in a tool's result, or
+        by the agent to the user."""
+        if not isinstance(text, str) or by not in ("tool", "user", "agent"):
+            raise UsageError("the gate hears text, said by a tool, the user or the agent")
+        with self._lock:
+            if by == "agent":
+                self._shown.hear(text)
+            else:
+                self._heard.hear(text, result=by == "tool")
 
     def _words_of(self, step: str) -> str:
         """Everything a step is called by: its text, its tool's description and name."""
@@ -1222,6 +1289,15 @@ class GateSession:
     def _current(self) -> str:
         req = self._machine.request
         return req.work_order if req is not None else "#W0"
+
+
+def _listed(paths: Sequence[str]) -> str:
+    """Arguments named in plain words: "party_size", "date and time", "a, b and 3 more"."""
+    shown = [quoted(p[:60]) for p in paths[:3]]
+    rest = len(paths) - len(shown)
+    if rest:
+        return f"{', '.join(shown)} and {rest} more"
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
 
 
 def _turns(earlier: object) -> tuple[Turn, ...]:

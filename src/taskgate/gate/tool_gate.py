@@ -42,6 +42,7 @@ from taskgate.gate.session import (
     step_named,
 )
 from taskgate.roles import Matcher
+from taskgate.understanding.grounding import result_text
 from taskgate.understanding.reader import ConversationReader
 
 T = TypeVar("T")
@@ -192,6 +193,7 @@ class ToolGate(GateSession):
                 outcome = "failed"
                 raise UsageError(f"{tool} is asynchronous: run it with acall (or guard it)")
             outcome = "ok"
+            self.hear(result_text(result))  # its values ground later calls'
             return result
         except Exception:
             outcome = "failed"
@@ -242,6 +244,7 @@ class ToolGate(GateSession):
         try:
             result = await fn(*args, **kwargs)
             outcome = "ok"
+            self.hear(result_text(result))  # its values ground later calls'
             return result
         except Exception:
             outcome = "failed"

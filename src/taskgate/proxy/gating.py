@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -250,8 +250,11 @@ def judge_calls(
     notices: Notices = "plain",
     unbound: Unbound = "run",
     reading: Reading | None = None,
+    messages: object = None,
 ) -> tuple[list[Mapping[str, Any]], list[str]]:
     """Judge a reply's tool calls as one batch: the calls the client may get, and the refusals.
+    ``messages`` are the request's: what they say (the user's words, the agent's, the tools'
+    results) grounds the calls' values.
 
     The judging is the gate's core (:meth:`~taskgate.gate.GateSession.decide`, every rule
     there); this translates the reply's native calls into it and records the verdicts as the
@@ -272,6 +275,8 @@ def judge_calls(
         unbound=unbound,
     )
     session.reading = reading  # what the gate understood of the turn's user message
+    for by, text in said_in(messages):  # what grounds the calls' values
+        session.hear(text, by=by)
     before = machine.ledger_length
     tickets = session.decide([_native(c, planned) for c in calls], keyed=True)
     if machine.ledger_length != before:  # a request resolved by a confirmed proposal
@@ -322,3 +327,31 @@ def _native(call: object, planned: bool) -> Call:
         work_order = from_arguments(name, args).work_order or None
     arguments = args if isinstance(args, dict) else None
     return Call(name, _call_id(call) or None, work_order, isinstance(args, dict), arguments)
+
+
+def said_in(messages: object) -> list[tuple[Literal["user", "agent", "tool"], str]]:
+    """What a request's messages said, each with who said it: the user's messages, the agent's
+    (the assistant's text, what the user read), and the rest (tools' results, the system prompt:
+    what the operator and the tools gave the agent)."""
+    if not isinstance(messages, list):
+        return []
+    said: list[tuple[Literal["user", "agent", "tool"], str]] = []
+    for m in messages:
+        if not isinstance(m, Mapping):
+            continue
+        text = _text_of(m.get("content"))
+        if text:
+            role = m.get("role")
+            said.append(("user" if role == "user" else "agent" if role == "assistant" else "tool",
+                         text))  # fmt: skip
+    return said
+
+
+def _text_of(content: object) -> str:
+    """A message's content as text: a string, or the text parts of a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(p["text"] for p in content
+                        if isinstance(p, Mapping) and isinstance(p.get("text"), str))  # fmt: skip
+    return ""

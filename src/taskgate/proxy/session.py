@@ -424,6 +424,7 @@ class Call:
             notices=config.notices,
             unbound=config.unbound,
             reading=self.conv.reading,
+            messages=self.body.get("messages"),
         )
         for entry in judged.opened:
             self.add(LedgerEvent(entry=entry), applied=True)

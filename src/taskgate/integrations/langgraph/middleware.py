@@ -55,6 +55,7 @@ from taskgate.integrations.langgraph import confirm
 from taskgate.integrations.langgraph.rows import Read, Rows
 from taskgate.matching.wordings import wordings
 from taskgate.roles import Matcher
+from taskgate.understanding.grounding import result_text
 from taskgate.understanding.reader import ConversationReader, turns
 
 LEDGER_KEY = "taskgate_ledger"
@@ -344,7 +345,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
     def wrap_tool_call(self, request: ToolCallRequest, handler: Handler) -> Any:
         gate, ticket = self._ticket(request)
         if not ticket.gated:  # a tool no step is bound to, let through by the core
-            return handler(request)
+            return _heard(gate, handler(request))
         ticket, rows = self._escalated(request, gate, ticket)
         ticket, rows, request = self._confirmed(request, gate, ticket, rows)
         if not ticket.admitted:
@@ -359,12 +360,12 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             raise
         finally:
             receipt = gate.finish(ticket, outcome)
-        return _with_entries(result, rows + self._rows(gate, receipt))
+        return _with_entries(_heard(gate, result), rows + self._rows(gate, receipt))
 
     async def awrap_tool_call(self, request: ToolCallRequest, handler: AsyncHandler) -> Any:
         gate, ticket = self._ticket(request)
         if not ticket.gated:  # a tool no step is bound to, let through by the core
-            return await handler(request)
+            return _heard(gate, await handler(request))
         ticket, rows = self._escalated(request, gate, ticket)
         ticket, rows, request = self._confirmed(request, gate, ticket, rows)
         if not ticket.admitted:
@@ -379,7 +380,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             raise
         finally:
             receipt = gate.finish(ticket, outcome)
-        return _with_entries(result, rows + self._rows(gate, receipt))
+        return _with_entries(_heard(gate, result), rows + self._rows(gate, receipt))
 
     def _escalated(
         self, request: ToolCallRequest, gate: GateSession, ticket: Ticket
@@ -895,3 +896,13 @@ def gated_tool_node(tools: Sequence[Any], gate: TaskGateMiddleware) -> ToolNode:
     """
     check_tools(gate.plan, tool_names(tools))
     return ToolNode(tools, wrap_tool_call=gate.wrap_tool_call, awrap_tool_call=gate.awrap_tool_call)
+
+
+def _heard(gate: GateSession, result: Any) -> Any:
+    """A tool's result, heard by the gate first: what it says grounds later calls' values."""
+    content = getattr(result, "content", None)
+    if isinstance(content, str | list):
+        gate.hear(result_text(content if isinstance(content, str) else
+                              " ".join(str(p.get("text", "")) if isinstance(p, dict) else str(p)
+                                       for p in content)))  # fmt: skip
+    return result

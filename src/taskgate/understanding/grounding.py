@@ -1,0 +1,594 @@
+"""Every argument of a call grounded in what the conversation said.
+
+A call runs on a person's words only where each of its values was said in this conversation: by
+the user, by the agent (what it proposed or showed them), or by a tool's result the agent read.
+A value said nowhere (another restaurant than the one proposed, a tenfold amount, a date nobody
+named) is not what the person agreed to: the gate asks them, it never runs it.
+
+Each text the conversation said is indexed once (:class:`Heard`, linear in its length) and kept in
+a bounded :class:`Ground`; each value of a call, whatever its key (no list of key names), is read
+by its kind, one recognizer per kind (:data:`KINDS`, in the order tried): nothing, a date, a time,
+an email address, a number or an amount, prose the agent composed, and any other text. Values are
+normalized before they are compared: case, accents and punctuation of words, "7 pm" and "19:00",
+"March 4th" and "2019-03-04", "$1,210.00" and "1210", "two" and "2". Lists and nested objects are
+read leaf by leaf, in any order. What a recognizer accepts and rejects is written beside it as
+examples and counterexamples, and a test is generated from each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import functools
+import json
+import math
+import re
+import unicodedata
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from taskgate.understanding.finishing import _ID_KEY
+from taskgate.understanding.patterns import pattern
+from taskgate.understanding.values import canonical
+
+#: the most characters of the conversation kept as ground (the oldest are dropped first: a value
+#: said only before them is said nowhere, and asked)
+GROUND_CHARS = 256_000
+_LEAVES = 64  # a call of more values than this is not checked value by value: it is asked
+_DEPTH = 8
+_TOKEN = pattern(r"[a-z0-9]+")
+_APOSTROPHE = pattern(r"['\u2019`]")
+_WORDS = {w: i for i, w in enumerate(
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}  # fmt: skip
+_TENS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+         "ninety": 90, "hundred": 100, "thousand": 1000}  # fmt: skip
+_ORDINALS = (["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth"])  # fmt: skip
+_ONE = frozenset(["a", "an", "another", "single", "once"])
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+#: the words a name or a phrase may carry without them being said ("the", "of")
+_FILLER = frozenset(
+    ["a", "an", "the", "of", "and", "to", "at", "in", "on", "for", "with", "by", "de", "la", "le"]
+)
+_NOTHING = frozenset(["", "dontcare", "true", "false", "n/a"])  # a switch's value, or no value
+_NONE = frozenset(["none", "no", "nothing", "null", "nil", "0"])
+_NO = frozenset(["no", "without", "none", "zero", "0", "nothing"])
+_PROSE_WORDS = 12  # a text of more words than this is prose the agent composed
+
+
+def fold(text: str) -> str:
+    """``text`` lower case, accents and apostrophes dropped, "&" as "and" ("José's Café": jose's
+    cafe read as "joses cafe")."""
+    low = _APOSTROPHE.sub("", text.lower().replace("&", " and "))
+    return unicodedata.normalize("NFKD", low).encode("ascii", "ignore").decode()
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text``, folded, a number's word as its digits ("two days": 2 days)."""
+    return [str(_WORDS[w]) if w in _WORDS else w for w in _TOKEN.findall(fold(text))]
+
+
+# -- what a text said, indexed by kind ------------------------------------------------------------
+_NUMBER = pattern(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:st|nd|rd|th)?(?!\w)")
+_MERIDIEM = r"(a\.?m\.?|p\.?m\.?|in the morning|in the afternoon|in the evening|at night|tonight)"
+_NUM = r"(\d{1,2}|" + "|".join(list(_WORDS)[1:13]) + ")"
+_CLOCK = pattern(rf"\b(at |@ ?)?{_NUM}(?::(\d{{2}}))?(?![\d:])\s*(oclock\s*)?{_MERIDIEM}?")
+_PAST = pattern(rf"\b(half|quarter) (past|after|to|before) {_NUM}\s*{_MERIDIEM}?")
+_NOON = pattern(r"\b(noon|midday|midnight)\b")
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DAY_MONTH = pattern(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH}")
+_MONTH_DAY = pattern(rf"\b{_MONTH} (?:the )?(\d{{1,2}})(?:st|nd|rd|th)?\b")
+_ISO = pattern(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
+_SLASHED = pattern(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{2,4}))?\b")
+_NTH = pattern(r"\b(?:the )?(\d{1,2})(?:st|nd|rd|th)\b")
+_WEEKDAY = pattern(r"\b(mon|tues|wednes|thurs|fri|satur|sun)day\b")
+_RELATIVE = pattern(
+    r"\b(?:today|tonight|tomorrow|day after tomorrow|this (?:morning|afternoon|evening))\b"
+)
+_AFTER_TODAY = {"today": 0, "tonight": 0, "tomorrow": 1, "day after tomorrow": 2,
+                "this morning": 0, "this afternoon": 0, "this evening": 0}  # fmt: skip
+_EMAIL = pattern(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+")
+
+
+def _number(text: str) -> Decimal | None:
+    """The number ``text`` writes ("1,210.00", "$50", "USD 12.5", "two"), or None."""
+    t = text.strip().lower()
+    t = re.sub(r"^(?:[$\u00a3\u20ac]|usd|eur|gbp)\s*|\s*(?:usd|eur|gbp|dollars?)$", "", t)
+    t = re.sub(r"(?<=\d)(?:st|nd|rd|th)$", "", t)  # "1st" is the number 1
+    if t in _WORDS:
+        return Decimal(_WORDS[t])
+    if not re.fullmatch(r"-?(?:\d{1,3}(?:,\d{3})+|\d{1,15})(?:\.\d{1,6})?", t):
+        return None
+    try:
+        return Decimal(t.replace(",", "")).normalize()
+    except InvalidOperation:  # pragma: no cover - the pattern admits only numbers
+        return None
+
+
+def _negated(tokens: list[str]) -> Iterator[str]:
+    """The words that follow a "no", "without" or "none" by one or two, singular too."""
+    for i, w in enumerate(tokens):
+        if w in _NO:
+            for after in tokens[i + 1 : i + 3]:
+                yield after
+                yield after.removesuffix("s")
+
+
+def _hour(said: str) -> int:
+    return int(said) if said.isdigit() else _WORDS[said]
+
+
+def _minutes(hour: int, minute: int, meridiem: str | None) -> set[int]:
+    """The times of day an hour and minute said may be (both halves of the day when the half
+    is not said; none when they are no time)."""
+    if hour > 23 or minute > 59:
+        return set()
+    if meridiem is None:
+        hours = {hour, hour + 12} if 1 <= hour <= 11 else {hour % 24}
+    elif meridiem.startswith("a") or "morning" in meridiem:
+        hours = {hour % 12} if hour <= 12 else set()
+    else:
+        hours = {hour % 12 + 12} if hour <= 12 else {hour}
+    return {h * 60 + minute for h in hours}
+
+
+def _times(text: str) -> set[int]:
+    said: set[int] = set()
+    for m in _CLOCK.finditer(text):  # "7:30 pm", "7 o'clock", "at 7", "19:30"
+        at, hour, minute, oclock, meridiem = m.groups()
+        if not (at or minute or oclock or meridiem):
+            continue  # a bare number is a count, not a time
+        said |= _minutes(_hour(hour), int(minute or 0), meridiem)
+    for m in _PAST.finditer(text):
+        hour, part = _hour(m.group(3)), 30 if m.group(1) == "half" else 15
+        if m.group(2) in ("to", "before"):
+            hour, part = hour - 1, 60 - part
+        said |= _minutes(hour % 12 or 12, part, m.group(4))
+    for m in _NOON.finditer(text):
+        said.add(0 if m.group(1) == "midnight" else 12 * 60)
+    return said
+
+
+def _days(text: str) -> set[tuple[int, int]]:
+    said: set[tuple[int, int]] = set()
+    for m in _DAY_MONTH.finditer(text):
+        said.add((_MONTHS.index(m.group(2)[:3]) + 1, int(m.group(1))))
+    for m in _MONTH_DAY.finditer(text):
+        said.add((_MONTHS.index(m.group(1)[:3]) + 1, int(m.group(2))))
+    for m in _ISO.finditer(text):
+        said.add((int(m.group(2)), int(m.group(3))))
+    for m in _SLASHED.finditer(text):  # 3/4 is March 4th or April 3rd
+        a, b = int(m.group(1)), int(m.group(2))
+        said |= {(a, b), (b, a)}
+    return said
+
+
+@dataclass(frozen=True)
+class Heard:
+    """What one text said, indexed once by kind: its words, numbers, times of day (minutes
+    after midnight), days ((month, day)), days said relative to today (how many days after it:
+    "today" 0, "tomorrow" 1), and email addresses; ``today`` is the day they are read on (None:
+    not known, and a day said relative to it may be any day)."""
+
+    words: frozenset[str]
+    numbers: frozenset[Decimal]
+    times: frozenset[int]
+    days: frozenset[tuple[int, int]]
+    weekdays: frozenset[int]
+    nths: frozenset[int]
+    relative: frozenset[int]
+    emails: frozenset[str]
+    size: int
+    #: the words said after "no", "without" or "none" ("no subtitles": subtitles, subtitle)
+    negated: frozenset[str] = frozenset()
+    today: datetime.date | None = None
+
+    @classmethod
+    def of(cls, text: str) -> Heard:
+        t = fold(text)
+        tokens = _TOKEN.findall(t)
+        said = frozenset(tokens) | {str(_WORDS[w]) for w in tokens if w in _WORDS}
+        numbers = {n for m in _NUMBER.finditer(t) if (n := _number(m.group(0))) is not None}
+        numbers |= {Decimal(_WORDS[w]) for w in tokens if w in _WORDS}
+        numbers |= {Decimal(_TENS[w]) for w in tokens if w in _TENS}
+        numbers |= {Decimal(i + 1) for i, w in enumerate(_ORDINALS) if w in tokens}
+        if _ONE.intersection(tokens):
+            numbers.add(Decimal(1))  # "a latte": one
+        weekdays = {("mon", "tues", "wednes", "thurs", "fri", "satur", "sun").index(m.group(1))
+                    for m in _WEEKDAY.finditer(t)}  # fmt: skip
+        return cls(
+            words=said,
+            numbers=frozenset(numbers),
+            times=frozenset(_times(t)),
+            days=frozenset(_days(t)),
+            weekdays=frozenset(weekdays),
+            nths=frozenset(int(m.group(1)) for m in _NTH.finditer(t)),
+            relative=frozenset(_AFTER_TODAY[m.group(0)] for m in _RELATIVE.finditer(t)),
+            emails=frozenset(m.group(0) for m in _EMAIL.finditer(t)),
+            size=len(text),
+            negated=frozenset(_negated(tokens)),
+        )
+
+    @functools.cached_property
+    def shapes(self) -> dict[tuple[str, int], list[str]]:
+        """The words by their first letter and length (those a misspelling may be of)."""
+        found: dict[tuple[str, int], list[str]] = {}
+        for w in self.words:
+            if len(w) >= 5:
+                found.setdefault((w[0], len(w)), []).append(w)
+        return found
+
+    @classmethod
+    def union(cls, pieces: Iterable[Heard]) -> Heard:
+        """What the texts said together."""
+        got = list(pieces)
+        return cls(
+            words=frozenset().union(*(p.words for p in got)),
+            numbers=frozenset().union(*(p.numbers for p in got)),
+            times=frozenset().union(*(p.times for p in got)),
+            days=frozenset().union(*(p.days for p in got)),
+            weekdays=frozenset().union(*(p.weekdays for p in got)),
+            nths=frozenset().union(*(p.nths for p in got)),
+            relative=frozenset().union(*(p.relative for p in got)),
+            emails=frozenset().union(*(p.emails for p in got)),
+            size=sum(p.size for p in got),
+            negated=frozenset().union(*(p.negated for p in got)),
+        )
+
+
+# -- the kinds of values, one recognizer each ------------------------------------------------------
+@dataclass(frozen=True)
+class ValueKind:
+    """One kind of value: how a value of it is recognized (``read``: its normalized form, or
+    None where it is not of the kind) and when a text said it (``said``), with values and texts
+    it must ground (``examples``) and must not (``counterexamples``)."""
+
+    name: str
+    read: Callable[[str], object | None]
+    said: Callable[[object, Heard], bool]
+    examples: tuple[tuple[str, str], ...]
+    counterexamples: tuple[tuple[str, str], ...]
+
+
+def _read_nothing(value: str) -> object | None:
+    return True if value.strip().lower() in _NOTHING else None
+
+
+def _month_day(text: str) -> tuple[int, int] | None:
+    """A day of a month written with the month's name ("March 14", "14 Mar", "March 14, 2019")."""
+    t = re.sub(r",? \d{4}$", "", fold(text.strip()))
+    if m := _DAY_MONTH.fullmatch(t):
+        return _MONTHS.index(m.group(2)[:3]) + 1, int(m.group(1))
+    if m := _MONTH_DAY.fullmatch(t):
+        return _MONTHS.index(m.group(1)[:3]) + 1, int(m.group(2))
+    return None
+
+
+def _read_date(value: str) -> object | None:
+    if (named := _month_day(value)) is not None:  # in any year: 2000 has every day
+        try:
+            return datetime.date(2000, *named)
+        except ValueError:
+            return None
+    m = _ISO.fullmatch(str(canonical(value.strip())))
+    if m is None:
+        return None
+    try:
+        return datetime.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None
+
+
+def _said_date(day: object, heard: Heard) -> bool:
+    assert isinstance(day, datetime.date)
+    return (
+        (day.month, day.day) in heard.days
+        or _said_after_today(day, heard)
+        or day.weekday() in heard.weekdays
+        or day.day in heard.nths
+    )
+
+
+_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def _read_weekday(value: str) -> object | None:
+    v = fold(value.strip()).rstrip(".")
+    found = [i for i, name in enumerate(_DAY_NAMES) if v in (name, name[:3])]
+    return found[0] if found else None
+
+
+def _said_weekday(day: object, heard: Heard) -> bool:
+    if day in heard.weekdays:
+        return True
+    if heard.today is None:
+        return bool(heard.relative)  # "today": any weekday, not knowing today
+    return any((heard.today.weekday() + n) % 7 == day for n in heard.relative)
+
+
+def _said_after_today(day: datetime.date, heard: Heard) -> bool:
+    """Whether "today", "tomorrow" or "the day after tomorrow" said is ``day`` (any day, where
+    today is not known: no date contradicts it)."""
+    if heard.today is None:
+        return bool(heard.relative)
+    return (day - heard.today).days in heard.relative
+
+
+def _read_time(value: str) -> object | None:
+    m = re.fullmatch(r"(\d{1,2}):(\d{2})", str(canonical(value.strip())))
+    if m is None or int(m.group(1)) > 23 or int(m.group(2)) > 59:
+        return None
+    return int(m.group(1)) * 60 + int(m.group(2))
+
+
+def _read_email(value: str) -> object | None:
+    v = fold(value.strip())
+    return v if _EMAIL.fullmatch(v) else None
+
+
+def _read_prose(value: str) -> object | None:
+    return value if len(words(value)) > _PROSE_WORDS else None
+
+
+def _said_prose(value: object, heard: Heard) -> bool:
+    """Prose the agent composed (a message, a note, a description): its words are its own, but
+    every fact in it (a number, an amount, a date, a time, an address) must have been said."""
+    assert isinstance(value, str)
+    facts = Heard.of(value)
+    return (
+        facts.numbers <= heard.numbers
+        and facts.times <= heard.times
+        and facts.emails <= heard.emails
+        and (facts.days <= heard.days or bool(heard.relative))
+    )
+
+
+def _said_text(value: object, heard: Heard) -> bool:
+    """Every word of a name or a phrase (but "the", "of", ...) said, as it is or with one letter
+    off in a long word (a misspelling)."""
+    wanted = [w for w in words(str(value)) if w not in _FILLER] or words(str(value))
+    return all(w in heard.words or _spelled(w, heard.words, heard.shapes) for w in wanted)
+
+
+def _spelled(word: str, said: frozenset[str], shapes: Mapping[tuple[str, int], list[str]]) -> bool:
+    """Whether ``word`` is a said word spelled otherwise: its plural or singular, or one letter
+    added, dropped or changed in a word of six letters or more."""
+    if word + "s" in said or (word.endswith("s") and word[:-1] in said):
+        return True
+    if len(word) < 6:
+        return False
+    near = (w for n in (-1, 0, 1) for w in shapes.get((word[0], len(word) + n), ()))
+    return any(_one_edit(word, w) for w in near)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one letter added, dropped, changed, or two letters
+    side by side swapped ("vacicne", "vaccine")."""
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) != len(b):
+        return a[i:] == b[i + 1 :]
+    swapped = i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
+    return a[i + 1 :] == b[i + 1 :] or swapped
+
+
+#: the kinds of values, in the order tried (the first that reads a value is its kind)
+KINDS: tuple[ValueKind, ...] = (
+    ValueKind(
+        "nothing",
+        _read_nothing,
+        lambda _v, _h: True,
+        (("", "hello"), ("dontcare", "any time"), ("False", "hi")),
+        (),
+    ),
+    ValueKind(
+        "date",
+        _read_date,
+        _said_date,
+        (
+            ("2019-03-04", "on March 4th"),
+            ("2019-03-04", "the 4th of march"),
+            ("2019-03-04", "next Monday"),
+            ("03/04/2019", "3/4"),
+        ),
+        (("2019-03-04", "on March 5th"), ("2019-03-04", "next Tuesday"), ("2019-03-04", "at 4 pm")),
+    ),
+    ValueKind(
+        "weekday",
+        _read_weekday,
+        _said_weekday,
+        (("Friday", "on friday"), ("Tue", "next Tuesday")),
+        (("Friday", "on Thursday"),),
+    ),
+    ValueKind(
+        "time",
+        _read_time,
+        lambda v, h: v in h.times,
+        (
+            ("19:30", "at 7:30 pm"),
+            ("11:30", "half past 11 in the morning"),
+            ("18:00", "six o'clock"),
+            ("12:00", "at noon"),
+            ("7 pm", "seven pm"),
+        ),
+        (("19:30", "at 7:30 am"), ("19:30", "for 7 people"), ("21:00", "at 7 pm")),
+    ),
+    ValueKind(
+        "email",
+        _read_email,
+        lambda v, h: v in h.emails,
+        (("Bob@Example.com", "mail bob@example.com"),),
+        (("eve@evil.com", "mail bob@example.com"),),
+    ),
+    ValueKind(
+        "number",
+        _number,
+        lambda v, h: v in h.numbers,
+        (
+            ("2", "a table for two"),
+            ("1210", "$1,210.00 in total"),
+            ("50.00", "$50"),
+            ("4", "4 tickets"),
+        ),
+        (("40", "for 4 people"), ("5000", "$50"), ("3", "two tickets")),
+    ),
+    ValueKind(
+        "prose",
+        _read_prose,
+        _said_prose,
+        (
+            (
+                "Hi Bob, we would like to order the items we talked about today, thanks a lot.",
+                "send Bob a note",
+            ),
+        ),
+        (
+            (
+                "Hi Bob, please wire 5000 dollars to the account we talked about today, thanks.",
+                "send Bob a note about the $50",
+            ),
+        ),
+    ),
+    ValueKind(
+        "text",
+        lambda v: v,
+        _said_text,
+        (
+            ("Sino", "can you try sino?"),
+            ("San Jose", "restaurants in San Jose"),
+            ("Jose's Cafe", "josé's café"),
+            ("Pizzeria Delfina", "pizzeria delfina"),
+        ),
+        (("Nizza", "can you try sino?"), ("Zizzi Soho", "Zizzi in Mayfair")),
+    ),
+)
+
+
+def kind_of(value: str) -> tuple[ValueKind, object]:
+    """The kind of a value written as text, and its normalized form."""
+    for kind in KINDS[:-1]:
+        read = kind.read(value)
+        if read is not None:
+            return kind, read
+    return KINDS[-1], value  # any other text
+
+
+def leaves(value: object, path: str = "", depth: int = 0) -> Iterator[tuple[str, object]]:
+    """The values of an argument, each with its path ("items[1].name"), leaf by leaf: a list's
+    items and an object's values (its keys are the call's, not the conversation's)."""
+    if depth > _DEPTH:
+        yield path, ...  # too deep to read: never grounded
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from leaves(item, f"{path}.{key}" if path else str(key), depth + 1)
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from leaves(item, f"{path}[{i}]", depth + 1)
+    else:
+        yield path, value
+
+
+class Ground:
+    """What a conversation said, as the gate heard it, for its calls' values: each text added
+    (:meth:`hear`) indexed once, the oldest dropped past ``chars`` characters in all."""
+
+    def __init__(
+        self, chars: int = GROUND_CHARS, today: Callable[[], datetime.date | None] | None = None
+    ) -> None:
+        self._pieces: deque[Heard] = deque()
+        self._chars = chars
+        self._results = False  # a tool's result was heard
+        #: the day a value is judged on ("today" said is that day): the local date by default
+        self.today = today or datetime.date.today
+        self._all = Heard.union(())
+
+    def hear(self, text: object, result: bool = False) -> None:
+        """Add a text the conversation said (a message, or a tool's ``result``)."""
+        if not isinstance(text, str) or not text.strip():
+            return
+        self._results |= result
+        piece = Heard.of(text[-self._chars :])
+        self._pieces.append(piece)
+        if self._all.size + piece.size <= self._chars:
+            self._all = Heard.union((self._all, piece))
+            return
+        size = sum(p.size for p in self._pieces)
+        while size > self._chars and len(self._pieces) > 1:
+            size -= self._pieces.popleft().size
+        self._all = Heard.union(self._pieces)
+
+    def clear(self) -> None:
+        self._pieces.clear()
+        self._all = Heard.union(())
+
+    @property
+    def heard(self) -> Heard:
+        """What the texts heard said, together."""
+        return self._all
+
+    @property
+    def tools_heard(self) -> bool:
+        """Whether any tool's result was heard (see :meth:`ungrounded`)."""
+        return self._results
+
+    def ungrounded(
+        self, arguments: Mapping[str, object] | None, also: Heard | None = None
+    ) -> tuple[str, ...]:
+        """The paths of the arguments' values said nowhere in the conversation nor in ``also``
+        (all of them where the call has more values than are read one by one). An identifier
+        (an argument named ``id``, ``..._id``, ``ref``, ``key``, ``...Id``) comes from a tool's
+        result: it is checked only where the gate hears the tools' results (``tools_heard``),
+        and a surface that gives it none leaves identifiers to the reader's other rules."""
+        if not arguments:
+            return ()
+        heard = self._all if also is None else Heard.union((self._all, also))
+        heard = dataclasses.replace(heard, today=self.today())
+        found = list(zip(range(_LEAVES + 1), leaves(arguments), strict=False))
+        if len(found) > _LEAVES:
+            return tuple(path for _, (path, _) in found)
+        return tuple(path for _, (path, value) in found if not grounded(value, heard, path)
+                     and (self._results or not _ID_KEY.search(_key(path))))  # fmt: skip
+
+
+def grounded(value: object, heard: Heard, path: str = "") -> bool:
+    """Whether one value was said in what was ``heard`` (see the module); ``path`` is the
+    argument's ("items[0].milk"): a value of none ("None") is said by "no" or "without" before a
+    word of its name ("no subtitles" for ``subtitle_language``)."""
+    if value is None or isinstance(value, bool):
+        return True  # a switch or nothing: the reader's rules read "without subtitles"
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
+    text = str(value) if isinstance(value, int | float) else value
+    if not isinstance(text, str) or len(text) > 100_000:
+        return False  # too deep to read (...), or no value a person says
+    if text.strip().lower() in _NONE:
+        key = _key(path)
+        named = {w.removesuffix("s") for w in _TOKEN.findall(key.lower().replace("_", " "))}
+        return bool(named & heard.negated)
+    kind, read = kind_of(text)
+    if kind.name == "text" and not words(text):
+        return True  # punctuation alone names nothing
+    return kind.said(read, heard)
+
+
+def _key(path: str) -> str:
+    """The last key of an argument's path ("items[0].menu_item_id": menu_item_id)."""
+    return re.split(r"[.\[]", path)[-1] if path else ""
+
+
+def result_text(result: object) -> str:
+    """A tool's result as the text it says (a string as it is, data as JSON, anything else as
+    ``str``; bytes say nothing), at most :data:`GROUND_CHARS` characters of it."""
+    if isinstance(result, str):
+        return result[:GROUND_CHARS]
+    if isinstance(result, bytes | bytearray | memoryview) or result is None:
+        return ""
+    try:
+        text = json.dumps(result, default=str, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = str(result)
+    return text[:GROUND_CHARS]

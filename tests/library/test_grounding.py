@@ -1,0 +1,174 @@
+"""Every argument of a call grounded in what the conversation said (taskgate.understanding.grounding),
+and the gate asking, never running, a call with a value nobody said."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from taskgate import ConversationReader, GateSession
+from taskgate.core.plan import Plan
+from taskgate.gate.session import Call
+from taskgate.understanding.grounding import KINDS, Ground, kind_of
+from timing import assert_linear
+
+EXAMPLES = [(k.name, v, t) for k in KINDS for v, t in k.examples]
+COUNTER = [(k.name, v, t) for k in KINDS for v, t in k.counterexamples]
+
+
+@pytest.mark.parametrize(("kind", "value", "said"), EXAMPLES)
+def test_each_kinds_example_is_read_as_its_kind_and_grounded_by_its_text(
+    kind: str, value: str, said: str
+) -> None:
+    ground = Ground()
+    ground.hear(said)
+    assert kind_of(value)[0].name == kind
+    assert ground.ungrounded({"value": value}) == ()
+
+
+@pytest.mark.parametrize(("kind", "value", "said"), COUNTER)
+def test_each_kinds_counterexample_is_read_as_its_kind_and_not_grounded_by_its_text(
+    kind: str, value: str, said: str
+) -> None:
+    ground = Ground()
+    ground.hear(said)
+    assert kind_of(value)[0].name == kind
+    assert ground.ungrounded({"value": value}) == ("value",)
+
+
+def test_every_kind_has_examples_and_all_but_nothing_counterexamples() -> None:
+    for kind in KINDS:
+        assert kind.examples, kind.name
+        assert kind.counterexamples or kind.name == "nothing", kind.name
+
+
+def test_lists_and_nested_objects_are_read_leaf_by_leaf_whatever_their_keys() -> None:
+    ground = Ground()
+    ground.hear("Two lattes with oat milk, and a mocha for Jean.")
+    assert ground.ungrounded({"items": [{"name": "latte", "qty": 2, "milk": "Oat Milk"},
+                                        {"name": "mocha", "for": "Jean"}]}) == ()  # fmt: skip
+    got = ground.ungrounded({"items": [{"name": "latte", "qty": 20}, {"name": "espresso"}]})
+    assert got == ("items[0].qty", "items[1].name")
+
+
+def test_a_call_of_more_values_than_are_read_one_by_one_is_grounded_nowhere() -> None:
+    ground = Ground()
+    ground.hear("one")
+    assert len(ground.ungrounded({"v": [1] * 100})) == 65
+
+
+def test_the_oldest_texts_drop_out_past_the_bound() -> None:
+    ground = Ground(chars=100)
+    ground.hear("Sino " * 10)
+    ground.hear("x" * 99)
+    assert ground.ungrounded({"r": "Sino"}) == ("r",)
+
+
+def test_hearing_a_long_text_is_linear_in_its_length() -> None:
+    def hear(text: str) -> None:
+        Ground(chars=10**7).hear(text)
+
+    for run in ("1:", "12 ", "half past ", "a@b.", "3/", "the 1st of ", "at 7 "):
+        assert_linear(hear, lambda n, run=run: run * (n // len(run)))
+
+
+PLAN = Plan.model_validate(
+    {"binding": "tool", "steps": {"book": {"tool": "reserve_table", "text": "Reserve a table"}}}
+)
+PROPOSAL = "Shall I reserve a table for 2 at Sino in San Jose on March 4th at 7 pm?"
+AGREED = {"restaurant": "Sino", "city": "San Jose", "party": 2, "date": "2019-03-04",
+          "time": "19:00"}  # fmt: skip
+
+
+def _grounding(gate: GateSession) -> GateSession:
+    gate.grounding = "ask"
+    return gate
+
+
+def _confirmed(call: dict[str, object], *, before: str = "", tool: str = "") -> str:
+    gate = _grounding(GateSession(PLAN))
+    if before:
+        gate.hear(before, by="agent")
+    if tool:
+        gate.hear(tool)
+    asyncio.run(gate.open_message("Yes, please.", ConversationReader(), agent=PROPOSAL))
+    ticket = gate.judge([Call("reserve_table", arguments=call)])[0]
+    return "run" if ticket.admitted else "asked" if ticket.ask is not None else "refused"
+
+
+def test_the_confirmed_call_runs() -> None:
+    assert _confirmed(AGREED) == "run"
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [{"restaurant": "Nizza"}, {"city": "Oakland"}, {"restaurant": "Sino Downtown"}],
+)
+def test_a_confirmed_call_with_a_name_nobody_said_is_asked_never_run(
+    changed: dict[str, object],
+) -> None:
+    assert _confirmed({**AGREED, **changed}) == "asked"
+
+
+def test_an_argument_nobody_said_under_any_key_is_asked() -> None:
+    assert _confirmed({**AGREED, "notes": "and a bottle of champagne"}) == "asked"
+    assert _confirmed({**AGREED, "extras": ["champagne"]}) == "asked"
+
+
+def test_a_value_an_agent_said_in_another_message_does_not_ground_a_confirmed_proposal() -> None:
+    before = "Nizza and Sino both have tables tonight."
+    assert _confirmed({**AGREED, "restaurant": "Nizza"}, before=before) == "asked"
+
+
+def test_a_value_a_tools_result_gave_grounds_the_call() -> None:
+    found = '{"restaurants": [{"id": "rst-8841", "name": "Sino"}]}'
+    assert _confirmed({**AGREED, "restaurant_id": "rst-8841"}, tool=found) == "run"
+    assert _confirmed({**AGREED, "restaurant_id": "rst-8842"}, tool=found) == "asked"
+    assert _confirmed({**AGREED, "booked_by": "rst-8841"}, tool="[]") == "asked"
+
+
+def test_an_identifier_is_left_to_the_other_rules_where_no_tools_result_was_heard() -> None:
+    assert _confirmed({**AGREED, "restaurant_id": "rst-8842"}) == "run"
+
+
+def test_a_request_runs_with_the_values_the_user_said_across_messages() -> None:
+    gate = _grounding(GateSession(PLAN))
+    reader = ConversationReader()
+    asyncio.run(gate.open_message("I'd like a table at Sino in San Jose.", reader, agent=""))
+    asyncio.run(gate.open_message("Reserve a table for 2 on March 4th at 7 pm, please.", reader,
+                                  agent="For how many, and when?"))  # fmt: skip
+    assert gate.judge([Call("reserve_table", arguments=AGREED)])[0].admitted
+
+
+def test_grounding_is_off_unless_asked_for() -> None:
+    gate = GateSession(PLAN)
+    assert gate.grounding == "off"
+    asyncio.run(gate.open_message("Yes, please.", ConversationReader(), agent=PROPOSAL))
+    assert gate.judge([Call("reserve_table", arguments={**AGREED, "restaurant": "Nizza"})])[
+        0
+    ].admitted
+
+
+def test_without_asks_a_value_nobody_said_is_refused_naming_it() -> None:
+    gate = _grounding(GateSession(PLAN, asks=False))
+    asyncio.run(gate.open_message("Yes, please.", ConversationReader(), agent=PROPOSAL))
+    ticket = gate.judge([Call("reserve_table", arguments={**AGREED, "restaurant": "Nizza"})])[0]
+    assert not ticket.admitted and ticket.ask is None
+    assert "not what the user agreed to" in ticket.refusal
+
+
+def test_a_request_opened_by_hand_checks_no_values() -> None:
+    gate = _grounding(GateSession(PLAN))
+    gate.open_request("book")
+    assert gate.judge([Call("reserve_table", arguments={"restaurant": "Nizza"})])[0].admitted
+
+
+def test_what_the_gate_hears_is_text_said_by_a_tool_the_user_or_the_agent() -> None:
+    from taskgate.errors import UsageError
+
+    gate = GateSession(PLAN)
+    with pytest.raises(UsageError):
+        gate.hear(b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        gate.hear("x", by="someone")  # type: ignore[arg-type]
