@@ -502,6 +502,7 @@ class Ground:
         self._pieces: deque[Heard] = deque()
         self._chars = chars
         self._results = False  # a tool's result was heard
+        self._recent: deque[int] = deque(maxlen=64)  # the last texts heard, by their hashes
         #: the day a value is judged on ("today" said is that day): the local date by default
         self.today = today or datetime.date.today
         self._all = Heard.union(())
@@ -511,6 +512,9 @@ class Ground:
         if not isinstance(text, str) or not text.strip():
             return
         self._results |= result
+        if hash(text) in self._recent:  # the same turn given again (each request's history)
+            return
+        self._recent.append(hash(text))
         piece = Heard.of(text[-self._chars :])
         self._pieces.append(piece)
         if self._all.size + piece.size <= self._chars:
@@ -523,6 +527,7 @@ class Ground:
 
     def clear(self) -> None:
         self._pieces.clear()
+        self._recent.clear()
         self._all = Heard.union(())
 
     @property
