@@ -816,9 +816,10 @@ class GateSession:
     def hear(self, text: str, by: Literal["tool", "user", "agent"] = "tool") -> None:
         """Take in a text of the conversation that no message read gave the gate: a tool's result
         the agent read (``by="tool"``), an earlier message of a conversation taken up again (the
-        user's or the agent's). A call runs on the user's words only where each of its values was
-        said (see :mod:`taskgate.understanding.grounding`): by the user, in a tool's result, or
-        by the agent to the user."""
+        user's or the agent's). With :attr:`grounding` on, a call a confirmed proposal authorizes
+        runs only where each of its values was said (see
+        :mod:`taskgate.understanding.grounding`): by the user, in a tool's result, or in the
+        proposal (the agent's other messages are kept for requests, not checked yet)."""
         if not isinstance(text, str) or by not in ("tool", "user", "agent"):
             raise UsageError("the gate hears text, said by a tool, the user or the agent")
         with self._lock:
