@@ -412,8 +412,9 @@ async def replay(case: Case, plan: Plan, reader: ConversationReader) -> tuple[st
     for step in done:  # an earlier call of the step succeeded
         gate.open_request(step)
         gate.finish(gate.begin(step), "ok")
-    for by, text in case.heard:  # what a surface that keeps the conversation gave the gate
-        gate.hear(text, by=by)  # type: ignore[arg-type]
+    for by, text in case.heard:  # what a surface that keeps the conversation gives the gate
+        if by != "agent":  # the agent's words ground only the proposal confirmed
+            gate.hear(text, by=by)  # type: ignore[arg-type]
     start = time.perf_counter()
     await gate.open_message(case.user, reader, ask_back=False, agent=case.agent,
                             earlier=case.earlier)  # fmt: skip

@@ -300,8 +300,8 @@ class GateSession:
         #: the last turns read (the agent's message, the user's reply), for a revised proposal
         self._said: deque[Turn] = deque(maxlen=REVISIONS)
         #: what the conversation said, for its calls' values: the user's words and the results of
-        #: tools (``_heard``), and the agent's messages the user read (``_shown``)
-        self._heard, self._shown = Ground(), Ground()
+        #: tools (a confirmed call's proposal is added to it where it is judged)
+        self._heard = Ground()
         self._running: set[str] = set()  # steps with an admitted call not finished (or in doubt)
         self._open: dict[int, int] = {}  # admitted tickets not yet finished -> epoch judged at
         self._doubt: dict[str, Doubt] = {}  # steps held in doubt, by step
@@ -377,10 +377,8 @@ class GateSession:
             raise UsageError("the user's message and the agent's must be text")
         given, agent = agent is not None, agent or ""  # None: the agent's message is not known
         with self._lock:  # calls held for the user's answer: the message is read against it
-            for shown, said in () if earlier is None else _turns(earlier):
-                self._shown.hear(shown)
+            for _, said in () if earlier is None else _turns(earlier):
                 self._heard.hear(said)
-            self._shown.hear(agent)
             self._heard.hear(message)
             self._said_no.clear()  # a new message: what they said no to may be asked again
             waiting = [Ask.of(a) for a in self._machine.asks.values()]
@@ -796,8 +794,7 @@ class GateSession:
             self._reading = reading
             self._said.clear()
             self._said.extend(_turns(said))
-            for shown, heard in self._said:
-                self._shown.hear(shown)
+            for _, heard in self._said:
                 self._heard.hear(heard)
 
     @property
@@ -813,20 +810,17 @@ class GateSession:
             raise UsageError("today is a function returning the day (or None)")
         self._heard.today = today
 
-    def hear(self, text: str, by: Literal["tool", "user", "agent"] = "tool") -> None:
+    def hear(self, text: str, by: Literal["tool", "user"] = "tool") -> None:
         """Take in a text of the conversation that no message read gave the gate: a tool's result
-        the agent read (``by="tool"``), an earlier message of a conversation taken up again (the
-        user's or the agent's). With :attr:`grounding` on, a call a confirmed proposal authorizes
-        runs only where each of its values was said (see
-        :mod:`taskgate.understanding.grounding`): by the user, in a tool's result, or in the
-        proposal (the agent's other messages are kept for requests, not checked yet)."""
-        if not isinstance(text, str) or by not in ("tool", "user", "agent"):
-            raise UsageError("the gate hears text, said by a tool, the user or the agent")
+        the agent read (``by="tool"``), or an earlier message of the user's (a conversation taken
+        up again). With :attr:`grounding` on, a call a confirmed proposal authorizes runs only
+        where each of its values was said (see :mod:`taskgate.understanding.grounding`): by the
+        user, in a tool's result, or in the proposal (the agent's other messages do not count:
+        an option it mentioned is not the one agreed to)."""
+        if not isinstance(text, str) or by not in ("tool", "user"):
+            raise UsageError("the gate hears text, said by a tool or the user")
         with self._lock:
-            if by == "agent":
-                self._shown.hear(text)
-            else:
-                self._heard.hear(text, result=by == "tool")
+            self._heard.hear(text, result=by == "tool")
 
     def _words_of(self, step: str) -> str:
         """Everything a step is called by: its text, its tool's description and name."""

@@ -329,21 +329,20 @@ def _native(call: object, planned: bool) -> Call:
     return Call(name, _call_id(call) or None, work_order, isinstance(args, dict), arguments)
 
 
-def said_in(messages: object) -> list[tuple[Literal["user", "agent", "tool"], str]]:
-    """What a request's messages said, each with who said it: the user's messages, the agent's
-    (the assistant's text, what the user read), and the rest (tools' results, the system prompt:
-    what the operator and the tools gave the agent)."""
+def said_in(messages: object) -> list[tuple[Literal["user", "tool"], str]]:
+    """What a request's messages said that grounds a call's values, each with who said it: the
+    user's messages, and the rest but the assistant's (tools' results, the system prompt: what
+    the operator and the tools gave the agent). The assistant's own words ground nothing but
+    the proposal a user confirmed, which the reading carries."""
     if not isinstance(messages, list):
         return []
-    said: list[tuple[Literal["user", "agent", "tool"], str]] = []
+    said: list[tuple[Literal["user", "tool"], str]] = []
     for m in messages:
-        if not isinstance(m, Mapping):
+        if not isinstance(m, Mapping) or m.get("role") == "assistant":
             continue
         text = _text_of(m.get("content"))
         if text:
-            role = m.get("role")
-            said.append(("user" if role == "user" else "agent" if role == "assistant" else "tool",
-                         text))  # fmt: skip
+            said.append(("user" if m.get("role") == "user" else "tool", text))
     return said
 
 

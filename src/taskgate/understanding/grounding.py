@@ -31,7 +31,8 @@ from decimal import Decimal, InvalidOperation
 
 from taskgate.understanding.finishing import _ID_KEY
 from taskgate.understanding.patterns import pattern
-from taskgate.understanding.values import canonical
+from taskgate.understanding.values import _MONTHS, canonical
+from taskgate.understanding.words import fold
 
 #: the most characters of the conversation kept as ground (the oldest are dropped first: a value
 #: said only before them is said nowhere, and asked)
@@ -39,14 +40,12 @@ GROUND_CHARS = 256_000
 _LEAVES = 64  # a call of more values than this is not checked value by value: it is asked
 _DEPTH = 8
 _TOKEN = pattern(r"[a-z0-9]+")
-_APOSTROPHE = pattern(r"['\u2019`]")
 _WORDS = {w: i for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}  # fmt: skip
 _TENS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
          "ninety": 90, "hundred": 100, "thousand": 1000}  # fmt: skip
 _ORDINALS = (["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth"])  # fmt: skip
 _ONE = frozenset(["a", "an", "another", "single", "once"])
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 #: the words a name or a phrase may carry without them being said ("the", "of")
 _FILLER = frozenset(
     ["a", "an", "the", "of", "and", "to", "at", "in", "on", "for", "with", "by", "de", "la", "le"]
@@ -55,18 +54,19 @@ _NOTHING = frozenset(["", "dontcare", "true", "false", "n/a"])  # a switch's val
 _NONE = frozenset(["none", "no", "nothing", "null", "nil", "0"])
 _NO = frozenset(["no", "without", "none", "zero", "0", "nothing"])
 _PROSE_WORDS = 12  # a text of more words than this is prose the agent composed
+#: "today" when the function saying what day it is failed: a day no date is
+_UNREADABLE = datetime.date.min
 
 
-def fold(text: str) -> str:
-    """``text`` lower case, accents and apostrophes dropped, "&" as "and" ("José's Café": jose's
-    cafe read as "joses cafe")."""
-    low = _APOSTROPHE.sub("", text.lower().replace("&", " and "))
-    return unicodedata.normalize("NFKD", low).encode("ascii", "ignore").decode()
+def _folded(text: str) -> str:
+    """``text`` as its words are compared (:func:`~taskgate.understanding.words.fold`), "&" as
+    "and"."""
+    return fold(text.replace("&", " and "))
 
 
 def words(text: str) -> list[str]:
     """The words of ``text``, folded, a number's word as its digits ("two days": 2 days)."""
-    return [str(_WORDS[w]) if w in _WORDS else w for w in _TOKEN.findall(fold(text))]
+    return [str(_WORDS[w]) if w in _WORDS else w for w in _TOKEN.findall(_folded(text))]
 
 
 # -- what a text said, indexed by kind ------------------------------------------------------------
@@ -186,7 +186,7 @@ class Heard:
 
     @classmethod
     def of(cls, text: str) -> Heard:
-        t = fold(text)
+        t = _folded(text)
         tokens = _TOKEN.findall(t)
         said = frozenset(tokens) | {str(_WORDS[w]) for w in tokens if w in _WORDS}
         numbers = {n for m in _NUMBER.finditer(t) if (n := _number(m.group(0))) is not None}
@@ -257,7 +257,7 @@ def _read_nothing(value: str) -> object | None:
 
 def _month_day(text: str) -> tuple[int, int] | None:
     """A day of a month written with the month's name ("March 14", "14 Mar", "March 14, 2019")."""
-    t = re.sub(r",? \d{4}$", "", fold(text.strip()))
+    t = re.sub(r",? \d{4}$", "", _folded(text.strip()))
     if m := _DAY_MONTH.fullmatch(t):
         return _MONTHS.index(m.group(2)[:3]) + 1, int(m.group(1))
     if m := _MONTH_DAY.fullmatch(t):
@@ -294,7 +294,7 @@ _DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday"
 
 
 def _read_weekday(value: str) -> object | None:
-    v = fold(value.strip()).rstrip(".")
+    v = _folded(value.strip()).rstrip(".")
     found = [i for i, name in enumerate(_DAY_NAMES) if v in (name, name[:3])]
     return found[0] if found else None
 
@@ -304,14 +304,18 @@ def _said_weekday(day: object, heard: Heard) -> bool:
         return True
     if heard.today is None:
         return bool(heard.relative)  # "today": any weekday, not knowing today
+    if heard.today == _UNREADABLE:
+        return False
     return any((heard.today.weekday() + n) % 7 == day for n in heard.relative)
 
 
 def _said_after_today(day: datetime.date, heard: Heard) -> bool:
     """Whether "today", "tomorrow" or "the day after tomorrow" said is ``day`` (any day, where
-    today is not known: no date contradicts it)."""
+    today is not known: no date contradicts it; none, where it could not be read)."""
     if heard.today is None:
         return bool(heard.relative)
+    if heard.today == _UNREADABLE:
+        return False
     return (day - heard.today).days in heard.relative
 
 
@@ -323,7 +327,7 @@ def _read_time(value: str) -> object | None:
 
 
 def _read_email(value: str) -> object | None:
-    v = fold(value.strip())
+    v = _folded(value.strip())
     return v if _EMAIL.fullmatch(v) else None
 
 
@@ -494,7 +498,9 @@ def leaves(value: object, path: str = "", depth: int = 0) -> Iterator[tuple[str,
 
 class Ground:
     """What a conversation said, as the gate heard it, for its calls' values: each text added
-    (:meth:`hear`) indexed once, the oldest dropped past ``chars`` characters in all."""
+    (:meth:`hear`) indexed once, the oldest dropped past ``chars`` characters in all (down to
+    three quarters of them, so the index is rebuilt once per quarter of the bound, not at each
+    text)."""
 
     def __init__(
         self, chars: int = GROUND_CHARS, today: Callable[[], datetime.date | None] | None = None
@@ -520,25 +526,10 @@ class Ground:
         if self._all.size + piece.size <= self._chars:
             self._all = Heard.union((self._all, piece))
             return
-        size = sum(p.size for p in self._pieces)
-        while size > self._chars and len(self._pieces) > 1:
+        size = self._all.size + piece.size
+        while size > self._chars * 3 // 4 and len(self._pieces) > 1:
             size -= self._pieces.popleft().size
         self._all = Heard.union(self._pieces)
-
-    def clear(self) -> None:
-        self._pieces.clear()
-        self._recent.clear()
-        self._all = Heard.union(())
-
-    @property
-    def heard(self) -> Heard:
-        """What the texts heard said, together."""
-        return self._all
-
-    @property
-    def tools_heard(self) -> bool:
-        """Whether any tool's result was heard (see :meth:`ungrounded`)."""
-        return self._results
 
     def ungrounded(
         self, arguments: Mapping[str, object] | None, also: Heard | None = None
@@ -546,17 +537,36 @@ class Ground:
         """The paths of the arguments' values said nowhere in the conversation nor in ``also``
         (all of them where the call has more values than are read one by one). An identifier
         (an argument named ``id``, ``..._id``, ``ref``, ``key``, ``...Id``) comes from a tool's
-        result: it is checked only where the gate hears the tools' results (``tools_heard``),
-        and a surface that gives it none leaves identifiers to the reader's other rules."""
+        result: it is checked only where the gate hears the tools' results, and a surface that
+        gives it none leaves identifiers to the reader's other rules."""
         if not arguments:
             return ()
-        heard = self._all if also is None else Heard.union((self._all, also))
-        heard = dataclasses.replace(heard, today=self.today())
         found = list(zip(range(_LEAVES + 1), leaves(arguments), strict=False))
         if len(found) > _LEAVES:
             return tuple(path for _, (path, _) in found)
-        return tuple(path for _, (path, value) in found if not grounded(value, heard, path)
-                     and (self._results or not _ID_KEY.search(_key(path))))  # fmt: skip
+        heard = self._dated(self._all)
+        missing = [(p, v) for _, (p, v) in found if not grounded(v, heard, p)
+                   and (self._results or not _ID_KEY.search(_key(p)))]  # fmt: skip
+        if missing and also is not None:  # said in the two together ("Sino" here, "San" there)
+            heard = self._dated(Heard.union((self._all, also)))
+            missing = [(p, v) for p, v in missing if not grounded(v, heard, p)]
+        return tuple(p for p, _ in missing)
+
+    def _dated(self, heard: Heard) -> Heard:
+        """``heard`` judged on :attr:`today` (a day that cannot be read: "today" and "tomorrow"
+        said ground no date); the conversation's index keeps its day, and its cached words."""
+        try:
+            day = self.today()
+        except Exception:  # the caller's function failed: no day, and no day grounded by it
+            day = _UNREADABLE
+        if day is not None and not isinstance(day, datetime.date):
+            day = _UNREADABLE
+        if heard.today == day:
+            return heard
+        dated = dataclasses.replace(heard, today=day)
+        if heard is self._all:
+            self._all = dated
+        return dated
 
 
 def grounded(value: object, heard: Heard, path: str = "") -> bool:
@@ -570,6 +580,8 @@ def grounded(value: object, heard: Heard, path: str = "") -> bool:
     text = str(value) if isinstance(value, int | float) else value
     if not isinstance(text, str) or len(text) > 100_000:
         return False  # too deep to read (...), or no value a person says
+    if any(unicodedata.category(c) in ("Cf", "Co", "Cs") for c in text):
+        return False  # an invisible character: the value is not the one said, whatever it reads
     if text.strip().lower() in _NONE:
         key = _key(path)
         named = {w.removesuffix("s") for w in _TOKEN.findall(key.lower().replace("_", " "))}

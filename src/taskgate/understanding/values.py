@@ -23,7 +23,6 @@ from __future__ import annotations
 import itertools
 import math
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 
 from taskgate.errors import TaskgateError
@@ -31,6 +30,7 @@ from taskgate.understanding.acts import _MONTHS as MONTHS
 from taskgate.understanding.acts import said_relative, spoken_forms
 from taskgate.understanding.finishing import _ID_KEY
 from taskgate.understanding.patterns import pattern
+from taskgate.understanding.words import fold
 
 #: an argument held to what was said: an amount of money, whom it goes to, a note or a message
 _MONEY_KEY = pattern(r"amount|price|cost|fee|total|fare|sum|balance|money", re.I)
@@ -54,8 +54,6 @@ _HALF_DAY = pattern(r"(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s?m\.?", re.I)
 _SECONDS = pattern(r"(\d{1,2}):(\d{2}):\d{2}(?:\.\d+)?")
 _SLASHED = pattern(r"(\d{1,4})[/.](\d{1,2})[/.](\d{1,4})")
 _TOKEN = pattern(r"[a-z0-9]+")
-_APOSTROPHE = pattern(r"['\u2019]")
-_POSSESSIVE = pattern(r"['\u2019]s\b")
 #: a word of a switch said the other way: "without subtitles", "no subtitles", "non-refundable"
 _OFF_BEFORE = pattern(
     r"(?:\b(?:without|no|non|not|never|sans|cannot|(?:do|does|did|is|are|was|were|wo|ca|should|would|"
@@ -121,8 +119,7 @@ def switch_turned(key: object, value: object, said: str) -> bool:
 
 def _tokens(text: str) -> str:
     """The words of ``text``, lower case, accents and apostrophes dropped ("José's": jose)."""
-    folded = unicodedata.normalize("NFKD", _APOSTROPHE.sub("", _POSSESSIVE.sub("", text.lower())))
-    return " " + " ".join(_TOKEN.findall(folded.encode("ascii", "ignore").decode())) + " "
+    return " " + " ".join(_TOKEN.findall(fold(text))) + " "
 
 
 def unheard(arguments: Iterable[tuple[str, object]], text: str) -> bool:

@@ -3,6 +3,8 @@ what is asked (stop words), a word's stem, where its sentences end."""
 
 from __future__ import annotations
 
+import unicodedata
+
 from taskgate.matching.lexical import STOP_WORDS
 from taskgate.understanding.patterns import pattern
 
@@ -39,3 +41,14 @@ def _stem(word: str) -> str:
         if word.endswith(end) and len(word) - len(end) >= 3:
             return word[: -len(end)]
     return word
+
+
+_APOSTROPHE = pattern(r"['\u2019]")
+_POSSESSIVE = pattern(r"['\u2019]s\b")
+
+
+def fold(text: str) -> str:
+    """``text`` lower case, a possessive's "'s", apostrophes and accents dropped ("José's Café":
+    "jose cafe"), as the value rules compare words."""
+    low = _APOSTROPHE.sub("", _POSSESSIVE.sub("", text.lower()))
+    return unicodedata.normalize("NFKD", low).encode("ascii", "ignore").decode()
