@@ -76,6 +76,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/mcp_requests.py
 	$(BIN)/python bench/bench_matcher.py
 	$(BIN)/python bench/bench_conversations.py
+	$(BIN)/python bench/bench_llm_style.py
 	$(BIN)/python bench/bench_report.py
 	$(BIN)/python bench/bench_memory.py
 	$(BIN)/python bench/bench_probe.py
