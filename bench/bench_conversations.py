@@ -412,9 +412,15 @@ async def replay(case: Case, plan: Plan, reader: ConversationReader) -> tuple[st
     for step in done:  # an earlier call of the step succeeded
         gate.open_request(step)
         gate.finish(gate.begin(step), "ok")
+    agent = ""
     for by, text in case.heard:  # what a surface that keeps the conversation gives the gate
-        if by != "agent":  # the agent's words ground only the proposal confirmed
-            gate.hear(text, by=by)  # type: ignore[arg-type]
+        if by == "agent":
+            agent = text
+        elif by == "user":
+            gate.hear_turn(agent, text)
+            agent = ""
+        else:
+            gate.hear(text)
     start = time.perf_counter()
     await gate.open_message(case.user, reader, ask_back=False, agent=case.agent,
                             earlier=case.earlier)  # fmt: skip

@@ -10,6 +10,7 @@ import pytest
 
 from taskgate import ConversationReader, GateSession
 from taskgate.core.plan import Plan
+from taskgate.errors import UsageError
 from taskgate.gate.session import Call
 from taskgate.understanding.grounding import KINDS, Ground, kind_of
 from timing import assert_linear
@@ -135,9 +136,10 @@ def test_a_request_runs_with_the_values_the_user_said_across_messages() -> None:
     assert gate.judge([Call("reserve_table", arguments=AGREED)])[0].admitted
 
 
-def test_grounding_is_off_unless_asked_for() -> None:
+def test_grounding_is_on_by_default_and_can_be_turned_off() -> None:
+    assert GateSession(PLAN).grounding == "ask"
     gate = GateSession(PLAN)
-    assert gate.grounding == "off"
+    gate.grounding = "off"
     asyncio.run(gate.open_message("Yes, please.", ConversationReader(), agent=PROPOSAL))
     assert gate.judge([Call("reserve_table", arguments={**AGREED, "restaurant": "Nizza"})])[
         0
@@ -159,8 +161,6 @@ def test_a_request_opened_by_hand_checks_no_values() -> None:
 
 
 def test_what_the_gate_hears_is_text_said_by_a_tool_the_user_or_the_agent() -> None:
-    from taskgate.errors import UsageError
-
     gate = GateSession(PLAN)
     with pytest.raises(UsageError):
         gate.hear(b"bytes")  # type: ignore[arg-type]
@@ -187,3 +187,42 @@ def test_a_day_that_cannot_be_read_grounds_no_date_by_today() -> None:
     ground.hear("tomorrow at 7 pm")
     assert ground.ungrounded({"date": "2019-03-02", "time": "19:00"}) == ()
     assert ground.ungrounded({"date": "2019-03-03"}) == ("date",)
+
+
+def test_an_earlier_offer_the_user_took_up_grounds_its_values_and_one_they_turned_down_not() -> (
+    None
+):
+    offer = ("Nizza has a table at 7 pm.", "Great, I'd like that.")
+    refused = ("Nizza has a table at 7 pm.", "No, not Nizza.")
+    later = "Shall I reserve it for 2 in San Jose on March 4th?"
+    call = {**AGREED, "restaurant": "Nizza"}
+    for earlier, want in ((offer, True), (refused, False)):
+        gate = _grounding(GateSession(PLAN))
+        asyncio.run(gate.open_message("Yes, please.", ConversationReader(), agent=later,
+                                      earlier=[earlier]))  # fmt: skip
+        ticket = gate.judge([Call("reserve_table", arguments=call)])[0]
+        assert ticket.admitted is want, earlier
+        assert want or ticket.ask is not None
+
+
+def test_the_proxy_reads_a_requests_messages_as_turns_and_tools_results() -> None:
+    from taskgate.proxy.gating import said_in
+
+    messages = [
+        {"role": "system", "content": "You book tables."},
+        {"role": "user", "content": "A table, please."},
+        {"role": "assistant", "content": "Nizza has one at 7 pm."},
+        {"role": "tool", "content": '{"id": "rst-1"}'},
+        {"role": "user", "content": [{"type": "text", "text": "Great, I'd like that."}]},
+        "garbage",
+    ]
+    assert said_in(messages) == [
+        (None, "You book tables."),
+        ("", "A table, please."),
+        (None, '{"id": "rst-1"}'),
+        ("Nizza has one at 7 pm.", "Great, I'd like that."),
+    ]
+    assert said_in("not a list") == []
+    gate = GateSession(PLAN)
+    with pytest.raises(UsageError):
+        gate.hear_turn(None, "hi")  # type: ignore[arg-type]

@@ -928,7 +928,8 @@ def test_a_yes_to_tickets_for_an_event_named_before_runs() -> None:
         "repeatable": True}}})  # fmt: skip
     call = {"city_of_event": "New York", "date": "2019-03-10",
             "event_name": "Harlem Gospel Choir", "number_of_seats": "3"}  # fmt: skip
-    earlier = [("Harlem Gospel Choir is playing at the Apollo.", "I'd like tickets for that.")]
+    earlier = [("Harlem Gospel Choir is playing at the Apollo on March 10th.",
+                "I'd like tickets for that.")]  # fmt: skip
     for seats, want in (("3", True), ("30", False)):
         gate = GateSession(plan)
         asyncio.run(gate.open_message("Yes, that's it.", READ, ask_back=False, earlier=earlier,

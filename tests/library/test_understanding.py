@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import datetime
 import json
 from collections import Counter
 from pathlib import Path
@@ -600,7 +601,7 @@ def test_a_value_is_recognized_as_people_say_it_and_an_address_number_is_no_coun
     assert runs("Confirmed.", said, "transfer", args, plan=send).admitted
     ride = Plan.model_validate({"binding": "tool", "steps": {"ride": {"tool": "get_ride",
                                 "text": "get a ride", "repeatable": True}}})  # fmt: skip
-    to = "Please confirm: a regular ride to 659 Merchant Street."
+    to = "Please confirm: a regular ride to 659 Merchant Street for 2."
     got = {"destination": "659 Merchant Street", "seats": "2", "ride_type": "Regular"}
     assert runs("Yes, that is correct.", to, "get_ride", got, plan=ride).admitted
 
@@ -886,8 +887,10 @@ TRANSFER = {"account_type": "savings", "recipient_account_type": "savings",
 
 
 def runs_after(earlier: list[tuple[str, str]], message: str, agent: str, tool: str,
-               args: dict[str, Any]) -> bool:  # fmt: skip
+               args: dict[str, Any], today: datetime.date | None = None) -> bool:  # fmt: skip
     gate = GateSession(ERRANDS)
+    if today is not None:
+        gate.today = lambda: today
     asyncio.run(gate.open_message(message, READ, ask_back=False, agent=agent,
                                   earlier=tuple(earlier)))  # fmt: skip
     return bool(gate.judge([Call(tool, arguments=args)])[0].admitted)
@@ -1000,6 +1003,9 @@ def test_a_search_result_with_its_count_is_no_proposal_and_not_needing_it_yet_de
                           "buy_bus_ticket", BUS)  # fmt: skip
 
 
+GUEST = "I'm Alexis, and I need a room from the 6th."
+
+
 def test_a_word_of_assent_inside_a_story_is_no_yes() -> None:
     agent = "Alright, the Shadyside Inn ticks all of your boxes, can I book this room for you?"
     hotel = {"Name": "Shadyside Inn", "StartDate": "2019-03-06", "CustomerName": "Alexis"}
@@ -1011,6 +1017,7 @@ def test_a_word_of_assent_inside_a_story_is_no_yes() -> None:
     asyncio.run(gate.open_message(story, READ, ask_back=False, agent=agent))
     assert not gate.judge([Call("book_hotel", arguments=hotel)])[0].admitted
     gate = GateSession(plan)
+    gate.hear(GUEST, by="user")  # the guest's name and day, said before
     asyncio.run(gate.open_message("Sounds good, thanks.", READ, ask_back=False, agent=agent))
     assert gate.judge([Call("book_hotel", arguments=hotel)])[0].admitted
 
@@ -1057,8 +1064,9 @@ def test_a_search_worded_proposal_confirms_no_call_even_with_its_details() -> No
 def test_a_proposal_to_hear_a_song_proposes_to_play_it() -> None:
     agent = "Please verify: you would like to hear the song Dance Monkey. Is this correct?"
     song = {"song_name": "Dance Monkey", "artist": "Tones and I"}
-    assert runs_after([], "Yeah that's right.", agent, "play_song", song)
-    assert not runs_after([], "Yeah that's right.", "You like the song Dance Monkey?",
+    asked = [("What would you like to hear?", "Something by Tones and I.")]
+    assert runs_after(asked, "Yeah that's right.", agent, "play_song", song)
+    assert not runs_after(asked, "Yeah that's right.", "You like the song Dance Monkey?",
                           "play_song", song)  # fmt: skip
 
 
@@ -1190,6 +1198,7 @@ def books_room(message: str) -> bool:
     """Whether the Shadyside Inn is booked after ``message`` answers "can I book this room?"."""
     hotel = {"Name": "Shadyside Inn", "StartDate": "2019-03-06", "CustomerName": "Alexis"}
     gate = GateSession(HOTEL)
+    gate.hear(GUEST, by="user")  # the guest's name and day, said before
     asyncio.run(gate.open_message(message, READ, ask_back=False, agent=SHADY))
     return bool(gate.judge([Call("book_hotel", arguments=hotel)])[0].admitted)
 
@@ -1310,6 +1319,7 @@ def test_a_yes_to_work_reported_done_with_no_receipt_runs_it_once(
 ) -> None:
     """An agent that says it did what it only proposed: the user's yes runs it, once."""
     gate = GateSession(ERRANDS)
+    gate.hear("On March 2nd, please.", by="user")  # the day, said before
     asyncio.run(gate.open_message(yes, READ, ask_back=False, agent=agent))
     ticket = gate.judge([Call(tool, arguments=args)])[0]
     assert ticket.admitted
@@ -1341,8 +1351,9 @@ CAR = {"pickup_location": "Charles de Gaulle Airport", "pickup_date": "2019-03-0
     ("Please confirm: a Standard car from Charles de Gaulle Airport, Thursday to Sunday.", False),
 ])  # fmt: skip
 def test_a_day_said_relative_to_today_is_any_of_the_calls_dates(agent: str, ran: bool) -> None:
+    picked = [("When will you pick it up?", "On the 7th.")]  # every value said by someone
     for args in (CAR, dict(reversed(CAR.items()))):
-        assert runs_after([], "Yes, that's right.", agent, "reserve_car", args) is ran
+        assert runs_after(picked, "Yes, that's right.", agent, "reserve_car", args) is ran
 
 
 @pytest.mark.parametrize("agent", [
@@ -1376,7 +1387,8 @@ def test_search_words_inside_the_calls_values_are_no_search(agent: str, ran: boo
 def test_a_day_said_relative_to_today_and_a_date_said_plainly_are_both_read(
     agent: str, ran: bool
 ) -> None:
-    assert runs_after([], "Yes, that's right.", agent, "reserve_car", CAR) is ran
+    thursday = datetime.date(2019, 3, 6)  # the day before the pickup: "tomorrow" is March 7th
+    assert runs_after([], "Yes, that's right.", agent, "reserve_car", CAR, today=thursday) is ran
 
 
 def test_a_weekday_in_a_name_is_no_day_said() -> None:
@@ -1411,17 +1423,32 @@ def test_more_ways_to_ask_for_a_confirmation(ask: str) -> None:
 FOUND_BUS = "The 5:20 pm bus from Anaheim to Las Vegas leaves on March 2nd."
 
 
+COUNTED = [("How many of you are travelling?", "3 of us.")]
+
+
 @pytest.mark.parametrize(("earlier", "agent", "ran"), [
     ([], FOUND_BUS, False),  # an item found: how many travel was never said
-    ([("How many of you are travelling?", "3 of us.")], FOUND_BUS, True),
-    ([], "Please confirm: the 5:20 pm bus from Anaheim to Las Vegas on March 2nd.", True),
-    ([], "Shall I buy tickets on the 5:20 pm bus from Anaheim to Las Vegas on March 2nd?", True),
+    (COUNTED, FOUND_BUS, True),
+    (COUNTED, "Please confirm: the 5:20 pm bus from Anaheim to Las Vegas on March 2nd.", True),
+    (COUNTED, "Shall I buy tickets on the 5:20 pm bus from Anaheim to Las Vegas on March 2nd?",
+     True),
 ])  # fmt: skip
 def test_a_count_nobody_said_is_not_confirmed_by_liking_what_was_found(
     earlier: list[tuple[str, str]], agent: str, ran: bool
 ) -> None:
     args = BUS_520
     assert runs_after(earlier, "That sounds great.", agent, "buy_bus_ticket", args) is ran
+
+
+@pytest.mark.parametrize("agent", [
+    "Please confirm: the 5:20 pm bus from Anaheim to Las Vegas on March 2nd.",
+    "Shall I buy tickets on the 5:20 pm bus from Anaheim to Las Vegas on March 2nd?",
+])  # fmt: skip
+def test_a_count_nobody_said_is_asked_even_where_the_agent_asked_to_confirm(agent: str) -> None:
+    gate = GateSession(ERRANDS)
+    asyncio.run(gate.open_message("That sounds great.", READ, ask_back=False, agent=agent))
+    ticket = gate.judge([Call("buy_bus_ticket", arguments=BUS_520)])[0]
+    assert ticket.ask is not None and "travelers" in ticket.notice
 
 
 # -- an attack review of the sixth session's readings: each of these ran a call nobody asked for

@@ -192,11 +192,10 @@ def check_tools(plan: Plan, tools: Iterable[str]) -> None:
 class GateSession:
     """One gated conversation's task state and every rule the gate applies (see the module)."""
 
-    #: ``"ask"``: a call a confirmed proposal authorizes, with a value nobody said in the
-    #: conversation, is held and asked (see :meth:`hear` and
-    #: :mod:`taskgate.understanding.grounding`); ``"off"`` (the default in this release, while
-    #: the rest of the suite's conversations are reviewed against it): not checked
-    grounding: Literal["ask", "off"] = "off"
+    #: ``"ask"`` (the default): a call a confirmed proposal authorizes, with a value nobody said
+    #: in the conversation, is held and asked (see :meth:`hear` and
+    #: :mod:`taskgate.understanding.grounding`); ``"off"``: not checked
+    grounding: Literal["ask", "off"] = "ask"
 
     def __init__(
         self,
@@ -299,8 +298,9 @@ class GateSession:
         self._reading: Reading | None = None  # what the gate understood of the last message
         #: the last turns read (the agent's message, the user's reply), for a revised proposal
         self._said: deque[Turn] = deque(maxlen=REVISIONS)
-        #: what the conversation said, for its calls' values: the user's words and the results of
-        #: tools (a confirmed call's proposal is added to it where it is judged)
+        #: what the conversation said, for its calls' values: the user's words, the results of
+        #: tools, the agent's messages the user took up (a confirmed call's proposal is added to
+        #: it where it is judged)
         self._heard = Ground()
         self._running: set[str] = set()  # steps with an admitted call not finished (or in doubt)
         self._open: dict[int, int] = {}  # admitted tickets not yet finished -> epoch judged at
@@ -377,9 +377,9 @@ class GateSession:
             raise UsageError("the user's message and the agent's must be text")
         given, agent = agent is not None, agent or ""  # None: the agent's message is not known
         with self._lock:  # calls held for the user's answer: the message is read against it
-            for _, said in () if earlier is None else _turns(earlier):
-                self._heard.hear(said)
-            self._heard.hear(message)
+            for shown, said in () if earlier is None else _turns(earlier):
+                self._took(shown, said)
+            self._took(agent, message)
             self._said_no.clear()  # a new message: what they said no to may be asked again
             waiting = [Ask.of(a) for a in self._machine.asks.values()]
             granted = self._answer_in_message(message, agent, given)
@@ -598,8 +598,8 @@ class GateSession:
 
     def _unsaid(self, call: Call) -> tuple[str, ...]:
         """The arguments of a call a confirmed proposal authorizes whose values nobody said in the
-        conversation: not the user, not a tool's result, not the proposal (the agent's other
-        messages do not count: an option it mentioned is not the one agreed to); see
+        conversation: not the user, not a tool's result, not the proposal nor an earlier message
+        of the agent's the user took up (see :meth:`_hear_turn`); see
         :mod:`taskgate.understanding.grounding`. None for a request in the user's own words (the
         agent chooses what they left open), where no message was read (a request opened by
         hand) or where the gate runs what was not asked for (``unrequested="run"``, the
@@ -794,8 +794,30 @@ class GateSession:
             self._reading = reading
             self._said.clear()
             self._said.extend(_turns(said))
-            for _, heard in self._said:
-                self._heard.hear(heard)
+            for shown, heard in self._said:
+                self._took(shown, heard)
+
+    def hear_turn(self, agent: str, user: str) -> None:
+        """Take in one turn of the conversation no message read gave the gate (the agent's
+        message, the user's reply), as :meth:`open_message` takes in each it reads: the user's
+        words, and the agent's where the user took them up."""
+        if not (isinstance(agent, str) and isinstance(user, str)):
+            raise UsageError("a turn is the agent's message and the user's reply, as text")
+        with self._lock:
+            self._took(agent, user)
+
+    def _took(self, agent: str, user: str) -> None:
+        """One turn for the ground: the user's words, and the agent's message before them where
+        the user took it up (a yes, a request, an order; no no, no change, no question about
+        other options): what it offered is then what they agreed to. Read only where
+        :attr:`grounding` is on."""
+        self._heard.hear(user)
+        if self.grounding != "ask" or not agent.strip():
+            return
+        act = read_user(user[:USER_CHARS], agent[-AGENT_CHARS:])
+        took = act.yes or act.asks or act.need or act.orders
+        if took and not (act.no or act.declines or act.change or act.alternatives or act.held):
+            self._heard.hear(agent)
 
     @property
     def today(self) -> Callable[[], datetime.date | None]:
@@ -815,8 +837,9 @@ class GateSession:
         the agent read (``by="tool"``), or an earlier message of the user's (a conversation taken
         up again). With :attr:`grounding` on, a call a confirmed proposal authorizes runs only
         where each of its values was said (see :mod:`taskgate.understanding.grounding`): by the
-        user, in a tool's result, or in the proposal (the agent's other messages do not count:
-        an option it mentioned is not the one agreed to)."""
+        user, in a tool's result, in the proposal, or in an earlier message of the agent's the
+        user took up (its other messages do not count: an option it mentioned is not the one
+        agreed to)."""
         if not isinstance(text, str) or by not in ("tool", "user"):
             raise UsageError("the gate hears text, said by a tool or the user")
         with self._lock:

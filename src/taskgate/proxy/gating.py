@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 
@@ -275,8 +275,11 @@ def judge_calls(
         unbound=unbound,
     )
     session.reading = reading  # what the gate understood of the turn's user message
-    for by, text in said_in(messages):  # what grounds the calls' values
-        session.hear(text, by=by)
+    for agent, text in said_in(messages):  # what grounds the calls' values
+        if agent is None:
+            session.hear(text)
+        else:
+            session.hear_turn(agent, text)
     before = machine.ledger_length
     tickets = session.decide([_native(c, planned) for c in calls], keyed=True)
     if machine.ledger_length != before:  # a request resolved by a confirmed proposal
@@ -329,20 +332,26 @@ def _native(call: object, planned: bool) -> Call:
     return Call(name, _call_id(call) or None, work_order, isinstance(args, dict), arguments)
 
 
-def said_in(messages: object) -> list[tuple[Literal["user", "tool"], str]]:
-    """What a request's messages said that grounds a call's values, each with who said it: the
-    user's messages, and the rest but the assistant's (tools' results, the system prompt: what
-    the operator and the tools gave the agent). The assistant's own words ground nothing but
-    the proposal a user confirmed, which the reading carries."""
+def said_in(messages: object) -> list[tuple[str | None, str]]:
+    """What a request's messages said that grounds a call's values: each user message with the
+    assistant's text before it (the turn, ``(agent, user)``), and each other message's text
+    (tools' results, the system prompt: what the operator and the tools gave the agent) with
+    ``None``."""
     if not isinstance(messages, list):
         return []
-    said: list[tuple[Literal["user", "tool"], str]] = []
+    said: list[tuple[str | None, str]] = []
+    agent = ""
     for m in messages:
-        if not isinstance(m, Mapping) or m.get("role") == "assistant":
+        if not isinstance(m, Mapping):
             continue
-        text = _text_of(m.get("content"))
-        if text:
-            said.append(("user" if m.get("role") == "user" else "tool", text))
+        text, role = _text_of(m.get("content")), m.get("role")
+        if role == "assistant":
+            agent = text
+        elif role == "user":
+            said.append((agent, text))
+            agent = ""
+        elif text:
+            said.append((None, text))
     return said
 
 
