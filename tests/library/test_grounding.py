@@ -226,3 +226,11 @@ def test_the_proxy_reads_a_requests_messages_as_turns_and_tools_results() -> Non
     gate = GateSession(PLAN)
     with pytest.raises(UsageError):
         gate.hear_turn(None, "hi")  # type: ignore[arg-type]
+
+
+def test_a_surface_that_gives_the_tools_results_has_identifiers_checked_even_before_one() -> None:
+    gate = _grounding(GateSession(PLAN))
+    gate.tools_heard = True  # as the middleware and the proxy say (a restart lost the results)
+    asyncio.run(gate.open_message("Yes, please.", ConversationReader(), agent=PROPOSAL))
+    held = gate.judge([Call("reserve_table", arguments={**AGREED, "restaurant_id": "rst-1"})])[0]
+    assert held.ask is not None and gate.tools_heard

@@ -820,6 +820,18 @@ class GateSession:
             self._heard.hear(agent)
 
     @property
+    def tools_heard(self) -> bool:
+        """Whether the gate is given the tools' results (by :meth:`hear`): then an identifier
+        among a confirmed call's values must be in one of them. A surface that gives them says
+        so when it builds its session (a restart that lost them then asks, never skips the
+        check); otherwise it holds once a tool's result was heard."""
+        return self._heard.results
+
+    @tools_heard.setter
+    def tools_heard(self, given: bool) -> None:
+        self._heard.results = bool(given)
+
+    @property
     def today(self) -> Callable[[], datetime.date | None]:
         """The day "today" said in the conversation is (the machine's local date unless set):
         a call's date is grounded by "today", "tomorrow" or "the day after tomorrow" only where it

@@ -275,6 +275,7 @@ def judge_calls(
         unbound=unbound,
     )
     session.reading = reading  # what the gate understood of the turn's user message
+    session.tools_heard = True  # the request carries the tools' results
     for agent, text in said_in(messages):  # what grounds the calls' values
         if agent is None:
             session.hear(text)

@@ -507,7 +507,9 @@ class Ground:
     ) -> None:
         self._pieces: deque[Heard] = deque()
         self._chars = chars
-        self._results = False  # a tool's result was heard
+        #: the tools' results are given (by the surface, or a result was heard): identifiers are
+        #: checked (see :meth:`ungrounded`)
+        self.results = False
         self._recent: deque[int] = deque(maxlen=64)  # the last texts heard, by their hashes
         #: the day a value is judged on ("today" said is that day): the local date by default
         self.today = today or datetime.date.today
@@ -517,7 +519,7 @@ class Ground:
         """Add a text the conversation said (a message, or a tool's ``result``)."""
         if not isinstance(text, str) or not text.strip():
             return
-        self._results |= result
+        self.results |= result
         if hash(text) in self._recent:  # the same turn given again (each request's history)
             return
         self._recent.append(hash(text))
@@ -537,8 +539,8 @@ class Ground:
         """The paths of the arguments' values said nowhere in the conversation nor in ``also``
         (all of them where the call has more values than are read one by one). An identifier
         (an argument named ``id``, ``..._id``, ``ref``, ``key``, ``...Id``) comes from a tool's
-        result: it is checked only where the gate hears the tools' results, and a surface that
-        gives it none leaves identifiers to the reader's other rules."""
+        result: it is checked only where the gate hears the tools' results (:attr:`results`),
+        and a surface that gives it none leaves identifiers to the reader's other rules."""
         if not arguments:
             return ()
         found = list(zip(range(_LEAVES + 1), leaves(arguments), strict=False))
@@ -546,7 +548,7 @@ class Ground:
             return tuple(path for _, (path, _) in found)
         heard = self._dated(self._all)
         missing = [(p, v) for _, (p, v) in found if not grounded(v, heard, p)
-                   and (self._results or not _ID_KEY.search(_key(p)))]  # fmt: skip
+                   and (self.results or not _ID_KEY.search(_key(p)))]  # fmt: skip
         if missing and also is not None:  # said in the two together ("Sino" here, "San" there)
             heard = self._dated(Heard.union((self._all, also)))
             missing = [(p, v) for p, v in missing if not grounded(v, heard, p)]

@@ -246,6 +246,7 @@ class TaskGateMiddleware(AgentMiddleware[GateState, Any]):
             machine, self.policy, self.notices, self.unrequested, self.unbound
         )
         gate.wordings = self.wordings
+        gate.tools_heard = True  # every tool message passes wrap_tool_call
         if held is not None:  # calls in doubt are not in the rows: carried over, not forgotten
             for doubt in held.gate.in_doubt().values():
                 gate.hold(doubt.step, doubt.work_order, doubt.at)
