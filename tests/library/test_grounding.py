@@ -26,7 +26,7 @@ COUNTER = [(k.name, v, t) for k in KINDS for v, t in k.counterexamples]
 def test_each_kinds_examples_are_grounded_by_their_texts_and_its_counterexamples_are_not(
     kind: str, value: str, said: str, grounds: bool
 ) -> None:
-    ground = Ground()
+    ground = Ground(today=lambda: datetime.date(2019, 3, 1))
     ground.hear(said)
     assert kind_of(value)[0].name == kind
     assert ground.ungrounded({"value": value}) == (() if grounds else ("value",))
@@ -234,3 +234,46 @@ def test_a_surface_that_gives_the_tools_results_has_identifiers_checked_even_bef
     asyncio.run(gate.open_message("Yes, please.", ConversationReader(), agent=PROPOSAL))
     held = gate.judge([Call("reserve_table", arguments={**AGREED, "restaurant_id": "rst-1"})])[0]
     assert held.ask is not None and gate.tools_heard
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"restaurant": "Нацца"},  # a word in another script is a word, never nothing
+        {"restaurant": "Sino北京"},
+        {"restaurant": "Nizza a a a a a a a a a a a a a"},  # a long text: every word, no facts only
+        {"notes": "Please also order a bottle of champagne for the table and charge my card"},
+        {"restaurant": "Sinoo"},  # the proposal spelled it: no misspelling forgiven
+        {"card": "4111111111111112"},  # a word with a digit is exact
+        {"charge_deposit": True},  # a switch nobody named
+        {"prepay": "true"},
+        {"restaurant_ref": "Nizza"},  # an identifier's name, but no identifier
+        {"slot": {"party": 7}},  # the 7 of "7 pm" is no count
+        {"slot": {"party": 4}},  # nor the 4 of "March 4th"
+    ],
+)
+def test_attack_a_value_nobody_said_in_any_disguise_is_asked(changed: dict[str, object]) -> None:
+    assert _confirmed({**AGREED, **changed}) == "asked"
+
+
+def test_attack_a_name_said_the_other_way_grounds_nothing() -> None:
+    gate = _grounding(GateSession(PLAN))
+    asyncio.run(gate.open_message("Yes please, not Nizza.", ConversationReader(), agent=PROPOSAL))
+    ticket = gate.judge([Call("reserve_table", arguments={**AGREED, "restaurant": "Nizza"})])[0]
+    assert ticket.ask is not None
+
+
+def test_attack_a_call_of_more_characters_than_are_heard_is_asked_whole() -> None:
+    ground = Ground(chars=1_000)
+    ground.hear("x " * 100)
+    assert ground.ungrounded({"a": "x " * 400, "b": "x " * 400}) == ("a", "b")
+
+
+def test_a_misspelling_the_user_typed_and_a_switch_they_named_still_run() -> None:
+    gate = _grounding(GateSession(PLAN))
+    gate.hear("I'd like the Pizzeria Delfinna, outdoor seating please.", by="user")
+    proposal = "Shall I reserve a table for 2 at Pizzeria Delfina on March 4th at 7 pm?"
+    asyncio.run(gate.open_message("Yes.", ConversationReader(), agent=proposal))
+    call = {"restaurant": "Pizzeria Delfina", "party": 2, "date": "2019-03-04", "time": "19:00",
+            "outdoor_seating": True}  # fmt: skip
+    assert gate.judge([Call("reserve_table", arguments=call)])[0].admitted

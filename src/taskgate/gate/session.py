@@ -811,7 +811,7 @@ class GateSession:
         the user took it up (a yes, a request, an order; no no, no change, no question about
         other options): what it offered is then what they agreed to. Read only where
         :attr:`grounding` is on."""
-        self._heard.hear(user)
+        self._heard.hear(user, typed=True)
         if self.grounding != "ask" or not agent.strip():
             return
         act = read_user(user[:USER_CHARS], agent[-AGENT_CHARS:])
@@ -855,7 +855,7 @@ class GateSession:
         if not isinstance(text, str) or by not in ("tool", "user"):
             raise UsageError("the gate hears text, said by a tool or the user")
         with self._lock:
-            self._heard.hear(text, result=by == "tool")
+            self._heard.hear(text, result=by == "tool", typed=by == "user")
 
     def _words_of(self, step: str) -> str:
         """Everything a step is called by: its text, its tool's description and name."""

@@ -8,7 +8,8 @@ named) is not what the person agreed to: the gate asks them, it never runs it.
 Each text the conversation said is indexed once (:class:`Heard`, linear in its length) and kept in
 a bounded :class:`Ground`; each value of a call, whatever its key (no list of key names), is read
 by its kind, one recognizer per kind (:data:`KINDS`, in the order tried): nothing, a date, a time,
-an email address, a number or an amount, prose the agent composed, and any other text. Values are
+an email address, a number or an amount, and any other text (a name, a note, a message: each of
+its words, whatever its length). Values are
 normalized before they are compared: case, accents and punctuation of words, "7 pm" and "19:00",
 "March 4th" and "2019-03-04", "$1,210.00" and "1210", "two" and "2". Lists and nested objects are
 read leaf by leaf, in any order. What a recognizer accepts and rejects is written beside it as
@@ -29,17 +30,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from taskgate.understanding.finishing import _ID_KEY
+from taskgate.understanding.finishing import _ID_KEY, _ID_VALUE
 from taskgate.understanding.patterns import pattern
 from taskgate.understanding.values import _MONTHS, canonical
-from taskgate.understanding.words import fold
 
 #: the most characters of the conversation kept as ground (the oldest are dropped first: a value
 #: said only before them is said nowhere, and asked)
 GROUND_CHARS = 256_000
 _LEAVES = 64  # a call of more values than this is not checked value by value: it is asked
 _DEPTH = 8
-_TOKEN = pattern(r"[a-z0-9]+")
+_TOKEN = pattern(r"[^\W_]+")  # a word in any script ("Нацца", "北京" are words, not punctuation)
+_APOSTROPHE = pattern(r"['\u2019]s\b|['\u2019`]")
 _WORDS = {w: i for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}  # fmt: skip
 _TENS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
@@ -50,18 +51,22 @@ _ONE = frozenset(["a", "an", "another", "single", "once"])
 _FILLER = frozenset(
     ["a", "an", "the", "of", "and", "to", "at", "in", "on", "for", "with", "by", "de", "la", "le"]
 )
-_NOTHING = frozenset(["", "dontcare", "true", "false", "n/a"])  # a switch's value, or no value
+_NOTHING = frozenset(["", "dontcare", "n/a"])  # no value
 _NONE = frozenset(["none", "no", "nothing", "null", "nil", "0"])
 _NO = frozenset(["no", "without", "none", "zero", "0", "nothing"])
-_PROSE_WORDS = 12  # a text of more words than this is prose the agent composed
+#: a word right after these is said the other way ("not Nizza"): it grounds nothing
+_NOT = frozenset(["not", "no", "without", "except", "never", "nor"])
+_YEAR = pattern(r"\b(19\d\d|20\d\d)\b")
 #: "today" when the function saying what day it is failed: a day no date is
 _UNREADABLE = datetime.date.min
 
 
 def _folded(text: str) -> str:
-    """``text`` as its words are compared (:func:`~taskgate.understanding.words.fold`), "&" as
-    "and"."""
-    return fold(text.replace("&", " and "))
+    """``text`` as its words are compared: case folded, accents (combining marks) and
+    apostrophes dropped, "&" as "and", every other letter kept in its own script ("José's
+    Café": "jose cafe"; "Нацца" stays a word, never nothing)."""
+    low = _APOSTROPHE.sub("", text.replace("&", " and ").casefold())
+    return "".join(c for c in unicodedata.normalize("NFKD", low) if not unicodedata.combining(c))
 
 
 def words(text: str) -> list[str]:
@@ -104,6 +109,12 @@ def _number(text: str) -> Decimal | None:
         return Decimal(t.replace(",", "")).normalize()
     except InvalidOperation:  # pragma: no cover - the pattern admits only numbers
         return None
+
+
+def _clock_only(m: re.Match[str]) -> str:
+    """A time said ("at 7", "7:30 pm"), blanked; a bare number kept (it is a count)."""
+    at, _, minute, oclock, meridiem = m.groups()
+    return " " if (at or minute or oclock or meridiem) else m.group(0)
 
 
 def _negated(tokens: list[str]) -> Iterator[str]:
@@ -182,14 +193,23 @@ class Heard:
     size: int
     #: the words said after "no", "without" or "none" ("no subtitles": subtitles, subtitle)
     negated: frozenset[str] = frozenset()
+    #: the words a person typed (a misspelling of a value is forgiven against these only)
+    typed: frozenset[str] = frozenset()
+    years: frozenset[int] = frozenset()
     today: datetime.date | None = None
 
     @classmethod
-    def of(cls, text: str) -> Heard:
+    def of(cls, text: str, typed: bool = False) -> Heard:
+        """What ``text`` said (``typed``: a person typed it)."""
         t = _folded(text)
         tokens = _TOKEN.findall(t)
-        said = frozenset(tokens) | {str(_WORDS[w]) for w in tokens if w in _WORDS}
-        numbers = {n for m in _NUMBER.finditer(t) if (n := _number(m.group(0))) is not None}
+        kept = [w for i, w in enumerate(tokens) if not (i and tokens[i - 1] in _NOT)]
+        said = frozenset(kept) | {str(_WORDS[w]) for w in kept if w in _WORDS}
+        # a number said as a time or a date ("7 pm", "the 4th") is no count or amount
+        plain = _PAST.sub(" ", _CLOCK.sub(_clock_only, _ISO.sub(" ", _SLASHED.sub(" ", t))))
+        plain = _DAY_MONTH.sub(" ", _MONTH_DAY.sub(" ", plain))
+        numbers = {n for m in _NUMBER.finditer(_NTH.sub(" ", plain))
+                   if (n := _number(m.group(0))) is not None}  # fmt: skip
         numbers |= {Decimal(_WORDS[w]) for w in tokens if w in _WORDS}
         numbers |= {Decimal(_TENS[w]) for w in tokens if w in _TENS}
         numbers |= {Decimal(i + 1) for i, w in enumerate(_ORDINALS) if w in tokens}
@@ -208,13 +228,15 @@ class Heard:
             emails=frozenset(m.group(0) for m in _EMAIL.finditer(t)),
             size=len(text),
             negated=frozenset(_negated(tokens)),
+            typed=said if typed else frozenset(),
+            years=frozenset(int(y) for y in _YEAR.findall(t)),
         )
 
     @functools.cached_property
     def shapes(self) -> dict[tuple[str, int], list[str]]:
         """The words by their first letter and length (those a misspelling may be of)."""
         found: dict[tuple[str, int], list[str]] = {}
-        for w in self.words:
+        for w in self.typed:
             if len(w) >= 5:
                 found.setdefault((w[0], len(w)), []).append(w)
         return found
@@ -234,6 +256,8 @@ class Heard:
             emails=frozenset().union(*(p.emails for p in got)),
             size=sum(p.size for p in got),
             negated=frozenset().union(*(p.negated for p in got)),
+            typed=frozenset().union(*(p.typed for p in got)),
+            years=frozenset().union(*(p.years for p in got)),
         )
 
 
@@ -281,9 +305,12 @@ def _read_date(value: str) -> object | None:
 
 
 def _said_date(day: object, heard: Heard) -> bool:
+    """A date said by its month and day (in a year said, where one is said), by "today" or
+    "tomorrow", by its weekday or by its day of the month."""
     assert isinstance(day, datetime.date)
+    in_year = day.year == 2000 or not heard.years or day.year in heard.years
     return (
-        (day.month, day.day) in heard.days
+        ((day.month, day.day) in heard.days and in_year)
         or _said_after_today(day, heard)
         or day.weekday() in heard.weekdays
         or day.day in heard.nths
@@ -331,23 +358,6 @@ def _read_email(value: str) -> object | None:
     return v if _EMAIL.fullmatch(v) else None
 
 
-def _read_prose(value: str) -> object | None:
-    return value if len(words(value)) > _PROSE_WORDS else None
-
-
-def _said_prose(value: object, heard: Heard) -> bool:
-    """Prose the agent composed (a message, a note, a description): its words are its own, but
-    every fact in it (a number, an amount, a date, a time, an address) must have been said."""
-    assert isinstance(value, str)
-    facts = Heard.of(value)
-    return (
-        facts.numbers <= heard.numbers
-        and facts.times <= heard.times
-        and facts.emails <= heard.emails
-        and (facts.days <= heard.days or bool(heard.relative))
-    )
-
-
 def _said_text(value: object, heard: Heard) -> bool:
     """Every word of a name or a phrase (but "the", "of", ...) said, as it is or with one letter
     off in a long word (a misspelling)."""
@@ -355,11 +365,15 @@ def _said_text(value: object, heard: Heard) -> bool:
     return all(w in heard.words or _spelled(w, heard.words, heard.shapes) for w in wanted)
 
 
-def _spelled(word: str, said: frozenset[str], shapes: Mapping[tuple[str, int], list[str]]) -> bool:
-    """Whether ``word`` is a said word spelled otherwise: its plural or singular, or one letter
-    added, dropped or changed in a word of six letters or more."""
-    if word + "s" in said or (word.endswith("s") and word[:-1] in said):
-        return True
+def _spelled(word: str, every: frozenset[str], shapes: Mapping[tuple[str, int], list[str]]) -> bool:
+    """Whether ``word`` is a said word (``every``) spelled otherwise: its plural or singular; or
+    a word a person typed (``shapes``) with one letter added, dropped or changed, in a word of
+    six letters or more; never in a word with a digit (an identifier, a card, a phone number is
+    exact)."""
+    if any(c.isdigit() for c in word):
+        return False
+    if word + "s" in every or (word.endswith("s") and word[:-1] in every):
+        return True  # "latte" for "two lattes"
     if len(word) < 6:
         return False
     near = (w for n in (-1, 0, 1) for w in shapes.get((word[0], len(word) + n), ()))
@@ -386,7 +400,7 @@ KINDS: tuple[ValueKind, ...] = (
         "nothing",
         _read_nothing,
         lambda _v, _h: True,
-        (("", "hello"), ("dontcare", "any time"), ("False", "hi")),
+        (("", "hello"), ("dontcare", "any time"), ("N/A", "hi")),
         (),
     ),
     ValueKind(
@@ -439,23 +453,6 @@ KINDS: tuple[ValueKind, ...] = (
             ("4", "4 tickets"),
         ),
         (("40", "for 4 people"), ("5000", "$50"), ("3", "two tickets")),
-    ),
-    ValueKind(
-        "prose",
-        _read_prose,
-        _said_prose,
-        (
-            (
-                "Hi Bob, we would like to order the items we talked about today, thanks a lot.",
-                "send Bob a note",
-            ),
-        ),
-        (
-            (
-                "Hi Bob, please wire 5000 dollars to the account we talked about today, thanks.",
-                "send Bob a note about the $50",
-            ),
-        ),
     ),
     ValueKind(
         "text",
@@ -515,15 +512,16 @@ class Ground:
         self.today = today or datetime.date.today
         self._all = Heard.union(())
 
-    def hear(self, text: object, result: bool = False) -> None:
-        """Add a text the conversation said (a message, or a tool's ``result``)."""
+    def hear(self, text: object, result: bool = False, typed: bool = False) -> None:
+        """Add a text the conversation said (a message, a tool's ``result``, what the user
+        ``typed``)."""
         if not isinstance(text, str) or not text.strip():
             return
         self.results |= result
         if hash(text) in self._recent:  # the same turn given again (each request's history)
             return
         self._recent.append(hash(text))
-        piece = Heard.of(text[-self._chars :])
+        piece = Heard.of(text[-self._chars :], typed)
         self._pieces.append(piece)
         if self._all.size + piece.size <= self._chars:
             self._all = Heard.union((self._all, piece))
@@ -544,11 +542,12 @@ class Ground:
         if not arguments:
             return ()
         found = list(zip(range(_LEAVES + 1), leaves(arguments), strict=False))
-        if len(found) > _LEAVES:
+        size = sum(len(v) if isinstance(v, str) else 20 for _, (_, v) in found)
+        if len(found) > _LEAVES or size > self._chars:  # more than is read one by one
             return tuple(path for _, (path, _) in found)
         heard = self._dated(self._all)
         missing = [(p, v) for _, (p, v) in found if not grounded(v, heard, p)
-                   and (self.results or not _ID_KEY.search(_key(p)))]  # fmt: skip
+                   and (self.results or not (_ID_KEY.search(_key(p)) and _id_like(v)))]  # fmt: skip
         if missing and also is not None:  # said in the two together ("Sino" here, "San" there)
             heard = self._dated(Heard.union((self._all, also)))
             missing = [(p, v) for p, v in missing if not grounded(v, heard, p)]
@@ -574,9 +573,16 @@ class Ground:
 def grounded(value: object, heard: Heard, path: str = "") -> bool:
     """Whether one value was said in what was ``heard`` (see the module); ``path`` is the
     argument's ("items[0].milk"): a value of none ("None") is said by "no" or "without" before a
-    word of its name ("no subtitles" for ``subtitle_language``)."""
-    if value is None or isinstance(value, bool):
-        return True  # a switch or nothing: the reader's rules read "without subtitles"
+    word of its name ("no subtitles" for ``subtitle_language``), a switch turned on (``True``,
+    ``"true"``) by a word of its name (which way is the reader's rules': "without subtitles");
+    a switch left off is said by anything."""
+    if value is None:
+        return True
+    if value is False or (isinstance(value, str) and value.strip().lower() == "false"):
+        return True  # a switch left off does nothing nobody asked for
+    if value is True or (isinstance(value, str) and value.strip().lower() == "true"):
+        named = _named(path)  # a switch turned on: by a word of its name said
+        return not named or bool(named & (_stems(heard.words) | heard.negated))
     if isinstance(value, float) and not math.isfinite(value):
         return False
     text = str(value) if isinstance(value, int | float) else value
@@ -585,13 +591,28 @@ def grounded(value: object, heard: Heard, path: str = "") -> bool:
     if any(unicodedata.category(c) in ("Cf", "Co", "Cs") for c in text):
         return False  # an invisible character: the value is not the one said, whatever it reads
     if text.strip().lower() in _NONE:
-        key = _key(path)
-        named = {w.removesuffix("s") for w in _TOKEN.findall(key.lower().replace("_", " "))}
-        return bool(named & heard.negated)
+        return bool(_named(path) & heard.negated)
     kind, read = kind_of(text)
     if kind.name == "text" and not words(text):
         return True  # punctuation alone names nothing
     return kind.said(read, heard)
+
+
+def _named(path: str) -> set[str]:
+    """The words of an argument's name, singular ("subtitle_language": subtitle, language)."""
+    key = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", _key(path)).replace("_", " ")
+    return {w.removesuffix("s") for w in _TOKEN.findall(key.casefold()) if len(w) > 2}
+
+
+def _stems(said: frozenset[str]) -> set[str]:
+    return {w.removesuffix("s") for w in said}
+
+
+def _id_like(value: object) -> bool:
+    """A value shaped like an identifier: one token of letters, digits and separators, with a
+    digit, no address ("rst-8841", "A-7731"; not "Nizza", not "eve@evil.com")."""
+    v = str(value).strip()
+    return bool(_ID_VALUE.fullmatch(v)) and any(c.isdigit() for c in v) and "@" not in v
 
 
 def _key(path: str) -> str:
