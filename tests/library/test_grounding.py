@@ -277,3 +277,9 @@ def test_a_misspelling_the_user_typed_and_a_switch_they_named_still_run() -> Non
     call = {"restaurant": "Pizzeria Delfina", "party": 2, "date": "2019-03-04", "time": "19:00",
             "outdoor_seating": True}  # fmt: skip
     assert gate.judge([Call("reserve_table", arguments=call)])[0].admitted
+
+
+def test_a_day_of_the_month_written_as_an_ordinal_is_said_by_that_day_only() -> None:
+    ground = Ground()
+    ground.hear("From the 12th to March 20th, please, for 3 nights")
+    assert ground.ungrounded({"start": "12th", "end": "20th", "other": "13th"}) == ("other",)

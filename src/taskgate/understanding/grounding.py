@@ -57,6 +57,7 @@ _NO = frozenset(["no", "without", "none", "zero", "0", "nothing"])
 #: a word right after these is said the other way ("not Nizza"): it grounds nothing
 _NOT = frozenset(["not", "no", "without", "except", "never", "nor"])
 _YEAR = pattern(r"\b(19\d\d|20\d\d)\b")
+_ORDINAL_DAY = pattern(r"(\d{1,2})(?:st|nd|rd|th)")
 #: "today" when the function saying what day it is failed: a day no date is
 _UNREADABLE = datetime.date.min
 
@@ -592,6 +593,9 @@ def grounded(value: object, heard: Heard, path: str = "") -> bool:
         return False  # an invisible character: the value is not the one said, whatever it reads
     if text.strip().lower() in _NONE:
         return bool(_named(path) & heard.negated)
+    if nth := _ORDINAL_DAY.fullmatch(text.strip().lower()):  # "12th": a day of the month
+        day = int(nth.group(1))
+        return day in heard.nths or any(d == day for _, d in heard.days)
     kind, read = kind_of(text)
     if kind.name == "text" and not words(text):
         return True  # punctuation alone names nothing
