@@ -90,7 +90,7 @@ def test_the_openai_agents_sdk_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
     def turn(gate: ToolGate, message: str, tools: tuple[str, ...]) -> list[str]:
         gate.user_message(message)
         model = ScriptedModel([
-            [function_call(n, {"project": "pumps"}, call_id=f"c{i}") for i, n in enumerate(tools)],
+            [function_call(n, {"project": ""}, call_id=f"c{i}") for i, n in enumerate(tools)],
             ModelStep.respond(echo),
         ])  # fmt: skip
         result = asyncio.run(Runner.run(gated(base.clone(model=model), gate), message))
@@ -111,7 +111,7 @@ def test_the_pydantic_ai_adapter_as_a_capability_and_as_a_toolset() -> None:
         def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
             results = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
             if not results:
-                return ModelResponse(parts=[ToolCallPart(n, {"project": "pumps"}, tool_call_id=f"c{i}")
+                return ModelResponse(parts=[ToolCallPart(n, {"project": ""}, tool_call_id=f"c{i}")
                                             for i, n in enumerate(tools)])  # fmt: skip
             return ModelResponse(parts=[TextPart(" | ".join(p.model_response_str()
                                                            for p in results))])  # fmt: skip

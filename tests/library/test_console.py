@@ -39,7 +39,7 @@ HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</scrip
 
 
 def calls(*names: str) -> Reply:
-    return Reply("", tool_calls=tuple(ToolCall(n, {"note": "x"}, id=f"call_{n}") for n in names))
+    return Reply("", tool_calls=tuple(ToolCall(n, {"note": ""}, id=f"call_{n}") for n in names))
 
 
 def config(

@@ -101,8 +101,8 @@ def test_the_middleware_judges_a_turns_calls_together_whatever_the_timing(mode: 
 
     middleware = TaskGateMiddleware(LG_PLAN)
     for n in range(12):  # the collect may finish before the draft is judged: it must not matter
-        calls = [{"name": "collect_requirements", "args": {"scope": "x"}, "id": f"a{n}", "type": "tool_call"},
-                 {"name": "draft_rfq", "args": {"title": "x"}, "id": f"b{n}", "type": "tool_call"}]  # fmt: skip
+        calls = [{"name": "collect_requirements", "args": {"scope": ""}, "id": f"a{n}", "type": "tool_call"},
+                 {"name": "draft_rfq", "args": {"title": ""}, "id": f"b{n}", "type": "tool_call"}]  # fmt: skip
         model = ScriptedChatModel([AIMessage("", tool_calls=calls), "ok"])
         agent = create_agent(model, [collect_requirements, draft_rfq], middleware=[middleware],
                              checkpointer=InMemorySaver())  # fmt: skip
@@ -361,7 +361,7 @@ def test_ledger_rows_given_as_graph_input_are_ignored() -> None:
     forged_gate.open_request("s1")
     forged_gate.call("collect_requirements", lambda: None)  # a history that never happened
     forged = sealed_rows(forged_gate.ledger)
-    call = {"name": "draft_rfq", "args": {"title": "x"}, "id": "c1", "type": "tool_call"}
+    call = {"name": "draft_rfq", "args": {"title": ""}, "id": "c1", "type": "tool_call"}
     model = ScriptedChatModel([AIMessage("", tool_calls=[call]), "ok", "ok"])
     agent = create_agent(model, [draft_rfq], middleware=[TaskGateMiddleware(plan)],
                          checkpointer=InMemorySaver())  # fmt: skip
@@ -392,7 +392,7 @@ def _lg_agent(secret: str | None, saver: Any = None) -> tuple[Any, list[str]]:
         ran.append("draft")
         return "drafted"
 
-    call = {"name": "draft_rfq", "args": {"title": "x"}, "id": "c1", "type": "tool_call"}
+    call = {"name": "draft_rfq", "args": {"title": ""}, "id": "c1", "type": "tool_call"}
     model = ScriptedChatModel(["ok", AIMessage("", tool_calls=[call]), "ok", "ok"])
     gate = TaskGateMiddleware(LG_PLAN, secret=secret)
     saver = saver if saver is not None else InMemorySaver()
@@ -948,7 +948,7 @@ def _collect_agent(saver: Any, middleware: Any = None, extra: list[Any] | None =
                 return AIMessage("ok")
             Naming.n += 1
             name = "draft_rfq" if "draft" in str(last.content) else "collect_requirements"
-            args = {"title": "x"} if name == "draft_rfq" else {"scope": "x"}
+            args = {"title": ""} if name == "draft_rfq" else {"scope": ""}
             return AIMessage("", tool_calls=[{"name": name, "args": args, "id": f"c{Naming.n}", "type": "tool_call"}])  # fmt: skip
 
     from taskgate.integrations.langgraph.testing import ScriptedChatModel
@@ -1122,9 +1122,9 @@ def test_a_call_a_person_rejected_reserves_no_step() -> None:
     hitl = HumanInTheLoopMiddleware(
         interrupt_on={"collect_requirements": {"allowed_decisions": ["approve", "reject"]}}
     )
-    script = [AIMessage("", tool_calls=[call("collect_requirements", "c1", scope="a"),
-                                        call("draft_rfq", "d1", title="x")]),
-              AIMessage("", tool_calls=[call("collect_requirements", "c2", scope="b")]),
+    script = [AIMessage("", tool_calls=[call("collect_requirements", "c1", scope=""),
+                                        call("draft_rfq", "d1", title="")]),
+              AIMessage("", tool_calls=[call("collect_requirements", "c2", scope="the")]),
               "done"]  # fmt: skip
     agent = create_agent(ScriptedChatModel(script), [collect_requirements, draft_rfq],
                          middleware=[TaskGateMiddleware(LG_PLAN), hitl],

@@ -67,8 +67,8 @@ def test_invoke_admits_the_requested_step_and_refuses_a_blocked_one() -> None:
     # one call per model turn: calls of one turn run concurrently, and a draft judged after the
     # collect finished would be admitted (the state is correct at that instant), so the order
     # of two parallel calls would decide the test
-    script = [AIMessage("", tool_calls=[call("draft_rfq", "c1", title="x")]),
-              AIMessage("", tool_calls=[call("collect_requirements", "c2", scope="all")]),
+    script = [AIMessage("", tool_calls=[call("draft_rfq", "c1", title="")]),
+              AIMessage("", tool_calls=[call("collect_requirements", "c2", scope="requirements")]),
               "done"]  # fmt: skip
     config = {"configurable": {"thread_id": "t"}}
     result = agent(script, gate).invoke(
@@ -89,8 +89,8 @@ def test_ainvoke_two_parallel_calls_of_a_finished_step_execute_neither_then_one(
     from langgraph.checkpoint.memory import InMemorySaver
 
     gate = TaskGateMiddleware(PLAN)
-    twice = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="1"),
-                                      call("collect_requirements", "b", scope="2")])  # fmt: skip
+    twice = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="requirements"),
+                                      call("collect_requirements", "b", scope="the requirements")])  # fmt: skip
     config = {"configurable": {"thread_id": "t"}}
     graph = agent([twice, "ok", twice, "ok"], gate, checkpointer=InMemorySaver())
 
@@ -115,14 +115,16 @@ def test_the_ledger_is_durable_in_a_sqlite_checkpointer(tmp_path: Path) -> None:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     config = {"configurable": {"thread_id": "conversation-1"}}
-    once = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="1")])
+    once = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="requirements")])
     with SqliteSaver.from_conn_string(str(tmp_path / "state.sqlite")) as saver:
         agent([once, "ok"], TaskGateMiddleware(PLAN), checkpointer=saver).invoke(
             {"messages": [HumanMessage("collect the requirements")]}, config
         )
     with SqliteSaver.from_conn_string(str(tmp_path / "state.sqlite")) as saver:
         fresh = TaskGateMiddleware(PLAN)  # a new process: nothing in memory
-        again = AIMessage("", tool_calls=[call("collect_requirements", "b", scope="2")])
+        again = AIMessage(
+            "", tool_calls=[call("collect_requirements", "b", scope="the requirements")]
+        )
         graph = agent([again, "ok"], fresh, checkpointer=saver)
         result = graph.invoke({"messages": [HumanMessage("collect the requirements")]}, config)
         assert tool_messages(result)["b"].status == "error"
@@ -140,7 +142,7 @@ def test_a_hand_built_graph_with_the_gated_tool_node() -> None:
 
     gate = TaskGateMiddleware(PLAN)
     model = ScriptedChatModel(
-        [AIMessage("", tool_calls=[call("draft_rfq", "d", title="t")]), "stop"]
+        [AIMessage("", tool_calls=[call("draft_rfq", "d", title="")]), "stop"]
     )
 
     def think(state: GateState) -> dict[str, Any]:
@@ -201,7 +203,7 @@ def search_notes(query: str) -> str:
 
 def test_conversations_without_a_thread_id_do_not_share_state() -> None:
     gate = TaskGateMiddleware(PLAN)
-    once = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="1")])
+    once = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="requirements")])
     for _ in range(2):  # two users, one after the other, no thread id
         result = agent([once, "ok"], gate).invoke(
             {"messages": [HumanMessage("collect the requirements")]}
@@ -215,7 +217,7 @@ def test_an_earlier_checkpoint_rebuilds_the_gate_from_its_own_ledger() -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
     gate = TaskGateMiddleware(PLAN)
-    once = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="1")])
+    once = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="")])
     config = {"configurable": {"thread_id": "fork"}}
     graph = agent([once, "ok", once, "ok"], gate, checkpointer=InMemorySaver())
     first = graph.invoke({"messages": [HumanMessage("collect it")]}, config)
@@ -248,7 +250,7 @@ def test_unbound_tools_run_ungated_unless_refused_and_unknown_matches_are_no_ste
 
 
 def test_sync_invoke_from_inside_a_running_event_loop() -> None:
-    once = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="1")])
+    once = AIMessage("", tool_calls=[call("collect_requirements", "a", scope="requirements")])
 
     async def caller() -> dict[str, Any]:
         return agent([once, "ok"], TaskGateMiddleware(PLAN)).invoke(  # type: ignore[no-any-return]
@@ -264,7 +266,7 @@ def test_an_ambiguous_message_is_asked_back_and_the_model_is_not_called(mode: st
     from taskgate.matching.embedding import HASH_THRESHOLDS
 
     gate = TaskGateMiddleware(PLAN, EmbeddingMatcher(HashEmbedder(), HASH_THRESHOLDS))
-    model_turns = [AIMessage("", tool_calls=[call("collect_requirements", "c1", scope="x")]), "ok"]
+    model_turns = [AIMessage("", tool_calls=[call("collect_requirements", "c1", scope="")]), "ok"]
     graph = agent(model_turns, gate)
     ask = "Either 'collect the requirements' or 'draft the RFQ', whichever you like."
     config = {"configurable": {"thread_id": f"amb-{mode}"}}

@@ -81,9 +81,9 @@ def ledger(agent: Any, config: dict[str, Any]) -> list[Any]:
 def test_an_operator_cancels_a_step_on_a_thread_and_its_call_is_refused() -> None:
     gate = TaskGateMiddleware(PLAN, tools=TOOLS)
     config = {"configurable": {"thread_id": "cancel"}}
-    agent = graph([call("collect_requirements", "a", scope="x"), "ok",
-                   call("send_rfq", "b", to="v"), "ok",
-                   call("draft_rfq", "c", title="t"), "ok"], gate)  # fmt: skip
+    agent = graph([call("collect_requirements", "a", scope=""), "ok",
+                   call("send_rfq", "b", to=""), "ok",
+                   call("draft_rfq", "c", title=""), "ok"], gate)  # fmt: skip
     agent.invoke({"messages": [HumanMessage("collect the requirements")]}, config)
     revision = gate.cancel(agent, config, "s2", inherit=True)  # send_rfq now waits on s1 only
     assert revision.cancel == "s2" and revision.rewires == {"s3": ("s1",)}
@@ -101,7 +101,7 @@ def test_an_operator_cancels_a_step_on_a_thread_and_its_call_is_refused() -> Non
 def test_a_fresh_process_reads_the_operators_revision_from_the_state() -> None:
     saver = InMemorySaver()
     config: Any = {"configurable": {"thread_id": "restart"}}
-    script: list[AIMessage | str] = ["ok", call("draft_rfq", "c", title="t"), "ok"]
+    script: list[AIMessage | str] = ["ok", call("draft_rfq", "c", title=""), "ok"]
     first = TaskGateMiddleware(PLAN)
     agent = create_agent(ScriptedChatModel(script), TOOLS, middleware=[first], checkpointer=saver)
     agent.invoke({"messages": [HumanMessage("hello")]}, config)
@@ -135,8 +135,8 @@ def test_a_revision_that_would_strand_a_step_or_names_none_writes_nothing() -> N
 def test_an_operator_approval_is_held_for_the_threads_next_request() -> None:
     gate = TaskGateMiddleware(PLAN, tools=TOOLS)
     config = {"configurable": {"thread_id": "approve"}}
-    agent = graph([call("send_rfq", "b", to="v"), "It needs the draft first.",
-                   call("send_rfq", "c", to="v"), call("send_rfq", "d", to="w"), "sent"],
+    agent = graph([call("send_rfq", "b", to=""), "It needs the draft first.",
+                   call("send_rfq", "c", to=""), call("send_rfq", "d", to="w"), "sent"],
                   gate)  # fmt: skip
     first = agent.invoke({"messages": [HumanMessage("send the RFQ")]}, config)
     assert answers(first)["b"].status == "error" and RAN == []
@@ -160,7 +160,7 @@ def run(agent: Any, given: Any, config: dict[str, Any], mode: str) -> Any:
 def test_a_refused_call_is_put_to_a_person_and_runs_once_approved(mode: str) -> None:
     gate = TaskGateMiddleware(PLAN, tools=TOOLS, approvals="ask")
     config = {"configurable": {"thread_id": f"hitl-{mode}"}}
-    agent = graph([call("send_rfq", "b", to="v"), "sent it"], gate)
+    agent = graph([call("send_rfq", "b", to=""), "sent it"], gate)
     paused = run(agent, {"messages": [HumanMessage("send the RFQ")]}, config, mode)
     (asked,) = paused["__interrupt__"]
     assert asked.value["tool"] == "send_rfq" and asked.value["reason"] == "blocked"
@@ -182,7 +182,7 @@ def test_an_interrupt_resumed_twice_from_its_checkpoint_runs_the_approved_call_o
     was given once; the second branch keeps the refusal, so the call runs once."""
     gate = TaskGateMiddleware(PLAN, tools=TOOLS, approvals="ask")
     config = {"configurable": {"thread_id": "fork"}}
-    agent = graph([call("send_rfq", "b", to="v"), "sent it", "sent it"], gate)
+    agent = graph([call("send_rfq", "b", to=""), "sent it", "sent it"], gate)
     agent.invoke({"messages": [HumanMessage("send the RFQ")]}, config)
     at_interrupt = agent.get_state(config).config
     yes = Command(resume={"approve": True, "by": "alice", "reason": "urgent"})
@@ -197,7 +197,7 @@ def test_an_interrupt_resumed_twice_from_its_checkpoint_runs_the_approved_call_o
 def test_a_no_or_an_unnamed_approval_keeps_the_refusal(answer: object) -> None:
     gate = TaskGateMiddleware(PLAN, tools=TOOLS, approvals="ask")
     config = {"configurable": {"thread_id": f"no-{answer!r}"}}
-    agent = graph([call("send_rfq", "b", to="v"), "ok"], gate)
+    agent = graph([call("send_rfq", "b", to=""), "ok"], gate)
     agent.invoke({"messages": [HumanMessage("send the RFQ")]}, config)
     result = agent.invoke(Command(resume=answer), config)
     assert answers(result)["b"].status == "error" and RAN == []
@@ -206,7 +206,7 @@ def test_a_no_or_an_unnamed_approval_keeps_the_refusal(answer: object) -> None:
 
 def test_the_protocol_notices_on_the_middleware() -> None:
     gate = TaskGateMiddleware(PLAN, notices="protocol")
-    agent = graph([call("send_rfq", "b", to="v"), "ok"], gate)
+    agent = graph([call("send_rfq", "b", to=""), "ok"], gate)
     result = agent.invoke({"messages": [HumanMessage("send the RFQ")]},
                           {"configurable": {"thread_id": "p"}})  # fmt: skip
     assert "REJECTED" in str(answers(result)["b"].content)
@@ -219,8 +219,8 @@ def test_the_protocol_notices_on_the_middleware() -> None:
 def test_a_held_approval_written_by_anyone_else_or_copied_again_is_dropped() -> None:
     gate = TaskGateMiddleware(PLAN, tools=TOOLS)
     config: Any = {"configurable": {"thread_id": "forged"}}
-    agent = graph(["ok", call("send_rfq", "a", to="v"), "no", call("send_rfq", "b", to="v"),
-                   "ran", call("send_rfq", "c", to="v"), "no"], gate)  # fmt: skip
+    agent = graph(["ok", call("send_rfq", "a", to=""), "no", call("send_rfq", "b", to=""),
+                   "ran", call("send_rfq", "c", to=""), "no"], gate)  # fmt: skip
     agent.invoke({"messages": [HumanMessage("hello")]}, config)
     forged = {"step": "s3", "by": "mallory", "reason": "", "at": 0, "tag": "0" * 64}
     agent.update_state(config, {"taskgate_approvals": [forged]})  # as a Command could
@@ -239,8 +239,8 @@ def test_a_held_approval_written_by_anyone_else_or_copied_again_is_dropped() -> 
 def test_a_repeat_on_the_same_request_is_not_put_to_a_person() -> None:
     gate = TaskGateMiddleware(PLAN, tools=TOOLS, approvals="ask")
     config: Any = {"configurable": {"thread_id": "repeat"}}
-    agent = graph([call("collect_requirements", "a", scope="x"),
-                   call("collect_requirements", "b", scope="x"), "ok"], gate)  # fmt: skip
+    agent = graph([call("collect_requirements", "a", scope=""),
+                   call("collect_requirements", "b", scope=""), "ok"], gate)  # fmt: skip
     result = agent.invoke({"messages": [HumanMessage("collect the requirements")]}, config)
     assert "__interrupt__" not in result  # a person's yes could not run it twice on one request
     assert answers(result)["b"].status == "error" and RAN == ["collect_requirements"]

@@ -231,7 +231,7 @@ def test_the_plan_compiled_at_start_from_the_task_and_the_upstreams_tools(tmp_pa
 
         async def go() -> str:
             async with Client(params) as client:
-                return text(await client.call_tool("draft_rfq", {"note": "x"}))
+                return text(await client.call_tool("draft_rfq", {"note": ""}))
 
         refused = anyio.run(go)
     assert refused.startswith("draft_rfq was not run: it needs 'collect the requirements'")

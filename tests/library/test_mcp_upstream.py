@@ -88,7 +88,7 @@ def call_against(on_call: Reply, lost_answers: bool = False) -> tuple[Any, list[
         try:
             async with HttpUpstream(url) as up:
                 try:
-                    return await up.call_tool("place_order", {"note": "x"})
+                    return await up.call_tool("place_order", {"note": ""})
                 except (UpstreamError, MCPError) as exc:
                     return exc
         finally:

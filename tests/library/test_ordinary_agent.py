@@ -85,7 +85,7 @@ def responder() -> Callable[[dict[str, Any]], Reply]:
             return Reply("Done.")
         last = next(m for m in reversed(messages) if m["role"] == "user")
         name = tool_for[str(last["content"]).strip()]
-        return Reply("", tool_calls=(ToolCall(name, {"note": "x"}, id=f"call_{next(ids)}"),))
+        return Reply("", tool_calls=(ToolCall(name, {"note": ""}, id=f"call_{next(ids)}"),))
 
     return respond
 

@@ -157,13 +157,13 @@ class ToolGateSurface:
             self.gate.approve(self.held, by="ops-lead")
             self.held = None
         if len(calls) == 1:
-            return [str(self.tools[calls[0]](note="x"))]
+            return [str(self.tools[calls[0]](note=""))]
         read = []
         for name, ticket in zip(calls, self.gate.judge(calls), strict=True):
             if not ticket.admitted:
                 read.append(ticket.notice)
                 continue
-            read.append(FUNCTIONS[name](note="x"))
+            read.append(FUNCTIONS[name](note=""))
             self.gate.finish(ticket, "ok")
         return read
 
@@ -180,7 +180,7 @@ def _script(
     out: list[AIMessage | str] = []
     for message, calls in turns:
         out.append(AIMessage(content="", tool_calls=[
-            {"name": n, "args": {"note": "x"}, "id": f"c{next(ids)}"} for n in calls]))  # fmt: skip
+            {"name": n, "args": {"note": ""}, "id": f"c{next(ids)}"} for n in calls]))  # fmt: skip
         out.append((relays or {}).get(message, "Done."))
     return out
 
@@ -250,7 +250,7 @@ class ProxySurface:
             if not names:
                 return Reply("Done.")
             return Reply("", tool_calls=tuple(
-                ToolCall(n, {"note": "x"}, id=f"call_{next(ids)}") for n in names))  # fmt: skip
+                ToolCall(n, {"note": ""}, id=f"call_{next(ids)}") for n in names))  # fmt: skip
 
         from taskgate.journal.store import MemoryStore
 
@@ -353,11 +353,11 @@ class McpSurface:
                 if first and len(calls) > 1:  # the batch's other calls arrive while it runs
                     started.set()
                     await release.wait()
-                return FUNCTIONS[name](note="x")
+                return FUNCTIONS[name](note="")
 
             return run
 
-        note = {"note": "x"}
+        note = {"note": ""}
         first = asyncio.create_task(
             self.gate.call(self.key, calls[0], note, forward(calls[0], True), lambda r: True)
         )
@@ -365,7 +365,7 @@ class McpSurface:
         if len(calls) > 1:
             await started.wait()
             for name in calls[1:]:
-                answers.append(await self.gate.call(self.key, name, {"note": "x"},
+                answers.append(await self.gate.call(self.key, name, {"note": ""},
                                                     forward(name, False), lambda r: True))  # fmt: skip
             release.set()
         answers.insert(0, await first)
@@ -428,7 +428,7 @@ class PydanticAiSurface(_SdkSurface):
             if len(messages) > 1:
                 read.extend(str(getattr(p, "content", "")) for p in messages[-1].parts)
                 return ModelResponse(parts=[TextPart("Done.")])
-            return ModelResponse(parts=[ToolCallPart(n, {"note": "x"}, tool_call_id=f"c{i}")
+            return ModelResponse(parts=[ToolCallPart(n, {"note": ""}, tool_call_id=f"c{i}")
                                         for i, n in enumerate(calls)])  # fmt: skip
 
         agent = Agent(FunctionModel(model), tools=list(FUNCTIONS.values()),
@@ -453,7 +453,7 @@ class OpenAiAgentsSurface(_SdkSurface):
         if not calls:
             return []
         model = ScriptedModel([
-            [function_call(n, {"note": "x"}, call_id=f"c{i}") for i, n in enumerate(calls)],
+            [function_call(n, {"note": ""}, call_id=f"c{i}") for i, n in enumerate(calls)],
             ModelStep.respond(lambda call: [assistant_message("Done.")]),
         ])  # fmt: skip
         agent = Agent(name="buyer", instructions=SYSTEM, model=model,
@@ -531,9 +531,9 @@ ASKED_TURNS: list[tuple[str, tuple[str, ...]]] = [
 ]
 #: what the model says after a turn whose call the gate held: the gate's question, relayed
 RELAYS = {
-    "Collect the requirements.": "Shall I collect the requirements (note: x)? Yes or no?",
-    "Draft the RFQ.": "Shall I draft the RFQ (note: x)? Yes or no?",
-    "Please draft the RFQ now.": "Shall I draft the RFQ (note: x)? Yes or no?",
+    "Collect the requirements.": "Shall I collect the requirements (note: )? Yes or no?",
+    "Draft the RFQ.": "Shall I draft the RFQ (note: )? Yes or no?",
+    "Please draft the RFQ now.": "Shall I draft the RFQ (note: )? Yes or no?",
 }
 ASKED_CANCEL_BEFORE = 5
 ASKED_RESTART_BEFORE = 1  # between the first ask and its answer
@@ -562,8 +562,8 @@ def test_every_surface_asks_held_calls_alike_and_runs_only_what_the_user_said_ye
     monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
     reference = ToolGateSurface(ASKING)
     want_told, want_ran = play_asked(reference)
-    collect = "Shall I collect the requirements (note: x)? Yes or no?"
-    draft = "Shall I draft the RFQ (note: x)? Yes or no?"
+    collect = "Shall I collect the requirements (note: )? Yes or no?"
+    draft = "Shall I draft the RFQ (note: )? Yes or no?"
     assert [q for q, _ in want_told] == [[collect], [], [draft], [], [draft], [], []]
     assert want_ran == ["collect_requirements"]
     assert want_told[5][1] == ["draft_rfq was not run: 'draft the RFQ' was cancelled."]

@@ -21,7 +21,7 @@ TOKEN = {"Authorization": "Bearer ops-secret"}
 
 
 def calls(*names: str) -> Reply:
-    return Reply("", tool_calls=tuple(ToolCall(n, {"note": "x"}, id=f"call_{n}") for n in names))
+    return Reply("", tool_calls=tuple(ToolCall(n, {"note": ""}, id=f"call_{n}") for n in names))
 
 
 def only_conversation(proxy: ProxyServer, client: httpx.Client) -> str:

@@ -21,7 +21,7 @@ SYSTEM = "You are a procurement assistant for ACME Corp. Use the tools to do wha
 
 
 def calls(*names: str) -> Reply:
-    return Reply("", tool_calls=tuple(ToolCall(n, {"note": "x"}, id=f"call_{n}") for n in names))
+    return Reply("", tool_calls=tuple(ToolCall(n, {"note": ""}, id=f"call_{n}") for n in names))
 
 
 def conversation(url: str, client: httpx.Client) -> Any:
@@ -68,7 +68,7 @@ def test_an_ordinary_conversation_is_gated_with_the_plan_and_forwarded_as_writte
             thanks = say("thanks!")
             assert not thanks.get("tool_calls")
             # held: the user reads the gate's question, with the exact call, and no instruction
-            assert thanks["content"] == "Shall I draft the RFQ (note: x)? Yes or no?"
+            assert thanks["content"] == "Shall I draft the RFQ (note: )? Yes or no?"
             sent = [r["messages"] for r in upstream.requests]
     assert sent[0][0]["content"] == SYSTEM and sent[0][1]["content"] == "Please draft the RFQ."
     assert all("#W" not in str(m.get("content")) for m in sent[-1])  # no work order anywhere
@@ -107,7 +107,7 @@ def test_plan_mode_tracks_at_the_raw_rung_and_leaves_tools_their_own_work_order_
             with ProxyServer(config) as proxy, httpx.Client() as client:
                 say, result, _ = conversation(proxy.base_url, client)
                 if rung == "enforcement":  # a tool's own work_order argument is not the gate's
-                    first = say("Collect the requirements, please.")
+                    first = say("Collect the requirements for WO-1234, please.")
                     assert [c["function"]["name"] for c in first["tool_calls"]] == [
                         "collect_requirements"
                     ]

@@ -254,7 +254,7 @@ def test_a_labelled_sample_of_public_conversations_runs_asked_calls_and_stops_th
     async def replay() -> dict[str, list[bool]]:
         out: dict[str, list[bool]] = {"asked": [], "unasked": []}
         for case in cases:  # right without asking; and how many were refused without asking
-            outcome, _ = await bench.replay(case, plans[case.service], READ)
+            outcome, _, _ = await bench.replay(case, plans[case.service], READ)
             out[case.label].append((outcome == "run") == (case.label == "asked"))
             refused[case.label] += outcome == "refused"
         return out
@@ -284,7 +284,7 @@ def test_a_labelled_sample_of_a_second_corpus_runs_asked_calls_and_stops_the_res
     async def replay() -> dict[str, list[bool]]:
         out: dict[str, list[bool]] = {"asked": [], "unasked": []}
         for case in cases:  # right without asking; and how many were refused without asking
-            outcome, _ = await bench.replay(case, plans[case.service], READ)
+            outcome, _, _ = await bench.replay(case, plans[case.service], READ)
             out[case.label].append((outcome == "run") == (case.label == "asked"))
             refused[case.label] += outcome == "refused"
         return out
@@ -372,7 +372,7 @@ def test_the_proxy_asks_its_upstream_as_the_judge_where_the_rules_are_unsure() -
             return Reply('{"kind": "request", "steps": ["s1"]}')
         if body["messages"][-1]["role"] == "tool":
             return Reply("Done.")
-        call = ToolCall("collect_requirements", {"note": "x"}, id="call_1")
+        call = ToolCall("collect_requirements", {"note": ""}, id="call_1")
         return Reply("", tool_calls=(call,))
 
     message = "get the ball rolling on what we talked about"
@@ -634,7 +634,9 @@ def test_a_run_with_no_new_user_message_asks_for_nothing_new() -> None:
     replies = [_reserve(1), "Done.", _reserve(2), "Done again.", _reserve(3), "Booked."]
     agent = _dinner(replies, ran)
     config: Any = {"configurable": {"thread_id": "again"}}
-    agent.invoke({"messages": [("user", "Reserve a table at Chez Pierre, please.")]}, config)
+    agent.invoke(
+        {"messages": [("user", "Reserve a table at Chez Pierre for 2 at 7pm, please.")]}, config
+    )
     assert ran == ["Chez Pierre"]
     agent.invoke({"messages": []}, config)  # no new user message
     assert ran == ["Chez Pierre"]

@@ -577,7 +577,7 @@ class GateSession:
             why = self._understood()
         elif self._again(verdict) and step and self._unclear(step):  # "another one, maybe"
             why = f"{self._understood()}, and it ran already for an earlier request"
-        elif verdict.admitted and (unsaid := self._unsaid(call)):  # "Nizza" for "Sino"
+        elif verdict.admitted and (unsaid := self._unsaid(call, step)):  # "Nizza" for "Sino"
             why = f"{_listed(unsaid)} {'was' if len(unsaid) == 1 else 'were'} said by nobody"
             details = ("what the user agreed to", "the details the user gave or agreed to")
         if why and self.asks and step is not None:
@@ -596,21 +596,21 @@ class GateSession:
         self._take(call, step)
         return Ticket(booking, verdict, id=call.id, at=self._machine.ledger_length)
 
-    def _unsaid(self, call: Call) -> tuple[str, ...]:
+    def _unsaid(self, call: Call, step: str | None) -> tuple[str, ...]:
         """The arguments of a call a confirmed proposal authorizes whose values nobody said in the
         conversation: not the user, not a tool's result, not the proposal nor an earlier message
         of the agent's the user took up (see :meth:`_hear_turn`); see
-        :mod:`taskgate.understanding.grounding`. None for a request in the user's own words (the
-        agent chooses what they left open), where no message was read (a request opened by
-        hand) or where the gate runs what was not asked for (``unrequested="run"``, the
+        :mod:`taskgate.understanding.grounding`. The same for a request in the user's own words:
+        what they left open is asked, never chosen for them. None where no message was read (a
+        request opened by hand) or where the gate runs what was not asked for (``unrequested="run"``, the
         protocol's notices: the paper's rungs)."""
         reading = self._reading
         if self.grounding != "ask" or self.unrequested != "refuse" or self.notices != "plain":
             return ()
-        if (
-            reading is None or reading.kind != "confirm"
-        ):  # a request in the user's words: not yet (see the docs)
+        if reading is None:  # a request opened by hand: no conversation read
             return ()
+        if step is not None and self._machine.graph.confirm(step) == "never":
+            return ()  # the state alone decides, and the user is never asked
         proposal = Heard.of(f"{reading.proposal} {reading.earlier} {reading.thing}")
         return self._heard.ungrounded(call.arguments, proposal)
 

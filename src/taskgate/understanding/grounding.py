@@ -44,9 +44,12 @@ _APOSTROPHE = pattern(r"['\u2019]s\b|['\u2019`]")
 _WORDS = {w: i for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}  # fmt: skip
 _TENS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-         "ninety": 90, "hundred": 100, "thousand": 1000}  # fmt: skip
+         "ninety": 90, "hundred": 100, "thousand": 1000,
+         "dozen": 12, "couple": 2, "pair": 2, "both": 2}  # fmt: skip
 _ORDINALS = (["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth"])  # fmt: skip
-_ONE = frozenset(["a", "an", "another", "single", "once"])
+#: the words that say one of a thing ("a latte", "the mocha", "this one"): a count of 1 is the
+#: count of anything named in the singular, so it is checked only against the bare plural
+_ONE = frozenset(["a", "an", "another", "single", "once", "the", "this", "that"])
 #: the words a name or a phrase may carry without them being said ("the", "of")
 _FILLER = frozenset(
     ["a", "an", "the", "of", "and", "to", "at", "in", "on", "for", "with", "by", "de", "la", "le"]
@@ -56,6 +59,12 @@ _NONE = frozenset(["none", "no", "nothing", "null", "nil", "0"])
 _NO = frozenset(["no", "without", "none", "zero", "0", "nothing"])
 #: a word right after these is said the other way ("not Nizza"): it grounds nothing
 _NOT = frozenset(["not", "no", "without", "except", "never", "nor"])
+#: the action words a call's value may carry, and the plain words a person says them with
+#: ("a latte with vanilla": the vanilla's option is "ADD")
+_SAID_AS = {
+    "add": ("add", "with", "plus", "extra", "also", "too", "added"),
+    "remove": ("remove", "without", "no", "hold", "minus", "removed"),
+}
 _YEAR = pattern(r"\b(19\d\d|20\d\d)\b")
 _ORDINAL_DAY = pattern(r"(\d{1,2})(?:st|nd|rd|th)")
 #: "today" when the function saying what day it is failed: a day no date is
@@ -121,7 +130,7 @@ def _clock_only(m: re.Match[str]) -> str:
 def _negated(tokens: list[str]) -> Iterator[str]:
     """The words that follow a "no", "without" or "none" by one or two, singular too."""
     for i, w in enumerate(tokens):
-        if w in _NO:
+        if w in _NO or w in _NOT:
             for after in tokens[i + 1 : i + 3]:
                 yield after
                 yield after.removesuffix("s")
@@ -361,9 +370,23 @@ def _read_email(value: str) -> object | None:
 
 def _said_text(value: object, heard: Heard) -> bool:
     """Every word of a name or a phrase (but "the", "of", ...) said, as it is or with one letter
-    off in a long word (a misspelling)."""
-    wanted = [w for w in words(str(value)) if w not in _FILLER] or words(str(value))
-    return all(w in heard.words or _spelled(w, heard.words, heard.shapes) for w in wanted)
+    off in a long word (a misspelling); a word after "no" or "not" in the value said after one
+    ("no foam" for "with no foam", "not too hot"), a "no" by any of them ("no ice" for "without
+    ice"), and an action word by the plain words for it (:data:`_SAID_AS`: "add" by "with")."""
+    tokens = words(str(value))
+    wanted = [(i, w) for i, w in enumerate(tokens) if w not in _FILLER] or list(enumerate(tokens))
+    return all(_word_said(w, heard, i > 0 and tokens[i - 1] in _NOT) for i, w in wanted)
+
+
+def _word_said(word: str, heard: Heard, negated: bool) -> bool:
+    """Whether one word of a value was said (``negated``: it follows a "no" in the value)."""
+    if word in _NOT:
+        return bool(heard.negated) or word in heard.words
+    if negated and word in heard.negated:
+        return True
+    if any(w in heard.words for w in _SAID_AS.get(word, ())):
+        return True
+    return word in heard.words or _spelled(word, heard.words, heard.shapes)
 
 
 def _spelled(word: str, every: frozenset[str], shapes: Mapping[tuple[str, int], list[str]]) -> bool:
@@ -452,6 +475,8 @@ KINDS: tuple[ValueKind, ...] = (
             ("1210", "$1,210.00 in total"),
             ("50.00", "$50"),
             ("4", "4 tickets"),
+            ("12", "a dozen donuts"),
+            ("2", "a couple of bagels"),
         ),
         (("40", "for 4 people"), ("5000", "$50"), ("3", "two tickets")),
     ),
@@ -464,8 +489,17 @@ KINDS: tuple[ValueKind, ...] = (
             ("San Jose", "restaurants in San Jose"),
             ("Jose's Cafe", "josé's café"),
             ("Pizzeria Delfina", "pizzeria delfina"),
+            ("No foam", "a chai latte with no foam please"),
+            ("cold with no ice", "make it cold but without ice"),
+            ("not too hot", "a mocha, but not too hot"),
+            ("ADD", "a latte with vanilla"),
         ),
-        (("Nizza", "can you try sino?"), ("Zizzi Soho", "Zizzi in Mayfair")),
+        (
+            ("Nizza", "can you try sino?"),
+            ("Zizzi Soho", "Zizzi in Mayfair"),
+            ("foam", "no foam please"),
+            ("REMOVE", "a latte with vanilla"),
+        ),
     ),
 )
 
