@@ -401,10 +401,10 @@ def changed(found: list[Case], seed: int = 0) -> list[Case]:
     return out
 
 
-async def replay(case: Case, plan: Plan, reader: ConversationReader) -> tuple[str, float]:
+async def replay(case: Case, plan: Plan, reader: ConversationReader) -> tuple[str, float, str]:
     """What the gate does with the case's call, ``run``, ``asked`` (held, the person asked) or
     ``refused`` (without asking), and the decision's cost in seconds (reading the turn and
-    judging the call, with the calls made for the turn before it)."""
+    judging the call, with the calls made for the turn before it), and why it was asked."""
     gate = GateSession(plan)
     gate.grounding = GROUNDING
     gate.today = lambda: TODAY.get(case.corpus)
@@ -436,20 +436,27 @@ async def replay(case: Case, plan: Plan, reader: ConversationReader) -> tuple[st
         assert (call is not None) == (answer == "approve")
         if call is not None:
             assert gate.judge([call])[0].admitted, "an approved held call did not run"
-        return "asked", spent
-    return ("run" if ticket.admitted else "refused"), spent
+        return "asked", spent, ticket.ask.why
+    return ("run" if ticket.admitted else "refused"), spent, ""
 
 
 async def measure(
-    cases: Iterable[Case], plans: dict[str, Plan], show: int = 0, reader: Any = None
+    cases: Iterable[Case],
+    plans: dict[str, Plan],
+    show: int = 0,
+    reader: Any = None,
+    asks: int = 0,
 ) -> tuple[dict[tuple[str, str, str], Counter[bool]], list[float]]:
     reader = reader or ConversationReader()
     results: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
     wrong: dict[tuple[str, str], list[Case]] = defaultdict(list)
+    held: dict[str, list[Case]] = defaultdict(list)  # asked-for calls asked, by why
     costs = []
     for case in cases:
-        outcome, cost = await replay(case, plans[case.service], reader)
+        outcome, cost, why = await replay(case, plans[case.service], reader)
         costs.append(cost)
+        if outcome == "asked" and case.label == "asked":
+            held[why].append(case)
         results[(case.label, case.act, case.service)][outcome] += 1
         wrong_way = "refused" if case.label == "asked" else "run"
         if case.label != "apart" and outcome == wrong_way:
@@ -460,7 +467,22 @@ async def measure(
             print(f"-- {key}: {len(bad)} wrong")
             for case in rng.sample(bad, min(show, len(bad))):
                 print(f"   agent: {case.agent[:150]!r}\n   user:  {case.user[:150]!r}")
+    if asks:
+        _show_asks(held, asks)
     return results, costs
+
+
+def _show_asks(held: dict[str, list[Case]], n: int) -> None:
+    """Print ``n`` asked-for calls the gate asked about, for each of its reasons (commonest
+    first): what to read on a train split, never on the split reported."""
+    rng = random.Random(0)
+    for why, asked in sorted(held.items(), key=lambda kv: -len(kv[1])):
+        print(f"-- asked: {why}: {len(asked)}")
+        for case in rng.sample(asked, min(n, len(asked))):
+            print(
+                f"   agent: {case.agent[-150:]!r}\n   user:  {case.user[:150]!r}\n"
+                f"   call:  {case.method} {json.dumps(case.args)[:200]}"
+            )
 
 
 def share(results: dict[tuple[str, str, str], Counter[str]], label: str, outcome: str = "",
@@ -536,6 +558,12 @@ def main() -> None:
     ap.add_argument("--star", type=Path, default=STAR, help="the stripped STAR splits' folder")
     ap.add_argument("--tm4", type=Path, default=TM4, help="the stripped TM-4 splits' folder")
     ap.add_argument("--show", type=int, default=0, help="print N wrong cases of each kind")
+    ap.add_argument(
+        "--asks",
+        type=int,
+        default=0,
+        help="print N asked-for calls asked, for each reason (read them on train)",
+    )
     ap.add_argument("--namer", choices=("none", "embedding"), default="none",
                     help="the reader's namer: none (the default) or the bundled MiniLM")  # fmt: skip
     ap.add_argument("--grounding", choices=("ask", "off"), default="ask",
@@ -552,7 +580,7 @@ def main() -> None:
         dialogues, schema = load(args.split, args.sgd)
         found = list(cases(dialogues, schema))
         results, costs = asyncio.run(measure(found + changed(found), plans(schema), args.show,
-                                             reader))  # fmt: skip
+                                             reader, args.asks))  # fmt: skip
         report(f"SGD {args.split} replayed through the gate's core ({how})", results, costs)
     else:
         print(f"bench_conversations: SGD skipped: no {args.split} split in {args.sgd} "
@@ -564,7 +592,8 @@ def main() -> None:
                   f"(pass --{'star' if name == 'STAR' else 'tm4'} DIR)")  # fmt: skip
             continue
         found, by_plan = loader(args.split, folder)
-        results, costs = asyncio.run(measure(found + changed(found), by_plan, args.show, reader))
+        results, costs = asyncio.run(measure(found + changed(found), by_plan, args.show, reader,
+                                             args.asks))  # fmt: skip
         report(f"{name} {args.split} replayed the same way", results, costs)
 
 
