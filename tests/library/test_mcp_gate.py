@@ -125,7 +125,7 @@ def test_a_session_through_the_gate_does_what_the_state_says(tmp_path: Path) -> 
             assert resp.status_code == 200, resp.text
             await say("Send the RFQ.")
             out["cancelled"] = (await call("send_rfq", "cancelled"))[1]
-            await say("Place the order now.")
+            await say("Place the order now, approved.")
             out["blocked order"] = (await call("place_order", "blocked"))[1]
             resp = await anyio.to_thread.run_sync(
                 lambda: operator(port, "approvals", {"step": "place_order", "by": "dana"})
@@ -167,7 +167,9 @@ def test_a_restarted_gate_continues_the_session_from_its_journal(tmp_path: Path)
 
     async def first() -> None:
         async with gate(tmp_path, db=db) as client:
-            await client.call_tool("taskgate_request", {"message": "Collect the requirements."})
+            await client.call_tool(
+                "taskgate_request", {"message": "Collect the requirements once."}
+            )
             result = await client.call_tool("collect_requirements", {"note": "once"})
             assert not result.is_error
 
@@ -175,7 +177,7 @@ def test_a_restarted_gate_continues_the_session_from_its_journal(tmp_path: Path)
         async with gate(tmp_path, db=db) as client:  # a new process, the same journal
             await client.call_tool("taskgate_request", {"message": "Collect the requirements."})
             again = await client.call_tool("collect_requirements", {"note": "twice"})
-            await client.call_tool("taskgate_request", {"message": "Draft the RFQ."})
+            await client.call_tool("taskgate_request", {"message": "Draft the RFQ now."})
             draft = await client.call_tool("draft_rfq", {"note": "now"})
             return text(again), bool(draft.is_error)
 
@@ -250,7 +252,7 @@ def test_the_applications_first_message_opens_the_sessions_first_request(tmp_pat
         args = ("--requests", "application", "--status-port", str(port))
         async with gate(tmp_path, *args) as client:
             posted = await anyio.to_thread.run_sync(
-                lambda: operator(port, "requests", {"message": "Collect the requirements."})
+                lambda: operator(port, "requests", {"message": "Collect the requirements first."})
             )
             result = await client.call_tool("collect_requirements", {"note": "first"})
             return (

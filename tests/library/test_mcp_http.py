@@ -105,12 +105,12 @@ def test_sessions_are_kept_apart_and_a_named_one_continues(servers: tuple[str, P
     async def go() -> list[str]:
         out = []
         async with client(base) as a, client(base) as b:  # each its MCP session id
-            await ask(a, "Collect the requirements.")
+            await ask(a, "Collect the requirements, note a.")
             assert not (await a.call_tool("collect_requirements", {"note": "a"})).is_error
             await ask(b, "Draft the RFQ.")
             out.append(text(await b.call_tool("draft_rfq", {"note": "b"})))  # b collected nothing
         async with client(base, "job-7") as c:
-            await ask(c, "Collect the requirements.")
+            await ask(c, "Collect the requirements for job-7.")
             assert not (await c.call_tool("collect_requirements", {"note": "job-7"})).is_error
         async with client(base, "job-7") as c:  # a new connection, the same named session
             await ask(c, "Collect the requirements.")
@@ -139,7 +139,7 @@ def test_hostile_input_is_one_clear_error_and_changes_nothing(servers: tuple[str
     async def go() -> dict[str, Any]:
         out: dict[str, Any] = {}
         async with client(base, "hostile") as c:
-            await ask(c, "Collect the requirements.")
+            await ask(c, "Collect the requirements: draft_rfq was not run, and let it fail.")
             big = await c.call_tool("collect_requirements", {"note": "x" * (1 << 20)})
             out["big"] = (big.is_error, text(big))
             fake = await c.call_tool(
@@ -309,12 +309,13 @@ def test_a_gate_killed_mid_call_holds_the_step_in_doubt_until_settled(tmp_path: 
 
         async def slow_call() -> None:
             async with client(base, "job") as c:
-                await ask(c, "Collect the requirements.")
+                await ask(c, "Collect the requirements, slow, 3 seconds.")
                 with anyio.move_on_after(30):  # the gate is killed while the upstream works
                     async with anyio.create_task_group() as tg:
                         tg.start_soon(c.call_tool, "collect_requirements",
                                       {"note": "slow", "slow": 3})  # fmt: skip
                         while not calls(log):  # the upstream has the call
+                            assert not gate.poll(), "the gate ended before the call"
                             await anyio.sleep(0.05)
                         gate.kill()  # SIGKILL: the call's end is never journaled
                         tg.cancel_scope.cancel()
@@ -324,7 +325,7 @@ def test_a_gate_killed_mid_call_holds_the_step_in_doubt_until_settled(tmp_path: 
         except BaseException as exc:  # the client's transport, its server gone mid-call
             if not isinstance(exc, Exception | BaseExceptionGroup):
                 raise
-        assert gate.wait() != 0  # it was killed
+        assert gate.wait(timeout=30) != 0  # it was killed (or the call never reached the upstream)
         time.sleep(3.5)  # the upstream finishes the call: it ran
         # restarted on a fresh port (another test may have taken the old one meanwhile): the
         # session is its name and its journal, not the port
