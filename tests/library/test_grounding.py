@@ -136,6 +136,28 @@ def test_a_request_runs_with_the_values_the_user_said_across_messages() -> None:
     assert gate.judge([Call("reserve_table", arguments=AGREED)])[0].admitted
 
 
+def _requested(call: dict[str, object], *, confirm: str = "auto") -> str:
+    plan = {"binding": "tool", "steps": {"book": {"tool": "reserve_table",
+            "text": "Reserve a table", "confirm": confirm}}}  # fmt: skip
+    gate = _grounding(GateSession(Plan.model_validate(plan)))
+    said = "Reserve a table at Sino in San Jose, please."
+    asyncio.run(gate.open_message(said, ConversationReader(), agent=""))
+    ticket = gate.judge([Call("reserve_table", arguments=call)])[0]
+    return "run" if ticket.admitted else "asked" if ticket.ask is not None else "refused"
+
+
+def test_a_request_with_a_value_the_agent_chose_is_asked() -> None:
+    """A request in the user's own words: what they left open (a party size, a time) is asked
+    with the call shown, never chosen for them; what they said runs; a step marked
+    ``confirm="never"`` leaves the values to the state rules."""
+    said = {"restaurant": "Sino", "city": "San Jose"}
+    assert _requested(said) == "run"
+    assert _requested({**said, "party": 2}) == "asked"
+    assert _requested({**said, "time": "19:00"}) == "asked"
+    assert _requested({**said, "restaurant": "Nizza"}) == "asked"
+    assert _requested({**said, "party": 2}, confirm="never") == "run"
+
+
 def test_grounding_is_on_by_default_and_can_be_turned_off() -> None:
     assert GateSession(PLAN).grounding == "ask"
     gate = GateSession(PLAN)
