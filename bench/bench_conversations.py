@@ -467,6 +467,8 @@ async def measure(
             print(f"-- {key}: {len(bad)} wrong")
             for case in rng.sample(bad, min(show, len(bad))):
                 print(f"   agent: {case.agent[:150]!r}\n   user:  {case.user[:150]!r}")
+                if case.label.startswith("changed"):
+                    print(f"   call:  {case.method} {json.dumps(case.args)[:200]}")
     if asks:
         _show_asks(held, asks)
     return results, costs

@@ -47,6 +47,24 @@ def test_lists_and_nested_objects_are_read_leaf_by_leaf_whatever_their_keys() ->
     assert got == ("items[0].qty", "items[1].name")
 
 
+def test_an_add_is_said_by_the_user_naming_the_thing_it_adds() -> None:
+    """ "An Americano that has vanilla": the vanilla addon's ``"ADD"`` is said, since the user
+    typed a word of the thing it adds; not where they said "no vanilla", nor where only a tool's
+    result named it, and a ``"REMOVE"`` is never said this way."""
+
+    def said(user: str, option: str, tool: str = "") -> bool:
+        ground = Ground()
+        ground.hear(user, typed=True)
+        ground.hear(tool)
+        call = {"addons": [{"addon_id": "vanilla-sweetener-245", "option": option}]}
+        return ground.ungrounded(call) == ()
+
+    assert said("I would like an Americano that has Vanilla.", "ADD")
+    assert not said("An Americano, no vanilla.", "ADD")
+    assert not said("An Americano.", "ADD", tool="vanilla sweetener, caramel sauce")
+    assert not said("I would like an Americano that has Vanilla.", "REMOVE")
+
+
 def test_a_call_of_more_values_than_are_read_one_by_one_is_grounded_nowhere() -> None:
     ground = Ground()
     ground.hear("one")
@@ -114,6 +132,32 @@ def test_an_argument_nobody_said_under_any_key_is_asked() -> None:
 def test_a_value_an_agent_said_in_another_message_does_not_ground_a_confirmed_proposal() -> None:
     before = "Nizza and Sino both have tables tonight."
     assert _confirmed({**AGREED, "restaurant": "Nizza"}, before=before) == "asked"
+
+
+def _proposed(proposal: str, call: dict[str, object], *, yes: str = "Yes, please.") -> str:
+    gate = _grounding(GateSession(PLAN))
+    gate.hear("Saturday could work too, or the 15th, at 9 pm.", by="user")  # said, not agreed
+    asyncio.run(gate.open_message(yes, ConversationReader(), agent=proposal))
+    ticket = gate.judge([Call("reserve_table", arguments=call)])[0]
+    if ticket.ask is not None:
+        assert "not what was proposed" in ticket.ask.why
+    return "run" if ticket.admitted else "asked" if ticket.ask is not None else "refused"
+
+
+def test_a_day_or_time_said_elsewhere_but_not_the_one_proposed_is_asked() -> None:
+    """A yes to "Friday at 7 pm" agrees to that day and time: a Saturday or a 15th the user
+    mentioned earlier grounds the value, not the agreement, so the call is asked; what the
+    proposal states runs, and a day the proposal does not state is left to the ground."""
+    friday = "Shall I reserve a table at Sino for Friday at 7 pm?"
+    assert _proposed(friday, {"restaurant": "Sino", "day": "Friday", "time": "19:00"}) == "run"
+    assert _proposed(friday, {"restaurant": "Sino", "day": "Saturday", "time": "19:00"}) == "asked"
+    stay = "Shall I reserve it at Sino from the 9th to the 20th?"
+    assert _proposed(stay, {"restaurant": "Sino", "start": "9th", "end": "20th"}) == "run"
+    assert _proposed(stay, {"restaurant": "Sino", "start": "15th", "end": "20th"}) == "asked"
+    assert (
+        _proposed("Shall I reserve a table at Sino?", {"restaurant": "Sino", "day": "Saturday"})
+        == "run"
+    )
 
 
 def test_a_value_a_tools_result_gave_grounds_the_call() -> None:

@@ -71,7 +71,7 @@ from taskgate.understanding.acts import (
     read_user,
 )
 from taskgate.understanding.calls import counted, names_item, sets_item
-from taskgate.understanding.grounding import Ground, Heard
+from taskgate.understanding.grounding import Ground, Heard, displaced
 from taskgate.understanding.reader import (
     REVISIONS,
     Reading,
@@ -298,6 +298,7 @@ class GateSession:
         self._reading: Reading | None = None  # what the gate understood of the last message
         #: the last turns read (the agent's message, the user's reply), for a revised proposal
         self._said: deque[Turn] = deque(maxlen=REVISIONS)
+        self._reply = ""  # the user's last message read (a yes may restate a detail: "yes, at 8")
         #: what the conversation said, for its calls' values: the user's words, the results of
         #: tools, the agent's messages the user took up (a confirmed call's proposal is added to
         #: it where it is judged)
@@ -394,6 +395,7 @@ class GateSession:
             plan = worded(self._machine.graph.to_plan(), self.wordings)
             before = tuple(self._said) if earlier is None else _turns(earlier)
             self._said.append((agent[-AGENT_CHARS:], message[:USER_CHARS]))  # as read
+            self._reply = message[:USER_CHARS]
             self._yes_led = opens_with_yes(message)
         try:
             reading = await self._read(matcher, plan, message, agent, before)
@@ -577,6 +579,9 @@ class GateSession:
             why = self._understood()
         elif self._again(verdict) and step and self._unclear(step):  # "another one, maybe"
             why = f"{self._understood()}, and it ran already for an earlier request"
+        elif verdict.admitted and (moved := self._displaced(call)):  # "Friday at 7": no 21:00
+            why = f"{_listed(moved)} {'is' if len(moved) == 1 else 'are'} not what was proposed"
+            details = ("what the user agreed to", "the details you proposed")
         elif verdict.admitted and (unsaid := self._unsaid(call, step)):  # "Nizza" for "Sino"
             why = f"{_listed(unsaid)} {'was' if len(unsaid) == 1 else 'were'} said by nobody"
             details = ("what the user agreed to", "the details the user gave or agreed to")
@@ -613,6 +618,19 @@ class GateSession:
             return ()  # the state alone decides, and the user is never asked
         proposal = Heard.of(f"{reading.proposal} {reading.earlier} {reading.thing}")
         return self._heard.ungrounded(call.arguments, proposal)
+
+    def _displaced(self, call: Call) -> tuple[str, ...]:
+        """The arguments of a call a confirmed proposal authorizes whose date, weekday or time
+        is not one the proposal (or the user's yes to it) states: another said elsewhere in the
+        conversation is not the one agreed to (see :func:`~taskgate.understanding.grounding.displaced`).
+        Where :meth:`_unsaid` checks, and only for a yes to a proposal."""
+        reading = self._reading
+        if reading is None or reading.kind != "confirm" or not reading.proposal:
+            return ()
+        if self.grounding != "ask" or self.unrequested != "refuse" or self.notices != "plain":
+            return ()
+        stated = Heard.of(f"{reading.proposal[-AGENT_CHARS:]} {self._reply}")
+        return displaced(call.arguments, stated)
 
     def _grant_fits(self, call: Call, step: str | None, name: str | None) -> bool:
         """Whether a person's yes to an asked call covers this call: the same tool, and
@@ -796,6 +814,7 @@ class GateSession:
             self._said.extend(_turns(said))
             for shown, heard in self._said:
                 self._took(shown, heard)
+            self._reply = self._said[-1][1] if self._said else ""
 
     def hear_turn(self, agent: str, user: str) -> None:
         """Take in one turn of the conversation no message read gave the gate (the agent's

@@ -586,7 +586,8 @@ class Ground:
         if missing and also is not None:  # said in the two together ("Sino" here, "San" there)
             heard = self._dated(Heard.union((self._all, also)))
             missing = [(p, v) for p, v in missing if not grounded(v, heard, p)]
-        return tuple(p for p, _ in missing)
+        leaves_of = [pv for _, pv in found]
+        return tuple(p for p, v in missing if not _action_of_named(p, v, leaves_of, heard))
 
     def _dated(self, heard: Heard) -> Heard:
         """``heard`` judged on :attr:`today` (a day that cannot be read: "today" and "tomorrow"
@@ -634,6 +635,59 @@ def grounded(value: object, heard: Heard, path: str = "") -> bool:
     if kind.name == "text" and not words(text):
         return True  # punctuation alone names nothing
     return kind.said(read, heard)
+
+
+def _action_of_named(
+    path: str, value: object, found: list[tuple[str, object]], heard: Heard
+) -> bool:
+    """Whether ``value`` is the action word "add" of a thing the user named plainly: a sibling
+    value (the same object's) has a word the user typed, not after a "no" ("a latte that has
+    vanilla": the vanilla addon's option ``"ADD"``). A "remove" is never said this way."""
+    if not isinstance(value, str) or value.strip().lower() != "add" or "." not in path:
+        return False
+    parent = path.rsplit(".", 1)[0]
+    return any(
+        p.rsplit(".", 1)[0] == parent
+        and p != path
+        and isinstance(v, str)
+        and any(
+            len(w) > 2 and not w.isdigit() and w in heard.typed and w not in heard.negated
+            for w in words(v)
+        )
+        for p, v in found
+    )
+
+
+#: the kinds a proposal pins: where it states a value of the kind, the call's is one it states
+_PINNED: dict[str, Callable[[Heard], bool]] = {
+    "date": lambda h: bool(h.days or h.nths or h.relative),
+    "weekday": lambda h: bool(h.weekdays or h.relative),
+    "time": lambda h: bool(h.times),
+}
+
+
+def displaced(arguments: Mapping[str, object] | None, stated: Heard) -> tuple[str, ...]:
+    """The paths of a call's dates, weekdays and times that differ from those the confirmed
+    proposal states (``stated``: the proposal and the user's reply to it): "Friday at 7 pm?"
+    "Yes." is no Saturday and no 21:00, even where another day or time was said elsewhere in
+    the conversation (that grounds the value, not the agreement). A proposal that states no
+    value of a kind pins none of it."""
+    out = []
+    for _, (path, value) in zip(range(_LEAVES), leaves(arguments or {}), strict=False):
+        if not isinstance(value, str) or len(value) > 64:
+            continue
+        if nth := _ORDINAL_DAY.fullmatch(value.strip().lower()):  # "12th": a day of the month
+            day = int(nth.group(1))
+            if (stated.nths or stated.days) and not (
+                day in stated.nths or any(d == day for _, d in stated.days)
+            ):
+                out.append(path)
+            continue
+        kind, read = kind_of(value)
+        pinned = _PINNED.get(kind.name)
+        if pinned is not None and pinned(stated) and not kind.said(read, stated):
+            out.append(path)
+    return tuple(out)
 
 
 def _named(path: str) -> set[str]:
