@@ -108,3 +108,21 @@ class Chat:
 
     def result(self, call_id: str) -> None:
         self.messages.append({"role": "tool", "tool_call_id": call_id, "content": "ok"})
+
+
+def repeating(respond: Any) -> Any:
+    """An upstream that, told of its refused calls (plan mode: the proxy answers them with tool
+    messages carrying the gate's notices), repeats the notices to the user as its reply, and
+    otherwise answers as ``respond`` does: the user reads the refusal only because the model
+    said it."""
+    from taskgate import Reply
+
+    def answer(body: dict[str, Any]) -> Any:
+        messages = body["messages"]
+        last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+        told = [str(m.get("content")) for m in messages[last + 1 :] if m.get("role") == "tool"]
+        if told and all(" was not run: " in t for t in told):
+            return Reply("\n\n".join(told))
+        return respond(body)
+
+    return answer

@@ -127,7 +127,7 @@ def test_the_proxy_runs_each_thing_once_and_reads_it_back() -> None:
     """Each reply is judged by a fresh core session: what the message's order took travels with
     the conversation's reading, so a latte again in the same message is refused, and after a
     reload from the journal (the reading lost) no further thing runs."""
-    from proxy_helpers import post
+    from proxy_helpers import post, repeating
     from taskgate.proxy import ProxyConfig
     from taskgate.proxy.testing import ProxyServer
 
@@ -137,7 +137,10 @@ def test_the_proxy_runs_each_thing_once_and_reads_it_back() -> None:
                                                                      id="c5"),))])  # fmt: skip
     messages: list[dict[str, Any]] = [{"role": "user", "content": "A mocha and a latte, please."}]
     handed = []
-    with FakeServer(lambda body: next(replies)) as upstream, httpx.Client(timeout=60) as client:
+    with (
+        FakeServer(repeating(lambda body: next(replies))) as upstream,
+        httpx.Client(timeout=60) as client,
+    ):
         config = ProxyConfig(upstream.base_url, plan=COFFEE, status_token="ops")
         with ProxyServer(config) as proxy:
             for call_id, _ in calls:
@@ -228,7 +231,7 @@ def test_the_proxy_reloaded_mid_turn_judges_by_the_turn_s_reading() -> None:
     """The turn's reading is journaled with it: a proxy reloaded after "A latte, please." got a
     reply with no call, asked again (a client retry of the hop), still refuses a muffin, and
     adds the latte (before, the reading was lost with the reload: the muffin ran)."""
-    from proxy_helpers import post
+    from proxy_helpers import post, repeating
     from taskgate.proxy import ProxyConfig
     from taskgate.proxy.testing import ProxyServer
 
@@ -239,7 +242,7 @@ def test_the_proxy_reloaded_mid_turn_judges_by_the_turn_s_reading() -> None:
     messages: list[dict[str, Any]] = [{"role": "user", "content": "A latte, please."}]
     handed = []
     with (
-        FakeServer(lambda body: next(replies)) as upstream,
+        FakeServer(repeating(lambda body: next(replies))) as upstream,
         httpx.Client(timeout=60) as client,
         ProxyServer(ProxyConfig(upstream.base_url, plan=COFFEE)) as proxy,
     ):

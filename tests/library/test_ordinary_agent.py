@@ -26,6 +26,7 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
+from proxy_helpers import repeating
 from taskgate import FakeServer, Plan, Reply, ToolGate
 from taskgate.llm.fake import ToolCall
 from taskgate.proxy import ProxyConfig
@@ -93,7 +94,7 @@ def responder() -> Callable[[dict[str, Any]], Reply]:
 @pytest.fixture
 def upstream() -> Iterator[FakeServer]:
     RAN.clear()
-    with FakeServer(responder()) as server:
+    with FakeServer(repeating(responder())) as server:
         yield server
 
 

@@ -241,9 +241,15 @@ class ProxySurface:
         ids = count()
         calls_for = dict(turns)
 
+        #: what the model read in tool results, as the upstream got them: the proxy tells it
+        #: of its refused calls there, not in the reply the user reads
+        self.heard: list[str] = []
+
         def respond(body: dict[str, Any]) -> Reply:
             messages = body["messages"]
             if messages[-1]["role"] == "tool":
+                last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+                self.heard += [str(m["content"]) for m in messages[last + 1 :]]
                 return Reply("Done.")
             last = next(m for m in reversed(messages) if m["role"] == "user")
             names = calls_for[str(last["content"]).strip()]
@@ -293,12 +299,15 @@ class ProxySurface:
 
     def turn(self, message: str, calls: tuple[str, ...]) -> list[str]:
         before = len(self.agent.get_state(self.config).values.get("messages", []))
+        heard = len(self.heard)
         out = self.agent.invoke({"messages": [HumanMessage(message)]}, self.config)
         if not self.key:
             listed = self.ops.get(f"{self.proxy.url}/taskgate/conversations").json()
             self.key = listed["conversations"][0]["id"]
         new = out["messages"][before:]
-        return [str(m.content) for m in new if isinstance(m, AIMessage | ToolMessage)]
+        shown = [str(m.content) for m in new if isinstance(m, AIMessage | ToolMessage)]
+        assert not notices([str(m.content) for m in new if isinstance(m, AIMessage)]), shown
+        return shown + self.heard[heard:]  # the notices reach the model, never the user
 
     def ledger(self) -> list[Any]:
         shown = self.ops.get(f"{self.proxy.url}/taskgate/conversations/{self.key}").json()

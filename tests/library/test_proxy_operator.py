@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from plans import tool_chain
-from proxy_helpers import Chat, post
+from proxy_helpers import Chat, post, repeating
 from taskgate import FakeServer, Reply, script
 from taskgate.errors import TaskgateError
 from taskgate.llm.fake import ToolCall
@@ -43,7 +43,7 @@ def config(upstream: FakeServer) -> ProxyConfig:
 def test_an_operator_cancels_a_step_and_its_call_is_refused_at_the_next_request() -> None:
     replies = [Reply("Hello."), calls("draft_rfq"), calls("send_rfq"), calls("collect_requirements"),
                Reply("Done."), calls("send_rfq"), Reply("Sent.")]  # fmt: skip
-    with FakeServer(script(replies)) as upstream, ProxyServer(config(upstream)) as proxy, \
+    with FakeServer(repeating(script(replies))) as upstream, ProxyServer(config(upstream)) as proxy, \
             httpx.Client() as client:  # fmt: skip
         chat = Chat(proxy.base_url, client)
         chat.say("hi")
@@ -71,7 +71,7 @@ def test_an_operator_cancels_a_step_and_its_call_is_refused_at_the_next_request(
 
 def test_an_operators_approval_lets_the_next_request_run_one_blocked_call() -> None:
     replies = [calls("send_rfq"), calls("send_rfq"), Reply("Sent."), calls("send_rfq")]
-    with FakeServer(script(replies)) as upstream, ProxyServer(config(upstream)) as proxy, \
+    with FakeServer(repeating(script(replies))) as upstream, ProxyServer(config(upstream)) as proxy, \
             httpx.Client() as client:  # fmt: skip
         chat = Chat(proxy.base_url, client)
         assert "send_rfq was not run" in chat.say("send the RFQ")["content"]

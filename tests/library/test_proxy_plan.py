@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 from typer.testing import CliRunner
 
@@ -49,6 +50,7 @@ def conversation(url: str, client: httpx.Client) -> Any:
 def test_an_ordinary_conversation_is_gated_with_the_plan_and_forwarded_as_written() -> None:
     replies = [
         calls("draft_rfq"),  # asked for the draft before the requirements: refused
+        Reply("I need the requirements collected first."),  # told of it, in its own words
         calls("collect_requirements"),
         Reply("Collected."),
         calls("draft_rfq"),  # eligible now, but "thanks!" asked for nothing: refused
@@ -58,10 +60,8 @@ def test_an_ordinary_conversation_is_gated_with_the_plan_and_forwarded_as_writte
         with ProxyServer(config) as proxy, httpx.Client() as client:
             say, result, _ = conversation(proxy.base_url, client)
             first = say("Please draft the RFQ.")
-            assert not first.get("tool_calls")
-            assert first["content"].startswith(
-                "draft_rfq was not run: it needs 'collect the requirements' done first."
-            )
+            assert not first.get("tool_calls")  # the user reads the agent, not the gate
+            assert first["content"] == "I need the requirements collected first."
             second = say("OK, collect the requirements first.")
             assert [c["function"]["name"] for c in second["tool_calls"]] == ["collect_requirements"]
             assert result("call_collect_requirements")["content"] == "Collected."
@@ -71,6 +71,12 @@ def test_an_ordinary_conversation_is_gated_with_the_plan_and_forwarded_as_writte
             assert thanks["content"] == "Shall I draft the RFQ (note: )? Yes or no?"
             sent = [r["messages"] for r in upstream.requests]
     assert sent[0][0]["content"] == SYSTEM and sent[0][1]["content"] == "Please draft the RFQ."
+    told, notice = sent[1][-2:]  # the refused call, answered by the gate's notice
+    assert [c["id"] for c in told["tool_calls"]] == ["call_draft_rfq"]
+    assert notice["role"] == "tool" and notice["tool_call_id"] == "call_draft_rfq"
+    assert notice["content"].startswith(
+        "draft_rfq was not run: it needs 'collect the requirements'"
+    )
     assert all("#W" not in str(m.get("content")) for m in sent[-1])  # no work order anywhere
 
 
@@ -234,3 +240,100 @@ def test_the_same_script_run_again_starts_a_new_conversation_not_a_409() -> None
     assert set(keys) == {f"{name}~{who}", f"{name}.2~{who}", f"{name}.3~{who}"}
     assert conflict.status_code == 409 and "does not continue" in conflict.text
     assert first.status_code == 200 and again.status_code == 200  # a retry of the named one
+
+
+def _streamed(client: httpx.Client, url: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """A streamed reply read whole: its content and the tool calls' names."""
+    body = {"model": "fake", "messages": messages, "stream": True}
+    resp = client.post(f"{url}/chat/completions", json=body)
+    assert resp.status_code == 200, resp.text
+    content, names = [], []
+    for line in resp.text.splitlines():
+        if not line.startswith("data: ") or line == "data: [DONE]":
+            continue
+        choices = orjson.loads(line[6:]).get("choices") or [{}]
+        delta = choices[0].get("delta", {})
+        content.append(delta.get("content") or "")
+        names += [c["function"]["name"] for c in delta.get("tool_calls") or []]
+    return {"content": "".join(content), "names": names}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_refused_call_is_told_to_the_agent_as_its_result_and_the_user_reads_the_agent(
+    stream: bool,
+) -> None:
+    """Plan mode: a reply whose every call was refused goes back to the model with each call
+    answered by the gate's notice, and the user gets the model's next reply, judged like any,
+    never the notice (streamed or not)."""
+    replies = [calls("draft_rfq"), Reply("First I need to collect the requirements.")]
+    with FakeServer(script(replies)) as upstream:
+        config = ProxyConfig(upstream.base_url, matcher="lexical", plan=tool_chain(3))
+        with ProxyServer(config) as proxy, httpx.Client() as client:
+            messages = [{"role": "system", "content": SYSTEM},
+                        {"role": "user", "content": "Please draft the RFQ."}]  # fmt: skip
+            if stream:
+                got = _streamed(client, proxy.base_url, messages)
+            else:
+                message = post(client, proxy.base_url, messages)["choices"][0]["message"]
+                got = {"content": message["content"], "names": message.get("tool_calls") or []}
+            sent = [r["messages"] for r in upstream.requests]
+    assert got == {"content": "First I need to collect the requirements.", "names": []}
+    assert "was not run" not in got["content"]
+    assert sent[1][-1]["role"] == "tool" and sent[1][-1]["content"].startswith(
+        "draft_rfq was not run: it needs 'collect the requirements' done first."
+    )
+    assert "stream" not in upstream.requests[1]
+
+
+def test_a_refused_call_beside_one_handed_out_is_told_with_the_next_request() -> None:
+    """One reply, two calls: the one the state allows is handed out, the other refused; the
+    user's reply carries no notice, and the model reads it as that call's tool result when the
+    client sends the handed-out call's result."""
+    both = Reply("", tool_calls=(ToolCall("collect_requirements", {"note": ""}, id="c1"),
+                                 ToolCall("draft_rfq", {"note": ""}, id="c2")))  # fmt: skip
+    replies = [both, Reply("Collected; the draft needs them done first.")]
+    with FakeServer(script(replies)) as upstream:
+        config = ProxyConfig(upstream.base_url, matcher="lexical", plan=tool_chain(3))
+        with ProxyServer(config) as proxy, httpx.Client() as client:
+            say, result, _ = conversation(proxy.base_url, client)
+            first = say("Collect the requirements, please.")
+            assert [c["id"] for c in first["tool_calls"]] == ["c1"]
+            assert "was not run" not in str(first["content"])
+            assert result("c1", "requirements: 3 items")["content"].startswith("Collected")
+            sent = upstream.requests[-1]["messages"]
+    (told,) = [m for m in sent if m.get("tool_calls")]
+    assert [c["id"] for c in told["tool_calls"]] == ["c1", "c2"]
+    answers = {m["tool_call_id"]: m["content"] for m in sent if m["role"] == "tool"}
+    assert answers["c1"] == "requirements: 3 items"
+    assert answers["c2"].startswith("draft_rfq was not run: ")
+
+
+def test_when_the_upstream_fails_on_the_telling_the_user_gets_the_refusal_and_nothing_runs() -> (
+    None
+):
+    """The upstream's failure on the round that tells it of its refused calls opens nothing: the
+    calls stay stopped, and the client gets the reply before it with the notice as its text."""
+    with FakeServer(script([calls("draft_rfq")])) as upstream:  # the second request: a 418
+        config = ProxyConfig(upstream.base_url, matcher="lexical", plan=tool_chain(3))
+        with ProxyServer(config) as proxy, httpx.Client() as client:
+            say, _, _ = conversation(proxy.base_url, client)
+            first = say("Please draft the RFQ.")
+            assert len(upstream.requests) == 2
+    assert not first.get("tool_calls")
+    assert first["content"].startswith("draft_rfq was not run: it needs 'collect the requirements'")
+
+
+def test_an_agent_that_calls_again_after_being_told_is_told_at_most_twice() -> None:
+    """A model that answers its refusal with the same call again is told again, at most
+    :data:`~taskgate.proxy.telling.ROUNDS` times; then the client gets the notice."""
+    from taskgate.proxy.telling import ROUNDS
+
+    with FakeServer(lambda body: calls("draft_rfq")) as upstream:
+        config = ProxyConfig(upstream.base_url, matcher="lexical", plan=tool_chain(3))
+        with ProxyServer(config) as proxy, httpx.Client() as client:
+            say, _, _ = conversation(proxy.base_url, client)
+            first = say("Please draft the RFQ.")
+            asked = len(upstream.requests)
+    assert asked == 1 + ROUNDS
+    assert not first.get("tool_calls")
+    assert first["content"].startswith("draft_rfq was not run")

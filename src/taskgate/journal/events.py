@@ -84,6 +84,10 @@ class ReplyEvent(_Event):
     #: the calls it held and asked the user about (the gate's question is in ``returned``):
     #: in the ledger before its attempts, and kept when a retry retracts them
     asks: tuple[AskEntry, ...] = ()
+    #: plan mode: the tool calls it refused while it handed out others, each ``{"call": ...,
+    #: "notice": ...}``: the upstream is told of them as their tool results on the next
+    #: request (:func:`taskgate.proxy.gating.upstream_messages`), the client never
+    refused: tuple[dict[str, Any], ...] = ()
 
     @property
     def handed_out(self) -> bool:

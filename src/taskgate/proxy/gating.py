@@ -167,9 +167,15 @@ def upstream_messages(conv: Conversation, messages: Sequence[Message]) -> list[M
                 m = {**m, "content": conv.turns[turn].forwarded}
         elif role == "assistant" and 0 <= turn < len(conv.turns):
             replies = conv.turns[turn].replies
+            told = replies[hop].refused if hop < len(replies) and m.get("tool_calls") else ()
             if hop < len(replies) and _kept(m, replies[hop]):
                 m = {**m, "content": replies[hop].original}
             hop += 1
+            if told and isinstance(m.get("tool_calls"), list):  # its refused calls, answered
+                out.append({**m, "tool_calls": [*m["tool_calls"], *(t["call"] for t in told)]})
+                out += [{"role": "tool", "tool_call_id": _call_id(t["call"]),
+                         "content": t["notice"]} for t in told]  # fmt: skip
+                continue
         elif role == "tool" and any(f in m for f in FAILURE_FIELDS):
             m = {k: v for k, v in m.items() if k not in FAILURE_FIELDS}
         out.append(m)
@@ -199,6 +205,11 @@ class Judged:
     opened: list[LedgerEntry] = field(default_factory=list)
     #: the calls held and asked about: journaled with the reply, before its attempts
     asks: list[AskEntry] = field(default_factory=list)
+    #: the native tool calls refused, each with the gate's notice (the tool result the agent
+    #: gets in plan mode: :mod:`taskgate.proxy.telling`)
+    refused: list[tuple[Mapping[str, Any], str]] = field(default_factory=list)
+    #: of those, the ones told to the agent on the next request (their reply handed out others)
+    later: list[tuple[Mapping[str, Any], str]] = field(default_factory=list)
 
     def add(self, machine: TaskMachine, call_id: str | None) -> None:
         entry = machine.last_entry()
@@ -305,6 +316,7 @@ def judge_calls(
             kept.append(call)
         else:
             refusals.append(ticket.notice)
+            judged.refused.append((call, ticket.notice))
     if asks:  # the reply asks the user the gate's question: their next message answers it
         refusals.append(questions(list({a.id: a for a in asks}.values())))
     return kept, refusals

@@ -49,10 +49,8 @@ from taskgate.proxy.gating import (
     Conflict,
     Judged,
     align,
-    judge_text,
     settle,
     text_of,
-    unbound_calls,
     upstream_messages,
     user_text,
     work_order_of,
@@ -65,8 +63,8 @@ from taskgate.proxy.session import (
     finish,
 )
 from taskgate.proxy.stream import relay_stream, stream, unjudged
+from taskgate.proxy.telling import completion, gate_message, post, told
 from taskgate.serving.errors import HttpError, dumps
-from taskgate.serving.failures import describe
 from taskgate.serving.http import owner, read_body
 from taskgate.understanding import Turn, turns
 
@@ -285,7 +283,7 @@ async def _forward(call: Call) -> Response:
     proxy, body = call.proxy, call.body
     if body.get("stream"):
         return await relay_stream(proxy, call.headers, body)
-    return relay(await _post(proxy, call.headers, body))
+    return relay(await post(proxy, call.headers, body))
 
 
 async def _gated(call: Call, brief: str, started: float) -> Response:
@@ -567,85 +565,26 @@ def own_reply(
 
 async def _complete(call: Call, forward: dict[str, Any], started: float) -> Response:
     proxy = call.proxy
-    upstream = await call.waiting(_post(proxy, call.headers, forward))
+    upstream = await call.waiting(post(proxy, call.headers, forward))
     if upstream.status_code != 200:  # passed through unchanged; nothing is written
         call.rollback()
         unjudged(upstream.status_code)
         return relay(upstream)
-    data = _completion(upstream.content)
+    data = completion(upstream.content)
     message = data["choices"][0]["message"]
     judged = Judged()
     choice = data["choices"][0]
     original, returned = gate_message(call, message, choice, judged)
+    again = await told(call, forward, message, original, judged)  # plan mode: the agent's
+    if again is not None:
+        data, message, choice, returned = again.data, again.message, again.choice, again.returned
+        original = "\n\n".join(again.originals)
     body = dumps(data, 502, "the upstream's reply")  # before the write: nothing fails after it
     calls = message.get("tool_calls") or []
     reason = choice.get("finish_reason")
     await finish(call, original, returned, judged, calls=calls, finish_reason=reason)
     proxy.overheads.add(time.perf_counter() - started - call.waited)
     return Response(body, 200, media_type="application/json")
-
-
-def gate_message(
-    call: Call, message: dict[str, Any], choice: dict[str, Any], judged: Judged
-) -> tuple[str, str]:
-    """Judge one reply message in place (refused booking lines and tool calls taken out); its
-    content as the upstream wrote it and as the client gets it."""
-    machine, arm = call.conv.machine, call.proxy.arm
-    raw, calls = message.get("content"), message.get("tool_calls")
-    content = "" if raw is None else text_of(raw)
-    if content is None:  # fail closed: text the gate cannot read is not passed on
-        raise HttpError(502, "the upstream's reply content is neither text nor text parts")
-    if (calls is not None and not isinstance(calls, list)) or message.get("function_call"):
-        raise HttpError(
-            502, "the upstream's reply carries tool calls in a form the gate cannot read"
-        )
-    returned = content
-    if machine.graph.binding == "code":
-        returned = judge_text(machine, arm, content, judged)
-    if calls:
-        kept, refusals = (
-            call.judge_calls(calls, judged)
-            if machine.graph.binding == "tool"
-            else unbound_calls(arm, calls, call.proxy.config.unbound)
-        )
-        if refusals:
-            returned = "\n\n".join([returned, *refusals] if returned else refusals)
-        if kept:
-            message["tool_calls"] = kept
-        else:
-            message.pop("tool_calls", None)
-            choice["finish_reason"] = "stop"
-    if returned != content:
-        message["content"] = returned
-        choice.pop("logprobs", None)  # they would spell out what was taken out
-    return content, returned
-
-
-def _completion(raw: bytes) -> dict[str, Any]:
-    try:
-        data = orjson.loads(raw)
-        message = data["choices"][0]["message"]
-        one = len(data["choices"]) == 1
-    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
-        message, one = None, True
-    if not isinstance(message, dict):
-        raise HttpError(502, "the upstream's reply is not a chat completion", "upstream_error")
-    if not one:  # fail closed: the gate judges one choice
-        raise HttpError(502, "the upstream answered with several choices; the gate judges one")
-    return data  # type: ignore[no-any-return]
-
-
-async def _post(proxy: Proxy, headers: dict[str, str], body: dict[str, Any]) -> httpx.Response:
-    try:
-        return await proxy.http.post(
-            f"{proxy.upstream}/chat/completions",
-            content=dumps(body, 400, "the request"),
-            headers=headers,
-        )
-    except httpx.HTTPError as exc:
-        raise HttpError(
-            502, f"the upstream at {proxy.upstream} failed: {describe(exc)}", "upstream_error"
-        ) from None
 
 
 def relay(upstream: httpx.Response) -> Response:
@@ -657,7 +596,7 @@ async def _passthrough(proxy: Proxy, request: Request, body: dict[str, Any]) -> 
     headers = forwarded_headers(request.headers)
     if body.get("stream"):
         return await relay_stream(proxy, headers, body)
-    return relay(await _post(proxy, headers, body))
+    return relay(await post(proxy, headers, body))
 
 
 # -- the other endpoints -------------------------------------------------------------------------

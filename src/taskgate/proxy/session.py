@@ -467,6 +467,7 @@ async def finish(
             ask_back=ask_back,
             calls=tuple(c for c in calls if isinstance(c, dict)),
             finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+            refused=tuple({"call": dict(c), "notice": n} for c, n in judged.later),
         )
     )
     try:

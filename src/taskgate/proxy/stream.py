@@ -22,6 +22,7 @@ from starlette.responses import Response, StreamingResponse
 
 from taskgate.proxy.gating import Judged, judge_text, unbound_calls
 from taskgate.proxy.session import Call, finish
+from taskgate.proxy.telling import told, told_later
 from taskgate.serving.errors import HttpError, dumps
 from taskgate.serving.failures import describe
 
@@ -157,10 +158,14 @@ async def stream(call: Call, forward: dict[str, Any], started: float) -> Respons
         return Response(content, upstream.status_code, media_type=media)
     call.waited += time.perf_counter() - t0
     call.owns_lock = True
-    return StreamingResponse(_gated(call, upstream, started), media_type="text/event-stream")
+    return StreamingResponse(
+        _gated(call, upstream, started, forward), media_type="text/event-stream"
+    )
 
 
-async def _gated(call: Call, upstream: httpx.Response, started: float) -> AsyncIterator[bytes]:
+async def _gated(
+    call: Call, upstream: httpx.Response, started: float, forward: dict[str, Any]
+) -> AsyncIterator[bytes]:
     machine, arm = call.conv.machine, call.proxy.arm
     judged = Judged()
     tool_bound = machine.graph.binding == "tool"  # native calls judged; else booking lines
@@ -201,7 +206,7 @@ async def _gated(call: Call, upstream: httpx.Response, started: float) -> AsyncI
                     yield reply.chunk({**rest, "content": released})
                 call.waited += time.perf_counter() - sent  # the client's reading
             if finish_reason is not None:
-                for out in await _finish(call, held, reply, judged, finish_reason):
+                for out in await _finish(call, held, reply, judged, finish_reason, forward):
                     sent = time.perf_counter()
                     yield out
                     call.waited += time.perf_counter() - sent  # the client's reading
@@ -235,28 +240,43 @@ class _Reply:
 
 
 async def _finish(
-    call: Call, held: HeldText, reply: _Reply, judged: Judged, finish_reason: str
+    call: Call,
+    held: HeldText,
+    reply: _Reply,
+    judged: Judged,
+    finish_reason: str,
+    forward: dict[str, Any],
 ) -> list[bytes]:
-    """The choice finished: judge what was held, write the turn, and release the rest."""
+    """The choice finished: judge what was held, write the turn, and release the rest. In plan
+    mode a reply whose every call was refused is told to the agent, and its next reply follows
+    what was streamed (:mod:`taskgate.proxy.telling`)."""
     machine = call.conv.machine
     sent = "".join(reply.returned)
     text = sent + held.end()
     ordered = [_assembled(reply.calls[i]) for i in sorted(reply.calls)]
     kept: list[Any] = ordered
+    original = "".join(reply.original)
+    reason = finish_reason
     if ordered:
+        since = len(judged.refused)
         kept, refusals = (
             call.judge_calls(ordered, judged)
             if machine.graph.binding == "tool"
             else unbound_calls(call.proxy.arm, ordered, call.proxy.config.unbound)
         )
-        if refusals:
+        reason = "stop" if not kept else finish_reason
+        again = None if kept else await told(call, forward, {}, original, judged)
+        if again is not None:  # the agent's own words after its refused calls
+            text = "\n\n".join([text, again.returned] if text else [again.returned])
+            kept = list(again.message.get("tool_calls") or [])
+            reason = str(again.choice.get("finish_reason") or "stop")
+            original = "\n\n".join(again.originals)
+        elif refusals and not told_later(call, judged, since, kept):
             text = "\n\n".join([text, *refusals] if text else refusals)
     out = [reply.chunk({"content": text[len(sent) :]})] if len(text) > len(sent) else []
     out += [reply.chunk({"tool_calls": [{**c, "index": i}]}) for i, c in enumerate(kept)]
-    reason = "stop" if ordered and not kept else finish_reason
     out.append(reply.chunk({}, reason))
-    original = "".join(reply.original)  # written last: nothing fails after it
-    await finish(call, original, text, judged, calls=kept, finish_reason=reason)
+    await finish(call, original, text, judged, calls=kept, finish_reason=reason)  # written last
     return out
 
 
