@@ -216,10 +216,10 @@ def test_the_docs_proxy_examples_run() -> None:
     with FakeServer(script(replies)) as upstream:
         config = ProxyConfig(upstream.base_url, compiler="parser", matcher="lexical")
         with ProxyServer(config) as proxy:
-            scope: dict[str, Any] = {}
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
-                for block in blocks:
+                for block in blocks:  # each on its own, as a reader copies it
+                    scope: dict[str, Any] = {}
                     code = block.replace('"http://127.0.0.1:8100/v1"', repr(proxy.base_url))
                     exec(compile(code, "README", "exec"), scope)
     lines = out.getvalue().splitlines()
