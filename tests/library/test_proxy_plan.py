@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from plans import tool_chain
 from proxy_helpers import post
-from taskgate import FakeServer, Reply, script
+from taskgate import FakeServer, Plan, Reply, script
 from taskgate.cli import app
 from taskgate.llm.fake import ToolCall
 from taskgate.proxy import ProxyConfig
@@ -337,3 +337,68 @@ def test_an_agent_that_calls_again_after_being_told_is_told_at_most_twice() -> N
     assert asked == 1 + ROUNDS
     assert not first.get("tool_calls")
     assert first["content"].startswith("draft_rfq was not run")
+
+
+def test_a_request_a_yes_opened_is_journaled_once_when_its_refused_call_is_told() -> None:
+    """A yes to a proposal that names no step opens the request its call resolves; when that
+    call is refused and told, the reply after it is judged again, and the request must not be
+    journaled twice (a journal that does not fold is a 500 after every restart)."""
+    from taskgate.journal.store import MemoryStore
+
+    plan = Plan.model_validate({"binding": "tool", "steps": {
+        "find": {"tool": "check_availability", "text": "check the restaurant's availability"},
+        "reserve": {"tool": "reserve_table", "text": "reserve a table at a restaurant",
+                    "deps": ["find"]}}})  # fmt: skip
+    table = {"restaurant": "Chez Pierre", "party_size": 2, "time": "19:00"}
+    replies = [Reply("Please confirm: a table for 2 at Chez Pierre at 7 pm."),
+               Reply("", tool_calls=(ToolCall("reserve_table", table, id="c1"),)),
+               Reply("", tool_calls=(ToolCall("check_availability", {"restaurant": "x"}, id="c2"),)),
+               Reply("Checked."), Reply("Bye.")]  # fmt: skip
+    store = MemoryStore()
+    with FakeServer(script(replies)) as upstream, httpx.Client(timeout=30) as client:
+        config = ProxyConfig(upstream.base_url, plan=plan)
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "Dinner for two tomorrow."}]
+        with ProxyServer(config, store) as proxy:
+            first = post(client, proxy.base_url, messages)["choices"][0]["message"]
+            messages += [{"role": "assistant", "content": first["content"]},
+                         {"role": "user", "content": "Yes, that's correct."}]  # fmt: skip
+            second = post(client, proxy.base_url, messages)["choices"][0]["message"]
+        messages += [{"role": "assistant", "content": second["content"]},
+                     {"role": "user", "content": "Thanks, bye."}]  # fmt: skip
+        with ProxyServer(config, store) as proxy:  # a restart: the journal folds again
+            assert post(client, proxy.base_url, messages)["choices"][0]["message"]["content"]
+
+
+@pytest.mark.parametrize("odd", [["x"], [5], [None]], ids=["text", "number", "null"])
+def test_a_tool_call_that_is_no_object_is_refused_in_the_replys_text(odd: list[Any]) -> None:
+    """A tool call that is no object cannot be answered by a tool message: the client gets the
+    notice as the reply's text (a 200, never a 500), and the upstream is not asked again."""
+    from proxy_helpers import RawUpstream
+
+    message = {"role": "assistant", "content": None, "tool_calls": odd}
+    body = orjson.dumps({"id": "x", "object": "chat.completion", "model": "m", "created": 0,
+                         "choices": [{"index": 0, "finish_reason": "tool_calls",
+                                      "message": message}]})  # fmt: skip
+    raw = RawUpstream([body, body])
+    with raw as upstream:
+        config = ProxyConfig(upstream.base_url, matcher="lexical", plan=tool_chain(3))
+        with ProxyServer(config) as proxy, httpx.Client() as client:
+            say, _, _ = conversation(proxy.base_url, client)
+            first = say("Please draft the RFQ.")
+    assert len(raw.bodies) == 1  # asked once
+    assert not first.get("tool_calls") and "was not run" in first["content"]
+
+
+def test_refused_calls_sharing_an_id_are_refused_in_the_replys_text() -> None:
+    """Two refused calls under one id cannot each be answered by a tool message: the notices
+    are the reply's text, and the upstream is not asked again."""
+    reply = Reply("", tool_calls=(ToolCall("draft_rfq", {"note": ""}, id="c1"),
+                                  ToolCall("send_rfq", {"note": ""}, id="c1")))  # fmt: skip
+    with FakeServer(script([reply])) as upstream:
+        config = ProxyConfig(upstream.base_url, matcher="lexical", plan=tool_chain(3))
+        with ProxyServer(config) as proxy, httpx.Client() as client:
+            say, _, _ = conversation(proxy.base_url, client)
+            first = say("Please draft the RFQ.")
+            asked = len(upstream.requests)
+    assert asked == 1
+    assert not first.get("tool_calls") and "was not run" in first["content"]

@@ -167,11 +167,11 @@ def upstream_messages(conv: Conversation, messages: Sequence[Message]) -> list[M
                 m = {**m, "content": conv.turns[turn].forwarded}
         elif role == "assistant" and 0 <= turn < len(conv.turns):
             replies = conv.turns[turn].replies
-            told = replies[hop].refused if hop < len(replies) and m.get("tool_calls") else ()
+            told = _told(m, replies[hop]) if hop < len(replies) else []
             if hop < len(replies) and _kept(m, replies[hop]):
                 m = {**m, "content": replies[hop].original}
             hop += 1
-            if told and isinstance(m.get("tool_calls"), list):  # its refused calls, answered
+            if told:  # its refused calls, answered by the gate's notices
                 out.append({**m, "tool_calls": [*m["tool_calls"], *(t["call"] for t in told)]})
                 out += [{"role": "tool", "tool_call_id": _call_id(t["call"]),
                          "content": t["notice"]} for t in told]  # fmt: skip
@@ -180,6 +180,26 @@ def upstream_messages(conv: Conversation, messages: Sequence[Message]) -> list[M
             m = {k: v for k, v in m.items() if k not in FAILURE_FIELDS}
         out.append(m)
     return out
+
+
+def _told(m: Message, reply: ReplyEvent) -> list[dict[str, Any]]:
+    """The refused calls of ``reply`` to answer beside the client's copy ``m`` of it: only where
+    ``m`` carries exactly the calls the client got (by id: an edited or trimmed history is not
+    grafted onto), and only those with an id of their own."""
+    calls = m.get("tool_calls")
+    if not reply.refused or not isinstance(calls, list):
+        return []
+    ids = [_call_id(c) for c in calls]
+    if ids != [_call_id(c) for c in reply.calls]:
+        return []
+    return [t for t in reply.refused if told_id(t["call"], ids)]
+
+
+def told_id(call: object, taken: Sequence[str]) -> bool:
+    """Whether a refused call can be answered by a tool message: an id of its own (a string,
+    not empty, not one of ``taken``)."""
+    cid = call.get("id") if isinstance(call, Mapping) else None
+    return isinstance(cid, str) and bool(cid) and cid not in taken
 
 
 def _kept(m: Message, reply: ReplyEvent) -> bool:
@@ -316,7 +336,8 @@ def judge_calls(
             kept.append(call)
         else:
             refusals.append(ticket.notice)
-            judged.refused.append((call, ticket.notice))
+            if isinstance(call, Mapping):  # a call that is no object is refused, never told
+                judged.refused.append((call, ticket.notice))
     if asks:  # the reply asks the user the gate's question: their next message answers it
         refusals.append(questions(list({a.id: a for a in asks}.values())))
     return kept, refusals

@@ -415,6 +415,7 @@ class Call:
         (:func:`taskgate.proxy.gating.judge_calls`), journaling first any request the core
         opened for a confirmed proposal, as it stands in the ledger."""
         config = self.proxy.config
+        start = len(judged.opened)  # a reply told its refusals is judged again: only the new
         kept, refusals = judge_calls(
             self.conv.machine,
             self.proxy.arm,
@@ -426,7 +427,7 @@ class Call:
             reading=self.conv.reading,
             messages=self.body.get("messages"),
         )
-        for entry in judged.opened:
+        for entry in judged.opened[start:]:
             self.add(LedgerEvent(entry=entry), applied=True)
         return kept, refusals
 

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import orjson
 
-from taskgate.proxy.gating import Judged, judge_text, text_of, unbound_calls
+from taskgate.proxy.gating import Judged, judge_text, text_of, told_id, unbound_calls
 from taskgate.proxy.session import Call, Proxy
 from taskgate.serving.errors import HttpError, dumps
 from taskgate.serving.failures import describe
@@ -121,12 +121,16 @@ class Told:
 
 def _refused_only(call: Call, message: Mapping[str, Any], judged: Judged, since: int) -> bool:
     """Whether the reply is one to tell the agent about: plan mode, some call refused, none
-    handed out, no question to the user."""
+    handed out, no question to the user, and each refused call with an id of its own (a tool
+    message answers it by that id)."""
+    refused = judged.refused[since:]
+    ids = [str(c.get("id")) for c, _ in refused]
     return (
         call.proxy.config.planned
-        and len(judged.refused) > since
+        and bool(refused)
         and not message.get("tool_calls")
         and not judged.asks
+        and all(told_id(c, ids[:i]) for i, (c, _) in enumerate(refused))
     )
 
 
@@ -136,10 +140,7 @@ def _answered(
     """The upstream's messages, then its reply with the refused calls, then each answered by
     the gate's notice as the tool's result."""
     calls = [dict(c) for c, _ in refused]
-    said = [
-        {"role": "tool", "tool_call_id": c.get("id") or "", "content": notice}
-        for c, notice in refused
-    ]
+    said = [{"role": "tool", "tool_call_id": c["id"], "content": notice} for c, notice in refused]
     return [*messages, {"role": "assistant", "content": content or None, "tool_calls": calls},
             *said]  # fmt: skip
 
@@ -152,6 +153,8 @@ async def told(
     if not _refused_only(call, message, judged, 0):
         return None
     body = {k: v for k, v in forward.items() if k not in ("stream", "stream_options")}
+    if body.get("tool_choice") not in (None, "none"):  # a forced call would be refused again
+        body["tool_choice"] = "auto"
     messages, since, originals = list(forward["messages"]), 0, [original]
     got: Told | None = None
     for _ in range(ROUNDS):
@@ -163,10 +166,11 @@ async def told(
             if upstream.status_code != 200:
                 break
             data = completion(upstream.content)
+            choice = data["choices"][0]
+            # its checks come before any judging: a reply it cannot read judged nothing
+            original, returned = gate_message(call, choice["message"], choice, judged)
         except HttpError:
             break  # the reply before stands, its notices as its text
-        choice = data["choices"][0]
-        original, returned = gate_message(call, choice["message"], choice, judged)
         originals.append(original)
         got = Told(data, choice["message"], choice, list(originals), returned)
         if not _refused_only(call, got.message, judged, since):
