@@ -17,7 +17,7 @@ import pytest
 
 from browser import headless_chromium
 from plans import tool_chain
-from proxy_helpers import Chat, post
+from proxy_helpers import Chat, post, repeating
 from serving import served
 from taskgate import FakeServer, Reply, script
 from taskgate.core.plan import Plan
@@ -50,7 +50,7 @@ def config(
 
 # -- who may load it ---------------------------------------------------------------------------------
 def test_a_token_less_or_forged_console_load_is_refused_and_the_token_signs_in() -> None:
-    with FakeServer(script([Reply("Hello.")])) as upstream, \
+    with FakeServer(repeating(script([Reply("Hello.")]))) as upstream, \
             ProxyServer(config(upstream)) as proxy, httpx.Client() as client:  # fmt: skip
         page = f"{proxy.url}/taskgate/console"
         bare = client.get(page)
@@ -82,7 +82,7 @@ def test_a_token_less_or_forged_console_load_is_refused_and_the_token_signs_in()
 
 
 def test_the_cookie_reaches_the_json_endpoints_only_with_the_consoles_header_and_origin() -> None:
-    with FakeServer(script([Reply("Hello.")])) as upstream, \
+    with FakeServer(repeating(script([Reply("Hello.")]))) as upstream, \
             ProxyServer(config(upstream)) as proxy, httpx.Client() as client:  # fmt: skip
         Chat(proxy.base_url, client).say("hi")
         listing = f"{proxy.url}/taskgate/conversations"
@@ -119,7 +119,7 @@ def test_a_sign_in_expires_and_a_changed_token_signs_everyone_out() -> None:
 
 
 def test_odd_sign_in_forms_are_one_line_and_wrong_tokens_are_throttled() -> None:
-    with FakeServer(script([Reply("Hello.")])) as upstream, \
+    with FakeServer(repeating(script([Reply("Hello.")]))) as upstream, \
             ProxyServer(config(upstream)) as proxy, httpx.Client() as client:  # fmt: skip
         signin = f"{proxy.url}/taskgate/console/signin"
         fields = client.post(signin, content=b"a=1&b=2&c=3&d=4&e=5&token=x",
@@ -143,7 +143,7 @@ def test_two_gates_on_one_host_keep_their_sign_ins_apart() -> None:
 
 
 def test_without_a_status_token_the_console_is_off_and_says_how_to_turn_it_on() -> None:
-    with FakeServer(script([Reply("Hello.")])) as upstream, \
+    with FakeServer(repeating(script([Reply("Hello.")]))) as upstream, \
             ProxyServer(config(upstream, token=None)) as proxy, httpx.Client() as client:  # fmt: skip
         page = client.get(f"{proxy.url}/taskgate/console")
         assert page.status_code == 403 and "TASKGATE_STATUS_TOKEN" in page.text
@@ -172,7 +172,7 @@ def signed_in(browser: Any, url: str) -> Any:
 
 def test_an_approval_clicked_in_the_console_lets_the_blocked_call_run_next(browser: Any) -> None:
     replies = [calls("send_rfq"), calls("send_rfq"), Reply("Sent.")]
-    with FakeServer(script(replies)) as upstream, ProxyServer(config(upstream)) as proxy, \
+    with FakeServer(repeating(script(replies))) as upstream, ProxyServer(config(upstream)) as proxy, \
             httpx.Client() as client:  # fmt: skip
         chat = Chat(proxy.base_url, client)
         assert "send_rfq was not run" in chat.say("send the RFQ")["content"]
@@ -212,7 +212,7 @@ def test_an_approval_clicked_in_the_console_lets_the_blocked_call_run_next(brows
 def test_signing_in_from_a_second_tab_keeps_the_first_signed_in(browser: Any) -> None:
     """A second tab's sign-in replaces the cookie and the console key together: the first tab
     reads the key at each request and goes on (it used to sign every tab out)."""
-    with FakeServer(script([Reply("Hello.")])) as upstream, \
+    with FakeServer(repeating(script([Reply("Hello.")]))) as upstream, \
             ProxyServer(config(upstream)) as proxy, httpx.Client() as client:  # fmt: skip
         Chat(proxy.base_url, client).say("hi")
         context = browser.new_context()
@@ -242,7 +242,7 @@ def test_steps_named_like_javascripts_built_ins_are_drawn(browser: Any) -> None:
     plan = Plan.model_validate({"binding": "tool", "steps": {
         sid: {"tool": f"tool_{i}", **({"deps": [names[i - 1]]} if i else {})}
         for i, sid in enumerate(names)}})  # fmt: skip
-    with FakeServer(script([calls("tool_2")])) as upstream, \
+    with FakeServer(repeating(script([calls("tool_2")]))) as upstream, \
             ProxyServer(config(upstream, plan)) as proxy, httpx.Client() as client:  # fmt: skip
         Chat(proxy.base_url, client).say("do the last one")
         page = signed_in(browser, proxy.url)
@@ -259,7 +259,7 @@ def test_hostile_names_and_notices_render_as_text(browser: Any) -> None:
         "s1": {"tool": "draft_rfq", "text": HOSTILE},
         "s2": {"tool": "send_rfq", "text": "send it", "deps": ["s1"]}}})  # fmt: skip
     hostile_call = Reply("", tool_calls=(ToolCall(HOSTILE, {}, id="call_x"),))
-    with FakeServer(script([calls("send_rfq"), hostile_call])) as upstream, \
+    with FakeServer(repeating(script([calls("send_rfq"), hostile_call]))) as upstream, \
             ProxyServer(config(upstream, plan)) as proxy, httpx.Client() as client:  # fmt: skip
         named = {"x-taskgate-conversation": HOSTILE}
         chat = Chat(proxy.base_url, client)
@@ -331,7 +331,7 @@ def test_the_ledger_shows_the_users_words_beside_each_request_and_how_they_were_
     browser: Any,
 ) -> None:
     replies = [calls("collect_requirements"), Reply("Collected.")]
-    with FakeServer(script(replies)) as upstream, ProxyServer(config(upstream)) as proxy, \
+    with FakeServer(repeating(script(replies))) as upstream, ProxyServer(config(upstream)) as proxy, \
             httpx.Client() as client:  # fmt: skip
         chat = Chat(proxy.base_url, client)
         chat.say("Please collect the requirements for 40 laptops.")
