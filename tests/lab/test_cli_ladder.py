@@ -45,6 +45,19 @@ def test_perfect_agent_prints_one_everywhere(tmp_path: Path) -> None:
     assert ladder.count("**1.00** [0.51, 1.00] (4/4)") == 16
 
 
+def test_an_agent_that_never_succeeds_gets_no_best_rung_and_is_told_where_to_look(
+    tmp_path: Path,
+) -> None:
+    from taskgate.lab.scoring.report import NO_SUCCESS
+
+    output = invoke("ladder", "--agent", "scripted:always-book", "--arms", "raw,checklist",
+                    "--episodes", "2", "--steps", "5",
+                    "--out", str(tmp_path / "r"))  # fmt: skip
+    ladder = output.split("Error channels")[0]
+    assert "0.00 [" in ladder and "**0.00**" not in ladder
+    assert ladder.count(NO_SUCCESS) == 2  # under the strict and the decline-aware tables
+
+
 def test_generate_run_score_report(tmp_path: Path) -> None:
     eps = tmp_path / "eps.json"
     invoke("generate", "--seed", "100", "--episodes", "3", "--steps", "6", "--out", str(eps))

@@ -329,6 +329,9 @@ def test_the_best_rung_per_column_is_bold_as_the_captions_say(run: Path, tmp_pat
     assert tie.with_best([[(0, 1), (1, 1)]]).bold == {(0, 1)}
     same = Table.of("t", "", ["arm", "a"], [["x", "0.93 (1/2)"], ["y", "0.93 [0.1]"], ["z", "--"]])
     assert same.with_best([[(0, 1), (1, 1), (2, 1)]]).bold == {(0, 1), (1, 1)}
+    # where nothing succeeded there is no best: equal zeros are not bolded
+    zeros = Table.of("t", "", ["arm", "a"], [["x", "0.00 [0.00, 0.56] (0/3)"], ["y", "0.00 (0/3)"]])
+    assert zeros.with_best([[(0, 1), (1, 1)]]).bold == frozenset()
 
 
 def test_two_regimes_of_a_scripted_agent_are_two_configurations(run: Path, tmp_path: Path) -> None:

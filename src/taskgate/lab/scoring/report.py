@@ -67,11 +67,20 @@ def ladder(rows: Sequence[Row], arms: Sequence[str], da: bool = False) -> Table:
         body.append(line)
     header = ["arm", *(where(c, cell, multi) for c, cell in columns)]
     per_column = [[(i, j) for i in range(len(body))] for j in range(1, len(header))]
+    zero = bool(rows) and all((r.da_successes if da else r.successes) == 0 for r in rows)
+    foot = NO_SUCCESS if zero else ""
     if da:
         title = "Decline-aware episode success (Wilson 95% CI; best rung per column in bold)"
-        return Table.of("ladder_da", title, header, body).with_best(per_column)
+        return Table.of("ladder_da", title, header, body, footnote=foot).with_best(per_column)
     title = "Strict episode success (Wilson 95% CI; best rung per column in bold; Tables 2 and 13)"
-    return Table.of("ladder", title, header, body).with_best(per_column)
+    return Table.of("ladder", title, header, body, footnote=foot).with_best(per_column)
+
+
+#: under a success table where no episode of any rung succeeded
+NO_SUCCESS = (
+    "No episode of any rung succeeded, so no rung is best here: the error channels below "
+    "(re-execution, premature, superseded) show where the rungs differ."
+)
 
 
 def contrasts(cs: Sequence[Contrast]) -> Table:

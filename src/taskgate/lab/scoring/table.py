@@ -53,13 +53,13 @@ def _lead(text: str) -> tuple[str, str]:
 
 def best_cells(body: Sequence[Sequence[str]], groups: Iterable[Iterable[Cell]]) -> frozenset[Cell]:
     """In each group of cells, those whose leading number is the group's largest as printed
-    (ties at the printed precision are all best, as the paper bolds them)."""
+    (ties at the printed precision are all best, as the paper bolds them). A group whose largest
+    is 0 has no best: nothing succeeded, and no rung is bolded for it."""
     out: set[Cell] = set()
     for group in groups:
         printed = {c: _lead(body[c[0]][c[1]])[0] for c in group}
         values = {c: float(v) for c, v in printed.items() if v}
-        if values:
-            top = max(values.values())
+        if values and (top := max(values.values())) > 0:
             out.update(c for c, v in values.items() if v == top)
     return frozenset(out)
 
